@@ -1,0 +1,25 @@
+import { authorize, type Membership, type Need } from '../domain/access.js';
+import { DomainError, notFound } from '../domain/errors.js';
+import { hashApiKey } from '../domain/api-key.js';
+import type { Caller, PollRow, Store } from './ports.js';
+
+export async function authenticate(store: Store, apiKey: string | undefined): Promise<Caller> {
+  if (!apiKey) throw new DomainError('unauthenticated', 'send an API key as "Authorization: Bearer <key>"');
+  const found = await store.keys.findByHash(hashApiKey(apiKey));
+  if (!found) throw new DomainError('unauthenticated', 'the API key is unknown or revoked');
+  return found;
+}
+
+export async function requireAccount(store: Store, caller: Caller, accountId: string, need: Need): Promise<Membership> {
+  return authorize(await store.users.membership(accountId, caller.userId), need);
+}
+
+/** Loads a poll and checks the caller's access to its account; another account's poll is a plain 404. */
+export async function requirePoll(store: Store, caller: Caller, pollId: string, need: Need): Promise<PollRow> {
+  const poll = await store.polls.get(pollId);
+  if (!poll) throw notFound('poll');
+  const membership = await store.users.membership(poll.accountId, caller.userId);
+  if (!membership) throw notFound('poll');
+  authorize(membership, need);
+  return poll;
+}

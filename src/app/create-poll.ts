@@ -1,0 +1,36 @@
+import { checkRules } from '../domain/logic.js';
+import { newId } from '../domain/ids.js';
+import { buildPollBody, cleanTitle, type Poll, type PollInput } from '../domain/poll.js';
+import { requireAccount } from './access.js';
+import type { Caller, Deps } from './ports.js';
+
+export type CreatePollInput = PollInput & { accountId: string; dryRun?: boolean };
+
+/** Builds the poll exactly as it would be saved; shared by create, dry run and commit. */
+export async function preparePoll(deps: Deps, caller: Caller, input: CreatePollInput, id?: string): Promise<Poll> {
+  await requireAccount(deps.store, caller, input.accountId, 'write');
+  const account = await deps.store.accounts.get(input.accountId);
+  const body = buildPollBody(input, account?.defaults ?? {});
+  // A new poll has no slides, so survey rules may not name any yet.
+  checkRules(body.actionLogic, new Set(), deps.urlPolicy, '/actionLogic');
+  const now = deps.clock.now();
+  return {
+    id: id ?? newId('poll', now.getTime()),
+    accountId: input.accountId,
+    title: cleanTitle(input.title),
+    isVisible: false,
+    slides: [],
+    ...body,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+export type CreatePollResult = { saved: boolean; poll: Poll };
+
+export async function createPoll(deps: Deps, caller: Caller, input: CreatePollInput): Promise<CreatePollResult> {
+  const poll = await preparePoll(deps, caller, input);
+  if (input.dryRun) return { saved: false, poll };
+  await deps.store.polls.insert(poll);
+  return { saved: true, poll };
+}

@@ -1,0 +1,133 @@
+import type { Membership, Plan, Role } from '../domain/access.js';
+import type { AccountDefaults } from '../domain/poll-defaults.js';
+import type { Poll, PollBody } from '../domain/poll.js';
+import type { Slide } from '../domain/slide.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+export type Page<T> = { data: T[]; hasNextPage: boolean; endCursor: string | null };
+export type PageRequest = { startCursor?: string | undefined; limit: number };
+
+export type Account = {
+  id: string;
+  name: string;
+  plan: Plan;
+  defaults: AccountDefaults;
+  notificationRecipients: string[] | null;
+  signingSecret: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+export interface AccountRepo {
+  insert(a: Omit<Account, 'signingSecret' | 'defaults' | 'notificationRecipients'>): Promise<void>;
+  get(id: string): Promise<Account | undefined>;
+  count(): Promise<number>;
+  setPlan(id: string, plan: Plan, now: Date): Promise<boolean>;
+  setDefaults(id: string, defaults: AccountDefaults, recipients: string[] | null, now: Date): Promise<void>;
+  setSigningSecret(id: string, secret: string, now: Date): Promise<void>;
+}
+
+export type AccountMembership = Membership & { accountName: string };
+
+export interface UserRepo {
+  findByEmail(email: string): Promise<{ id: string; email: string } | undefined>;
+  insert(u: { id: string; email: string; createdAt: Date }): Promise<void>;
+  addMembership(m: { accountId: string; userId: string; role: Role; createdAt: Date }): Promise<void>;
+  setRole(accountId: string, userId: string, role: Role): Promise<void>;
+  membership(accountId: string, userId: string): Promise<Membership | undefined>;
+  memberships(userId: string): Promise<AccountMembership[]>;
+  ownerEmail(accountId: string): Promise<string | undefined>;
+}
+
+export interface KeyRepo {
+  insert(k: { id: string; userId: string; keyHash: string; createdAt: Date }): Promise<void>;
+  /** The user a live key belongs to. */
+  findByHash(hash: string): Promise<{ keyId: string; userId: string } | undefined>;
+}
+
+export type PollRow = Omit<Poll, 'slides'>;
+
+export interface PollRepo {
+  insert(p: PollRow): Promise<boolean>;
+  get(id: string): Promise<PollRow | undefined>;
+  update(id: string, fields: { title: string; isVisible: boolean; body: PollBody; updatedAt: Date }): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  listByAccount(accountId: string, page: PageRequest): Promise<Page<PollRow>>;
+}
+
+export interface SlideRepo {
+  listByPoll(pollId: string): Promise<Slide[]>;
+  get(id: string): Promise<Slide | undefined>;
+  insert(s: Slide): Promise<void>;
+  update(s: Slide): Promise<void>;
+  delete(id: string): Promise<void>;
+  /** Moves slides at or after idx one place down so a slide can be inserted there. */
+  shiftFrom(pollId: string, idx: number): Promise<void>;
+}
+
+export type ParticipantRow = {
+  id: string;
+  pollId: string;
+  accountId: string;
+  metadata: Record<string, unknown>;
+  synthetic: boolean;
+  complete: boolean;
+  completedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+export type ResponseRow = {
+  id: string;
+  accountId: string;
+  pollId: string;
+  participantId: string;
+  slideId: string;
+  value: unknown;
+  metadata: Record<string, unknown>;
+  synthetic: boolean;
+  createdAt: Date;
+};
+
+export interface ResponseRepo {
+  insertParticipants(rows: ParticipantRow[]): Promise<void>;
+  insertResponses(rows: ResponseRow[]): Promise<void>;
+}
+
+export type ResearchRun = {
+  id: string;
+  pollId: string;
+  accountId: string;
+  participants: number;
+  seed: number;
+  responsesCreated: number;
+  createdAt: Date;
+};
+
+export interface ResearchRepo {
+  insert(r: ResearchRun): Promise<void>;
+}
+
+export interface Store {
+  accounts: AccountRepo;
+  users: UserRepo;
+  keys: KeyRepo;
+  polls: PollRepo;
+  slides: SlideRepo;
+  responses: ResponseRepo;
+  research: ResearchRepo;
+  /** Runs fn with repositories bound to one transaction; commits when it resolves. */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+}
+
+/** Who is calling: resolved from the API key by the http layer. */
+export type Caller = { userId: string; keyId: string };
+
+export type Deps = {
+  store: Store;
+  clock: Clock;
+  urlPolicy: { allowPrivateTargets: boolean };
+};

@@ -1,0 +1,132 @@
+import { DomainError, invalid, notFound } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { checkRules, type QuestionRule } from '../domain/logic.js';
+import { stripHtml, trimStrings } from '../domain/sanitize.js';
+import { checkPosRule, CHOICE_TYPES, type Slide, type SlideType } from '../domain/slide.js';
+import { requirePoll } from './access.js';
+import type { Caller, Deps, Store } from './ports.js';
+
+export type SlideInput = {
+  pollId: string;
+  type: SlideType;
+  title: string;
+  subtitle?: string;
+  answers?: { id?: string; title: string }[];
+  multi?: boolean;
+  idx?: number;
+  logic?: QuestionRule[];
+};
+
+export type SlidePatch = Partial<Omit<SlideInput, 'pollId'>> & { slideId: string };
+
+function cleanAnswers(answers: { id?: string; title: string }[], now: number): Slide['answers'] {
+  const cleaned = answers.map((a, i) => {
+    const title = stripHtml(a.title);
+    if (!title) throw invalid(`/answers/${i}/title`, 'must not be empty');
+    return { id: a.id ?? newId('ans', now), title };
+  });
+  const seen = new Set<string>();
+  cleaned.forEach((a, i) => {
+    if (seen.has(a.title)) throw invalid(`/answers/${i}/title`, 'duplicates another answer');
+    seen.add(a.title);
+  });
+  return cleaned;
+}
+
+function checkSlide(deps: Deps, slide: Slide, pageRules: string[], others: Slide[]): void {
+  checkPosRule(pageRules, [...others.map((s) => s.type), slide.type]);
+  if (CHOICE_TYPES.has(slide.type) && slide.type !== 'binary' && slide.answers.length === 0) {
+    throw invalid('/answers', `a ${slide.type} slide needs at least one answer`);
+  }
+  checkRules(slide.logic, new Set([...others.map((s) => s.id), slide.id]), deps.urlPolicy, '/logic');
+}
+
+async function requireSlide(store: Store, caller: Caller, slideId: string, need: 'read' | 'write'): Promise<Slide> {
+  const slide = await store.slides.get(slideId);
+  if (!slide) throw notFound('slide');
+  try {
+    await requirePoll(store, caller, slide.pollId, need);
+  } catch (e) {
+    if (e instanceof DomainError && e.code === 'not_found') throw notFound('slide');
+    throw e;
+  }
+  return slide;
+}
+
+export async function createSlide(deps: Deps, caller: Caller, input: SlideInput): Promise<Slide> {
+  return deps.store.transaction(async (store) => {
+    const poll = await requirePoll(store, caller, input.pollId, 'write');
+    const others = await store.slides.listByPoll(poll.id);
+    const req = trimStrings(input);
+    const now = deps.clock.now();
+    const idx = Math.min(req.idx ?? others.length, others.length);
+    const title = stripHtml(req.title);
+    if (!title) throw invalid('/title', 'must not be empty once HTML is removed');
+    const slide: Slide = {
+      id: newId('sld', now.getTime()),
+      pollId: poll.id,
+      accountId: poll.accountId,
+      idx,
+      type: req.type,
+      title,
+      subtitle: req.subtitle ? stripHtml(req.subtitle) : null,
+      answers: cleanAnswers(req.answers ?? [], now.getTime()),
+      multi: req.multi ?? false,
+      logic: req.logic ?? [],
+      createdAt: now,
+      updatedAt: now,
+    };
+    checkSlide(deps, slide, poll.pageRules, others);
+    await store.slides.shiftFrom(poll.id, idx);
+    await store.slides.insert(slide);
+    return slide;
+  });
+}
+
+export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch): Promise<Slide> {
+  return deps.store.transaction(async (store) => {
+    const current = await requireSlide(store, caller, patch.slideId, 'write');
+    const poll = (await store.polls.get(current.pollId))!;
+    const others = (await store.slides.listByPoll(poll.id)).filter((s) => s.id !== current.id);
+    const p = trimStrings(patch);
+    const now = deps.clock.now();
+    let title = current.title;
+    if (p.title !== undefined) {
+      title = stripHtml(p.title);
+      if (!title) throw invalid('/title', 'must not be empty once HTML is removed');
+    }
+    const slide: Slide = {
+      ...current,
+      type: p.type ?? current.type,
+      title,
+      subtitle: p.subtitle !== undefined ? stripHtml(p.subtitle) || null : current.subtitle,
+      answers: p.answers ? cleanAnswers(p.answers, now.getTime()) : current.answers,
+      multi: p.multi ?? current.multi,
+      logic: p.logic ?? current.logic,
+      idx: p.idx !== undefined ? Math.min(p.idx, others.length) : current.idx,
+      updatedAt: now,
+    };
+    checkSlide(deps, slide, poll.pageRules, others);
+    if (slide.idx !== current.idx) await store.slides.shiftFrom(poll.id, slide.idx);
+    await store.slides.update(slide);
+    return slide;
+  });
+}
+
+export async function deleteSlide(deps: Deps, caller: Caller, slideId: string): Promise<{ id: string; deleted: true }> {
+  return deps.store.transaction(async (store) => {
+    const slide = await requireSlide(store, caller, slideId, 'write');
+    const others = (await store.slides.listByPoll(slide.pollId)).filter((s) => s.id !== slide.id);
+    const dangling = others.filter((s) => s.logic.some((r) => r.action.type === 'skip-to' && r.action.slideId === slideId));
+    if (dangling.length) {
+      throw new DomainError('conflict', `slide ${dangling[0]!.id} has logic that skips to this slide; change it first`);
+    }
+    await store.slides.delete(slideId);
+    return { id: slideId, deleted: true as const };
+  });
+}
+
+export async function listSlides(deps: Deps, caller: Caller, pollId: string): Promise<Slide[]> {
+  const poll = await requirePoll(deps.store, caller, pollId, 'read');
+  return deps.store.slides.listByPoll(poll.id);
+}

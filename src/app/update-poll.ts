@@ -1,0 +1,23 @@
+import { checkRules } from '../domain/logic.js';
+import { applyPollPatch, cleanTitle, type Poll, type PollPatch } from '../domain/poll.js';
+import { checkPosRule } from '../domain/slide.js';
+import { requirePoll } from './access.js';
+import type { Caller, Deps } from './ports.js';
+
+export async function updatePoll(deps: Deps, caller: Caller, pollId: string, patch: PollPatch): Promise<Poll> {
+  return deps.store.transaction(async (store) => {
+    const current = await requirePoll(store, caller, pollId, 'write');
+    const slides = await store.slides.listByPoll(pollId);
+    const body = applyPollPatch(current, patch);
+    checkPosRule(body.pageRules, slides.map((s) => s.type));
+    if (patch.actionLogic) checkRules(body.actionLogic, new Set(slides.map((s) => s.id)), deps.urlPolicy, '/actionLogic');
+    const fields = {
+      title: patch.title !== undefined ? cleanTitle(patch.title) : current.title,
+      isVisible: patch.isVisible ?? current.isVisible,
+      body,
+      updatedAt: deps.clock.now(),
+    };
+    await store.polls.update(pollId, fields);
+    return { ...current, ...body, title: fields.title, isVisible: fields.isVisible, updatedAt: fields.updatedAt, slides };
+  });
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { createAccount, createKey, setPlan } from '../app/admin.js';
+import { PLANS, ROLES, type Plan, type Role } from '../domain/access.js';
+import { DomainError } from '../domain/errors.js';
+import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import { DataDirLockedError } from '../infra/db/data-dir-lock.js';
+import { SchemaOutOfDateError } from '../infra/db/database.js';
+import { migrate } from '../infra/db/migrate.js';
+import { createLogger, openRuntime, serve, VERSION, type Runtime } from '../main.js';
+import { fail, print } from './output.js';
+
+const oneOf =
+  <T extends string>(values: readonly T[], what: string) =>
+  (v: string): T => {
+    if (!values.includes(v as T)) throw new InvalidArgumentError(`${what} must be one of ${values.join(', ')}`);
+    return v as T;
+  };
+
+function config(json: boolean): Config {
+  try {
+    return loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) fail(json, `bad configuration: ${e.message}`);
+    throw e;
+  }
+}
+
+function explain(json: boolean, e: unknown): never {
+  if (e instanceof DataDirLockedError || e instanceof SchemaOutOfDateError || e instanceof DomainError) fail(json, e.message);
+  fail(json, e instanceof Error ? e.message : String(e));
+}
+
+/** Runs an operator command against storage; logs go to stderr so stdout holds only the answer. */
+async function withRuntime(json: boolean, fn: (rt: Runtime) => Promise<void>, opts: { schema?: 'apply' | 'check' | 'none' } = {}): Promise<void> {
+  const cfg = config(json);
+  let rt: Runtime | undefined;
+  try {
+    rt = await openRuntime(cfg, { schema: opts.schema, logger: createLogger(cfg, 2) });
+    await fn(rt);
+  } catch (e) {
+    explain(json, e);
+  } finally {
+    await rt?.close();
+  }
+}
+
+const program = new Command('canvass').version(VERSION).description('Canvass: polls and signed, retried response webhooks');
+
+program
+  .command('serve')
+  .description('run the HTTP API (and the delivery worker unless --no-worker)')
+  .option('--no-worker', 'API only; run `canvass worker` processes separately')
+  .action(async (opts: { worker: boolean }) => {
+    const cfg = config(false);
+    let server: Awaited<ReturnType<typeof serve>>;
+    try {
+      server = await serve(cfg, { worker: opts.worker });
+    } catch (e) {
+      explain(false, e);
+    }
+    const shutdown = () => void server.stop().then(() => process.exit(0), () => process.exit(1));
+    process.once('SIGTERM', shutdown);
+    process.once('SIGINT', shutdown);
+  });
+
+program
+  .command('migrate')
+  .description('bring the database schema up to date')
+  .option('--json', 'print one JSON object')
+  .action((opts: { json?: boolean }) =>
+    withRuntime(!!opts.json, async (rt) => {
+      const applied = await migrate(rt.database.db);
+      print(!!opts.json, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'schema already up to date');
+    }, { schema: 'none' }),
+  );
+
+const accounts = program.command('accounts').description('manage accounts');
+accounts
+  .command('create')
+  .requiredOption('--name <name>', 'account name')
+  .requiredOption('--owner-email <email>', "owner's email address")
+  .option('--plan <plan>', `one of ${PLANS.join(', ')}`, oneOf(PLANS, 'plan'), 'premium' as Plan)
+  .option('--json', 'print one JSON object')
+  .action((opts: { name: string; ownerEmail: string; plan: Plan; json?: boolean }) =>
+    withRuntime(!!opts.json, async (rt) => {
+      const r = await createAccount(rt.deps, { name: opts.name, ownerEmail: opts.ownerEmail, plan: opts.plan });
+      print(!!opts.json, r, `account ${r.accountId}, owner ${r.userId}\nAPI key (shown once): ${r.apiKey}`);
+    }),
+  );
+accounts
+  .command('set-plan')
+  .requiredOption('--account <id>', 'account id')
+  .requiredOption('--plan <plan>', `one of ${PLANS.join(', ')}`, oneOf(PLANS, 'plan'))
+  .option('--json', 'print one JSON object')
+  .action((opts: { account: string; plan: Plan; json?: boolean }) =>
+    withRuntime(!!opts.json, async (rt) => {
+      const r = await setPlan(rt.deps, opts.account, opts.plan);
+      print(!!opts.json, r, `account ${r.accountId} is now on ${r.plan}`);
+    }),
+  );
+
+program
+  .command('keys')
+  .description('API keys')
+  .command('create')
+  .requiredOption('--account <id>', 'account id')
+  .requiredOption('--email <email>', "member's email (added to the account if new)")
+  .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`, oneOf(ROLES, 'role'))
+  .option('--json', 'print one JSON object')
+  .action((opts: { account: string; email: string; role: Role; json?: boolean }) =>
+    withRuntime(!!opts.json, async (rt) => {
+      const r = await createKey(rt.deps, { accountId: opts.account, email: opts.email, role: opts.role });
+      print(!!opts.json, r, `user ${r.userId} (${r.role})\nAPI key (shown once): ${r.apiKey}`);
+    }),
+  );
+
+program.parseAsync().catch((e) => explain(process.argv.includes('--json'), e));

@@ -1,0 +1,102 @@
+import path from 'node:path';
+
+export type Config = Readonly<{
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  retryLadderMs: readonly number[];
+  dnsRetryLadderMs: readonly number[];
+  deliveryTimeoutMs: number;
+  batchWindowMs: number;
+  alertQuietMs: number;
+  alertReminderMs: number;
+  schedulerTickMs: number;
+  allowPrivateTargets: boolean;
+  logLevel: string;
+  retentionMs: number;
+  rateLimitPerMinute: number;
+}>;
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number, got "${raw}"`);
+  const n = Number(raw.trim());
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function ladder(env: Env, name: string, fallback: number[], length: number): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.length !== length || parts.some((p) => !/^\d+$/.test(p))) {
+    throw new ConfigError(name, `expected ${length} comma-separated millisecond delays, got "${raw}"`);
+  }
+  return parts.map(Number);
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must start with ${protocols.map((p) => p + '//').join(' or ')}`);
+  }
+  return raw;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The only reader of process.env: everything else receives a frozen Config. */
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = (env.LOG_LEVEL ?? 'info').trim();
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const host = (env.HOST ?? '127.0.0.1').trim();
+  if (host === '') throw new ConfigError('HOST', 'must not be empty');
+  return Object.freeze({
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: path.resolve(env.CANVASS_DATA_DIR?.trim() || './data'),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: env.CANVASS_MAIL_FROM?.trim() || 'Canvass <alerts@localhost>',
+    retryLadderMs: Object.freeze(ladder(env, 'CANVASS_RETRY_LADDER_MS', [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000], 5)),
+    dnsRetryLadderMs: Object.freeze(ladder(env, 'CANVASS_DNS_RETRY_LADDER_MS', [60_000, 180_000], 2)),
+    deliveryTimeoutMs: int(env, 'CANVASS_DELIVERY_TIMEOUT_MS', 10_000, 1, 600_000),
+    batchWindowMs: int(env, 'CANVASS_BATCH_WINDOW_MS', 5_000, 0, 3_600_000),
+    alertQuietMs: int(env, 'CANVASS_ALERT_QUIET_MS', 86_400_000, 1, 365 * 86_400_000),
+    alertReminderMs: int(env, 'CANVASS_ALERT_REMINDER_MS', 604_800_000, 1, 365 * 86_400_000),
+    schedulerTickMs: int(env, 'CANVASS_SCHEDULER_TICK_MS', 1_000, 10, 3_600_000),
+    allowPrivateTargets: bool(env, 'CANVASS_ALLOW_PRIVATE_TARGETS', false),
+    logLevel,
+    retentionMs: int(env, 'CANVASS_RETENTION_MS', 30 * 86_400_000, 60_000, 3650 * 86_400_000),
+    rateLimitPerMinute: int(env, 'CANVASS_RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
+  });
+}

@@ -1,0 +1,35 @@
+/** Error codes of the public contract (DESIGN §2). Only http/ maps them to status codes. */
+export type ErrorCode =
+  | 'validation_failed'
+  | 'invalid_url'
+  | 'pos_file_upload'
+  | 'unauthenticated'
+  | 'plan_required'
+  | 'role_forbidden'
+  | 'not_found'
+  | 'limit_reached'
+  | 'not_synthetic'
+  | 'immutable_field'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited';
+
+export type FieldError = { path: string; message: string };
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly errors?: FieldError[],
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const notFound = (what: string) => new DomainError('not_found', `${what} not found`);
+
+export function invalid(path: string, message: string): DomainError {
+  return new DomainError('validation_failed', `${path}: ${message}`, [{ path, message }]);
+}

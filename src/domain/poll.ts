@@ -1,0 +1,146 @@
+import { DomainError, invalid } from './errors.js';
+import type { SurveyRule } from './logic.js';
+import { deepMerge } from './merge.js';
+import { SPEC_DEFAULTS, type AccountDefaults } from './poll-defaults.js';
+import { stripHtml, trimStrings } from './sanitize.js';
+import type { Slide } from './slide.js';
+
+type Obj = Record<string, unknown>;
+
+export type Schedule = { type: 'immediate' | 'scheduled'; startAt?: string; endAt?: string };
+export type LanguageSettings = {
+  defaultLanguage: string;
+  languages: Record<string, { enabled: boolean; translations: Record<string, string> }>;
+};
+
+/** Everything about a poll that lives in its settings document (not id, owner, title, visibility). */
+export type PollBody = {
+  pageRules: string[];
+  pageExcludeRules: string[] | null;
+  settings: Obj & { isSynthetic: boolean; anonymous: boolean; apiOnly: boolean };
+  displaySettings: Obj;
+  emailDisplaySettings: Obj;
+  smsDisplaySettings: Obj;
+  pageDisplaySettings: Obj | null;
+  visibilitySettings: Obj;
+  targetingSettings: Obj | null;
+  schedule: Schedule | null;
+  languageSettings: LanguageSettings | null;
+  actionLogic: SurveyRule[];
+};
+
+export type Poll = PollBody & {
+  id: string;
+  accountId: string;
+  title: string;
+  isVisible: boolean;
+  slides: Slide[];
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+export type PollInput = {
+  title: string;
+  isSynthetic?: boolean;
+  pageRules?: string[];
+  pageExcludeRules?: string[];
+  settings?: Obj;
+  displaySettings?: Obj;
+  emailDisplaySettings?: Obj;
+  smsDisplaySettings?: Obj;
+  pageDisplaySettings?: Obj;
+  visibilitySettings?: Obj;
+  targetingSettings?: Obj;
+  schedule?: Schedule;
+  languageSettings?: LanguageSettings;
+  actionLogic?: SurveyRule[];
+};
+
+export function cleanTitle(raw: string): string {
+  const title = stripHtml(raw);
+  if (!title) throw invalid('/title', 'must not be empty once HTML is removed');
+  return title;
+}
+
+export function checkSchedule(schedule: Schedule | null | undefined): void {
+  if (!schedule) return;
+  if (schedule.type === 'scheduled' && !schedule.startAt && !schedule.endAt) {
+    throw invalid('/schedule', 'a scheduled poll needs startAt or endAt');
+  }
+  if (schedule.startAt && schedule.endAt && Date.parse(schedule.startAt) >= Date.parse(schedule.endAt)) {
+    throw invalid('/schedule/endAt', 'must be after startAt');
+  }
+}
+
+/**
+ * Builds a new poll: spec defaults ← account-level settings ← request (objects merge deeply,
+ * arrays replace). A new poll is hidden and has no slides (SPEC §2.2).
+ */
+export function buildPollBody(input: PollInput, account: AccountDefaults): PollBody {
+  const req = trimStrings(input);
+  if (req.isSynthetic !== undefined && req.settings?.isSynthetic !== undefined && req.isSynthetic !== req.settings.isSynthetic) {
+    throw invalid('/isSynthetic', 'disagrees with settings.isSynthetic');
+  }
+  const settings = deepMerge({ ...SPEC_DEFAULTS.settings }, req.settings, { isSynthetic: req.isSynthetic ?? req.settings?.isSynthetic ?? false });
+  const body: PollBody = {
+    pageRules: req.pageRules ?? [],
+    pageExcludeRules: req.pageExcludeRules ?? null,
+    settings: settings as PollBody['settings'],
+    displaySettings: deepMerge({ ...SPEC_DEFAULTS.displaySettings }, account.displaySettings, req.displaySettings),
+    emailDisplaySettings: deepMerge({ ...SPEC_DEFAULTS.emailDisplaySettings }, account.emailDisplaySettings, req.emailDisplaySettings),
+    smsDisplaySettings: deepMerge({ ...SPEC_DEFAULTS.smsDisplaySettings }, account.smsDisplaySettings, req.smsDisplaySettings),
+    pageDisplaySettings: req.pageDisplaySettings ?? null,
+    visibilitySettings: deepMerge({ ...SPEC_DEFAULTS.visibilitySettings }, account.visibilitySettings, req.visibilitySettings),
+    targetingSettings: req.targetingSettings ?? null,
+    schedule: req.schedule ?? null,
+    languageSettings: req.languageSettings ?? null,
+    actionLogic: req.actionLogic ?? [],
+  };
+  checkSchedule(body.schedule);
+  return body;
+}
+
+export type PollPatch = Partial<Omit<PollInput, 'title'>> & { title?: string; isVisible?: boolean };
+
+/**
+ * Applies an update: settings objects merge into what is stored, `languageSettings` and
+ * arrays replace whole (SPEC §2.1), `isSynthetic` never changes.
+ */
+export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
+  const p = trimStrings(patch);
+  const wanted = p.isSynthetic ?? (p.settings?.isSynthetic as boolean | undefined);
+  if (wanted !== undefined && wanted !== current.settings.isSynthetic) {
+    throw new DomainError('immutable_field', 'isSynthetic cannot change after creation', [{ path: '/settings/isSynthetic', message: 'immutable after creation' }]);
+  }
+  const mergeOrKeep = (cur: Obj | null, next: Obj | undefined) => (next === undefined ? cur : deepMerge(cur ?? {}, next));
+  const body: PollBody = {
+    ...current,
+    pageRules: p.pageRules ?? current.pageRules,
+    pageExcludeRules: p.pageExcludeRules ?? current.pageExcludeRules,
+    settings: deepMerge(current.settings, p.settings, { isSynthetic: current.settings.isSynthetic }),
+    displaySettings: deepMerge(current.displaySettings, p.displaySettings),
+    emailDisplaySettings: deepMerge(current.emailDisplaySettings, p.emailDisplaySettings),
+    smsDisplaySettings: deepMerge(current.smsDisplaySettings, p.smsDisplaySettings),
+    pageDisplaySettings: mergeOrKeep(current.pageDisplaySettings, p.pageDisplaySettings),
+    visibilitySettings: deepMerge(current.visibilitySettings, p.visibilitySettings),
+    targetingSettings: mergeOrKeep(current.targetingSettings, p.targetingSettings),
+    schedule: p.schedule ?? current.schedule,
+    languageSettings: p.languageSettings ?? current.languageSettings,
+    actionLogic: p.actionLogic ?? current.actionLogic,
+  };
+  checkSchedule(body.schedule);
+  return body;
+}
+
+/** Merges one language's translations; every other language is left as it was. */
+export function mergeTranslations(current: LanguageSettings | null, language: string, translations: Record<string, string>): LanguageSettings {
+  const base: LanguageSettings = current ?? { defaultLanguage: language, languages: {} };
+  const existing = base.languages[language];
+  return {
+    ...base,
+    languages: {
+      ...base.languages,
+      [language]: { enabled: existing?.enabled ?? true, translations: { ...(existing?.translations ?? {}), ...trimStrings(translations) } },
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { DomainError } from './errors.js';
+import { isIpLiteral, isPublicAddress } from './ip-ranges.js';
+
+export type UrlPolicy = { allowPrivateTargets: boolean };
+
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const NON_PUBLIC_SUFFIXES = ['localhost', 'local', 'internal', 'home.arpa', 'localdomain'];
+
+function refuse(path: string, raw: string, why: string): never {
+  throw new DomainError('invalid_url', `${path} must be a public https:// URL: ${why}`, [{ path, message: `${why} (${raw.slice(0, 200)})` }]);
+}
+
+/**
+ * Creation-time check of a webhook or logic URL. WHATWG parsing first normalises every IPv4
+ * notation (decimal, octal, hex, short forms) and IPv6 form, so the range check sees one shape.
+ * Names are checked again on the resolved address at delivery.
+ */
+export function checkEndpointUrl(raw: string, policy: UrlPolicy, path = 'url'): string {
+  if (raw.length > 2048) refuse(path, raw, 'longer than 2048 characters');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    refuse(path, raw, 'not a valid URL');
+  }
+  if (url.protocol !== 'https:') refuse(path, raw, 'the scheme must be https');
+  if (url.username || url.password) refuse(path, raw, 'credentials in the URL are not allowed');
+  const host = url.hostname;
+  if (host.startsWith('[') || isIpLiteral(host)) {
+    if (!policy.allowPrivateTargets && !isPublicAddress(host)) refuse(path, raw, 'the address is not public');
+    return url.toString();
+  }
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  const labels = name.split('.');
+  if (name.length > 253 || labels.some((l) => !LABEL.test(l))) refuse(path, raw, 'the host name is not valid');
+  if (/^\d+$/.test(labels[labels.length - 1] ?? '')) refuse(path, raw, 'the host name is not valid');
+  if (!policy.allowPrivateTargets) {
+    if (labels.length < 2) refuse(path, raw, 'the host name is not a public name');
+    if (NON_PUBLIC_SUFFIXES.some((s) => name === s || name.endsWith('.' + s))) refuse(path, raw, 'the host name is not public');
+  }
+  return url.toString();
+}

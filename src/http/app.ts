@@ -1,0 +1,61 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Deps } from '../app/ports.js';
+import { authHook } from './auth.js';
+import { registerErrorHandling } from './error-handler.js';
+import { accountRoutes } from './routes/account.js';
+import { healthRoutes } from './routes/health.js';
+import { pollRoutes } from './routes/polls.js';
+import { slideRoutes } from './routes/slides.js';
+import { validatorCompiler } from './validation.js';
+
+export type AppOptions = {
+  deps: Deps;
+  logger?: FastifyBaseLogger | boolean;
+  version?: string;
+  /** Readiness: false while draining or when storage is gone. */
+  ready?: () => Promise<boolean>;
+};
+
+export type App = FastifyInstance;
+
+export async function buildApp(opts: AppOptions): Promise<App> {
+  const app = Fastify({
+    loggerInstance: typeof opts.logger === 'object' ? opts.logger : undefined,
+    logger: typeof opts.logger === 'boolean' ? opts.logger : undefined,
+    bodyLimit: 1024 * 1024,
+    connectionTimeout: 30_000,
+    requestTimeout: 30_000,
+    return503OnClosing: true,
+    ajv: { customOptions: {} },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler());
+  registerErrorHandling(app);
+  // Only JSON bodies: anything else is a 415, not a string that fails validation later.
+  app.removeContentTypeParser(['text/plain']);
+  app.decorateRequest('caller', null);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Canvass API', version: opts.version ?? '0.0.0', description: 'Polls and signed, retried response webhooks.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'cvk_… API key' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes(opts.ready ?? (async () => true)));
+  // The API lives in its own context so that the auth hook runs on its routes only
+  // (docs, health and unknown paths answer without a key).
+  await app.register(async (api) => {
+    api.addHook('onRequest', authHook(opts.deps.store));
+    await api.register(pollRoutes(opts.deps));
+    await api.register(slideRoutes(opts.deps));
+    await api.register(accountRoutes(opts.deps));
+  });
+  return app;
+}

@@ -1,0 +1,38 @@
+import type { FastifyRequest } from 'fastify';
+import { authenticate } from '../app/access.js';
+import type { Caller, Store } from '../app/ports.js';
+
+export type AuthMode = 'required' | 'optional' | 'none';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+  }
+}
+
+export function bearer(req: FastifyRequest): string | undefined {
+  const h = req.headers.authorization;
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : h.trim() || undefined;
+}
+
+/** Runs before the body is parsed, so an unauthenticated caller learns nothing from validation. */
+export function authHook(store: Store) {
+  return async (req: FastifyRequest) => {
+    const mode = req.routeOptions.config?.auth ?? 'required';
+    if (mode === 'none') return;
+    const key = bearer(req);
+    if (mode === 'optional' && !key) return;
+    req.caller = await authenticate(store, key);
+  };
+}
+
+/** The caller of a route whose auth is required; the hook has already rejected everyone else. */
+export function callerOf(req: FastifyRequest): Caller {
+  if (!req.caller) throw new Error('route needs auth: required');
+  return req.caller;
+}

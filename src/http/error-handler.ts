@@ -1,0 +1,71 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { DomainError, type FieldError } from '../domain/errors.js';
+import { internalProblem, problem, type Problem } from './problem.js';
+
+type AjvError = { instancePath: string; keyword: string; message?: string; params: Record<string, unknown> };
+
+function ajvPaths(errors: AjvError[], context: string | undefined): FieldError[] {
+  const base = context === 'querystring' ? 'query:' : context === 'headers' ? 'header:' : '';
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of errors) {
+    let path = e.instancePath || '';
+    let message = e.message ?? 'is not valid';
+    if (e.keyword === 'required') path += `/${String(e.params.missingProperty)}`;
+    if (e.keyword === 'additionalProperties') path += `/${String(e.params.additionalProperty)}`;
+    // additionalProperties: {not: {}} reports on the extra key itself.
+    if (e.keyword === 'not') message = 'is not a known field';
+    if (e.keyword === 'required') message = 'is required';
+    const key = `${path}|${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ path: base + (path || '/'), message });
+  }
+  return out.slice(0, 50);
+}
+
+/** Maps fastify's own client errors to problems; anything unknown becomes a logged 500. */
+function fromFastify(err: FastifyError): Problem | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return problem('payload_too_large', 'the request body is larger than 1 MiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return problem('unsupported_media_type', 'send the body as application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return problem('validation_failed', 'the body is empty; send a JSON object', [{ path: '/', message: 'body is empty' }]);
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return problem('validation_failed', 'the Content-Length header does not match the body', [{ path: 'header:content-length', message: 'does not match the body' }]);
+  }
+  if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || /JSON|prototype/i.test(err.message) && err.statusCode === 400) {
+    return problem('validation_failed', 'the body is not valid JSON', [{ path: '/', message: 'not valid JSON' }]);
+  }
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    if (err.statusCode === 413) return problem('payload_too_large', err.message);
+    if (err.statusCode === 415) return problem('unsupported_media_type', err.message);
+    if (err.statusCode === 404) return problem('not_found', err.message);
+    return problem('validation_failed', err.message, [{ path: '/', message: err.message }]);
+  }
+  return undefined;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    let body: Problem | undefined;
+    if (err instanceof DomainError) body = problem(err.code, err.message, err.errors);
+    else if (err.validation) {
+      const errors = ajvPaths(err.validation as AjvError[], err.validationContext);
+      body = problem('validation_failed', errors.map((e) => `${e.path} ${e.message}`).join('; ').slice(0, 1000), errors);
+    } else if (err instanceof RangeError && /call stack/i.test(err.message)) {
+      body = problem('validation_failed', 'the body is nested too deeply', [{ path: '/', message: 'nested too deeply' }]);
+    } else body = fromFastify(err);
+    if (!body) {
+      req.log.error({ err }, 'unhandled error');
+      body = internalProblem();
+    }
+    if (body.code === 'rate_limited' && err instanceof DomainError) reply.header('retry-after', '60');
+    void reply.status(body.status).type('application/problem+json').send(body);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    void reply.status(404).type('application/problem+json').send(problem('not_found', `no route ${req.method} ${req.url.split('?')[0]}`));
+  });
+}

@@ -1,0 +1,24 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { getAccountSettings, listMyAccounts, updateAccountSettings, type AccountSettingsPatch } from '../../app/account-settings.js';
+import type { Deps } from '../../app/ports.js';
+import { callerOf } from '../auth.js';
+import { AnyId, Strict } from '../schemas/common.js';
+import { AccountSettingsBody } from '../schemas/poll.js';
+
+const tags = ['account'];
+
+export const accountRoutes =
+  (deps: Deps): FastifyPluginAsync =>
+  async (root) => {
+    const app = root.withTypeProvider<TypeBoxTypeProvider>();
+    app.get('/accounts', { schema: { tags, summary: 'The accounts your key is a member of, with your role' } }, async (req) => ({
+      data: await listMyAccounts(deps, callerOf(req)),
+    }));
+    app.get('/account/settings', { schema: { tags, summary: 'Account-level defaults', querystring: Strict({ accountId: AnyId }) } }, async (req) => ({
+      data: await getAccountSettings(deps, callerOf(req), req.query.accountId),
+    }));
+    app.patch('/account/settings', { schema: { tags, summary: 'Change account-level defaults (owner, admin)', body: AccountSettingsBody } }, async (req) => ({
+      data: await updateAccountSettings(deps, callerOf(req), req.body as AccountSettingsPatch),
+    }));
+  };

@@ -1,0 +1,76 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { commitPoll } from '../../app/commit-poll.js';
+import { createPoll, type CreatePollInput } from '../../app/create-poll.js';
+import { deletePoll } from '../../app/delete-poll.js';
+import type { Deps } from '../../app/ports.js';
+import { getPoll, listPolls } from '../../app/read-polls.js';
+import { startResearch } from '../../app/start-research.js';
+import { getTranslations, updateTranslations } from '../../app/translations.js';
+import { updatePoll } from '../../app/update-poll.js';
+import type { PollPatch } from '../../domain/poll.js';
+import { callerOf } from '../auth.js';
+import { AnyId, PageQuery, Strict } from '../schemas/common.js';
+import { CommitBody, CreatePollBody, LanguageCode, ResearchBody, TranslationsBody, UpdatePollBody } from '../schemas/poll.js';
+
+const tags = ['polls'];
+
+export const pollRoutes =
+  (deps: Deps): FastifyPluginAsync =>
+  async (root) => {
+    const app = root.withTypeProvider<TypeBoxTypeProvider>();
+
+    for (const url of ['/poll', '/survey']) {
+      app.post(url, { schema: { tags, summary: url === '/poll' ? 'Create a poll (or preview it with dryRun)' : 'Alias of POST /poll', body: CreatePollBody } }, async (req, reply) => {
+        const { saved, poll } = await createPoll(deps, callerOf(req), req.body as CreatePollInput);
+        return reply.status(saved ? 201 : 200).send({ data: poll });
+      });
+    }
+
+    app.post('/commit', { schema: { tags, summary: 'Save a dry-run preview', body: CommitBody } }, async (req, reply) => {
+      const { id, isVisible: _v, slides: _s, createdAt: _c, updatedAt: _u, ...rest } = req.body.data;
+      const strip = <T>(v: T | null | undefined) => (v === null ? undefined : v);
+      const input = {
+        ...rest,
+        pageExcludeRules: strip(rest.pageExcludeRules),
+        pageDisplaySettings: strip(rest.pageDisplaySettings),
+        targetingSettings: strip(rest.targetingSettings),
+        schedule: strip(rest.schedule),
+        languageSettings: strip(rest.languageSettings),
+      } as CreatePollInput;
+      const { created, poll } = await commitPoll(deps, callerOf(req), id, input);
+      return reply.status(created ? 201 : 200).send({ data: poll });
+    });
+
+    app.get('/poll', { schema: { tags, summary: 'Read a poll with its slides', querystring: Strict({ pollId: AnyId }) } }, async (req) => ({
+      data: await getPoll(deps, callerOf(req), req.query.pollId),
+    }));
+
+    app.get('/polls', { schema: { tags, summary: "List an account's polls", querystring: Strict({ accountId: AnyId, ...PageQuery }) } }, async (req) =>
+      listPolls(deps, callerOf(req), req.query.accountId, { startCursor: req.query.startCursor, limit: req.query.limit }),
+    );
+
+    app.post('/poll/update', { schema: { tags, summary: 'Update a poll', body: UpdatePollBody } }, async (req) => {
+      const { pollId, ...patch } = req.body;
+      return { data: await updatePoll(deps, callerOf(req), pollId, patch as PollPatch) };
+    });
+
+    app.delete('/poll', { schema: { tags, summary: 'Delete a poll, its slides and its webhooks', querystring: Strict({ pollId: AnyId }) } }, async (req) => ({
+      data: await deletePoll(deps, callerOf(req), req.query.pollId),
+    }));
+
+    app.post('/research/start', { schema: { tags, summary: 'Generate synthetic respondents for a synthetic poll', body: ResearchBody } }, async (req, reply) => {
+      return reply.status(201).send({ data: await startResearch(deps, callerOf(req), req.body) });
+    });
+
+    app.get(
+      '/poll/translations',
+      { schema: { tags, summary: 'Read one language of a poll', querystring: Strict({ pollId: AnyId, language: LanguageCode }) } },
+      async (req) => ({ data: await getTranslations(deps, callerOf(req), req.query.pollId, req.query.language) }),
+    );
+
+    app.post('/poll/translations/update', { schema: { tags, summary: 'Merge one language into the translations', body: TranslationsBody } }, async (req) => ({
+      data: await updateTranslations(deps, callerOf(req), req.body),
+    }));
+
+  };

@@ -1,0 +1,27 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Deps } from '../../app/ports.js';
+import { createSlide, deleteSlide, listSlides, updateSlide } from '../../app/slides.js';
+import { callerOf } from '../auth.js';
+import { AnyId, Strict } from '../schemas/common.js';
+import { CreateSlideBody, UpdateSlideBody } from '../schemas/slide.js';
+
+const tags = ['slides'];
+
+export const slideRoutes =
+  (deps: Deps): FastifyPluginAsync =>
+  async (root) => {
+    const app = root.withTypeProvider<TypeBoxTypeProvider>();
+    app.post('/slide', { schema: { tags, summary: 'Add a slide to a poll', body: CreateSlideBody } }, async (req, reply) =>
+      reply.status(201).send({ data: await createSlide(deps, callerOf(req), req.body) }),
+    );
+    app.get('/slides', { schema: { tags, summary: "List a poll's slides in order", querystring: Strict({ pollId: AnyId }) } }, async (req) => ({
+      data: await listSlides(deps, callerOf(req), req.query.pollId),
+    }));
+    app.post('/slide/update', { schema: { tags, summary: 'Update a slide', body: UpdateSlideBody } }, async (req) => ({
+      data: await updateSlide(deps, callerOf(req), req.body),
+    }));
+    app.delete('/slide', { schema: { tags, summary: 'Delete a slide', querystring: Strict({ slideId: AnyId }) } }, async (req) => ({
+      data: await deleteSlide(deps, callerOf(req), req.query.slideId),
+    }));
+  };

@@ -1,0 +1,76 @@
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { lockDataDir } from './data-dir-lock.js';
+import { migrate, pendingMigrations } from './migrate.js';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { DB } from './schema.js';
+
+export type Database = {
+  db: Kysely<DB>;
+  kind: 'pglite' | 'postgres';
+  close(): Promise<void>;
+};
+
+export type OpenOptions = {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /**
+   * What to do about the schema on open. Default: embedded storage migrates itself, PostgreSQL
+   * only checks (operators run `canvass migrate`). 'none' is for the migrate command itself.
+   */
+  schema?: 'apply' | 'check' | 'none';
+  /** In-memory PGlite (tests). */
+  memory?: boolean;
+  poolSize?: number;
+};
+
+export class SchemaOutOfDateError extends Error {
+  constructor(readonly pending: string[]) {
+    super(`the database schema is not up to date (pending: ${pending.join(', ')}); run \`canvass migrate\` first`);
+    this.name = 'SchemaOutOfDateError';
+  }
+}
+
+// timestamptz and jsonb already parse; int8 (counts) becomes a number rather than a string.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    try {
+      const mode = opts.schema ?? 'check';
+      if (mode === 'apply') await migrate(db);
+      if (mode === 'check') {
+        const pending = await pendingMigrations(db);
+        if (pending.length) throw new SchemaOutOfDateError(pending);
+      }
+    } catch (e) {
+      await db.destroy();
+      throw e;
+    }
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+  const unlock = opts.memory ? () => {} : lockDataDir(opts.dataDir);
+  try {
+    const lite = opts.memory ? new PGlite() : new PGlite(path.join(opts.dataDir, 'pgdata'));
+    const db = new Kysely<DB>({ dialect: new PGliteDialect(lite) });
+    if ((opts.schema ?? 'apply') !== 'none') await migrate(db);
+    return {
+      db,
+      kind: 'pglite',
+      close: async () => {
+        try {
+          await db.destroy();
+        } finally {
+          unlock();
+        }
+      },
+    };
+  } catch (e) {
+    unlock();
+    throw e;
+  }
+}

@@ -1,0 +1,48 @@
+import type { Kysely } from 'kysely';
+import type { Account, AccountRepo } from '../../../app/ports.js';
+import type { Plan } from '../../../domain/access.js';
+import type { DB } from '../schema.js';
+import { json } from './page.js';
+
+export function accountRepo(db: Kysely<DB>): AccountRepo {
+  return {
+    async insert(a) {
+      await db
+        .insertInto('accounts')
+        .values({ id: a.id, name: a.name, plan: a.plan, defaults: json({}), created_at: a.createdAt, updated_at: a.updatedAt })
+        .execute();
+    },
+    async get(id) {
+      const r = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!r) return undefined;
+      return {
+        id: r.id,
+        name: r.name,
+        plan: r.plan as Plan,
+        defaults: r.defaults,
+        notificationRecipients: r.notification_recipients,
+        signingSecret: r.signing_secret,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+      } satisfies Account;
+    },
+    async count() {
+      const r = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      return Number(r.n);
+    },
+    async setPlan(id, plan, now) {
+      const r = await db.updateTable('accounts').set({ plan, updated_at: now }).where('id', '=', id).executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+    async setDefaults(id, defaults, recipients, now) {
+      await db
+        .updateTable('accounts')
+        .set({ defaults: json(defaults), notification_recipients: recipients === null ? null : json(recipients), updated_at: now })
+        .where('id', '=', id)
+        .execute();
+    },
+    async setSigningSecret(id, secret, now) {
+      await db.updateTable('accounts').set({ signing_secret: secret, updated_at: now }).where('id', '=', id).execute();
+    },
+  };
+}

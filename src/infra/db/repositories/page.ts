@@ -1,0 +1,10 @@
+import type { Page, PageRequest } from '../../../app/ports.js';
+
+/** Rows were fetched with limit + 1: the extra one only tells whether another page exists. */
+export function toPage<T extends { id: string }>(rows: T[], page: PageRequest): Page<T> {
+  const hasNextPage = rows.length > page.limit;
+  const data = hasNextPage ? rows.slice(0, page.limit) : rows;
+  return { data, hasNextPage, endCursor: data.length ? data[data.length - 1]!.id : null };
+}
+
+export const json = (v: unknown): string => JSON.stringify(v);

@@ -1,0 +1,69 @@
+import type { Kysely } from 'kysely';
+import type { ResearchRepo, ResponseRepo } from '../../../app/ports.js';
+import type { DB } from '../schema.js';
+import { json } from './page.js';
+
+// Large research runs insert in slices so one statement stays well under the parameter limit.
+const CHUNK = 500;
+
+function chunks<T>(rows: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += CHUNK) out.push(rows.slice(i, i + CHUNK));
+  return out;
+}
+
+export function responseRepo(db: Kysely<DB>): ResponseRepo {
+  return {
+    async insertParticipants(rows) {
+      for (const part of chunks(rows)) {
+        await db
+          .insertInto('participants')
+          .values(
+            part.map((p) => ({
+              id: p.id,
+              poll_id: p.pollId,
+              account_id: p.accountId,
+              metadata: json(p.metadata),
+              synthetic: p.synthetic,
+              complete: p.complete,
+              completed_at: p.completedAt,
+              created_at: p.createdAt,
+              updated_at: p.updatedAt,
+            })),
+          )
+          .execute();
+      }
+    },
+    async insertResponses(rows) {
+      for (const part of chunks(rows)) {
+        await db
+          .insertInto('responses')
+          .values(
+            part.map((r) => ({
+              id: r.id,
+              account_id: r.accountId,
+              poll_id: r.pollId,
+              participant_id: r.participantId,
+              slide_id: r.slideId,
+              value: json(r.value),
+              metadata: json(r.metadata),
+              synthetic: r.synthetic,
+              created_at: r.createdAt,
+            })),
+          )
+          .execute();
+      }
+    },
+  };
+}
+
+export function researchRepo(db: Kysely<DB>): ResearchRepo {
+  return {
+    async insert(r) {
+      await db
+        .insertInto('research_runs')
+        .values({ id: r.id, poll_id: r.pollId, account_id: r.accountId, participants: r.participants, seed: r.seed, responses_created: r.responsesCreated, created_at: r.createdAt })
+        .execute();
+    },
+  };
+}

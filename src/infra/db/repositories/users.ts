@@ -1,0 +1,50 @@
+import type { Kysely } from 'kysely';
+import type { UserRepo } from '../../../app/ports.js';
+import type { Plan, Role } from '../../../domain/access.js';
+import type { DB } from '../schema.js';
+
+export function userRepo(db: Kysely<DB>): UserRepo {
+  return {
+    findByEmail: (email) => db.selectFrom('users').select(['id', 'email']).where('email', '=', email).executeTakeFirst(),
+    async insert(u) {
+      await db.insertInto('users').values({ id: u.id, email: u.email, created_at: u.createdAt }).execute();
+    },
+    async addMembership(m) {
+      await db.insertInto('memberships').values({ account_id: m.accountId, user_id: m.userId, role: m.role, created_at: m.createdAt }).execute();
+    },
+    async setRole(accountId, userId, role) {
+      await db.updateTable('memberships').set({ role }).where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+    },
+    async membership(accountId, userId) {
+      const r = await db
+        .selectFrom('memberships as m')
+        .innerJoin('accounts as a', 'a.id', 'm.account_id')
+        .select(['m.account_id', 'm.role', 'a.plan'])
+        .where('m.account_id', '=', accountId)
+        .where('m.user_id', '=', userId)
+        .executeTakeFirst();
+      return r && { accountId: r.account_id, role: r.role as Role, plan: r.plan as Plan };
+    },
+    async memberships(userId) {
+      const rows = await db
+        .selectFrom('memberships as m')
+        .innerJoin('accounts as a', 'a.id', 'm.account_id')
+        .select(['m.account_id', 'm.role', 'a.plan', 'a.name'])
+        .where('m.user_id', '=', userId)
+        .orderBy('a.id')
+        .execute();
+      return rows.map((r) => ({ accountId: r.account_id, role: r.role as Role, plan: r.plan as Plan, accountName: r.name }));
+    },
+    async ownerEmail(accountId) {
+      const r = await db
+        .selectFrom('memberships as m')
+        .innerJoin('users as u', 'u.id', 'm.user_id')
+        .select('u.email')
+        .where('m.account_id', '=', accountId)
+        .where('m.role', '=', 'owner')
+        .orderBy('m.created_at')
+        .executeTakeFirst();
+      return r?.email;
+    },
+  };
+}

@@ -1,0 +1,23 @@
+import type { Kysely } from 'kysely';
+import type { Store } from '../../app/ports.js';
+import { accountRepo } from './repositories/accounts.js';
+import { keyRepo } from './repositories/keys.js';
+import { pollRepo } from './repositories/polls.js';
+import { researchRepo, responseRepo } from './repositories/responses.js';
+import { slideRepo } from './repositories/slides.js';
+import { userRepo } from './repositories/users.js';
+import type { DB } from './schema.js';
+
+export function createStore(db: Kysely<DB>): Store {
+  return {
+    accounts: accountRepo(db),
+    users: userRepo(db),
+    keys: keyRepo(db),
+    polls: pollRepo(db),
+    slides: slideRepo(db),
+    responses: responseRepo(db),
+    research: researchRepo(db),
+    // Nested calls reuse the open transaction rather than deadlocking on PGlite's one connection.
+    transaction: (fn) => (db.isTransaction ? fn(createStore(db)) : db.transaction().execute((trx) => fn(createStore(trx)))),
+  };
+}

@@ -1,0 +1,82 @@
+import { readFileSync } from 'node:fs';
+import pino, { type Logger } from 'pino';
+import { seedDefaultAccount } from './app/admin.js';
+import type { Clock, Deps } from './app/ports.js';
+import type { Config } from './config/index.js';
+import { buildApp, type App } from './http/app.js';
+import { openDatabase, type Database } from './infra/db/database.js';
+import { createStore } from './infra/db/store.js';
+import { sql } from 'kysely';
+
+/** The only module that knows every layer: it builds the object graph for each process kind. */
+
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export type Runtime = {
+  config: Config;
+  database: Database;
+  deps: Deps;
+  logger: Logger;
+  close(): Promise<void>;
+};
+
+export function createLogger(config: Config, destination: 1 | 2 = 1): Logger {
+  return pino({ level: config.logLevel, base: { service: 'canvass' } }, pino.destination({ fd: destination, sync: destination === 2 }));
+}
+
+export async function openRuntime(config: Config, opts: { schema?: 'apply' | 'check' | 'none'; logger?: Logger; clock?: Clock } = {}): Promise<Runtime> {
+  const logger = opts.logger ?? createLogger(config);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: opts.schema });
+  const deps: Deps = {
+    store: createStore(database.db),
+    clock: opts.clock ?? systemClock,
+    urlPolicy: { allowPrivateTargets: config.allowPrivateTargets },
+  };
+  return { config, database, deps, logger, close: () => database.close() };
+}
+
+export async function buildHttp(rt: Runtime): Promise<App> {
+  let draining = false;
+  const app = await buildApp({
+    deps: rt.deps,
+    logger: rt.logger,
+    version: VERSION,
+    ready: async () => {
+      if (draining) return false;
+      await sql`SELECT 1`.execute(rt.database.db);
+      return true;
+    },
+  });
+  app.addHook('onClose', async () => {
+    draining = true;
+  });
+  return app;
+}
+
+/** `canvass serve`: HTTP API (and, unless told otherwise, the worker) until a signal arrives. */
+export async function serve(config: Config, opts: { worker: boolean; out?: (line: string) => void }): Promise<{ stop(): Promise<void>; url: string }> {
+  const rt = await openRuntime(config);
+  const out = opts.out ?? ((line: string) => process.stdout.write(line + '\n'));
+  if (rt.database.kind === 'pglite') {
+    const seeded = await seedDefaultAccount(rt.deps);
+    if (seeded) {
+      out(`Canvass: created the Default account ${seeded.accountId} (plan premium), owner owner@localhost.`);
+      out(`Owner API key, shown only this once: ${seeded.apiKey}`);
+      rt.logger.info({ accountId: seeded.accountId }, 'seeded the Default account');
+    }
+  }
+  const app = await buildHttp(rt);
+  const url = await app.listen({ port: config.port, host: config.host });
+  rt.logger.info({ url, storage: rt.database.kind, worker: opts.worker }, 'canvass serving');
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    stop: () =>
+      (stopping ??= (async () => {
+        await app.close();
+        await rt.close();
+      })()),
+  };
+}

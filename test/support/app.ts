@@ -1,0 +1,59 @@
+import { createAccount, createKey } from '../../src/app/admin.js';
+import type { Clock, Deps } from '../../src/app/ports.js';
+import type { Plan, Role } from '../../src/domain/access.js';
+import { buildApp, type App } from '../../src/http/app.js';
+import type { Database } from '../../src/infra/db/database.js';
+import { createStore } from '../../src/infra/db/store.js';
+import { testDatabase } from './db.js';
+
+export class FakeClock implements Clock {
+  constructor(public ms = Date.parse('2026-01-01T00:00:00Z')) {}
+  now() {
+    return new Date(this.ms);
+  }
+  advance(ms: number) {
+    this.ms += ms;
+  }
+}
+
+export type TestAccount = { accountId: string; key: string; userId: string };
+
+export type Harness = {
+  app: App;
+  deps: Deps;
+  database: Database;
+  clock: FakeClock;
+  account(opts?: { plan?: Plan; name?: string }): Promise<TestAccount>;
+  member(accountId: string, role: Role, email?: string): Promise<string>;
+  close(): Promise<void>;
+};
+
+let emails = 0;
+
+export async function harness(opts: { allowPrivateTargets?: boolean } = {}): Promise<Harness> {
+  const database = await testDatabase();
+  const clock = new FakeClock();
+  const deps: Deps = { store: createStore(database.db), clock, urlPolicy: { allowPrivateTargets: opts.allowPrivateTargets ?? false } };
+  const app = await buildApp({ deps, logger: false });
+  await app.ready();
+  return {
+    app,
+    deps,
+    database,
+    clock,
+    async account(o = {}) {
+      const r = await createAccount(deps, { name: o.name ?? 'Acme', ownerEmail: `owner${++emails}@example.com`, plan: o.plan ?? 'premium' });
+      return { accountId: r.accountId, key: r.apiKey, userId: r.userId };
+    },
+    async member(accountId, role, email) {
+      const r = await createKey(deps, { accountId, email: email ?? `member${++emails}@example.com`, role });
+      return r.apiKey;
+    },
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
+
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });

@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openDatabase, type Database } from '../../src/infra/db/database.js';
+
+export const onPostgres = !!process.env.CANVASS_TEST_PG_URL;
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = '/' + name;
+  return u.toString();
+}
+
+/** A PostgreSQL database made for one test file; returns its URL and a function that drops it. */
+export async function createPgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = process.env.CANVASS_TEST_PG_URL!;
+  const name = `canvass_test_${Date.now()}_${randomBytes(4).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`CREATE DATABASE "${name}"`);
+  await client.end();
+  return {
+    url: withDatabase(admin, name),
+    async drop() {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/**
+ * Fresh, migrated storage for one test file: in-memory PGlite by default, a new PostgreSQL
+ * database when CANVASS_TEST_PG_URL is set (the CI's second pass). Closing drops it.
+ */
+export async function testDatabase(): Promise<Database> {
+  if (!onPostgres) return openDatabase({ dataDir: '', memory: true, schema: 'apply' });
+  const made = await createPgDatabase();
+  const database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply', poolSize: 5 }).catch(async (e: unknown) => {
+    await made.drop();
+    throw e;
+  });
+  return {
+    ...database,
+    async close() {
+      await database.close();
+      await made.drop();
+    },
+  };
+}
