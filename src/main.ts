@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import { seedDefaultAccount } from './app/admin.js';
-import type { Clock, Deps } from './app/ports.js';
+import type { Clock, DeliverySettings, Deps } from './app/ports.js';
 import type { Config } from './config/index.js';
 import { buildApp, type App } from './http/app.js';
 import { openDatabase, type Database } from './infra/db/database.js';
 import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
+import { createUndiciSender } from './infra/http-sender/undici-sender.js';
+import { startDeliveryRunner } from './worker/delivery-runner.js';
+import { BATCH_FLUSH, startScheduler } from './worker/scheduler.js';
 
 /** The only module that knows every layer: it builds the object graph for each process kind. */
 
@@ -22,6 +25,16 @@ export type Runtime = {
   close(): Promise<void>;
 };
 
+export function deliverySettings(config: Config): DeliverySettings {
+  return {
+    retryLadderMs: config.retryLadderMs,
+    dnsRetryLadderMs: config.dnsRetryLadderMs,
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
+    batchWindowMs: config.batchWindowMs,
+    userAgent: `Canvass-Webhooks/${VERSION}`,
+  };
+}
+
 export function createLogger(config: Config, destination: 1 | 2 = 1): Logger {
   return pino({ level: config.logLevel, base: { service: 'canvass' } }, pino.destination({ fd: destination, sync: destination === 2 }));
 }
@@ -33,6 +46,7 @@ export async function openRuntime(config: Config, opts: { schema?: 'apply' | 'ch
     store: createStore(database.db),
     clock: opts.clock ?? systemClock,
     urlPolicy: { allowPrivateTargets: config.allowPrivateTargets },
+    delivery: deliverySettings(config),
   };
   return { config, database, deps, logger, close: () => database.close() };
 }
@@ -55,6 +69,49 @@ export async function buildHttp(rt: Runtime): Promise<App> {
   return app;
 }
 
+export type Worker = { stop(): Promise<void>; wake(): void };
+
+/**
+ * The delivery runner and the scheduler over one runtime. stop() ends claiming, lets attempts
+ * already sent finish and be recorded, then closes the sender's pools.
+ */
+export function startWorker(rt: Runtime): Worker {
+  const sender = createUndiciSender({ allowPrivateTargets: rt.config.allowPrivateTargets });
+  const deps: Deps = { ...rt.deps, sender };
+  const controller = new AbortController();
+  const logger = rt.logger.child({ component: 'worker' });
+  const runner = startDeliveryRunner(deps, controller.signal, {
+    concurrency: 64,
+    claimBatch: 32,
+    idleMs: Math.min(200, rt.config.schedulerTickMs),
+    logger,
+  });
+  const scheduler = startScheduler(deps, controller.signal, { tickMs: rt.config.schedulerTickMs, tasks: [BATCH_FLUSH], logger, onWork: () => runner.wake() });
+  let stopping: Promise<void> | undefined;
+  return {
+    wake: () => runner.wake(),
+    stop: () =>
+      (stopping ??= (async () => {
+        controller.abort();
+        await Promise.all([runner.done, scheduler]);
+        await sender.close();
+      })()),
+  };
+}
+
+/** `canvass worker`: deliveries and scheduled work only, any number of them beside the API. */
+export async function runWorker(config: Config): Promise<{ stop(): Promise<void> }> {
+  const rt = await openRuntime(config);
+  const worker = startWorker(rt);
+  rt.logger.info({ storage: rt.database.kind }, 'canvass worker running');
+  return {
+    stop: async () => {
+      await worker.stop();
+      await rt.close();
+    },
+  };
+}
+
 /** `canvass serve`: HTTP API (and, unless told otherwise, the worker) until a signal arrives. */
 export async function serve(config: Config, opts: { worker: boolean; out?: (line: string) => void }): Promise<{ stop(): Promise<void>; url: string }> {
   const rt = await openRuntime(config);
@@ -67,7 +124,12 @@ export async function serve(config: Config, opts: { worker: boolean; out?: (line
       rt.logger.info({ accountId: seeded.accountId }, 'seeded the Default account');
     }
   }
+  const worker = opts.worker ? startWorker(rt) : undefined;
   const app = await buildHttp(rt);
+  if (worker) app.addHook('onResponse', async (req) => {
+    // Respondent submissions may have queued deliveries: look now rather than at the next poll.
+    if (req.method === 'POST') worker.wake();
+  });
   const url = await app.listen({ port: config.port, host: config.host });
   rt.logger.info({ url, storage: rt.database.kind, worker: opts.worker }, 'canvass serving');
   let stopping: Promise<void> | undefined;
@@ -76,6 +138,7 @@ export async function serve(config: Config, opts: { worker: boolean; out?: (line
     stop: () =>
       (stopping ??= (async () => {
         await app.close();
+        await worker?.stop();
         await rt.close();
       })()),
   };

@@ -23,3 +23,16 @@ export async function requirePoll(store: Store, caller: Caller, pollId: string, 
   authorize(membership, need);
   return poll;
 }
+
+/**
+ * requirePoll for a read-modify-write: the poll row is locked for the rest of the transaction
+ * and read again under the lock, so concurrent changes to one poll (its settings, translations,
+ * slide order, the point-of-sale rule) queue instead of overwriting each other.
+ */
+export async function requirePollForUpdate(store: Store, caller: Caller, pollId: string): Promise<PollRow> {
+  await requirePoll(store, caller, pollId, 'write');
+  await store.polls.lock(pollId);
+  const poll = await store.polls.get(pollId);
+  if (!poll) throw notFound('poll');
+  return poll;
+}

@@ -2,6 +2,7 @@ import type { Plan, Role } from '../domain/access.js';
 import { hashApiKey, newApiKey } from '../domain/api-key.js';
 import { notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { newSigningSecret } from '../domain/signature.js';
 import type { Deps, Store } from './ports.js';
 
 /** Operator commands (CLI): no caller, the operator is trusted. */
@@ -56,3 +57,11 @@ export async function seedDefaultAccount(deps: Deps) {
   return createAccount(deps, { name: 'Default', ownerEmail: 'owner@localhost', plan: 'premium' });
 }
 
+
+/** Support-only rotation (SPEC §6.3 rule 7); queued retries pick the new secret up at once. */
+export async function rotateSigningSecret(deps: Deps, accountId: string) {
+  if (!(await deps.store.accounts.get(accountId))) throw notFound('account');
+  const signingSecret = newSigningSecret();
+  await deps.store.accounts.setSigningSecret(accountId, signingSecret, deps.clock.now());
+  return { accountId, signingSecret };
+}

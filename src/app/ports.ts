@@ -2,6 +2,7 @@ import type { Membership, Plan, Role } from '../domain/access.js';
 import type { AccountDefaults } from '../domain/poll-defaults.js';
 import type { Poll, PollBody } from '../domain/poll.js';
 import type { Slide } from '../domain/slide.js';
+import type { BatchRepo, DeliveryRepo, EndpointRepo, HttpSender, WebhookRepo } from './delivery-ports.js';
 
 export interface Clock {
   now(): Date;
@@ -28,6 +29,8 @@ export interface AccountRepo {
   setPlan(id: string, plan: Plan, now: Date): Promise<boolean>;
   setDefaults(id: string, defaults: AccountDefaults, recipients: string[] | null, now: Date): Promise<void>;
   setSigningSecret(id: string, secret: string, now: Date): Promise<void>;
+  /** Sets the secret only where none exists; true when this call set it. */
+  setSigningSecretIfMissing(id: string, secret: string, now: Date): Promise<boolean>;
 }
 
 export type AccountMembership = Membership & { accountName: string };
@@ -54,6 +57,8 @@ export interface PollRepo {
   insert(p: PollRow): Promise<boolean>;
   get(id: string): Promise<PollRow | undefined>;
   update(id: string, fields: { title: string; isVisible: boolean; body: PollBody; updatedAt: Date }): Promise<void>;
+  /** Row lock for the rest of the transaction. */
+  lock(id: string): Promise<void>;
   delete(id: string): Promise<boolean>;
   listByAccount(accountId: string, page: PageRequest): Promise<Page<PollRow>>;
 }
@@ -70,6 +75,8 @@ export interface SlideRepo {
 
 export type ParticipantRow = {
   id: string;
+  /** Time-sorted internal key for paging. */
+  seq: string;
   pollId: string;
   accountId: string;
   metadata: Record<string, unknown>;
@@ -92,9 +99,19 @@ export type ResponseRow = {
   createdAt: Date;
 };
 
+export type ResponseFilter = { pollId?: string; accountId?: string; createdAfter?: Date; createdBefore?: Date };
+
 export interface ResponseRepo {
   insertParticipants(rows: ParticipantRow[]): Promise<void>;
   insertResponses(rows: ResponseRow[]): Promise<void>;
+  getParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
+  /** Locks the participant row for this transaction (concurrent submissions of one respondent queue). */
+  lockParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
+  updateParticipant(p: ParticipantRow): Promise<void>;
+  ofParticipant(pollId: string, participantId: string): Promise<ResponseRow[]>;
+  byIds(ids: string[]): Promise<ResponseRow[]>;
+  list(filter: ResponseFilter, page: PageRequest): Promise<Page<ResponseRow>>;
+  listParticipants(filter: { pollId?: string; accountId?: string }, page: PageRequest): Promise<Page<ParticipantRow>>;
 }
 
 export type ResearchRun = {
@@ -119,6 +136,10 @@ export interface Store {
   slides: SlideRepo;
   responses: ResponseRepo;
   research: ResearchRepo;
+  webhooks: WebhookRepo;
+  endpoints: EndpointRepo;
+  batches: BatchRepo;
+  deliveries: DeliveryRepo;
   /** Runs fn with repositories bound to one transaction; commits when it resolves. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 }
@@ -126,8 +147,19 @@ export interface Store {
 /** Who is calling: resolved from the API key by the http layer. */
 export type Caller = { userId: string; keyId: string };
 
+export type DeliverySettings = {
+  retryLadderMs: readonly number[];
+  dnsRetryLadderMs: readonly number[];
+  deliveryTimeoutMs: number;
+  batchWindowMs: number;
+  userAgent: string;
+};
+
 export type Deps = {
   store: Store;
   clock: Clock;
   urlPolicy: { allowPrivateTargets: boolean };
+  delivery: DeliverySettings;
+  /** Absent in processes that never send (CLI). */
+  sender?: HttpSender;
 };

@@ -3,8 +3,8 @@ import { newId } from '../domain/ids.js';
 import { checkRules, type QuestionRule } from '../domain/logic.js';
 import { stripHtml, trimStrings } from '../domain/sanitize.js';
 import { checkPosRule, CHOICE_TYPES, type Slide, type SlideType } from '../domain/slide.js';
-import { requirePoll } from './access.js';
-import type { Caller, Deps, Store } from './ports.js';
+import { requirePoll, requirePollForUpdate } from './access.js';
+import type { Caller, Deps, PollRow, Store } from './ports.js';
 
 export type SlideInput = {
   pollId: string;
@@ -41,21 +41,36 @@ function checkSlide(deps: Deps, slide: Slide, pageRules: string[], others: Slide
   checkRules(slide.logic, new Set([...others.map((s) => s.id), slide.id]), deps.urlPolicy, '/logic');
 }
 
-async function requireSlide(store: Store, caller: Caller, slideId: string, need: 'read' | 'write'): Promise<Slide> {
-  const slide = await store.slides.get(slideId);
-  if (!slide) throw notFound('slide');
+/**
+ * Stores `ordered` as the poll's slide order: idx is the place in the list (0..n-1), so
+ * inserting, moving and deleting never leave gaps that later inserts would land in.
+ * Writes only the slides whose place changed; `except` is written by the caller.
+ */
+async function renumber(store: Store, ordered: Slide[], except?: string): Promise<void> {
+  for (const [i, s] of ordered.entries()) {
+    if (s.id !== except && s.idx !== i) await store.slides.update({ ...s, idx: i });
+  }
+}
+
+/** A slide to change, with its poll locked (see requirePollForUpdate) and both read under the lock. */
+async function requireSlideForUpdate(store: Store, caller: Caller, slideId: string): Promise<{ slide: Slide; poll: PollRow }> {
+  const found = await store.slides.get(slideId);
+  if (!found) throw notFound('slide');
+  let poll: PollRow;
   try {
-    await requirePoll(store, caller, slide.pollId, need);
+    poll = await requirePollForUpdate(store, caller, found.pollId);
   } catch (e) {
     if (e instanceof DomainError && e.code === 'not_found') throw notFound('slide');
     throw e;
   }
-  return slide;
+  const slide = await store.slides.get(slideId);
+  if (!slide) throw notFound('slide');
+  return { slide, poll };
 }
 
 export async function createSlide(deps: Deps, caller: Caller, input: SlideInput): Promise<Slide> {
   return deps.store.transaction(async (store) => {
-    const poll = await requirePoll(store, caller, input.pollId, 'write');
+    const poll = await requirePollForUpdate(store, caller, input.pollId);
     const others = await store.slides.listByPoll(poll.id);
     const req = trimStrings(input);
     const now = deps.clock.now();
@@ -77,7 +92,7 @@ export async function createSlide(deps: Deps, caller: Caller, input: SlideInput)
       updatedAt: now,
     };
     checkSlide(deps, slide, poll.pageRules, others);
-    await store.slides.shiftFrom(poll.id, idx);
+    await renumber(store, [...others.slice(0, idx), slide, ...others.slice(idx)], slide.id);
     await store.slides.insert(slide);
     return slide;
   });
@@ -85,9 +100,9 @@ export async function createSlide(deps: Deps, caller: Caller, input: SlideInput)
 
 export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch): Promise<Slide> {
   return deps.store.transaction(async (store) => {
-    const current = await requireSlide(store, caller, patch.slideId, 'write');
-    const poll = (await store.polls.get(current.pollId))!;
-    const others = (await store.slides.listByPoll(poll.id)).filter((s) => s.id !== current.id);
+    const { slide: current, poll } = await requireSlideForUpdate(store, caller, patch.slideId);
+    const all = await store.slides.listByPoll(poll.id);
+    const others = all.filter((s) => s.id !== current.id);
     const p = trimStrings(patch);
     const now = deps.clock.now();
     let title = current.title;
@@ -103,11 +118,11 @@ export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch)
       answers: p.answers ? cleanAnswers(p.answers, now.getTime()) : current.answers,
       multi: p.multi ?? current.multi,
       logic: p.logic ?? current.logic,
-      idx: p.idx !== undefined ? Math.min(p.idx, others.length) : current.idx,
+      idx: p.idx !== undefined ? Math.min(p.idx, others.length) : all.findIndex((s) => s.id === current.id),
       updatedAt: now,
     };
     checkSlide(deps, slide, poll.pageRules, others);
-    if (slide.idx !== current.idx) await store.slides.shiftFrom(poll.id, slide.idx);
+    await renumber(store, [...others.slice(0, slide.idx), slide, ...others.slice(slide.idx)], slide.id);
     await store.slides.update(slide);
     return slide;
   });
@@ -115,13 +130,14 @@ export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch)
 
 export async function deleteSlide(deps: Deps, caller: Caller, slideId: string): Promise<{ id: string; deleted: true }> {
   return deps.store.transaction(async (store) => {
-    const slide = await requireSlide(store, caller, slideId, 'write');
+    const { slide } = await requireSlideForUpdate(store, caller, slideId);
     const others = (await store.slides.listByPoll(slide.pollId)).filter((s) => s.id !== slide.id);
     const dangling = others.filter((s) => s.logic.some((r) => r.action.type === 'skip-to' && r.action.slideId === slideId));
     if (dangling.length) {
       throw new DomainError('conflict', `slide ${dangling[0]!.id} has logic that skips to this slide; change it first`);
     }
     await store.slides.delete(slideId);
+    await renumber(store, others);
     return { id: slideId, deleted: true as const };
   });
 }

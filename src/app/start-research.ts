@@ -21,7 +21,7 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
     const responses: ResponseRow[] = [];
     for (let n = 0; n < count; n++) {
       const participantId = newId('prt', now.getTime());
-      participants.push({ id: participantId, pollId: poll.id, accountId: poll.accountId, metadata: { researchRunId: runId }, synthetic: true, complete: true, completedAt: now, createdAt: now, updatedAt: now });
+      participants.push({ id: participantId, seq: participantId, pollId: poll.id, accountId: poll.accountId, metadata: { researchRunId: runId }, synthetic: true, complete: true, completedAt: now, createdAt: now, updatedAt: now });
       for (const slide of slides) {
         responses.push({ id: newId('rsp', now.getTime()), accountId: poll.accountId, pollId: poll.id, participantId, slideId: slide.id, value: syntheticAnswer(slide, rand, n), metadata: { researchRunId: runId }, synthetic: true, createdAt: now });
       }

@@ -1,12 +1,12 @@
 import { checkRules } from '../domain/logic.js';
 import { applyPollPatch, cleanTitle, type Poll, type PollPatch } from '../domain/poll.js';
 import { checkPosRule } from '../domain/slide.js';
-import { requirePoll } from './access.js';
+import { requirePollForUpdate } from './access.js';
 import type { Caller, Deps } from './ports.js';
 
 export async function updatePoll(deps: Deps, caller: Caller, pollId: string, patch: PollPatch): Promise<Poll> {
   return deps.store.transaction(async (store) => {
-    const current = await requirePoll(store, caller, pollId, 'write');
+    const current = await requirePollForUpdate(store, caller, pollId);
     const slides = await store.slides.listByPoll(pollId);
     const body = applyPollPatch(current, patch);
     checkPosRule(body.pageRules, slides.map((s) => s.type));

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
-import { createAccount, createKey, setPlan } from '../app/admin.js';
+import { createAccount, createKey, rotateSigningSecret, setPlan } from '../app/admin.js';
 import { PLANS, ROLES, type Plan, type Role } from '../domain/access.js';
 import { DomainError } from '../domain/errors.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { DataDirLockedError } from '../infra/db/data-dir-lock.js';
 import { SchemaOutOfDateError } from '../infra/db/database.js';
 import { migrate } from '../infra/db/migrate.js';
-import { createLogger, openRuntime, serve, VERSION, type Runtime } from '../main.js';
+import { createLogger, openRuntime, runWorker, serve, VERSION, type Runtime } from '../main.js';
 import { fail, print } from './output.js';
 
 const oneOf =
@@ -63,6 +63,36 @@ program
     process.once('SIGTERM', shutdown);
     process.once('SIGINT', shutdown);
   });
+
+program
+  .command('worker')
+  .description('run the delivery worker and scheduler only (scale out by running more)')
+  .action(async () => {
+    const cfg = config(false);
+    let worker: Awaited<ReturnType<typeof runWorker>>;
+    try {
+      worker = await runWorker(cfg);
+    } catch (e) {
+      explain(false, e);
+    }
+    const shutdown = () => void worker.stop().then(() => process.exit(0), () => process.exit(1));
+    process.once('SIGTERM', shutdown);
+    process.once('SIGINT', shutdown);
+  });
+
+program
+  .command('support')
+  .description('support-only operations')
+  .command('rotate-secret')
+  .description("replace an account's webhook signing secret; queued retries use the new one at once")
+  .requiredOption('--account <id>', 'account id')
+  .option('--json', 'print one JSON object')
+  .action((opts: { account: string; json?: boolean }) =>
+    withRuntime(!!opts.json, async (rt) => {
+      const r = await rotateSigningSecret(rt.deps, opts.account);
+      print(!!opts.json, r, `account ${r.accountId}: new signing secret ${r.signingSecret}`);
+    }),
+  );
 
 program
   .command('migrate')

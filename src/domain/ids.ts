@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'ans' | 'acc' | 'usr' | 'key' | 'poll' | 'sld' | 'rsp' | 'whk' | 'dlv' | 'att' | 'prt' | 'run' | 'alr' | 'eml' | 'bat';
+export type IdPrefix = 'end' | 'ans' | 'acc' | 'usr' | 'key' | 'poll' | 'sld' | 'rsp' | 'whk' | 'dlv' | 'att' | 'prt' | 'run' | 'alr' | 'eml' | 'bat';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -30,7 +30,7 @@ export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
 }
 
 export const ID_PATTERN: Record<IdPrefix, RegExp> = Object.fromEntries(
-  (['ans', 'acc', 'usr', 'key', 'poll', 'sld', 'rsp', 'whk', 'dlv', 'att', 'prt', 'run', 'alr', 'eml', 'bat'] as IdPrefix[]).map((p) => [
+  (['end', 'ans', 'acc', 'usr', 'key', 'poll', 'sld', 'rsp', 'whk', 'dlv', 'att', 'prt', 'run', 'alr', 'eml', 'bat'] as IdPrefix[]).map((p) => [
     p,
     new RegExp(`^${p}_[0-9A-Za-z]{22}$`),
   ]),

@@ -13,13 +13,16 @@ export function trimStrings<T>(value: T): T {
 const TAG = /<\/?[a-zA-Z!][^<>]*>/g;
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'", '&nbsp;': ' ' };
 
-/** Plain text for titles: tags removed, common entities decoded, whitespace collapsed. */
+/**
+ * Plain text for titles: tags removed, common entities decoded, whitespace collapsed.
+ * Decoding happens inside the loop so markup written as entities (`&lt;script&gt;`) is removed too.
+ */
 export function stripHtml(s: string): string {
   let prev: string;
   let out = s;
   do {
     prev = out;
-    out = out.replace(TAG, '');
+    out = out.replace(/&(amp|lt|gt|quot|#39|nbsp);/g, (m) => ENTITIES[m] ?? m).replace(TAG, '');
   } while (out !== prev);
-  return out.replace(/&(amp|lt|gt|quot|#39|nbsp);/g, (m) => ENTITIES[m] ?? m).replace(/\s+/g, ' ').trim();
+  return out.replace(/\s+/g, ' ').trim();
 }

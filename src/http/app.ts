@@ -8,6 +8,8 @@ import { registerErrorHandling } from './error-handler.js';
 import { accountRoutes } from './routes/account.js';
 import { healthRoutes } from './routes/health.js';
 import { pollRoutes } from './routes/polls.js';
+import { responseRoutes } from './routes/responses.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { slideRoutes } from './routes/slides.js';
 import { validatorCompiler } from './validation.js';
 
@@ -56,6 +58,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await api.register(pollRoutes(opts.deps));
     await api.register(slideRoutes(opts.deps));
     await api.register(accountRoutes(opts.deps));
+    await api.register(webhookRoutes(opts.deps));
+    await api.register(responseRoutes(opts.deps));
   });
   return app;
 }

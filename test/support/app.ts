@@ -1,5 +1,5 @@
 import { createAccount, createKey } from '../../src/app/admin.js';
-import type { Clock, Deps } from '../../src/app/ports.js';
+import type { Clock, DeliverySettings, Deps } from '../../src/app/ports.js';
 import type { Plan, Role } from '../../src/domain/access.js';
 import { buildApp, type App } from '../../src/http/app.js';
 import type { Database } from '../../src/infra/db/database.js';
@@ -30,10 +30,23 @@ export type Harness = {
 
 let emails = 0;
 
-export async function harness(opts: { allowPrivateTargets?: boolean } = {}): Promise<Harness> {
+export const TEST_DELIVERY: DeliverySettings = {
+  retryLadderMs: [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000],
+  dnsRetryLadderMs: [60_000, 180_000],
+  deliveryTimeoutMs: 10_000,
+  batchWindowMs: 5_000,
+  userAgent: 'Canvass-Webhooks/test',
+};
+
+export async function harness(opts: { allowPrivateTargets?: boolean; delivery?: Partial<DeliverySettings> } = {}): Promise<Harness> {
   const database = await testDatabase();
   const clock = new FakeClock();
-  const deps: Deps = { store: createStore(database.db), clock, urlPolicy: { allowPrivateTargets: opts.allowPrivateTargets ?? false } };
+  const deps: Deps = {
+    store: createStore(database.db),
+    clock,
+    urlPolicy: { allowPrivateTargets: opts.allowPrivateTargets ?? false },
+    delivery: { ...TEST_DELIVERY, ...opts.delivery },
+  };
   const app = await buildApp({ deps, logger: false });
   await app.ready();
   return {

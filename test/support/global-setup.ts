@@ -1,5 +1,22 @@
-/** Removes databases left behind by a run that was killed before its files could drop their own. */
+import os from 'node:os';
+import path from 'node:path';
+import { makeTestCa } from './tls.js';
+
+/**
+ * Runs once, in vitest's main process, before the test workers start: what it puts in
+ * process.env they inherit. NODE_EXTRA_CA_CERTS is read only at process start, so this is
+ * the one place a test CA can be made trusted for in-process senders and spawned servers alike.
+ */
 export default async function setup(): Promise<void> {
+  const dir = path.join(os.tmpdir(), `canvass-test-ca-${process.pid}`);
+  const { caFile } = makeTestCa(dir);
+  process.env.NODE_EXTRA_CA_CERTS = caFile;
+  process.env.CANVASS_TEST_TLS_DIR = dir;
+  await dropStaleDatabases();
+}
+
+/** Removes databases left behind by a run that was killed before its files could drop their own. */
+async function dropStaleDatabases(): Promise<void> {
   const url = process.env.CANVASS_TEST_PG_URL;
   if (!url) return;
   const pg = (await import('pg')).default;

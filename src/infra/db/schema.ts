@@ -63,6 +63,7 @@ export interface SlidesTable {
 
 export interface ParticipantsTable {
   id: string;
+  seq: string;
   poll_id: string;
   account_id: string;
   metadata: Json<Record<string, unknown>>;
@@ -95,6 +96,76 @@ export interface ResearchRunsTable {
   created_at: Time;
 }
 
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  poll_id: string;
+  url: string;
+  delivery_rule: string;
+  legacy_secret: string;
+  created_at: Time;
+}
+
+export interface EndpointsTable {
+  id: string;
+  account_id: string;
+  poll_id: string;
+  webhook_id: string | null;
+  source: string;
+  slide_id: string | null;
+  url: string;
+  state: Generated<string>;
+  last_success_at: Time | null;
+  last_given_up_at: Time | null;
+  last_failure: string | null;
+  alert_emails_sent: Generated<number>;
+  last_alert_at: Time | null;
+  created_at: Time;
+}
+
+export interface BatchesTable {
+  id: string;
+  webhook_id: string;
+  endpoint_id: string;
+  account_id: string;
+  poll_id: string;
+  participant_id: string;
+  response_ids: Json<string[]>;
+  flush_at: Time;
+  created_at: Time;
+}
+
+export interface DeliveriesTable {
+  id: string;
+  account_id: string;
+  poll_id: string;
+  webhook_id: string | null;
+  endpoint_id: string;
+  source: string;
+  url: string;
+  participant_id: string;
+  type: string;
+  status: string;
+  attempt_count: Generated<number>;
+  dns_failures: Generated<number>;
+  next_attempt_at: Time | null;
+  lease_token: string | null;
+  body: string;
+  created_at: Time;
+  finished_at: Time | null;
+}
+
+export interface AttemptsTable {
+  id: string;
+  delivery_id: string;
+  number: number;
+  sent_at: Time;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  response_excerpt: string | null;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   applied_at: Generated<Date>;
@@ -110,5 +181,10 @@ export interface DB {
   participants: ParticipantsTable;
   responses: ResponsesTable;
   research_runs: ResearchRunsTable;
+  webhooks: WebhooksTable;
+  endpoints: EndpointsTable;
+  batches: BatchesTable;
+  deliveries: DeliveriesTable;
+  attempts: AttemptsTable;
   schema_migrations: SchemaMigrationsTable;
 }

@@ -6,6 +6,10 @@ import { pollRepo } from './repositories/polls.js';
 import { researchRepo, responseRepo } from './repositories/responses.js';
 import { slideRepo } from './repositories/slides.js';
 import { userRepo } from './repositories/users.js';
+import { batchRepo } from './repositories/batches.js';
+import { deliveryRepo } from './repositories/deliveries.js';
+import { endpointRepo } from './repositories/endpoints.js';
+import { webhookRepo } from './repositories/webhooks.js';
 import type { DB } from './schema.js';
 
 export function createStore(db: Kysely<DB>): Store {
@@ -17,6 +21,10 @@ export function createStore(db: Kysely<DB>): Store {
     slides: slideRepo(db),
     responses: responseRepo(db),
     research: researchRepo(db),
+    webhooks: webhookRepo(db),
+    endpoints: endpointRepo(db),
+    batches: batchRepo(db),
+    deliveries: deliveryRepo(db),
     // Nested calls reuse the open transaction rather than deadlocking on PGlite's one connection.
     transaction: (fn) => (db.isTransaction ? fn(createStore(db)) : db.transaction().execute((trx) => fn(createStore(trx)))),
   };

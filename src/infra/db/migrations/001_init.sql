@@ -65,6 +65,8 @@ CREATE INDEX slides_poll ON slides (poll_id, idx);
 -- Respondents and their answers. Synthetic rows come from research runs.
 CREATE TABLE participants (
   id text NOT NULL,
+  -- A time-sorted surrogate: participant ids are the client's and do not sort.
+  seq text NOT NULL UNIQUE,
   poll_id text NOT NULL REFERENCES polls(id) ON DELETE CASCADE,
   account_id text NOT NULL,
   metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
@@ -75,7 +77,8 @@ CREATE TABLE participants (
   updated_at timestamptz NOT NULL,
   PRIMARY KEY (poll_id, id)
 );
-CREATE INDEX participants_account ON participants (account_id, created_at);
+CREATE INDEX participants_account ON participants (account_id, seq);
+CREATE INDEX participants_poll_seq ON participants (poll_id, seq);
 
 CREATE TABLE responses (
   id text PRIMARY KEY,

@@ -41,6 +41,10 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
         .where('id', '=', id)
         .execute();
     },
+    async setSigningSecretIfMissing(id, secret, now) {
+      const r = await db.updateTable('accounts').set({ signing_secret: secret, updated_at: now }).where('id', '=', id).where('signing_secret', 'is', null).executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
     async setSigningSecret(id, secret, now) {
       await db.updateTable('accounts').set({ signing_secret: secret, updated_at: now }).where('id', '=', id).execute();
     },

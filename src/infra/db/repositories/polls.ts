@@ -48,6 +48,9 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     async update(id, f) {
       await db.updateTable('polls').set({ title: f.title, is_visible: f.isVisible, body: json(bodyOf(f.body)), updated_at: f.updatedAt }).where('id', '=', id).execute();
     },
+    async lock(id) {
+      await db.selectFrom('polls').select('id').where('id', '=', id).forUpdate().execute();
+    },
     async delete(id) {
       const r = await db.deleteFrom('polls').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ResearchRepo, ResponseRepo } from '../../../app/ports.js';
 import type { DB } from '../schema.js';
 import { json } from './page.js';
+import { participantReads } from './participants.js';
 
 // Large research runs insert in slices so one statement stays well under the parameter limit.
 const CHUNK = 500;
@@ -14,6 +15,7 @@ function chunks<T>(rows: T[]): T[][] {
 
 export function responseRepo(db: Kysely<DB>): ResponseRepo {
   return {
+    ...participantReads(db),
     async insertParticipants(rows) {
       for (const part of chunks(rows)) {
         await db
@@ -21,6 +23,7 @@ export function responseRepo(db: Kysely<DB>): ResponseRepo {
           .values(
             part.map((p) => ({
               id: p.id,
+              seq: p.seq,
               poll_id: p.pollId,
               account_id: p.accountId,
               metadata: json(p.metadata),

@@ -1,0 +1,141 @@
+import type { AttemptOutcome } from '../domain/retry-policy.js';
+import type { EventType } from '../domain/payload.js';
+import type { Page, PageRequest } from './ports.js';
+
+export type DeliveryRule = 'partial' | 'complete';
+export type DeliverySource = 'webhook' | 'question-logic' | 'survey-logic';
+export type DeliveryStatus = 'pending' | 'in_flight' | 'delivered' | 'rejected' | 'given_up' | 'cancelled';
+
+export type Webhook = {
+  id: string;
+  accountId: string;
+  pollId: string;
+  url: string;
+  deliveryRule: DeliveryRule;
+  legacySecret: string;
+  createdAt: Date;
+};
+
+export type Endpoint = {
+  id: string;
+  accountId: string;
+  pollId: string;
+  webhookId: string | null;
+  source: DeliverySource;
+  slideId: string | null;
+  url: string;
+  state: 'healthy' | 'alerted';
+  lastSuccessAt: Date | null;
+  lastGivenUpAt: Date | null;
+  lastFailure: string | null;
+  alertEmailsSent: number;
+  lastAlertAt: Date | null;
+  createdAt: Date;
+};
+
+export type Delivery = {
+  id: string;
+  accountId: string;
+  pollId: string;
+  webhookId: string | null;
+  endpointId: string;
+  source: DeliverySource;
+  url: string;
+  participantId: string;
+  type: EventType;
+  status: DeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  body: string;
+  createdAt: Date;
+  finishedAt: Date | null;
+};
+
+export type NewDelivery = Omit<Delivery, 'status' | 'attemptCount' | 'finishedAt' | 'nextAttemptAt'> & { nextAttemptAt: Date };
+
+/** A delivery leased to this worker for one attempt, with what signing needs right now. */
+export type ClaimedDelivery = Delivery & { leaseToken: string; signingSecret: string | null; legacySecret: string | null };
+
+export type Attempt = {
+  id: string;
+  deliveryId: string;
+  number: number;
+  sentAt: Date;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  responseExcerpt: string | null;
+};
+
+export type Batch = {
+  id: string;
+  webhookId: string;
+  endpointId: string;
+  accountId: string;
+  pollId: string;
+  participantId: string;
+  responseIds: string[];
+  flushAt: Date;
+  createdAt: Date;
+};
+
+export type DeliveryFilter = { accountIds: string[]; webhookId?: string; pollId?: string; status?: DeliveryStatus };
+
+export interface WebhookRepo {
+  insert(w: Webhook): Promise<void>;
+  get(id: string): Promise<Webhook | undefined>;
+  listByPoll(pollId: string): Promise<Webhook[]>;
+  countByPoll(pollId: string): Promise<number>;
+  list(filter: { pollId?: string; accountId?: string }, page: PageRequest): Promise<Page<Webhook>>;
+  delete(id: string): Promise<void>;
+}
+
+export interface EndpointRepo {
+  insert(e: Endpoint): Promise<void>;
+  get(id: string): Promise<Endpoint | undefined>;
+  getMany(ids: string[]): Promise<Endpoint[]>;
+  /** The endpoint of a logic-triggered URL, made on first use. */
+  ensureLogic(e: Omit<Endpoint, 'state' | 'lastSuccessAt' | 'lastGivenUpAt' | 'lastFailure' | 'alertEmailsSent' | 'lastAlertAt' | 'webhookId'>): Promise<string>;
+  recordSuccess(id: string, at: Date): Promise<void>;
+  recordGivenUp(id: string, at: Date, failure: string): Promise<void>;
+}
+
+export interface BatchRepo {
+  /** Adds responses to the open batch of (webhook, participant), opening one that flushes at flushAt. */
+  append(b: Batch): Promise<void>;
+  /** Locks due batches for this transaction; others skip them. */
+  claimDue(now: Date, limit: number): Promise<Batch[]>;
+  delete(ids: string[]): Promise<void>;
+}
+
+export type AttemptResult = {
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+  finishedAt: Date | null;
+  dnsFailure: boolean;
+};
+
+export interface DeliveryRepo {
+  insert(rows: NewDelivery[]): Promise<void>;
+  claim(now: Date, limit: number, leaseUntil: Date, leaseToken: string): Promise<ClaimedDelivery[]>;
+  /** Applies an attempt's result if this worker still holds the lease; false when it does not. */
+  finish(id: string, leaseToken: string, result: AttemptResult): Promise<boolean>;
+  insertAttempt(a: Attempt): Promise<void>;
+  cancel(filter: { webhookId?: string; pollId?: string }, now: Date): Promise<number>;
+  get(id: string): Promise<Delivery | undefined>;
+  attempts(deliveryId: string): Promise<Attempt[]>;
+  lastAttempt(deliveryId: string): Promise<Attempt | undefined>;
+  list(filter: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>>;
+  /** Deliveries given up or rejected for an endpoint since a time (alerts: responses lost). */
+  countLost(endpointId: string, since: Date): Promise<number>;
+  purgeFinishedBefore(before: Date, limit: number): Promise<number>;
+}
+
+export type SendRequest = { url: string; body: string; headers: Record<string, string>; timeoutMs: number };
+export type SendResult = { outcome: AttemptOutcome; durationMs: number; excerpt: string | null };
+
+export interface HttpSender {
+  send(req: SendRequest): Promise<SendResult>;
+  close(): Promise<void>;
+}
+

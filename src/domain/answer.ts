@@ -1,0 +1,43 @@
+import { invalid } from './errors.js';
+import { CHOICE_TYPES, NON_ANSWERABLE, type Slide } from './slide.js';
+
+/** Checks an answer's value against its slide (DESIGN §2 Respondents); the error names the slide. */
+export function checkAnswerValue(slide: Slide, value: unknown, path: string): void {
+  const bad = (what: string) => {
+    throw invalid(path, `slide ${slide.id} (${slide.type}) expects ${what}`);
+  };
+  if (NON_ANSWERABLE.has(slide.type)) bad('no answer');
+  if (CHOICE_TYPES.has(slide.type)) {
+    const options = slide.answers.map((a) => a.title);
+    const allowed = options.length ? options : slide.type === 'binary' ? ['Yes', 'No'] : [];
+    if (slide.multi) {
+      if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== 'string')) bad('a non-empty array of answer titles');
+      for (const v of value as string[]) if (!allowed.includes(v)) bad(`answers among: ${allowed.join(', ')}`);
+      return;
+    }
+    if (typeof value !== 'string' || !allowed.includes(value)) bad(`one of: ${allowed.join(', ')}`);
+    return;
+  }
+  switch (slide.type) {
+    case 'star-rating':
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 5) bad('a whole number from 1 to 5');
+      return;
+    case 'range':
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 10) bad('a number from 0 to 10');
+      return;
+    case 'legal-consent':
+      if (value !== true) bad('true');
+      return;
+    case 'file-upload':
+      if (typeof value !== 'string' || !/^https?:\/\/\S+$/.test(value) || value.length > 2048) bad('a URL');
+      return;
+    case 'email-capture':
+      if (typeof value !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value) || value.length > 320) bad('an email address');
+      return;
+    case 'date':
+      if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) bad('a date string');
+      return;
+    default:
+      if (typeof value !== 'string' || value.length > 10000) bad('a string of at most 10000 characters');
+  }
+}

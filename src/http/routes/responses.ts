@@ -1,0 +1,50 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { Readable } from 'node:stream';
+import type { Deps } from '../../app/ports.js';
+import { exportResponsesCsv, listEmails, listParticipants, listResponses } from '../../app/read-responses.js';
+import { submitResponses } from '../../app/submit-responses.js';
+import { callerOf } from '../auth.js';
+import { PollPageQuery, PollQuery, ResponsesQuery, ScopeQuery, SubmitBody } from '../schemas/webhook.js';
+
+const tags = ['responses'];
+
+export const responseRoutes =
+  (deps: Deps): FastifyPluginAsync =>
+  async (root) => {
+    const app = root.withTypeProvider<TypeBoxTypeProvider>();
+    app.post(
+      '/participant/responses',
+      { config: { auth: 'optional' }, schema: { tags, summary: 'Submit answers (public for visible polls; apiOnly polls need a key of the account)', body: SubmitBody, security: [] } },
+      async (req, reply) => reply.status(201).send({ data: await submitResponses(deps, req.caller, req.body) }),
+    );
+    app.get('/responses', { schema: { tags, summary: 'Responses of a poll or an account', querystring: ResponsesQuery } }, async (req) => {
+      const { startCursor, limit, createdAfter, createdBefore, ...scope } = req.query;
+      return listResponses(
+        deps,
+        callerOf(req),
+        { ...scope, createdAfter: createdAfter ? new Date(createdAfter) : undefined, createdBefore: createdBefore ? new Date(createdBefore) : undefined },
+        { startCursor, limit },
+      );
+    });
+    app.get('/participants', { schema: { tags, summary: 'Participants of a poll', querystring: PollPageQuery } }, async (req) =>
+      listParticipants(deps, callerOf(req), req.query.pollId, { startCursor: req.query.startCursor, limit: req.query.limit }),
+    );
+    app.get('/emails', { schema: { tags, summary: 'Email addresses found per participant', querystring: ScopeQuery } }, async (req) => {
+      const { startCursor, limit, ...scope } = req.query;
+      return listEmails(deps, callerOf(req), scope, { startCursor, limit });
+    });
+    app.get('/responses/export', { schema: { tags, summary: 'All responses of a poll as CSV (streamed)', querystring: PollQuery } }, async (req, reply) => {
+      const rows = exportResponsesCsv(deps, callerOf(req), req.query.pollId);
+      // Pull the first chunk before answering so that a 404 is still a problem document.
+      const first = await rows.next();
+      const stream = Readable.from((async function* () {
+        if (!first.done) yield first.value;
+        yield* rows;
+      })());
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="responses-${req.query.pollId}.csv"`)
+        .send(stream);
+    });
+  };

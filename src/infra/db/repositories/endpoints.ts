@@ -1,0 +1,67 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { DeliverySource, Endpoint, EndpointRepo } from '../../../app/delivery-ports.js';
+import type { DB, EndpointsTable } from '../schema.js';
+
+export const toEndpoint = (r: Selectable<EndpointsTable>): Endpoint => ({
+  id: r.id,
+  accountId: r.account_id,
+  pollId: r.poll_id,
+  webhookId: r.webhook_id,
+  source: r.source as DeliverySource,
+  slideId: r.slide_id,
+  url: r.url,
+  state: r.state as Endpoint['state'],
+  lastSuccessAt: r.last_success_at,
+  lastGivenUpAt: r.last_given_up_at,
+  lastFailure: r.last_failure,
+  alertEmailsSent: r.alert_emails_sent,
+  lastAlertAt: r.last_alert_at,
+  createdAt: r.created_at,
+});
+
+export function endpointRepo(db: Kysely<DB>): EndpointRepo {
+  return {
+    async insert(e) {
+      await db
+        .insertInto('endpoints')
+        .values({ id: e.id, account_id: e.accountId, poll_id: e.pollId, webhook_id: e.webhookId, source: e.source, slide_id: e.slideId, url: e.url, created_at: e.createdAt })
+        .execute();
+    },
+    async get(id) {
+      const r = await db.selectFrom('endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+      return r && toEndpoint(r);
+    },
+    async getMany(ids) {
+      if (!ids.length) return [];
+      const rows = await db.selectFrom('endpoints').selectAll().where('id', 'in', ids).execute();
+      return rows.map(toEndpoint);
+    },
+    async ensureLogic(e) {
+      const find = () =>
+        db
+          .selectFrom('endpoints')
+          .select('id')
+          .where('poll_id', '=', e.pollId)
+          .where('source', '=', e.source)
+          .where((eb) => (e.slideId === null ? eb('slide_id', 'is', null) : eb('slide_id', '=', e.slideId)))
+          .where('url', '=', e.url)
+          .where('webhook_id', 'is', null)
+          .executeTakeFirst();
+      const found = await find();
+      if (found) return found.id;
+      await db
+        .insertInto('endpoints')
+        .values({ id: e.id, account_id: e.accountId, poll_id: e.pollId, webhook_id: null, source: e.source, slide_id: e.slideId, url: e.url, created_at: e.createdAt })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+      return (await find())!.id;
+    },
+    async recordSuccess(id, at) {
+      // Any success ends an alert episode: the email count starts again at the next break.
+      await db.updateTable('endpoints').set({ last_success_at: at, state: 'healthy', alert_emails_sent: 0, last_alert_at: null }).where('id', '=', id).execute();
+    },
+    async recordGivenUp(id, at, failure) {
+      await db.updateTable('endpoints').set({ last_given_up_at: at, last_failure: failure }).where('id', '=', id).execute();
+    },
+  };
+}

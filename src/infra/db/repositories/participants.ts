@@ -1,0 +1,80 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { ParticipantRow, ResponseFilter, ResponseRow } from '../../../app/ports.js';
+import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
+import { json, toPage } from './page.js';
+
+export const toParticipant = (r: Selectable<ParticipantsTable>): ParticipantRow => ({
+  id: r.id,
+  seq: r.seq,
+  pollId: r.poll_id,
+  accountId: r.account_id,
+  metadata: r.metadata,
+  synthetic: r.synthetic,
+  complete: r.complete,
+  completedAt: r.completed_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export const toResponse = (r: Selectable<ResponsesTable>): ResponseRow => ({
+  id: r.id,
+  accountId: r.account_id,
+  pollId: r.poll_id,
+  participantId: r.participant_id,
+  slideId: r.slide_id,
+  value: r.value,
+  metadata: r.metadata,
+  synthetic: r.synthetic,
+  createdAt: r.created_at,
+});
+
+export function participantReads(db: Kysely<DB>) {
+  return {
+    async getParticipant(pollId: string, id: string) {
+      const r = await db.selectFrom('participants').selectAll().where('poll_id', '=', pollId).where('id', '=', id).executeTakeFirst();
+      return r && toParticipant(r);
+    },
+    async lockParticipant(pollId: string, id: string) {
+      const r = await db.selectFrom('participants').selectAll().where('poll_id', '=', pollId).where('id', '=', id).forUpdate().executeTakeFirst();
+      return r && toParticipant(r);
+    },
+    async updateParticipant(p: ParticipantRow) {
+      await db
+        .updateTable('participants')
+        .set({ metadata: json(p.metadata), complete: p.complete, completed_at: p.completedAt, updated_at: p.updatedAt })
+        .where('poll_id', '=', p.pollId)
+        .where('id', '=', p.id)
+        .execute();
+    },
+    async ofParticipant(pollId: string, participantId: string) {
+      const rows = await db.selectFrom('responses').selectAll().where('poll_id', '=', pollId).where('participant_id', '=', participantId).orderBy('id').execute();
+      return rows.map(toResponse);
+    },
+    async byIds(ids: string[]) {
+      if (!ids.length) return [];
+      const rows = await db.selectFrom('responses').selectAll().where('id', 'in', ids).orderBy('id').execute();
+      return rows.map(toResponse);
+    },
+    async list(f: ResponseFilter, page: { startCursor?: string | undefined; limit: number }) {
+      let q = db.selectFrom('responses').selectAll();
+      if (f.pollId) q = q.where('poll_id', '=', f.pollId);
+      if (f.accountId) q = q.where('account_id', '=', f.accountId);
+      if (f.createdAfter) q = q.where('created_at', '>', f.createdAfter);
+      if (f.createdBefore) q = q.where('created_at', '<', f.createdBefore);
+      if (page.startCursor) q = q.where('id', '>', page.startCursor);
+      const rows = await q.orderBy('id').limit(page.limit + 1).execute();
+      return toPage(rows.map(toResponse), page);
+    },
+    async listParticipants(f: { pollId?: string; accountId?: string }, page: { startCursor?: string | undefined; limit: number }) {
+      let q = db.selectFrom('participants').selectAll();
+      if (f.pollId) q = q.where('poll_id', '=', f.pollId);
+      if (f.accountId) q = q.where('account_id', '=', f.accountId);
+      if (page.startCursor) q = q.where('seq', '>', page.startCursor);
+      const rows = await q.orderBy('seq').limit(page.limit + 1).execute();
+      const hasNextPage = rows.length > page.limit;
+      const data = (hasNextPage ? rows.slice(0, page.limit) : rows).map(toParticipant);
+      return { data, hasNextPage, endCursor: data.length ? data[data.length - 1]!.seq : null };
+    },
+  };
+}
+

@@ -1,0 +1,84 @@
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import type { HttpSender, SendRequest, SendResult } from '../../app/delivery-ports.js';
+import { isIpLiteral, isPublicAddress } from '../../domain/ip-ranges.js';
+import type { DeliveryError } from '../../domain/retry-policy.js';
+import { guardedLookup } from './guarded-lookup.js';
+
+const EXCERPT_BYTES = 1024;
+// Past this the answer body is dropped with its connection rather than read to the end.
+const MAX_BODY_READ = 64 * 1024;
+
+const TLS_CODES = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|UNABLE_TO_|SELF_SIGNED|ERR_OSSL|HOSTNAME_MISMATCH)/;
+
+/** Maps what undici and Node throw to the error words of the delivery log (DESIGN §2 Attempt). */
+export function classifyError(err: unknown, timedOut: boolean): DeliveryError {
+  if (timedOut) return 'timeout';
+  const seen = new Set<unknown>();
+  let e: unknown = err;
+  while (e && typeof e === 'object' && !seen.has(e)) {
+    seen.add(e);
+    const code = String((e as { code?: unknown }).code ?? '');
+    const name = String((e as { name?: unknown }).name ?? '');
+    if (code === 'CANVASS_BLOCKED_ADDRESS') return 'blocked_address';
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' || code === 'EAI_NODATA') return 'dns';
+    if (code === 'ECONNREFUSED') return 'refused';
+    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') return 'reset';
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'ETIMEDOUT' || name === 'TimeoutError') return 'timeout';
+    if (TLS_CODES.test(code)) return 'tls';
+    e = (e as { cause?: unknown }).cause;
+  }
+  return 'network';
+}
+
+export type SenderOptions = {
+  allowPrivateTargets: boolean;
+  /** Most sockets kept per origin (keep-alive pool size): the per-endpoint concurrency bound. */
+  connectionsPerOrigin?: number;
+  resolver?: Parameters<typeof guardedLookup>[0]['resolver'];
+};
+
+export function createUndiciSender(opts: SenderOptions): HttpSender {
+  const agent = new Agent({
+    connections: opts.connectionsPerOrigin ?? 16,
+    pipelining: 1,
+    keepAliveTimeout: 30_000,
+    connect: { lookup: guardedLookup({ allowPrivate: opts.allowPrivateTargets, resolver: opts.resolver }) },
+  });
+
+  return {
+    async send(req: SendRequest): Promise<SendResult> {
+      const started = performance.now();
+      const host = new URL(req.url).hostname;
+      // Literal addresses never reach the lookup: check them here.
+      if (!opts.allowPrivateTargets && isIpLiteral(host.replace(/^\[|\]$/g, '')) && !isPublicAddress(host)) {
+        return { outcome: { kind: 'error', error: 'blocked_address' }, durationMs: 0, excerpt: null };
+      }
+      const signal = AbortSignal.timeout(req.timeoutMs);
+      try {
+        // undici never follows redirects unless told to: a 3xx comes back as a plain answer.
+        const res = await request(req.url, { method: 'POST', body: req.body, headers: req.headers, dispatcher: agent, signal });
+        const durationMs = performance.now() - started;
+        let excerpt = '';
+        let read = 0;
+        try {
+          for await (const chunk of res.body) {
+            const buf = Buffer.from(chunk as Uint8Array);
+            read += buf.length;
+            if (excerpt.length < EXCERPT_BYTES) excerpt += buf.toString('utf8');
+            if (read > MAX_BODY_READ) {
+              res.body.destroy();
+              break;
+            }
+          }
+        } catch {
+          // The status is what counts; a body cut short by the deadline does not change it.
+        }
+        return { outcome: { kind: 'response', statusCode: res.statusCode }, durationMs, excerpt: excerpt.slice(0, EXCERPT_BYTES) || null };
+      } catch (err) {
+        return { outcome: { kind: 'error', error: classifyError(err, signal.aborted) }, durationMs: performance.now() - started, excerpt: null };
+      }
+    },
+    close: () => agent.close(),
+  };
+}

@@ -1,0 +1,34 @@
+import type { Logger } from 'pino';
+import { flushDueBatches } from '../app/flush-batches.js';
+import type { Deps } from '../app/ports.js';
+import { wakeableSleep } from './sleep.js';
+
+export type SchedulerTask = { name: string; run(deps: Deps): Promise<number> };
+
+export const BATCH_FLUSH: SchedulerTask = { name: 'flush-batches', run: (deps) => flushDueBatches(deps) };
+
+/**
+ * Runs periodic tasks every tick. A task that did work runs again at once (there may be more);
+ * a failing task is logged and tried at the next tick.
+ */
+export function startScheduler(deps: Deps, signal: AbortSignal, opts: { tickMs: number; tasks: SchedulerTask[]; logger: Logger; onWork?: () => void }): Promise<void> {
+  const idle = wakeableSleep(signal);
+  return (async () => {
+    while (!signal.aborted) {
+      let didWork = false;
+      for (const task of opts.tasks) {
+        try {
+          const n = await task.run(deps);
+          if (n > 0) {
+            didWork = true;
+            opts.logger.debug({ task: task.name, n }, 'scheduler task did work');
+            opts.onWork?.();
+          }
+        } catch (err) {
+          opts.logger.error({ err, task: task.name }, 'scheduler task failed');
+        }
+      }
+      if (!didWork) await idle.sleep(opts.tickMs);
+    }
+  })();
+}
