@@ -6,7 +6,7 @@ import type { AttemptResult, ClaimedDelivery, SendResult } from './delivery-port
 import type { Deps } from './ports.js';
 
 /** How long a claimed delivery stays leased: the attempt's deadline plus room to record it. */
-export const leaseMs = (deps: Deps) => deps.delivery.deliveryTimeoutMs * 2 + 30_000;
+export const leaseMs = (deps: Deps) => deps.delivery.deliveryTimeoutMs * 2 + 5_000;
 
 export async function claimDeliveries(deps: Deps, limit: number): Promise<ClaimedDelivery[]> {
   const now = deps.clock.now();
