@@ -9,7 +9,9 @@ import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
 import { createUndiciSender } from './infra/http-sender/undici-sender.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
-import { BATCH_FLUSH, startScheduler } from './worker/scheduler.js';
+import { ALERT_CHECK, BATCH_FLUSH, startScheduler } from './worker/scheduler.js';
+import { outboxMailer, smtpMailer } from './infra/mail/mailer.js';
+import path from 'node:path';
 
 /** The only module that knows every layer: it builds the object graph for each process kind. */
 
@@ -77,7 +79,8 @@ export type Worker = { stop(): Promise<void>; wake(): void };
  */
 export function startWorker(rt: Runtime): Worker {
   const sender = createUndiciSender({ allowPrivateTargets: rt.config.allowPrivateTargets });
-  const deps: Deps = { ...rt.deps, sender };
+  const mailer = rt.config.smtpUrl ? smtpMailer(rt.config.smtpUrl, rt.config.mailFrom) : outboxMailer(path.join(rt.config.dataDir, 'outbox'), rt.config.mailFrom);
+  const deps: Deps = { ...rt.deps, sender, mailer, alerts: { quietMs: rt.config.alertQuietMs, reminderMs: rt.config.alertReminderMs } };
   const controller = new AbortController();
   const logger = rt.logger.child({ component: 'worker' });
   const runner = startDeliveryRunner(deps, controller.signal, {
@@ -86,7 +89,7 @@ export function startWorker(rt: Runtime): Worker {
     idleMs: Math.min(200, rt.config.schedulerTickMs),
     logger,
   });
-  const scheduler = startScheduler(deps, controller.signal, { tickMs: rt.config.schedulerTickMs, tasks: [BATCH_FLUSH], logger, onWork: () => runner.wake() });
+  const scheduler = startScheduler(deps, controller.signal, { tickMs: rt.config.schedulerTickMs, tasks: [BATCH_FLUSH, ALERT_CHECK], logger, onWork: () => runner.wake() });
   let stopping: Promise<void> | undefined;
   return {
     wake: () => runner.wake(),
@@ -95,6 +98,7 @@ export function startWorker(rt: Runtime): Worker {
         controller.abort();
         await Promise.all([runner.done, scheduler]);
         await sender.close();
+        await mailer.close();
       })()),
   };
 }

@@ -1,15 +1,71 @@
+import { newId } from '../domain/ids.js';
+import { firingQuestionRules, firingSurveyRules, navigation } from '../domain/logic-eval.js';
 import type { Slide } from '../domain/slide.js';
+import type { DeliverySource, NewDelivery } from './delivery-ports.js';
+import { newDelivery } from './enqueue.js';
 import type { Deps, ParticipantRow, PollRow, ResponseRow, Store } from './ports.js';
 
 export type LogicPlan = { nextSlideId: string | null; ended: boolean };
 
-/** Question and survey action logic (issue C): what comes next, and logic-triggered deliveries. */
-export async function planLogic(
-  _deps: Deps,
-  _store: Store,
-  ctx: { poll: PollRow; slides: Slide[]; participant: ParticipantRow; responses: ResponseRow[]; all: ResponseRow[]; newlyComplete: boolean; now: Date },
-): Promise<LogicPlan> {
-  const answered = new Set(ctx.all.map((r) => r.slideId));
-  const next = ctx.slides.find((s) => !answered.has(s.id) && s.type !== 'copy');
-  return { nextSlideId: next?.id ?? null, ended: false };
+type Ctx = { poll: PollRow; slides: Slide[]; participant: ParticipantRow; responses: ResponseRow[]; all: ResponseRow[]; newlyComplete: boolean; now: Date };
+
+/**
+ * Question logic and survey action logic for one submission: trigger-webhook actions whose
+ * conditions hold become deliveries (same payload, signature and ladder as saved webhooks),
+ * and the other actions tell the widget what comes next.
+ */
+export async function planLogic(_deps: Deps, store: Store, ctx: Ctx): Promise<LogicPlan> {
+  const bySlide = new Map(ctx.slides.map((s) => [s.id, s]));
+  const targets = new Map<string, { source: DeliverySource; slideId: string | null; url: string; type: 'submitted-responses' | 'completed-survey' }>();
+  let nav: LogicPlan = { nextSlideId: null, ended: false };
+
+  for (const r of ctx.responses) {
+    const slide = bySlide.get(r.slideId);
+    if (!slide) continue;
+    const fired = firingQuestionRules(slide.logic, r.value);
+    for (const rule of fired) {
+      if (rule.action.type === 'trigger-webhook') {
+        targets.set(`q|${slide.id}|${rule.action.url}`, { source: 'question-logic', slideId: slide.id, url: rule.action.url, type: 'submitted-responses' });
+      }
+    }
+    // The last answer of the submission decides where the respondent goes.
+    const action = navigation(fired);
+    const after = ctx.slides.find((s) => s.idx > slide.idx) ?? null;
+    if (action?.type === 'skip-to') nav = { nextSlideId: action.slideId, ended: false };
+    else if (action?.type === 'end-survey') nav = { nextSlideId: null, ended: true };
+    else nav = { nextSlideId: after?.id ?? null, ended: after === null };
+  }
+
+  if (ctx.newlyComplete && ctx.poll.actionLogic.length) {
+    const answers = new Map(ctx.all.map((r) => [r.slideId, r.value]));
+    for (const rule of firingSurveyRules(ctx.poll.actionLogic, answers)) {
+      if (rule.action.type === 'trigger-webhook') {
+        targets.set(`s|${rule.action.url}`, { source: 'survey-logic', slideId: null, url: rule.action.url, type: 'completed-survey' });
+      }
+    }
+  }
+
+  const deliveries: NewDelivery[] = [];
+  for (const t of targets.values()) {
+    const endpointId = await store.endpoints.ensureLogic({
+      id: newId('end', ctx.now.getTime()),
+      accountId: ctx.poll.accountId,
+      pollId: ctx.poll.id,
+      source: t.source,
+      slideId: t.slideId,
+      url: t.url,
+      createdAt: ctx.now,
+    });
+    deliveries.push(
+      newDelivery({
+        ...ctx,
+        responses: t.type === 'completed-survey' ? ctx.all : ctx.responses,
+        type: t.type,
+        target: { endpointId, webhookId: null, source: t.source, url: t.url },
+        at: ctx.now,
+      }),
+    );
+  }
+  await store.deliveries.insert(deliveries);
+  return nav;
 }

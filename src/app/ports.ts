@@ -3,6 +3,7 @@ import type { AccountDefaults } from '../domain/poll-defaults.js';
 import type { Poll, PollBody } from '../domain/poll.js';
 import type { Slide } from '../domain/slide.js';
 import type { BatchRepo, DeliveryRepo, EndpointRepo, HttpSender, WebhookRepo } from './delivery-ports.js';
+import type { AlertRepo, Mailer } from './alert-ports.js';
 
 export interface Clock {
   now(): Date;
@@ -140,6 +141,7 @@ export interface Store {
   endpoints: EndpointRepo;
   batches: BatchRepo;
   deliveries: DeliveryRepo;
+  alerts: AlertRepo;
   /** Runs fn with repositories bound to one transaction; commits when it resolves. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 }
@@ -162,4 +164,6 @@ export type Deps = {
   delivery: DeliverySettings;
   /** Absent in processes that never send (CLI). */
   sender?: HttpSender;
+  mailer?: Mailer;
+  alerts?: { quietMs: number; reminderMs: number };
 };

@@ -6,6 +6,7 @@ import type { Deps } from '../app/ports.js';
 import { authHook } from './auth.js';
 import { registerErrorHandling } from './error-handler.js';
 import { accountRoutes } from './routes/account.js';
+import { alertRoutes } from './routes/alerts.js';
 import { healthRoutes } from './routes/health.js';
 import { pollRoutes } from './routes/polls.js';
 import { responseRoutes } from './routes/responses.js';
@@ -60,6 +61,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await api.register(accountRoutes(opts.deps));
     await api.register(webhookRoutes(opts.deps));
     await api.register(responseRoutes(opts.deps));
+    await api.register(alertRoutes(opts.deps));
   });
   return app;
 }

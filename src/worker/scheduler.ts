@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { checkAlerts } from '../app/check-alerts.js';
 import { flushDueBatches } from '../app/flush-batches.js';
 import type { Deps } from '../app/ports.js';
 import { wakeableSleep } from './sleep.js';
@@ -6,6 +7,7 @@ import { wakeableSleep } from './sleep.js';
 export type SchedulerTask = { name: string; run(deps: Deps): Promise<number> };
 
 export const BATCH_FLUSH: SchedulerTask = { name: 'flush-batches', run: (deps) => flushDueBatches(deps) };
+export const ALERT_CHECK: SchedulerTask = { name: 'check-alerts', run: (deps) => checkAlerts(deps) };
 
 /**
  * Runs periodic tasks every tick. A task that did work runs again at once (there may be more);

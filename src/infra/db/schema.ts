@@ -166,6 +166,22 @@ export interface AttemptsTable {
   response_excerpt: string | null;
 }
 
+export interface AlertEmailsTable {
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  webhook_id: string | null;
+  poll_id: string;
+  kind: string;
+  sequence: number;
+  recipients: Json<string[]>;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  details: Json<Record<string, unknown>>;
+  sent_at: Time;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   applied_at: Generated<Date>;
@@ -186,5 +202,6 @@ export interface DB {
   batches: BatchesTable;
   deliveries: DeliveriesTable;
   attempts: AttemptsTable;
+  alert_emails: AlertEmailsTable;
   schema_migrations: SchemaMigrationsTable;
 }

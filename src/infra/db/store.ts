@@ -6,6 +6,7 @@ import { pollRepo } from './repositories/polls.js';
 import { researchRepo, responseRepo } from './repositories/responses.js';
 import { slideRepo } from './repositories/slides.js';
 import { userRepo } from './repositories/users.js';
+import { alertRepo } from './repositories/alerts.js';
 import { batchRepo } from './repositories/batches.js';
 import { deliveryRepo } from './repositories/deliveries.js';
 import { endpointRepo } from './repositories/endpoints.js';
@@ -25,6 +26,7 @@ export function createStore(db: Kysely<DB>): Store {
     endpoints: endpointRepo(db),
     batches: batchRepo(db),
     deliveries: deliveryRepo(db),
+    alerts: alertRepo(db),
     // Nested calls reuse the open transaction rather than deadlocking on PGlite's one connection.
     transaction: (fn) => (db.isTransaction ? fn(createStore(db)) : db.transaction().execute((trx) => fn(createStore(trx)))),
   };

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Batch, BatchRepo } from '../../../app/delivery-ports.js';
+import type { BatchRepo } from '../../../app/delivery-ports.js';
 import type { DB } from '../schema.js';
 import { json } from './page.js';
 

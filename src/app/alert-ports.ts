@@ -1,0 +1,47 @@
+import type { Endpoint } from './delivery-ports.js';
+import type { Page, PageRequest } from './ports.js';
+
+export type AlertDetails = {
+  endpoint: string;
+  survey: { id: string; title: string };
+  question: { id: string; title: string } | null;
+  trigger: string;
+  configuredIn: string;
+  whatWentWrong: string;
+  responsesLostPastWeek: number;
+};
+
+export type AlertEmail = {
+  id: string;
+  accountId: string;
+  endpointId: string;
+  webhookId: string | null;
+  pollId: string;
+  kind: 'first' | 'reminder';
+  sequence: number;
+  recipients: string[];
+  subject: string;
+  text: string;
+  html: string;
+  details: AlertDetails;
+  sentAt: Date;
+};
+
+export type OutgoingMail = { to: string[]; subject: string; text: string; html: string };
+
+export interface Mailer {
+  send(mail: OutgoingMail): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface AlertRepo {
+  insert(a: AlertEmail): Promise<void>;
+  list(accountId: string, page: PageRequest): Promise<Page<AlertEmail>>;
+  /**
+   * Endpoints that may be due an email: healthy ones quiet since before quietBefore with a
+   * give-up, alerted ones last emailed before reminderBefore. Locked, skipping rows another
+   * scheduler holds.
+   */
+  claimCandidates(quietBefore: Date, reminderBefore: Date, limit: number): Promise<Endpoint[]>;
+  markAlerted(endpointId: string, sent: number, at: Date): Promise<void>;
+}

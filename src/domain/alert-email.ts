@@ -1,0 +1,59 @@
+import { COMMON_CAUSES, MAX_ALERT_EMAILS } from './alert-policy.js';
+
+export type AlertContent = {
+  endpoint: string;
+  survey: { id: string; title: string };
+  question: { id: string; title: string } | null;
+  trigger: string;
+  configuredIn: string;
+  whatWentWrong: string;
+  responsesLostPastWeek: number;
+};
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** The failure-alert email of SPEC §6.5, as plain text and HTML. */
+export function composeAlertEmail(c: AlertContent, sequence: number): { subject: string; text: string; html: string } {
+  const reminder = sequence > 1 ? ` (reminder ${sequence - 1} of ${MAX_ALERT_EMAILS - 1})` : '';
+  const subject = `Webhook failing: responses to "${c.survey.title}" are not reaching ${new URL(c.endpoint).host}${reminder}`;
+  const fields: [string, string][] = [
+    ['Endpoint', c.endpoint],
+    ['Survey', `${c.survey.title} (${c.survey.id})`],
+    ...(c.question ? ([['Question', `${c.question.title} (${c.question.id})`]] as [string, string][]) : []),
+    ['Trigger', c.trigger],
+    ['Where it is configured', c.configuredIn],
+    ['What went wrong', c.whatWentWrong],
+    ['Responses lost in the past week', String(c.responsesLostPastWeek)],
+  ];
+  const intro =
+    'Your webhook endpoint has not accepted a delivery for more than a day, and Canvass has given up on at least one. ' +
+    'The answers are safe: they stay in the dashboard, exports and API.';
+  const outro =
+    sequence < MAX_ALERT_EMAILS
+      ? 'We will remind you weekly while it stays broken (three emails at most). The next successful delivery ends this alert.'
+      : 'This is the last email about this problem. The next successful delivery ends this alert.';
+  const text = [
+    intro,
+    '',
+    ...fields.map(([k, v]) => `${k}: ${v}`),
+    '',
+    'Common causes and what to do:',
+    ...COMMON_CAUSES.map((x) => `- ${x.cause}: ${x.fix}`),
+    '',
+    outro,
+    '',
+  ].join('\n');
+  const html = [
+    '<!doctype html><html><body style="font-family:sans-serif">',
+    `<p>${esc(intro)}</p>`,
+    '<table cellpadding="4" style="border-collapse:collapse">',
+    ...fields.map(([k, v]) => `<tr><th align="left" style="vertical-align:top">${esc(k)}</th><td>${esc(v)}</td></tr>`),
+    '</table>',
+    '<h3>Common causes and what to do</h3><ul>',
+    ...COMMON_CAUSES.map((x) => `<li><strong>${esc(x.cause)}</strong>: ${esc(x.fix)}</li>`),
+    '</ul>',
+    `<p>${esc(outro)}</p>`,
+    '</body></html>',
+  ].join('\n');
+  return { subject, text, html };
+}

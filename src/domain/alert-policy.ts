@@ -1,0 +1,45 @@
+/** SPEC §3 failure-alert table and §6.5, as a pure function of an endpoint's health. */
+
+export const MAX_ALERT_EMAILS = 3;
+
+export type EndpointHealth = {
+  state: 'healthy' | 'alerted';
+  createdAt: Date;
+  lastSuccessAt: Date | null;
+  lastGivenUpAt: Date | null;
+  alertEmailsSent: number;
+  lastAlertAt: Date | null;
+};
+
+export type AlertWindows = { quietMs: number; reminderMs: number };
+
+export type AlertDecision = { send: 'first' | 'reminder' } | { send: null };
+
+/**
+ * healthy → alerted: no success for a full quiet period and at least one delivery given up on
+ * since the last success. alerted → alerted: a reminder each reminder period, three emails at
+ * most. (A success resets the endpoint to healthy when it is recorded, not here.)
+ */
+export function decideAlert(h: EndpointHealth, now: Date, w: AlertWindows): AlertDecision {
+  const t = now.getTime();
+  if (h.state === 'alerted') {
+    if (h.alertEmailsSent >= MAX_ALERT_EMAILS || !h.lastAlertAt) return { send: null };
+    return t - h.lastAlertAt.getTime() >= w.reminderMs ? { send: 'reminder' } : { send: null };
+  }
+  if (!h.lastGivenUpAt) return { send: null };
+  if (h.lastSuccessAt && h.lastSuccessAt >= h.lastGivenUpAt) return { send: null };
+  const quietSince = (h.lastSuccessAt ?? h.createdAt).getTime();
+  return t - quietSince >= w.quietMs ? { send: 'first' } : { send: null };
+}
+
+/** The earliest time decideAlert could say "first" for a healthy endpoint: the scheduler's index key. */
+export function quietSince(h: Pick<EndpointHealth, 'lastSuccessAt' | 'createdAt'>): Date {
+  return h.lastSuccessAt ?? h.createdAt;
+}
+
+export const COMMON_CAUSES: readonly { cause: string; fix: string }[] = [
+  { cause: '404 Not Found', fix: 'the route is gone, or the URL was a test-only URL: point the webhook at the live route' },
+  { cause: '401 Unauthorized or 403 Forbidden', fix: 'the endpoint rejects the request: it must not demand a bearer token or API key; verify the X-Service-Signature header instead' },
+  { cause: '410 Gone', fix: 'the hosted hook (automation platform) was deleted or expired: create a new one and update the URL' },
+  { cause: 'timeouts', fix: 'the endpoint must answer 2xx within 10 seconds: acknowledge at once and do slow work afterwards' },
+];

@@ -1,0 +1,17 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Deps } from '../../app/ports.js';
+import { listAlerts } from '../../app/read-alerts.js';
+import { callerOf } from '../auth.js';
+import { AnyId, PageQuery, Strict } from '../schemas/common.js';
+
+export const alertRoutes =
+  (deps: Deps): FastifyPluginAsync =>
+  async (root) => {
+    const app = root.withTypeProvider<TypeBoxTypeProvider>();
+    app.get(
+      '/alerts',
+      { schema: { tags: ['alerts'], summary: 'Failure-alert emails sent for an account, newest first', querystring: Strict({ accountId: AnyId, ...PageQuery }) } },
+      async (req) => listAlerts(deps, callerOf(req), req.query.accountId, { startCursor: req.query.startCursor, limit: req.query.limit }),
+    );
+  };

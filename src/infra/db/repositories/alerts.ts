@@ -1,0 +1,79 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { AlertDetails, AlertEmail, AlertRepo } from '../../../app/alert-ports.js';
+import type { AlertEmailsTable, DB } from '../schema.js';
+import { toEndpoint } from './endpoints.js';
+import { json, toPage } from './page.js';
+
+const toAlert = (r: Selectable<AlertEmailsTable>): AlertEmail => ({
+  id: r.id,
+  accountId: r.account_id,
+  endpointId: r.endpoint_id,
+  webhookId: r.webhook_id,
+  pollId: r.poll_id,
+  kind: r.kind as AlertEmail['kind'],
+  sequence: r.sequence,
+  recipients: r.recipients,
+  subject: r.subject,
+  text: r.text_body,
+  html: r.html_body,
+  details: r.details as unknown as AlertDetails,
+  sentAt: r.sent_at,
+});
+
+export function alertRepo(db: Kysely<DB>): AlertRepo {
+  return {
+    async insert(a) {
+      await db
+        .insertInto('alert_emails')
+        .values({
+          id: a.id,
+          account_id: a.accountId,
+          endpoint_id: a.endpointId,
+          webhook_id: a.webhookId,
+          poll_id: a.pollId,
+          kind: a.kind,
+          sequence: a.sequence,
+          recipients: json(a.recipients),
+          subject: a.subject,
+          text_body: a.text,
+          html_body: a.html,
+          details: json(a.details),
+          sent_at: a.sentAt,
+        })
+        .execute();
+    },
+    async list(accountId, page) {
+      let q = db.selectFrom('alert_emails').selectAll().where('account_id', '=', accountId);
+      if (page.startCursor) q = q.where('id', '<', page.startCursor);
+      const rows = await q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+      return toPage(rows.map(toAlert), page);
+    },
+    async claimCandidates(quietBefore, reminderBefore, limit) {
+      // A rough filter in SQL (the exact rule is the pure alert policy); SKIP LOCKED lets
+      // several schedulers share the work without mailing one endpoint twice.
+      const rows = await db
+        .selectFrom('endpoints')
+        .selectAll()
+        .where('last_given_up_at', 'is not', null)
+        .where((eb) =>
+          eb.or([
+            eb.and([
+              eb('state', '=', 'healthy'),
+              eb.or([eb('last_success_at', 'is', null), eb('last_success_at', '<', eb.ref('last_given_up_at'))]),
+              eb(sql`coalesce(last_success_at, created_at)`, '<=', quietBefore),
+            ]),
+            eb.and([eb('state', '=', 'alerted'), eb('alert_emails_sent', '<', 3), eb('last_alert_at', '<=', reminderBefore)]),
+          ]),
+        )
+        .orderBy('id')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      return rows.map(toEndpoint);
+    },
+    async markAlerted(endpointId, sent, at) {
+      await db.updateTable('endpoints').set({ state: 'alerted', alert_emails_sent: sent, last_alert_at: at }).where('id', '=', endpointId).execute();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Mailer, OutgoingMail } from '../../app/alert-ports.js';
+
+/** SMTP through nodemailer (SMTP_URL). */
+export function smtpMailer(url: string, from: string): Mailer {
+  const transport = nodemailer.createTransport(url);
+  return {
+    async send(mail: OutgoingMail) {
+      await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+    },
+    async close() {
+      transport.close();
+    },
+  };
+}
+
+/** Without SMTP_URL: each email is written as an .eml file, the same bytes SMTP would carry. */
+export function outboxMailer(dir: string, from: string): Mailer {
+  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  let n = 0;
+  return {
+    async send(mail: OutgoingMail) {
+      const info = (await composer.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html })) as { message: Buffer };
+      mkdirSync(dir, { recursive: true });
+      const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${++n}.eml`;
+      writeFileSync(path.join(dir, name), info.message);
+    },
+    async close() {},
+  };
+}
