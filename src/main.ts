@@ -9,7 +9,7 @@ import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
 import { createUndiciSender } from './infra/http-sender/undici-sender.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
-import { ALERT_CHECK, BATCH_FLUSH, startScheduler } from './worker/scheduler.js';
+import { ALERT_CHECK, BATCH_FLUSH, retentionTask, startScheduler } from './worker/scheduler.js';
 import { outboxMailer, smtpMailer } from './infra/mail/mailer.js';
 import path from 'node:path';
 
@@ -59,6 +59,7 @@ export async function buildHttp(rt: Runtime): Promise<App> {
     deps: rt.deps,
     logger: rt.logger,
     version: VERSION,
+    rateLimitPerMinute: rt.config.rateLimitPerMinute,
     ready: async () => {
       if (draining) return false;
       await sql`SELECT 1`.execute(rt.database.db);
@@ -87,9 +88,10 @@ export function startWorker(rt: Runtime): Worker {
     concurrency: 64,
     claimBatch: 32,
     idleMs: Math.min(200, rt.config.schedulerTickMs),
+    drainMs: rt.config.deliveryTimeoutMs + 2_000,
     logger,
   });
-  const scheduler = startScheduler(deps, controller.signal, { tickMs: rt.config.schedulerTickMs, tasks: [BATCH_FLUSH, ALERT_CHECK], logger, onWork: () => runner.wake() });
+  const scheduler = startScheduler(deps, controller.signal, { tickMs: rt.config.schedulerTickMs, tasks: [BATCH_FLUSH, ALERT_CHECK, retentionTask(rt.config.retentionMs)], logger, onWork: () => runner.wake() });
   let stopping: Promise<void> | undefined;
   return {
     wake: () => runner.wake(),

@@ -121,6 +121,8 @@ export interface DeliveryRepo {
   /** Applies an attempt's result if this worker still holds the lease; false when it does not. */
   finish(id: string, leaseToken: string, result: AttemptResult): Promise<boolean>;
   insertAttempt(a: Attempt): Promise<void>;
+  /** Gives a leased delivery back (a stopping worker that could not finish it): due now, attempt not counted. */
+  release(id: string, leaseToken: string, now: Date): Promise<boolean>;
   cancel(filter: { webhookId?: string; pollId?: string }, now: Date): Promise<number>;
   get(id: string): Promise<Delivery | undefined>;
   attempts(deliveryId: string): Promise<Attempt[]>;

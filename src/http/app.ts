@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Deps } from '../app/ports.js';
 import { authHook } from './auth.js';
+import { rateLimiter } from './rate-limit.js';
 import { registerErrorHandling } from './error-handler.js';
 import { accountRoutes } from './routes/account.js';
 import { alertRoutes } from './routes/alerts.js';
@@ -18,6 +19,8 @@ export type AppOptions = {
   deps: Deps;
   logger?: FastifyBaseLogger | boolean;
   version?: string;
+  /** Requests a minute per API key (or per address for public routes); 0 turns limiting off. */
+  rateLimitPerMinute?: number;
   /** Readiness: false while draining or when storage is gone. */
   ready?: () => Promise<boolean>;
 };
@@ -55,7 +58,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // The API lives in its own context so that the auth hook runs on its routes only
   // (docs, health and unknown paths answer without a key).
   await app.register(async (api) => {
-    api.addHook('onRequest', authHook(opts.deps.store));
+    api.addHook('onRequest', authHook(opts.deps.store, rateLimiter(opts.rateLimitPerMinute ?? 0)));
     await api.register(pollRoutes(opts.deps));
     await api.register(slideRoutes(opts.deps));
     await api.register(accountRoutes(opts.deps));

@@ -20,14 +20,21 @@ export function bearer(req: FastifyRequest): string | undefined {
   return m ? m[1] : h.trim() || undefined;
 }
 
-/** Runs before the body is parsed, so an unauthenticated caller learns nothing from validation. */
-export function authHook(store: Store) {
+/**
+ * Runs before the body is parsed, so an unauthenticated caller learns nothing from validation.
+ * Rate limits count per key, or per address for anonymous calls.
+ */
+export function authHook(store: Store, limit: (key: string) => void = () => {}) {
   return async (req: FastifyRequest) => {
     const mode = req.routeOptions.config?.auth ?? 'required';
     if (mode === 'none') return;
     const key = bearer(req);
-    if (mode === 'optional' && !key) return;
+    if (mode === 'optional' && !key) {
+      limit(`ip:${req.ip}`);
+      return;
+    }
     req.caller = await authenticate(store, key);
+    limit(`key:${req.caller.keyId}`);
   };
 }
 

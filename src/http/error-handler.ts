@@ -62,7 +62,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       req.log.error({ err }, 'unhandled error');
       body = internalProblem();
     }
-    if (body.code === 'rate_limited' && err instanceof DomainError) reply.header('retry-after', '60');
+    if (body.code === 'rate_limited') reply.header('retry-after', String((err as { retryAfter?: number }).retryAfter ?? 60));
     void reply.status(body.status).type('application/problem+json').send(body);
   });
   app.setNotFoundHandler((req, reply) => {

@@ -10,6 +10,8 @@ export type RunnerOptions = {
   claimBatch: number;
   /** How long to wait before looking again when nothing was due. */
   idleMs: number;
+  /** On stop, how long attempts in flight may take to finish before their leases are given back. */
+  drainMs: number;
   logger: Logger;
 };
 
@@ -17,11 +19,13 @@ export type Runner = { done: Promise<void>; wake(): void };
 
 /**
  * Claims due deliveries and attempts them, at most `concurrency` at a time. Stopping (the
- * signal) ends claiming; attempts already sent finish and are recorded (each is bounded by the
- * delivery deadline), so a clean stop leaves nothing leased.
+ * signal) ends claiming; attempts in flight get `drainMs` to finish and be recorded, and any
+ * still unfinished then are released (due again at once) so another worker takes them without
+ * waiting out the lease.
  */
 export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: RunnerOptions): Runner {
   const inFlight = new Set<Promise<void>>();
+  const leased = new Map<string, string>();
   const idle = wakeableSleep(signal);
 
   const track = (p: Promise<void>) => {
@@ -48,8 +52,9 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         continue;
       }
       for (const d of claimed) {
+        leased.set(d.id, d.leaseToken);
         track(
-          attemptDelivery(deps, d).then(
+          attemptDelivery(deps, d).finally(() => leased.delete(d.id)).then(
             (r) => opts.logger.debug({ deliveryId: r.deliveryId, attempt: r.attempt, next: r.decision.next, applied: r.applied }, 'attempt recorded'),
             (err: unknown) => opts.logger.error({ err, deliveryId: d.id }, 'attempt failed to record; the lease will expire and it is retried'),
           ),
@@ -57,7 +62,18 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       }
       if (claimed.length === 0) await idle.sleep(opts.idleMs);
     }
-    await Promise.allSettled([...inFlight]);
+    const drained = await Promise.race([
+      Promise.allSettled([...inFlight]).then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), opts.drainMs).unref()),
+    ]);
+    if (!drained) {
+      const now = deps.clock.now();
+      let released = 0;
+      for (const [id, token] of leased) {
+        if (await deps.store.deliveries.release(id, token, now).catch(() => false)) released++;
+      }
+      opts.logger.warn({ released }, 'stopped with attempts unfinished; their deliveries were released');
+    }
   };
 
   return { done: loop(), wake: () => idle.wake() };

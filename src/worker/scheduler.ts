@@ -9,6 +9,22 @@ export type SchedulerTask = { name: string; run(deps: Deps): Promise<number> };
 export const BATCH_FLUSH: SchedulerTask = { name: 'flush-batches', run: (deps) => flushDueBatches(deps) };
 export const ALERT_CHECK: SchedulerTask = { name: 'check-alerts', run: (deps) => checkAlerts(deps) };
 
+/** Deletes finished deliveries (and their attempts) older than the retention period, a slice at a time. */
+export function retentionTask(retentionMs: number): SchedulerTask {
+  let lastRun = 0;
+  return {
+    name: 'retention',
+    async run(deps) {
+      const now = deps.clock.now();
+      // Once a minute is plenty; a full slice means there is more, so go again at once.
+      if (now.getTime() - lastRun < 60_000) return 0;
+      const n = await deps.store.deliveries.purgeFinishedBefore(new Date(now.getTime() - retentionMs), 1000);
+      if (n < 1000) lastRun = now.getTime();
+      return n;
+    },
+  };
+}
+
 /**
  * Runs periodic tasks every tick. A task that did work runs again at once (there may be more);
  * a failing task is logged and tried at the next tick.

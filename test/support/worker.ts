@@ -10,7 +10,7 @@ export function startTestWorker(deps: Deps, opts: { allowPrivateTargets?: boolea
   const withSender: Deps = { ...deps, sender };
   const controller = new AbortController();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const runner = startDeliveryRunner(withSender, controller.signal, { concurrency: opts.concurrency ?? 16, claimBatch: 16, idleMs: 20, logger });
+  const runner = startDeliveryRunner(withSender, controller.signal, { concurrency: opts.concurrency ?? 16, claimBatch: 16, idleMs: 20, drainMs: 15_000, logger });
   const scheduler = startScheduler(withSender, controller.signal, { tickMs: 20, tasks: [BATCH_FLUSH], logger, onWork: () => runner.wake() });
   return {
     deps: withSender,

@@ -109,6 +109,17 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       return Number(res.numUpdatedRows) > 0;
     },
 
+    async release(id, leaseToken, now) {
+      const res = await db
+        .updateTable('deliveries')
+        .set({ status: 'pending', next_attempt_at: now, lease_token: null, attempt_count: sql`greatest(attempt_count - 1, 0)` })
+        .where('id', '=', id)
+        .where('lease_token', '=', leaseToken)
+        .where('status', '=', 'in_flight')
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
+    },
+
     async insertAttempt(a) {
       await db
         .insertInto('attempts')

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type App } from '../../src/http/app.js';
+import { retentionTask } from '../../src/worker/scheduler.js';
+import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+
+let h: Harness;
+let acme: TestAccount;
+let limited: App;
+
+beforeAll(async () => {
+  h = await harness();
+  acme = await h.account();
+  limited = await buildApp({ deps: h.deps, logger: false, rateLimitPerMinute: 3 });
+  await limited.ready();
+});
+afterAll(async () => {
+  await limited?.close();
+  await h?.close();
+});
+
+describe('rate limiting', () => {
+  it('answers 429 with Retry-After once a key passes its per-minute budget, per key', async () => {
+    const get = (key: string) => limited.inject({ url: `/polls?accountId=${acme.accountId}`, headers: bearer(key) });
+    for (let i = 0; i < 3; i++) expect((await get(acme.key)).statusCode).toBe(200);
+    const over = await get(acme.key);
+    expect(over.statusCode).toBe(429);
+    expect(over.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(over.json().code).toBe('rate_limited');
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    const other = await h.member(acme.accountId, 'read_only');
+    expect((await get(other)).statusCode).toBe(200);
+  });
+});
+
+describe('retention', () => {
+  it('purges finished deliveries (and their attempts) older than the retention period, keeping pending ones', async () => {
+    const db = h.database.db;
+    const old = new Date(h.clock.ms - 40 * 86_400_000);
+    const base = { account_id: acme.accountId, poll_id: 'poll_x', webhook_id: null, endpoint_id: 'e', source: 'webhook', url: 'https://a.example/', participant_id: 'p', type: 'submitted-responses', body: '{}', created_at: old };
+    await db
+      .insertInto('deliveries')
+      .values([
+        { ...base, id: 'dlv_old_done', status: 'delivered', finished_at: old },
+        { ...base, id: 'dlv_new_done', status: 'delivered', finished_at: h.clock.now() },
+        { ...base, id: 'dlv_old_pending', status: 'pending', next_attempt_at: old },
+      ])
+      .execute();
+    await db.insertInto('attempts').values({ id: 'att_1', delivery_id: 'dlv_old_done', number: 1, sent_at: old, status_code: 200, error: null, duration_ms: 5, response_excerpt: null }).execute();
+    const purged = await retentionTask(30 * 86_400_000).run(h.deps);
+    expect(purged).toBe(1);
+    const left = (await db.selectFrom('deliveries').select('id').orderBy('id').execute()).map((r) => r.id);
+    expect(left).toEqual(['dlv_new_done', 'dlv_old_pending']);
+    expect(await db.selectFrom('attempts').selectAll().execute()).toEqual([]);
+  });
+});
