@@ -1,3 +1,4 @@
+import dns from 'node:dns';
 import { readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import { seedDefaultAccount } from './app/admin.js';
@@ -49,6 +50,7 @@ export async function openRuntime(config: Config, opts: { schema?: 'apply' | 'ch
     clock: opts.clock ?? systemClock,
     urlPolicy: { allowPrivateTargets: config.allowPrivateTargets },
     delivery: deliverySettings(config),
+    resolveHost: async (host) => (await dns.promises.lookup(host, { all: true })).map((a) => a.address),
   };
   return { config, database, deps, logger, close: () => database.close() };
 }

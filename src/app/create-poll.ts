@@ -2,6 +2,7 @@ import { checkRules } from '../domain/logic.js';
 import { newId } from '../domain/ids.js';
 import { buildPollBody, cleanTitle, type Poll, type PollInput } from '../domain/poll.js';
 import { requireAccount } from './access.js';
+import { checkRuleTargets } from './check-target.js';
 import type { Caller, Deps } from './ports.js';
 
 export type CreatePollInput = PollInput & { accountId: string; dryRun?: boolean };
@@ -13,6 +14,7 @@ export async function preparePoll(deps: Deps, caller: Caller, input: CreatePollI
   const body = buildPollBody(input, account?.defaults ?? {});
   // A new poll has no slides, so survey rules may not name any yet.
   checkRules(body.actionLogic, new Set(), deps.urlPolicy, '/actionLogic');
+  await checkRuleTargets(deps, body.actionLogic, '/actionLogic');
   const now = deps.clock.now();
   return {
     id: id ?? newId('poll', now.getTime()),

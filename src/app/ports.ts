@@ -30,6 +30,8 @@ export interface AccountRepo {
   setPlan(id: string, plan: Plan, now: Date): Promise<boolean>;
   setDefaults(id: string, defaults: AccountDefaults, recipients: string[] | null, now: Date): Promise<void>;
   setSigningSecret(id: string, secret: string, now: Date): Promise<void>;
+  /** Row lock for the rest of the transaction. */
+  lock(id: string): Promise<void>;
   /** Sets the secret only where none exists; true when this call set it. */
   setSigningSecretIfMissing(id: string, secret: string, now: Date): Promise<boolean>;
 }
@@ -166,4 +168,6 @@ export type Deps = {
   sender?: HttpSender;
   mailer?: Mailer;
   alerts?: { quietMs: number; reminderMs: number };
+  /** Resolves a host name to its addresses (creation-time SSRF check); absent → names are checked at delivery only. */
+  resolveHost?: (host: string) => Promise<string[]>;
 };

@@ -1,8 +1,9 @@
 import { DomainError, invalid, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { checkRules, type QuestionRule } from '../domain/logic.js';
+import { checkRules, type QuestionRule, type SurveyRule } from '../domain/logic.js';
 import { stripHtml, trimStrings } from '../domain/sanitize.js';
 import { checkPosRule, CHOICE_TYPES, type Slide, type SlideType } from '../domain/slide.js';
+import { checkRuleTargets } from './check-target.js';
 import { requirePoll, requirePollForUpdate } from './access.js';
 import type { Caller, Deps, PollRow, Store } from './ports.js';
 
@@ -69,6 +70,8 @@ async function requireSlideForUpdate(store: Store, caller: Caller, slideId: stri
 }
 
 export async function createSlide(deps: Deps, caller: Caller, input: SlideInput): Promise<Slide> {
+  // Name resolution happens before the transaction: no lock is held while DNS answers.
+  await checkRuleTargets(deps, input.logic ?? [], '/logic');
   return deps.store.transaction(async (store) => {
     const poll = await requirePollForUpdate(store, caller, input.pollId);
     const others = await store.slides.listByPoll(poll.id);
@@ -99,6 +102,7 @@ export async function createSlide(deps: Deps, caller: Caller, input: SlideInput)
 }
 
 export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch): Promise<Slide> {
+  await checkRuleTargets(deps, patch.logic ?? [], '/logic');
   return deps.store.transaction(async (store) => {
     const { slide: current, poll } = await requireSlideForUpdate(store, caller, patch.slideId);
     const all = await store.slides.listByPoll(poll.id);
@@ -130,11 +134,15 @@ export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch)
 
 export async function deleteSlide(deps: Deps, caller: Caller, slideId: string): Promise<{ id: string; deleted: true }> {
   return deps.store.transaction(async (store) => {
-    const { slide } = await requireSlideForUpdate(store, caller, slideId);
+    const { slide, poll } = await requireSlideForUpdate(store, caller, slideId);
     const others = (await store.slides.listByPoll(slide.pollId)).filter((s) => s.id !== slide.id);
     const dangling = others.filter((s) => s.logic.some((r) => r.action.type === 'skip-to' && r.action.slideId === slideId));
     if (dangling.length) {
       throw new DomainError('conflict', `slide ${dangling[0]!.id} has logic that skips to this slide; change it first`);
+    }
+    const named = (r: SurveyRule) => (r.action.type === 'skip-to' && r.action.slideId === slideId) || (r.conditions ?? []).some((c) => c.slideId === slideId);
+    if (poll.actionLogic.some(named)) {
+      throw new DomainError('conflict', "the poll's survey action logic refers to this slide; change it first");
     }
     await store.slides.delete(slideId);
     await renumber(store, others);

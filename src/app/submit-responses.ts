@@ -52,16 +52,21 @@ export async function submitResponses(deps: Deps, caller: Caller | null, input: 
     const now = deps.clock.now();
     const participantId = input.participantId ?? newId('prt', now.getTime());
     let participant = await store.responses.lockParticipant(poll.id, participantId);
-    if (participant?.complete && !poll.settings.allowResubmissions) {
-      throw new DomainError('conflict', 'this participant has already completed the poll and it does not allow resubmissions');
-    }
-    const wasComplete = participant?.complete ?? false;
     if (!participant) {
-      participant = { id: participantId, seq: newId('prt', now.getTime()), pollId: poll.id, accountId: poll.accountId, metadata: input.participantMetadata ?? {}, synthetic: false, complete: false, completedAt: null, createdAt: now, updatedAt: now };
-      await store.responses.insertParticipants([participant]);
-    } else if (input.participantMetadata) {
+      // A concurrent first submission of the same id may insert it first: the insert then does
+      // nothing, and the lock below waits for that transaction and reads its row.
+      const fresh: ParticipantRow = { id: participantId, seq: newId('prt', now.getTime()), pollId: poll.id, accountId: poll.accountId, metadata: input.participantMetadata ?? {}, synthetic: false, complete: false, completedAt: null, createdAt: now, updatedAt: now };
+      await store.responses.insertParticipants([fresh]);
+      participant = await store.responses.lockParticipant(poll.id, participantId);
+      if (!participant) throw new Error(`participant ${participantId} vanished after insert`);
+    }
+    if (input.participantMetadata) {
       participant = { ...participant, metadata: { ...participant.metadata, ...input.participantMetadata }, updatedAt: now };
     }
+    if (participant.complete && !poll.settings.allowResubmissions) {
+      throw new DomainError('conflict', 'this participant has already completed the poll and it does not allow resubmissions');
+    }
+    const wasComplete = participant.complete;
 
     const responses: ResponseRow[] = input.answers.map((a) => ({
       id: newId('rsp', now.getTime()),

@@ -2,9 +2,12 @@ import { checkRules } from '../domain/logic.js';
 import { applyPollPatch, cleanTitle, type Poll, type PollPatch } from '../domain/poll.js';
 import { checkPosRule } from '../domain/slide.js';
 import { requirePollForUpdate } from './access.js';
+import { checkRuleTargets } from './check-target.js';
 import type { Caller, Deps } from './ports.js';
 
 export async function updatePoll(deps: Deps, caller: Caller, pollId: string, patch: PollPatch): Promise<Poll> {
+  // Name resolution happens before the transaction: no lock is held while DNS answers.
+  await checkRuleTargets(deps, patch.actionLogic ?? [], '/actionLogic');
   return deps.store.transaction(async (store) => {
     const current = await requirePollForUpdate(store, caller, pollId);
     const slides = await store.slides.listByPoll(pollId);

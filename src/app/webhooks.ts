@@ -1,8 +1,8 @@
 import { DomainError, notFound } from '../domain/errors.js';
 import { newId, randomBase62 } from '../domain/ids.js';
 import { newSigningSecret } from '../domain/signature.js';
-import { checkEndpointUrl } from '../domain/url-policy.js';
 import { requireAccount, requirePoll } from './access.js';
+import { checkTargetUrl } from './check-target.js';
 import type { DeliveryRule, Endpoint, Webhook } from './delivery-ports.js';
 import type { Caller, Deps, Page, PageRequest, Store } from './ports.js';
 
@@ -20,9 +20,11 @@ function view(w: Webhook, e: Endpoint | undefined): WebhookView {
 }
 
 export async function createWebhook(deps: Deps, caller: Caller, input: { pollId: string; url: string; deliveryRule: DeliveryRule }): Promise<{ webhook: WebhookView; signingSecret?: string }> {
+  // Access first (a stranger learns nothing about the URL rules), then DNS outside the transaction.
+  await requirePoll(deps.store, caller, input.pollId, 'manage_webhooks');
+  const url = await checkTargetUrl(deps, input.url.trim(), 'url');
   return deps.store.transaction(async (store) => {
     const poll = await requirePoll(store, caller, input.pollId, 'manage_webhooks');
-    const url = checkEndpointUrl(input.url.trim(), deps.urlPolicy);
     // Locking the poll row serialises concurrent creations on one survey, so the cap holds.
     await store.polls.lock(poll.id);
     if ((await store.webhooks.countByPoll(poll.id)) >= WEBHOOKS_PER_SURVEY) {

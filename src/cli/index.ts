@@ -45,7 +45,16 @@ async function withRuntime(json: boolean, fn: (rt: Runtime) => Promise<void>, op
   }
 }
 
-const program = new Command('canvass').version(VERSION).description('Canvass: polls and signed, retried response webhooks');
+const program = new Command('canvass')
+  .version(VERSION)
+  .description('Canvass: polls and signed, retried response webhooks')
+  // Argument errors (a bad --plan, a missing option) fail like any other: with --json, one JSON object on stdout too.
+  .configureOutput({
+    outputError: (message, write) => {
+      write(message);
+      if (process.argv.includes('--json')) process.stdout.write(JSON.stringify({ error: message.replace(/^error:\s*/, '').trim() }) + '\n');
+    },
+  });
 
 program
   .command('serve')

@@ -13,24 +13,28 @@ function ajv(opts: Options) {
 }
 
 /** NUL, or half of a surrogate pair: PostgreSQL stores neither in text or jsonb. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** JSON pointer of the first string (value or key) that storage cannot hold, if any. */
-function unstorable(data: unknown): string | undefined {
-  const stack: [unknown, string][] = [[data, '']];
+/** Free-form values (metadata, answers) are stored as jsonb and walked recursively later. */
+const MAX_DEPTH = 32;
+const TEXT = 'must not contain NUL characters or unpaired surrogates';
+
+/** Where a value holds something storage cannot take: such a string (value or key), or too deep a nesting. */
+function unstorable(data: unknown): { path: string; message: string } | undefined {
+  const stack: [unknown, string, number][] = [[data, '', 0]];
   while (stack.length) {
-    const [value, path] = stack.pop()!;
+    const [value, path, depth] = stack.pop()!;
     if (typeof value === 'string') {
-      if (UNSTORABLE.test(value)) return path || '/';
-    } else if (Array.isArray(value)) {
-      value.forEach((v, i) => stack.push([v, `${path}/${i}`]));
+      if (UNSTORABLE.test(value)) return { path: path || '/', message: TEXT };
     } else if (value !== null && typeof value === 'object') {
+      if (depth >= MAX_DEPTH) return { path: path || '/', message: `is nested more than ${MAX_DEPTH} levels deep` };
       for (const [k, v] of Object.entries(value)) {
         const p = `${path}/${pointer(k.slice(0, 200))}`;
-        if (UNSTORABLE.test(k)) return p;
-        stack.push([v, p]);
+        if (UNSTORABLE.test(k)) return { path: p, message: TEXT };
+        stack.push([v, p, depth + 1]);
       }
     }
   }
@@ -43,9 +47,9 @@ function guarded(validate: ValidateFunction) {
     const ok = validate(data);
     check.errors = validate.errors ?? null;
     if (!ok) return false;
-    const at = unstorable(data);
-    if (at === undefined) return true;
-    check.errors = [{ instancePath: at, schemaPath: '#', keyword: 'unstorable', params: {}, message: 'must not contain NUL characters or unpaired surrogates' }];
+    const bad = unstorable(data);
+    if (bad === undefined) return true;
+    check.errors = [{ instancePath: bad.path, schemaPath: '#', keyword: 'unstorable', params: {}, message: bad.message }];
     return false;
   };
   check.errors = null as ErrorObject[] | null;
@@ -57,7 +61,8 @@ function guarded(validate: ValidateFunction) {
  * Unknown keys in settings objects (additionalProperties: false) are dropped; request objects
  * mark extras as errors with additionalProperties: {not: {}}.
  * Query strings are text by nature and are coerced.
- * Strings with NUL or unpaired surrogates are a 400, not a storage error.
+ * Strings with NUL or unpaired surrogates, and values nested deeper than MAX_DEPTH, are a 400,
+ * not a storage error or a stack overflow.
  */
 export function validatorCompiler(): FastifySchemaCompiler<object> {
   const body = ajv({ coerceTypes: false, removeAdditional: true });

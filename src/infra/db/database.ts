@@ -39,6 +39,10 @@ pg.types.setTypeParser(20, (v) => Number(v));
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    // An idle connection the server ends (restart, failover, pg_terminate_backend, a database
+    // dropped WITH (FORCE)) makes the pool emit 'error'; with no listener that kills the process.
+    // The pool has already discarded that client and the next query opens a new one.
+    pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     try {
       const mode = opts.schema ?? 'check';

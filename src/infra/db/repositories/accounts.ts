@@ -41,6 +41,9 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
         .where('id', '=', id)
         .execute();
     },
+    async lock(id) {
+      await db.selectFrom('accounts').select('id').where('id', '=', id).forUpdate().execute();
+    },
     async setSigningSecretIfMissing(id, secret, now) {
       const r = await db.updateTable('accounts').set({ signing_secret: secret, updated_at: now }).where('id', '=', id).where('signing_secret', 'is', null).executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;

@@ -17,6 +17,8 @@ export function responseRepo(db: Kysely<DB>): ResponseRepo {
   return {
     ...participantReads(db),
     async insertParticipants(rows) {
+      // A participant that already exists is left as it is: two first submissions of one
+      // client-chosen id may race, and the second then finds (and locks) the first's row.
       for (const part of chunks(rows)) {
         await db
           .insertInto('participants')
@@ -34,6 +36,7 @@ export function responseRepo(db: Kysely<DB>): ResponseRepo {
               updated_at: p.updatedAt,
             })),
           )
+          .onConflict((oc) => oc.columns(['poll_id', 'id']).doNothing())
           .execute();
       }
     },

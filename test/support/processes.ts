@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout root: spawned `canvass` processes run from source through tsx. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CLI = ['--import', 'tsx', path.join(ROOT, 'src/cli/index.ts')];
+
+export type Env = Record<string, string | undefined>;
+
+/**
+ * The environment a spawned canvass gets: this process's (NODE_EXTRA_CA_CERTS from the global
+ * setup included) without anything that would point it at another database, plus `env`.
+ */
+function childEnv(env: Env): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(base)) if (k === 'DATABASE_URL' || (k.startsWith('CANVASS_') && !k.startsWith('CANVASS_TEST_'))) delete base[k];
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete base[k];
+    else base[k] = v;
+  }
+  return base;
+}
+
+export type CanvassProcess = {
+  child: ChildProcess;
+  name: string;
+  /** stdout and stderr so far. */
+  output(): string;
+  waitForOutput(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM, then SIGKILL if it has not gone after `graceMs`. */
+  stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+};
+
+/** A long-running `canvass …` (serve, worker). */
+export function spawnCanvass(name: string, args: string[], env: Env): CanvassProcess {
+  const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  let gone = false;
+  void exited.then(() => (gone = true));
+  return {
+    child,
+    name,
+    output: () => out,
+    async waitForOutput(re, timeoutMs = 30_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const m = re.exec(out);
+        if (m) return m;
+        if (gone) throw new Error(`${name} exited before printing ${re}:\n${out}`);
+        if (Date.now() > end) throw new Error(`${name} did not print ${re} within ${timeoutMs} ms:\n${out}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    exited,
+    async stop(graceMs = 15_000) {
+      if (gone) return exited;
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const r = await exited;
+      clearTimeout(t);
+      return r;
+    },
+  };
+}
+
+/** A one-shot `canvass … --json` command: its exit code and the JSON object it printed. */
+export async function runCanvassJson<T>(args: string[], env: Env): Promise<T> {
+  const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  if (code !== 0) throw new Error(`canvass ${args.join(' ')} exited ${code}:\n${stdout}\n${stderr}`);
+  return JSON.parse(stdout) as T;
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+/** Waits until GET `url` answers 200. */
+export async function waitForHttp(url: string, timeoutMs = 30_000, proc?: CanvassProcess): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > end) throw new Error(`${url} not ready within ${timeoutMs} ms${proc ? `:\n${proc.output()}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export type ApiAnswer = { status: number; json: { data?: unknown } & Record<string, unknown> };
+
+/** A tiny JSON client for a spawned API; `key` null sends no credentials (a respondent). */
+export function apiClient(base: string, key: string | null) {
+  return async (method: string, p: string, body?: unknown): Promise<ApiAnswer> => {
+    const res = await fetch(base + p, {
+      method,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? (JSON.parse(text) as { data?: unknown }) : {} };
+  };
+}
+
+/** Runs `fn` over `items`, at most `concurrency` at a time. */
+export async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}

@@ -1,0 +1,221 @@
+import { describe, expect, it } from 'vitest';
+import { checkAnswerValue } from '../../src/domain/answer.js';
+import { DomainError } from '../../src/domain/errors.js';
+import { buildPayload, extractEmails, type AnswerForPayload } from '../../src/domain/payload.js';
+import type { Slide, SlideType } from '../../src/domain/slide.js';
+
+const AT = new Date('2026-01-01T12:34:56.789Z');
+
+describe('extractEmails', () => {
+  it('keeps the order answers → participant metadata → response metadata', () => {
+    const emails = extractEmails([{ value: 'a@example.com' }, { value: 'b@example.com' }], { email: 'p@example.org' }, { contact: 'r@example.net' });
+    expect(emails).toEqual(['a@example.com', 'b@example.com', 'p@example.org', 'r@example.net']);
+  });
+
+  it('puts an answer first even when metadata lists its addresses “earlier”', () => {
+    expect(extractEmails([{ value: 'answer@example.com' }], { a: 'pm@example.com' }, { a: 'rm@example.com' })[0]).toBe('answer@example.com');
+    expect(extractEmails([], { a: 'pm@example.com' }, { a: 'rm@example.com' })).toEqual(['pm@example.com', 'rm@example.com']);
+    expect(extractEmails([], {}, { a: 'rm@example.com' })).toEqual(['rm@example.com']);
+  });
+
+  it('lowercases and deduplicates, keeping the first occurrence’s place', () => {
+    const emails = extractEmails([{ value: 'Ann@Example.COM' }, { value: 'bob@example.com' }], { email: 'ann@example.com', other: 'BOB@example.com' }, { x: 'ANN@EXAMPLE.COM', y: 'cy@example.com' });
+    expect(emails).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
+  });
+
+  it('finds addresses inside longer text, arrays and nested objects', () => {
+    const emails = extractEmails(
+      [{ value: 'write to me at first@example.com or second@example.co.uk, thanks' }, { value: ['x', 'in-array@example.com'] }],
+      { profile: { contacts: [{ work: 'nested@example.org' }] } },
+      {},
+    );
+    expect(emails).toEqual(['first@example.com', 'second@example.co.uk', 'in-array@example.com', 'nested@example.org']);
+  });
+
+  it('ignores values that hold no address and non-string scalars', () => {
+    expect(extractEmails([{ value: 5 }, { value: true }, { value: null }, { value: 'no address here' }, { value: 'not@an-address' }], { n: 1 }, undefined)).toEqual([]);
+  });
+
+  it('returns [] when nothing is given', () => {
+    expect(extractEmails([], {}, {})).toEqual([]);
+    expect(extractEmails([], undefined, undefined)).toEqual([]);
+  });
+});
+
+const answers: AnswerForPayload[] = [
+  { slideId: 'sld_a', title: 'What brought you here?', type: 'short-answer', value: 'A friend', createdAt: new Date('2026-01-01T12:34:50.000Z') },
+  { slideId: 'sld_b', title: 'Your email?', type: 'email-capture', value: 'Ann@Example.com', createdAt: new Date('2026-01-01T12:34:55.000Z') },
+];
+
+const base = {
+  type: 'submitted-responses' as const,
+  accountId: 'acc_1',
+  pollId: 'poll_1',
+  participantId: 'prt_1',
+  anonymous: false,
+  participantMetadata: { email: 'ann.work@example.org', plan: 'gold' },
+  responseMetadata: { page: '/checkout', ref: 'ads@example.net' },
+  answers,
+  complete: false,
+  at: AT,
+};
+
+describe('buildPayload (SPEC §2.4)', () => {
+  it('has exactly the fields of SPEC §2.4', () => {
+    const p = buildPayload(base);
+    expect(Object.keys(p).sort()).toEqual(['accountId', 'email', 'emails', 'metadata', 'participantId', 'pollId', 'responses', 'submissionsComplete', 'timestamp', 'type'].sort());
+  });
+
+  it('fills every field', () => {
+    expect(buildPayload(base)).toEqual({
+      type: 'submitted-responses',
+      accountId: 'acc_1',
+      pollId: 'poll_1',
+      participantId: 'prt_1',
+      metadata: { page: '/checkout', ref: 'ads@example.net' },
+      responses: {
+        sld_a: { slideId: 'sld_a', title: 'What brought you here?', type: 'short-answer', value: 'A friend', createdAt: '2026-01-01T12:34:50.000Z' },
+        sld_b: { slideId: 'sld_b', title: 'Your email?', type: 'email-capture', value: 'Ann@Example.com', createdAt: '2026-01-01T12:34:55.000Z' },
+      },
+      submissionsComplete: false,
+      timestamp: AT.getTime(),
+      email: 'ann@example.com',
+      emails: ['ann@example.com', 'ann.work@example.org', 'ads@example.net'],
+    });
+  });
+
+  it('timestamp is an integer of milliseconds since the epoch, and survives JSON', () => {
+    const p = buildPayload(base);
+    expect(Number.isInteger(p.timestamp)).toBe(true);
+    expect(p.timestamp).toBe(Date.parse('2026-01-01T12:34:56.789Z'));
+    const round = JSON.parse(JSON.stringify(p));
+    expect(round).toEqual(p);
+    expect(typeof round.timestamp).toBe('number');
+  });
+
+  it('carries completed-survey and submissionsComplete: true', () => {
+    const p = buildPayload({ ...base, type: 'completed-survey', complete: true });
+    expect(p.type).toBe('completed-survey');
+    expect(p.submissionsComplete).toBe(true);
+  });
+
+  it('keys responses by slide id; answers of array / number / boolean kinds keep their JSON value', () => {
+    const p = buildPayload({
+      ...base,
+      answers: [
+        { slideId: 'sld_m', title: 'Pick', type: 'checkbox', value: ['Red', 'Blue'], createdAt: AT },
+        { slideId: 'sld_s', title: 'Stars', type: 'star-rating', value: 4, createdAt: AT },
+        { slideId: 'sld_l', title: 'Consent', type: 'legal-consent', value: true, createdAt: AT },
+      ],
+    });
+    expect(Object.keys(p.responses)).toEqual(['sld_m', 'sld_s', 'sld_l']);
+    expect(p.responses.sld_m!.value).toEqual(['Red', 'Blue']);
+    expect(p.responses.sld_s!.value).toBe(4);
+    expect(p.responses.sld_l!.value).toBe(true);
+    expect(p.responses.sld_l!.createdAt).toBe(AT.toISOString());
+  });
+
+  it('with no answers: responses {} and only metadata addresses', () => {
+    const p = buildPayload({ ...base, answers: [] });
+    expect(p.responses).toEqual({});
+    expect(p.emails).toEqual(['ann.work@example.org', 'ads@example.net']);
+    expect(p.email).toBe('ann.work@example.org');
+  });
+
+  it('no address anywhere → email null and emails []', () => {
+    const p = buildPayload({ ...base, answers: [answers[0]!], participantMetadata: {}, responseMetadata: {} });
+    expect(p.email).toBeNull();
+    expect(p.emails).toEqual([]);
+  });
+
+  it('anonymous mode → email null and emails [] whatever the answers and metadata hold', () => {
+    const p = buildPayload({ ...base, anonymous: true });
+    expect(p.email).toBeNull();
+    expect(p.emails).toEqual([]);
+    // The rest of the payload is unchanged.
+    expect(p.responses.sld_b!.value).toBe('Ann@Example.com');
+    expect(p.metadata).toEqual(base.responseMetadata);
+  });
+});
+
+function slide(type: SlideType, extra: Partial<Slide> = {}): Slide {
+  return {
+    id: `sld_${type.replace(/-/g, '')}`,
+    pollId: 'poll_1',
+    accountId: 'acc_1',
+    idx: 0,
+    type,
+    title: `A ${type} slide`,
+    subtitle: null,
+    answers: [],
+    multi: false,
+    logic: [],
+    createdAt: AT,
+    updatedAt: AT,
+    ...extra,
+  };
+}
+
+const choices = (...titles: string[]) => titles.map((title, i) => ({ id: `ans_${i}`, title }));
+
+/** The DomainError that fn throws, or a failure when it throws none. */
+function thrown(fn: () => unknown): DomainError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof DomainError) return e;
+    throw e;
+  }
+  throw new Error('expected a DomainError, nothing was thrown');
+}
+
+type Case = [name: string, slide: Slide, good: unknown[], bad: unknown[]];
+
+const CASES: Case[] = [
+  ['question', slide('question', { answers: choices('Red', 'Blue') }), ['Red', 'Blue'], ['Green', 'red', ['Red'], 1, null, true, {}]],
+  ['question (multi)', slide('question', { answers: choices('Red', 'Blue'), multi: true }), [['Red'], ['Red', 'Blue']], ['Red', [], ['Green'], ['Red', 1], [null]]],
+  ['checkbox', slide('checkbox', { answers: choices('A', 'B', 'C'), multi: true }), [['A'], ['B', 'C']], ['A', [], ['D'], 5]],
+  ['dropdown', slide('dropdown', { answers: choices('One', 'Two') }), ['One', 'Two'], ['Three', ['One'], 1, '']],
+  ['binary (default Yes/No)', slide('binary'), ['Yes', 'No'], ['Maybe', true, false, 'yes', 1]],
+  ['binary (own answers)', slide('binary', { answers: choices('Agree', 'Disagree') }), ['Agree', 'Disagree'], ['Yes', 'No']],
+  ['star-rating', slide('star-rating'), [1, 3, 5], [0, 6, 2.5, '4', null, [4]]],
+  ['range', slide('range'), [0, 5, 7.5, 10], [-1, 11, '5', NaN, Infinity, null]],
+  ['short-answer', slide('short-answer'), ['A friend', '', 'x'.repeat(10_000)], [5, true, null, ['a'], { a: 1 }, 'x'.repeat(10_001)]],
+  ['long-answer', slide('long-answer'), ['Many\nlines\nof text'], [1, false, ['text']]],
+  ['email-capture', slide('email-capture'), ['ann@example.com', 'Ann.B+tag@Example.co.uk'], ['ann', 'ann@', '@example.com', 'ann @example.com', 5, null]],
+  ['phone-capture', slide('phone-capture'), ['+1 555 0100', '0101'], [15550100, null, ['+1']]],
+  ['date', slide('date'), ['2026-01-01', '2026-01-01T10:00:00Z'], ['not a date', 20260101, null]],
+  ['file-upload', slide('file-upload'), ['https://files.example.com/a.pdf', 'http://cdn.example.com/x.png'], ['files.example.com/a.pdf', 'ftp://example.com/a', 'https://', 5, null]],
+  ['legal-consent', slide('legal-consent'), [true], [false, 'true', 1, 'yes', null]],
+];
+
+describe('checkAnswerValue', () => {
+  it.each(CASES)('%s accepts values of its kind', (_name, s, good) => {
+    for (const v of good) expect(() => checkAnswerValue(s, v, '/answers/0/value'), JSON.stringify(v)).not.toThrow();
+  });
+
+  it.each(CASES)('%s refuses a value of the wrong kind with validation_failed naming the slide', (_name, s, _good, bad) => {
+    for (const v of bad) {
+      const e = thrown(() => checkAnswerValue(s, v, '/answers/3/value'));
+      expect(e.code, JSON.stringify(v)).toBe('validation_failed');
+      expect(e.message).toContain(s.id);
+      expect(e.errors).toHaveLength(1);
+      expect(e.errors![0]!.path).toBe('/answers/3/value');
+      expect(e.errors![0]!.message).toContain(s.id);
+    }
+  });
+
+  it.each(['copy', 'thank-you'] as const)('%s takes no answer at all', (type) => {
+    const s = slide(type);
+    for (const v of ['text', true, 1, null]) {
+      const e = thrown(() => checkAnswerValue(s, v, '/answers/0/value'));
+      expect(e.code).toBe('validation_failed');
+      expect(e.message).toContain(s.id);
+    }
+  });
+
+  it('names the path it was given', () => {
+    const e = thrown(() => checkAnswerValue(slide('star-rating'), 'five', '/answers/7/value'));
+    expect(e.errors).toEqual([{ path: '/answers/7/value', message: expect.stringContaining('sld_starrating') }]);
+  });
+});
