@@ -87,8 +87,8 @@ export function startWorker(rt: Runtime): Worker {
   const controller = new AbortController();
   const logger = rt.logger.child({ component: 'worker' });
   const runner = startDeliveryRunner(deps, controller.signal, {
-    concurrency: 64,
-    claimBatch: 32,
+    concurrency: rt.config.workerConcurrency,
+    claimBatch: Math.min(128, rt.config.workerConcurrency),
     idleMs: Math.min(200, rt.config.schedulerTickMs),
     drainMs: rt.config.deliveryTimeoutMs + 2_000,
     logger,

@@ -40,8 +40,8 @@ export interface AlertRepo {
   /**
    * Endpoints that may be due an email: healthy ones quiet since before quietBefore with a
    * give-up, alerted ones last emailed before reminderBefore. Locked, skipping rows another
-   * scheduler holds.
+   * scheduler holds, and those in `exclude` (already tried in this round).
    */
-  claimCandidates(quietBefore: Date, reminderBefore: Date, limit: number): Promise<Endpoint[]>;
+  claimCandidates(quietBefore: Date, reminderBefore: Date, limit: number, exclude?: readonly string[]): Promise<Endpoint[]>;
   markAlerted(endpointId: string, sent: number, at: Date): Promise<void>;
 }

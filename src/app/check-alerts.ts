@@ -54,17 +54,23 @@ async function recipientsFor(store: Store, accountId: string): Promise<string[]>
  * Sends the failure alerts that are due (SPEC §6.5). Each endpoint is handled in its own
  * transaction holding its row: the email is sent before the commit, so a crash in between
  * can repeat an email but never lose one, and two schedulers never mail the same endpoint.
+ * An email that cannot be sent (say, the mail server refuses its recipients) leaves its
+ * endpoint due for the next check and does not hold up the other endpoints; the failures are
+ * thrown together once the others are done.
  */
 export async function checkAlerts(deps: Deps, limit = 50): Promise<number> {
   const mailer = deps.mailer;
   const windows = deps.alerts;
   if (!mailer || !windows) return 0;
   let sent = 0;
+  const failed: { endpointId: string; error: unknown }[] = [];
   for (let i = 0; i < limit; i++) {
+    let claimed: string | undefined;
     const did = await deps.store.transaction(async (store) => {
       const now = deps.clock.now();
-      const [e] = await store.alerts.claimCandidates(new Date(now.getTime() - windows.quietMs), new Date(now.getTime() - windows.reminderMs), 1);
+      const [e] = await store.alerts.claimCandidates(new Date(now.getTime() - windows.quietMs), new Date(now.getTime() - windows.reminderMs), 1, failed.map((f) => f.endpointId));
       if (!e) return null;
+      claimed = e.id;
       const decision = decideAlert(e, now, windows);
       // The SQL filter mirrors the policy; should they ever disagree, stop rather than spin.
       if (!decision.send) return null;
@@ -81,9 +87,20 @@ export async function checkAlerts(deps: Deps, limit = 50): Promise<number> {
       await store.alerts.insert({ id: newId('alr', now.getTime()), accountId: e.accountId, endpointId: e.id, webhookId: e.webhookId, pollId: e.pollId, kind: decision.send, sequence, recipients: to, ...mail, details: content, sentAt: now });
       await store.alerts.markAlerted(e.id, sequence, now);
       return true;
+    }).catch((error: unknown) => {
+      if (claimed === undefined) throw error;
+      failed.push({ endpointId: claimed, error });
+      return false;
     });
     if (did === null) break;
     if (did) sent++;
+  }
+  if (failed.length) {
+    const first = failed[0]!.error;
+    throw new AggregateError(
+      failed.map((f) => f.error),
+      `${failed.length} failure alert email(s) not sent, tried again at the next check (endpoint ${failed[0]!.endpointId}: ${first instanceof Error ? first.message : String(first)})`,
+    );
   }
   return sent;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { newId } from '../domain/ids.js';
 import { decide, describeOutcome, type Decision } from '../domain/retry-policy.js';
 import { newSigningSecret, signatureHeader } from '../domain/signature.js';
-import type { AttemptResult, ClaimedDelivery, SendResult } from './delivery-ports.js';
+import type { Attempt, AttemptResult, ClaimedDelivery, SendResult } from './delivery-ports.js';
 import type { Deps } from './ports.js';
 
 /** How long a claimed delivery stays leased: the attempt's deadline plus room to record it. */
@@ -49,38 +49,64 @@ function resultOf(decision: Decision, now: Date): AttemptResult {
 
 export type AttemptReport = { deliveryId: string; attempt: number; decision: Decision; applied: boolean };
 
-/** Sends one attempt of a claimed delivery and records what came of it. */
-export async function attemptDelivery(deps: Deps, d: ClaimedDelivery): Promise<AttemptReport> {
+/** One attempt that has been sent and awaits recording. */
+export type SentAttempt = { delivery: ClaimedDelivery; sentAt: Date; sent: SendResult };
+
+/** Sends one attempt of a claimed delivery, signed now with the secret current now. */
+export async function sendAttempt(deps: Deps, d: ClaimedDelivery): Promise<SentAttempt> {
   const sender = deps.sender;
-  if (!sender) throw new Error('attemptDelivery needs an HttpSender');
+  if (!sender) throw new Error('sendAttempt needs an HttpSender');
   const secret = await secretFor(deps, d);
   const sentAt = deps.clock.now();
-  const sent: SendResult = await sender.send({ url: d.url, body: d.body, headers: attemptHeaders(deps, d, secret, sentAt), timeoutMs: deps.delivery.deliveryTimeoutMs });
-  return recordAttempt(deps, d, sentAt, sent);
+  const sent = await sender.send({ url: d.url, body: d.body, headers: attemptHeaders(deps, d, secret, sentAt), timeoutMs: deps.delivery.deliveryTimeoutMs });
+  return { delivery: d, sentAt, sent };
 }
 
-export async function recordAttempt(deps: Deps, d: ClaimedDelivery, sentAt: Date, sent: SendResult): Promise<AttemptReport> {
-  const decision = decide(sent.outcome, d.attemptCount, deps.delivery);
+function attemptRow(a: SentAttempt): Attempt {
+  const o = a.sent.outcome;
+  return {
+    id: newId('att', a.sentAt.getTime()),
+    deliveryId: a.delivery.id,
+    number: a.delivery.attemptCount,
+    sentAt: a.sentAt,
+    statusCode: o.kind === 'response' ? o.statusCode : null,
+    error: o.kind === 'error' ? o.error : o.statusCode >= 300 && o.statusCode < 400 ? 'redirect' : null,
+    durationMs: Math.round(a.sent.durationMs),
+    responseExcerpt: a.sent.excerpt,
+  };
+}
+
+/**
+ * Records many sent attempts in one transaction: the attempt rows, each delivery's next state,
+ * and the health of the endpoints involved. Until this commits a delivery stays leased, so a
+ * crash before it only means the attempt is sent again (at-least-once), never lost.
+ * A result whose lease was lost (another worker took over, or the webhook was deleted)
+ * decides nothing; its attempt still goes into the log.
+ */
+export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]): Promise<AttemptReport[]> {
+  if (!items.length) return [];
   const now = deps.clock.now();
+  const decisions = items.map((a) => decide(a.sent.outcome, a.delivery.attemptCount, deps.delivery));
   const applied = await deps.store.transaction(async (store) => {
-    await store.deliveries.insertAttempt({
-      id: newId('att', sentAt.getTime()),
-      deliveryId: d.id,
-      number: d.attemptCount,
-      sentAt,
-      statusCode: sent.outcome.kind === 'response' ? sent.outcome.statusCode : null,
-      error: sent.outcome.kind === 'error' ? sent.outcome.error : sent.outcome.statusCode >= 300 && sent.outcome.statusCode < 400 ? 'redirect' : null,
-      durationMs: Math.round(sent.durationMs),
-      responseExcerpt: sent.excerpt,
+    await store.deliveries.insertAttempts(items.map(attemptRow));
+    const done = await store.deliveries.finishMany(
+      items.map((a, i) => ({
+        id: a.delivery.id,
+        leaseToken: a.delivery.leaseToken,
+        result: { ...resultOf(decisions[i]!, now), dnsFailure: a.sent.outcome.kind === 'error' && a.sent.outcome.error === 'dns' },
+      })),
+    );
+    const succeeded = new Set<string>();
+    const failed = new Map<string, string>();
+    items.forEach((a, i) => {
+      if (!done.has(a.delivery.id)) return;
+      const next = decisions[i]!.next;
+      if (next === 'delivered') succeeded.add(a.delivery.endpointId);
+      if (next === 'rejected' || next === 'given_up') failed.set(a.delivery.endpointId, describeOutcome(a.sent.outcome));
     });
-    const result = { ...resultOf(decision, now), dnsFailure: sent.outcome.kind === 'error' && sent.outcome.error === 'dns' };
-    // A lost lease (we were too slow and another worker took over, or the webhook was
-    // deleted) means this result no longer decides anything; the attempt stays in the log.
-    const ok = await store.deliveries.finish(d.id, d.leaseToken, result);
-    if (!ok) return false;
-    if (decision.next === 'delivered') await store.endpoints.recordSuccess(d.endpointId, now);
-    if (decision.next === 'rejected' || decision.next === 'given_up') await store.endpoints.recordGivenUp(d.endpointId, now, describeOutcome(sent.outcome));
-    return true;
+    for (const id of succeeded) await store.endpoints.recordSuccess(id, now);
+    for (const [id, failure] of failed) await store.endpoints.recordGivenUp(id, now, failure);
+    return done;
   });
-  return { deliveryId: d.id, attempt: d.attemptCount, decision, applied };
+  return items.map((a, i) => ({ deliveryId: a.delivery.id, attempt: a.delivery.attemptCount, decision: decisions[i]!, applied: applied.has(a.delivery.id) }));
 }

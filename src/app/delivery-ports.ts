@@ -118,9 +118,11 @@ export type AttemptResult = {
 export interface DeliveryRepo {
   insert(rows: NewDelivery[]): Promise<void>;
   claim(now: Date, limit: number, leaseUntil: Date, leaseToken: string): Promise<ClaimedDelivery[]>;
-  /** Applies an attempt's result if this worker still holds the lease; false when it does not. */
-  finish(id: string, leaseToken: string, result: AttemptResult): Promise<boolean>;
-  insertAttempt(a: Attempt): Promise<void>;
+  /** Applies results whose lease this worker still holds; returns the ids it applied. */
+  finishMany(items: { id: string; leaseToken: string; result: AttemptResult }[]): Promise<Set<string>>;
+  insertAttempts(rows: Attempt[]): Promise<void>;
+  /** When the next pending (or leased) delivery falls due, if any: lets an idle worker sleep exactly that long. */
+  nextDueAt(): Promise<Date | null>;
   /** Gives a leased delivery back (a stopping worker that could not finish it): due now, attempt not counted. */
   release(id: string, leaseToken: string, now: Date): Promise<boolean>;
   cancel(filter: { webhookId?: string; pollId?: string }, now: Date): Promise<number>;

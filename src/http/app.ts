@@ -8,6 +8,7 @@ import { rateLimiter } from './rate-limit.js';
 import { registerErrorHandling } from './error-handler.js';
 import { accountRoutes } from './routes/account.js';
 import { alertRoutes } from './routes/alerts.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { pollRoutes } from './routes/polls.js';
 import { responseRoutes } from './routes/responses.js';
@@ -55,6 +56,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(opts.ready ?? (async () => true)));
+  await app.register(dashboardRoutes());
   // The API lives in its own context so that the auth hook runs on its routes only
   // (docs, health and unknown paths answer without a key).
   await app.register(async (api) => {

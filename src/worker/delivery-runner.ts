@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { attemptDelivery, claimDeliveries } from '../app/deliver.js';
+import { claimDeliveries, sendAttempt } from '../app/deliver.js';
+import { resultBatcher } from './result-batcher.js';
 import type { Deps } from '../app/ports.js';
 import { wakeableSleep } from './sleep.js';
 
@@ -26,6 +27,7 @@ export type Runner = { done: Promise<void>; wake(): void };
 export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: RunnerOptions): Runner {
   const inFlight = new Set<Promise<void>>();
   const leased = new Map<string, string>();
+  const results = resultBatcher(deps, { maxBatch: Math.max(1, opts.claimBatch), delayMs: 2 });
   const idle = wakeableSleep(signal);
 
   const track = (p: Promise<void>) => {
@@ -34,6 +36,17 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       inFlight.delete(p);
       idle.wake();
     });
+  };
+
+  // Sleep until the next delivery falls due (a retry, a scheduled batch), or idleMs at most:
+  // deliveries queued by other processes are found within idleMs.
+  const untilNextDue = async (): Promise<number> => {
+    const due = await deps.store.deliveries.nextDueAt().catch(() => null);
+    if (!due) return opts.idleMs;
+    const wait = due.getTime() - deps.clock.now().getTime();
+    // Due already yet nothing claimed: another worker holds those rows; look again shortly.
+    if (wait <= 0) return Math.min(opts.idleMs, 20);
+    return Math.min(opts.idleMs, wait);
   };
 
   const loop = async () => {
@@ -54,13 +67,16 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       for (const d of claimed) {
         leased.set(d.id, d.leaseToken);
         track(
-          attemptDelivery(deps, d).finally(() => leased.delete(d.id)).then(
+          sendAttempt(deps, d)
+            .then((sent) => results.record(sent))
+            .finally(() => leased.delete(d.id))
+            .then(
             (r) => opts.logger.debug({ deliveryId: r.deliveryId, attempt: r.attempt, next: r.decision.next, applied: r.applied }, 'attempt recorded'),
             (err: unknown) => opts.logger.error({ err, deliveryId: d.id }, 'attempt failed to record; the lease will expire and it is retried'),
           ),
         );
       }
-      if (claimed.length === 0) await idle.sleep(opts.idleMs);
+      if (claimed.length === 0) await idle.sleep(await untilNextDue());
     }
     const drained = await Promise.race([
       Promise.allSettled([...inFlight]).then(() => true),

@@ -40,7 +40,7 @@ export type SenderOptions = {
 
 export function createUndiciSender(opts: SenderOptions): HttpSender {
   const agent = new Agent({
-    connections: opts.connectionsPerOrigin ?? 16,
+    connections: opts.connectionsPerOrigin ?? 32,
     pipelining: 1,
     keepAliveTimeout: 30_000,
     connect: { lookup: guardedLookup({ allowPrivate: opts.allowPrivateTargets, resolver: opts.resolver }) },

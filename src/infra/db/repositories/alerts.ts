@@ -48,12 +48,12 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
       const rows = await q.orderBy('id', 'desc').limit(page.limit + 1).execute();
       return toPage(rows.map(toAlert), page);
     },
-    async claimCandidates(quietBefore, reminderBefore, limit) {
+    async claimCandidates(quietBefore, reminderBefore, limit, exclude = []) {
       // A rough filter in SQL (the exact rule is the pure alert policy); SKIP LOCKED lets
       // several schedulers share the work without mailing one endpoint twice.
-      const rows = await db
-        .selectFrom('endpoints')
-        .selectAll()
+      let q = db.selectFrom('endpoints').selectAll();
+      if (exclude.length) q = q.where('id', 'not in', [...exclude]);
+      const rows = await q
         .where('last_given_up_at', 'is not', null)
         .where((eb) =>
           eb.or([

@@ -92,21 +92,32 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       return result.rows.map((r): ClaimedDelivery => ({ ...toDelivery(r), leaseToken, signingSecret: r.signing_secret, legacySecret: r.legacy_secret }));
     },
 
-    async finish(id, leaseToken, r) {
-      const res = await db
-        .updateTable('deliveries')
-        .set({
-          status: r.status,
-          next_attempt_at: r.nextAttemptAt,
-          finished_at: r.finishedAt,
-          lease_token: null,
-          dns_failures: r.dnsFailure ? sql`dns_failures + 1` : sql`dns_failures`,
-        })
-        .where('id', '=', id)
-        .where('lease_token', '=', leaseToken)
-        .where('status', '=', 'in_flight')
+    async finishMany(items) {
+      if (!items.length) return new Set();
+      // One statement for the whole batch; the lease token fences results of a worker whose
+      // lease was taken over (or whose delivery was cancelled) in the meantime.
+      const values = sql.join(
+        items.map(
+          (i) =>
+            sql`(${i.id}::text, ${i.leaseToken}::text, ${i.result.status}::text, ${i.result.nextAttemptAt}::timestamptz, ${i.result.finishedAt}::timestamptz, ${i.result.dnsFailure ? 1 : 0}::int)`,
+        ),
+      );
+      const res = await sql<{ id: string }>`
+        UPDATE deliveries d
+        SET status = v.status, next_attempt_at = v.next_at, finished_at = v.finished_at, lease_token = NULL, dns_failures = d.dns_failures + v.dns
+        FROM (VALUES ${values}) AS v(id, token, status, next_at, finished_at, dns)
+        WHERE d.id = v.id AND d.lease_token = v.token AND d.status = 'in_flight'
+        RETURNING d.id`.execute(db);
+      return new Set(res.rows.map((r) => r.id));
+    },
+
+    async nextDueAt() {
+      const r = await db
+        .selectFrom('deliveries')
+        .select((eb) => eb.fn.min('next_attempt_at').as('due'))
+        .where('status', 'in', ['pending', 'in_flight'])
         .executeTakeFirst();
-      return Number(res.numUpdatedRows) > 0;
+      return (r?.due as Date | null | undefined) ?? null;
     },
 
     async release(id, leaseToken, now) {
@@ -120,10 +131,22 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       return Number(res.numUpdatedRows) > 0;
     },
 
-    async insertAttempt(a) {
+    async insertAttempts(rows) {
+      if (!rows.length) return;
       await db
         .insertInto('attempts')
-        .values({ id: a.id, delivery_id: a.deliveryId, number: a.number, sent_at: a.sentAt, status_code: a.statusCode, error: a.error, duration_ms: a.durationMs, response_excerpt: a.responseExcerpt })
+        .values(
+          rows.map((a) => ({
+            id: a.id,
+            delivery_id: a.deliveryId,
+            number: a.number,
+            sent_at: a.sentAt,
+            status_code: a.statusCode,
+            error: a.error,
+            duration_ms: a.durationMs,
+            response_excerpt: a.responseExcerpt,
+          })),
+        )
         .execute();
     },
 

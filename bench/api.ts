@@ -1,0 +1,56 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { freshDatabase, HERE, sleep, type Storage } from './lib.js';
+
+const CLI = path.join(HERE, '..', 'dist', 'cli', 'index.js');
+
+async function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<string, string>> {
+  const child = spawn(process.execPath, [CLI, ...args, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  await new Promise((r) => child.on('exit', r));
+  return JSON.parse(out) as Record<string, string>;
+}
+
+export type ApiResult = { storage: Storage; route: string; requestsPerSecond: number; p99Ms: number; errors: number; non2xx: number };
+
+/** `canvass serve --no-worker` as its own process, loaded by autocannon. */
+export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult[]> {
+  const fresh = storage === 'postgres' ? await freshDatabase('postgres') : undefined;
+  await fresh?.database.close().catch(() => {});
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-api-'));
+  const port = 3900 + Math.floor(Math.random() * 500);
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', CANVASS_RATE_LIMIT_PER_MINUTE: '0', CANVASS_DATA_DIR: dataDir, ...(fresh?.url ? { DATABASE_URL: fresh.url } : {}) };
+  const { accountId, apiKey } = await cli(env, ['accounts', 'create', '--name', 'Bench', '--owner-email', 'bench@example.com']);
+  const server = spawn(process.execPath, [CLI, 'serve', '--no-worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    for (let i = 0; ; i++) {
+      if ((await fetch(`${base}/healthz`).catch(() => null))?.ok) break;
+      if (i > 200) throw new Error('server did not start');
+      await sleep(100);
+    }
+    const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+    const post = async (url: string, body: unknown) => (await (await fetch(base + url, { method: 'POST', headers: auth, body: JSON.stringify(body) })).json()) as { data: { id: string } };
+    const poll = (await post('/poll', { accountId, title: 'Bench poll' })).data;
+    const slide = (await post('/slide', { pollId: poll.id, type: 'short-answer', title: 'Why?' })).data;
+    await post('/poll/update', { pollId: poll.id, isVisible: true });
+    await post('/webhooks', { pollId: poll.id, url: 'https://hooks.example.com/bench', deliveryRule: 'partial' });
+    const run = async (route: string, body: unknown, headers: Record<string, string>) => {
+      const r = await autocannon({ url: base + route, method: 'POST', connections: 32, duration: seconds, headers, body: JSON.stringify(body) });
+      return { storage, route, requestsPerSecond: r.requests.average, p99Ms: r.latency.p99, errors: r.errors, non2xx: r.non2xx } satisfies ApiResult;
+    };
+    return [
+      await run('/participant/responses', { pollId: poll.id, answers: [{ slideId: slide.id, value: 'Because it is fast' }], metadata: { page: '/thank_you' } }, { 'content-type': 'application/json' }),
+      await run('/poll', { accountId, title: 'Load test poll', displaySettings: { align: 'left' } }, auth),
+    ];
+  } finally {
+    server.kill('SIGTERM');
+    await new Promise((r) => server.on('exit', r));
+    rmSync(dataDir, { recursive: true, force: true });
+    await fresh?.drop().catch(() => {});
+  }
+}

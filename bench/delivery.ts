@@ -1,0 +1,166 @@
+import { performance } from 'node:perf_hooks';
+import pino from 'pino';
+import { Pool } from 'undici';
+import { newId } from '../src/domain/ids.js';
+import { buildPayload } from '../src/domain/payload.js';
+import { signatureHeader } from '../src/domain/signature.js';
+import type { NewDelivery } from '../src/app/delivery-ports.js';
+import type { Deps } from '../src/app/ports.js';
+import { createUndiciSender } from '../src/infra/http-sender/undici-sender.js';
+import { startDeliveryRunner } from '../src/worker/delivery-runner.js';
+import { benchDeps, freshDatabase, percentile, SECRET, sleep, type Receiver, type Storage } from './lib.js';
+
+export const CONCURRENCY = 256;
+export const CONNECTIONS = 32;
+
+function body(i: number): string {
+  const at = new Date();
+  return JSON.stringify(
+    buildPayload({
+      type: 'submitted-responses',
+      accountId: 'acc_bench',
+      pollId: 'poll_bench',
+      participantId: `prt_${i}`,
+      anonymous: false,
+      participantMetadata: { plan: 'pro', country: 'NL' },
+      responseMetadata: { page: '/checkout/thank_you', device: 'mobile' },
+      answers: [
+        { slideId: 'sld_a', title: 'How likely are you to recommend us?', type: 'range', value: i % 11, createdAt: at },
+        { slideId: 'sld_b', title: 'What could we do better?', type: 'long-answer', value: 'Faster shipping, and a clearer returns page.', createdAt: at },
+        { slideId: 'sld_c', title: 'Your email', type: 'email-capture', value: `person${i}@example.com`, createdAt: at },
+      ],
+      complete: true,
+      at,
+    }),
+  );
+}
+
+/** An account with a known secret, and `endpoints` webhooks on one poll pointing at the receiver. */
+async function seedAccount(deps: Deps, receiverPort: number, endpoints: number): Promise<string[]> {
+  const now = new Date();
+  await deps.store.accounts.insert({ id: 'acc_bench', name: 'Bench', plan: 'premium', createdAt: now, updatedAt: now });
+  await deps.store.accounts.setSigningSecret('acc_bench', SECRET, now);
+  const urls: string[] = [];
+  for (let e = 0; e < endpoints; e++) urls.push(`https://127.0.0.1:${receiverPort}/endpoint/${e}`);
+  return urls;
+}
+
+async function insertDeliveries(deps: Deps, urls: string[], count: number, dueAt: (i: number) => Date): Promise<{ id: string; due: number }[]> {
+  const out: { id: string; due: number }[] = [];
+  for (let start = 0; start < count; start += 1000) {
+    const rows: NewDelivery[] = [];
+    for (let i = start; i < Math.min(count, start + 1000); i++) {
+      const due = dueAt(i);
+      const id = newId('dlv');
+      rows.push({ id, accountId: 'acc_bench', pollId: 'poll_bench', webhookId: null, endpointId: `end_${i % urls.length}`, source: 'webhook', url: urls[i % urls.length]!, participantId: `prt_${i}`, type: 'submitted-responses', body: body(i), createdAt: new Date(), nextAttemptAt: due });
+      out.push({ id, due: due.getTime() });
+    }
+    await deps.store.deliveries.insert(rows);
+  }
+  return out;
+}
+
+async function waitForCount(receiver: Receiver, target: number, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const c = await receiver.ask<{ unique: number }>({ cmd: 'count' });
+    if (c.unique >= target) return;
+    if (Date.now() > until) throw new Error(`only ${c.unique}/${target} deliveries arrived within ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
+function runWorker(deps: Deps) {
+  const sender = createUndiciSender({ allowPrivateTargets: true, connectionsPerOrigin: CONNECTIONS });
+  const controller = new AbortController();
+  const runner = startDeliveryRunner({ ...deps, sender }, controller.signal, {
+    concurrency: CONCURRENCY,
+    claimBatch: 128,
+    idleMs: 200,
+    drainMs: 5_000,
+    logger: pino({ level: 'silent' }),
+  });
+  return {
+    async stop() {
+      controller.abort();
+      await runner.done;
+      await sender.close();
+    },
+  };
+}
+
+export type ThroughputResult = { storage: Storage; endpoints: number; deliveries: number; seconds: number; perSecond: number; p50Ms: number; p99Ms: number; badSignatures: number; duplicates: number };
+
+/** `count` deliveries, all due at once, spread over `endpoints` URLs: how fast does the worker drain them? */
+export async function throughput(storage: Storage, receiver: Receiver, endpoints: number, count: number): Promise<ThroughputResult> {
+  const fresh = await freshDatabase(storage);
+  try {
+    const deps = benchDeps(fresh.database);
+    const urls = await seedAccount(deps, receiver.port, endpoints);
+    const t0 = new Date(Date.now() + 60_000);
+    const rows = await insertDeliveries(deps, urls, count, () => t0);
+    // Make them due now, all at once, and start the clock.
+    await fresh.database.db.updateTable('deliveries').set({ next_attempt_at: new Date() }).execute();
+    await receiver.ask({ cmd: 'reset' });
+    const started = Date.now();
+    const worker = runWorker(deps);
+    await waitForCount(receiver, count, 300_000);
+    const seconds = (Date.now() - started) / 1000;
+    await worker.stop();
+    const stats = await receiver.ask<{ requests: number; unique: number; badSignatures: number; arrivals: [string, number][] }>({ cmd: 'stats' });
+    const arrival = new Map(stats.arrivals);
+    const latencies = rows.map((r) => (arrival.get(r.id) ?? NaN) - started).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+    return { storage, endpoints, deliveries: count, seconds, perSecond: count / seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), badSignatures: stats.badSignatures, duplicates: stats.requests - stats.unique };
+  } finally {
+    await fresh.drop();
+  }
+}
+
+export type PacedResult = { storage: Storage; rate: number; deliveries: number; p50Ms: number; p99Ms: number; maxMs: number };
+
+/** Deliveries falling due at a steady `rate` per second: latency from due time to the receiver's 2xx. */
+export async function paced(storage: Storage, receiver: Receiver, rate: number, count: number): Promise<PacedResult> {
+  const fresh = await freshDatabase(storage);
+  try {
+    const deps = benchDeps(fresh.database);
+    const urls = await seedAccount(deps, receiver.port, 10);
+    const t0 = Date.now() + 3_000 + count; // room to insert before the first falls due
+    const rows = await insertDeliveries(deps, urls, count, (i) => new Date(t0 + Math.floor((i * 1000) / rate)));
+    await receiver.ask({ cmd: 'reset' });
+    const worker = runWorker(deps);
+    await waitForCount(receiver, count, 120_000 + count);
+    await worker.stop();
+    const stats = await receiver.ask<{ arrivals: [string, number][] }>({ cmd: 'stats' });
+    const arrival = new Map(stats.arrivals);
+    const latencies = rows.map((r) => (arrival.get(r.id) ?? NaN) - r.due).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+    return { storage, rate, deliveries: count, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: latencies[latencies.length - 1] ?? NaN };
+  } finally {
+    await fresh.drop();
+  }
+}
+
+/** The same signed bodies POSTed by a bare undici pool: what the network and receiver allow. */
+export async function rawBaseline(receiver: Receiver, endpoints: number, count: number): Promise<{ endpoints: number; perSecond: number }> {
+  const pool = new Pool(`https://127.0.0.1:${receiver.port}`, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 30_000 });
+  const bodies = Array.from({ length: count }, (_, i) => body(i));
+  await receiver.ask({ cmd: 'reset' });
+  let next = 0;
+  const started = performance.now();
+  const lane = async () => {
+    while (next < count) {
+      const i = next++;
+      const t = Date.now();
+      const res = await pool.request({
+        method: 'POST',
+        path: `/endpoint/${i % endpoints}`,
+        body: bodies[i],
+        headers: { 'content-type': 'application/json', 'x-service-signature': signatureHeader(SECRET, t, bodies[i]!), 'x-service-delivery-id': `raw_${i}`, 'x-service-attempt': '1' },
+      });
+      await res.body.dump();
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  return { endpoints, perSecond: count / seconds };
+}

@@ -1,0 +1,130 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { fileURLToPath } from 'node:url';
+import { createStore } from '../src/infra/db/store.js';
+import { openDatabase, type Database } from '../src/infra/db/database.js';
+import type { Deps } from '../src/app/ports.js';
+import { makeTestCa } from '../test/support/tls.js';
+
+export const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const PG_ADMIN = process.env.CANVASS_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const SECRET = 'whsec_benchmark_secret_0123456789abcdefghijklmno';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** The test CA, trusted by this process through NODE_EXTRA_CA_CERTS (run.ts re-execs itself with it). */
+export function tlsDir(): string {
+  const dir = path.join(os.tmpdir(), 'canvass-bench-ca');
+  makeTestCa(dir);
+  return dir;
+}
+
+export type Storage = 'postgres' | 'pglite';
+
+/** A fresh database of either kind; drop() removes it. */
+export async function freshDatabase(storage: Storage): Promise<{ database: Database; url?: string; drop(): Promise<void> }> {
+  if (storage === 'pglite') {
+    const database = await openDatabase({ dataDir: '', memory: true, schema: 'apply' });
+    return { database, drop: () => database.close() };
+  }
+  const name = `canvass_bench_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const u = new URL(PG_ADMIN);
+  u.pathname = '/' + name;
+  const url = u.toString();
+  const database = await openDatabase({ databaseUrl: url, dataDir: '', schema: 'apply', poolSize: 10 });
+  return {
+    database,
+    url,
+    async drop() {
+      await database.close();
+      const c = new pg.Client({ connectionString: PG_ADMIN });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export function benchDeps(database: Database): Deps {
+  return {
+    store: createStore(database.db),
+    clock: { now: () => new Date() },
+    urlPolicy: { allowPrivateTargets: true },
+    delivery: {
+      retryLadderMs: [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000],
+      dnsRetryLadderMs: [60_000, 180_000],
+      deliveryTimeoutMs: 10_000,
+      batchWindowMs: 5_000,
+      userAgent: 'Canvass-Webhooks/bench',
+    },
+  };
+}
+
+export type Receiver = {
+  port: number;
+  child: ChildProcess;
+  ask<T>(msg: object): Promise<T>;
+  stop(): void;
+};
+
+export async function startReceiver(dir: string): Promise<Receiver> {
+  const child = fork(path.join(HERE, 'receiver.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_TLS_DIR: dir, BENCH_SECRET: SECRET },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (m: { port: number }) => resolve(m.port));
+    child.once('exit', (code) => reject(new Error(`receiver exited ${code}`)));
+  });
+  let queue = Promise.resolve<unknown>(undefined);
+  return {
+    port,
+    child,
+    ask<T>(msg: object): Promise<T> {
+      const next = queue.then(
+        () =>
+          new Promise<T>((resolve) => {
+            child.once('message', (m) => resolve(m as T));
+            child.send(msg);
+          }),
+      );
+      queue = next.catch(() => undefined);
+      return next;
+    },
+    stop: () => child.kill('SIGKILL'),
+  };
+}
+
+/** Samples a process's resident memory (VmRSS) from /proc; returns the peak seen. */
+export function rssSampler(pid: number, everyMs = 50) {
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      peak = Math.max(peak, kb * 1024);
+    } catch {
+      // the process is gone
+    }
+  }, everyMs);
+  return {
+    stop(): number {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * `npm run bench`: delivery throughput (vs a raw undici baseline), paced latency, claim cost
+ * with a large backlog, API load, and worker memory. Prints a table and writes
+ * bench/results.json. Needs PostgreSQL (CANVASS_BENCH_PG_URL, default the local server) and a
+ * built dist/ (npm run build). Not part of npm test.
+ *
+ *   npm run bench                  # everything
+ *   npm run bench -- delivery api  # some sections: delivery, paced, claim, api, memory
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { apiLoad } from './api.js';
+import { claimCost, type ClaimResult } from './claim.js';
+import { paced, rawBaseline, throughput } from './delivery.js';
+import { HERE, startReceiver, tlsDir, type Storage } from './lib.js';
+import { workerMemory } from './memory.js';
+
+const dir = tlsDir();
+// The CA must be trusted when the process starts: re-run this script with it in the environment.
+if (process.env.NODE_EXTRA_CA_CERTS !== path.join(dir, 'ca.crt')) {
+  const r = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.crt') } });
+  process.exit(r.status ?? 1);
+}
+
+const wanted = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ['delivery', 'paced', 'claim', 'api', 'memory']);
+const storages: Storage[] = (process.env.BENCH_STORAGE?.split(',') as Storage[] | undefined) ?? ['postgres', 'pglite'];
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version }, at: new Date().toISOString() };
+const round = (n: number) => (Number.isFinite(n) ? Math.round(n * 10) / 10 : n);
+
+const receiver = await startReceiver(dir);
+try {
+  if (wanted.has('delivery')) {
+    const rows = [];
+    for (const endpoints of [1, 10, 100]) {
+      const raw = await rawBaseline(receiver, endpoints, EVENTS);
+      for (const storage of storages) {
+        const t = await throughput(storage, receiver, endpoints, EVENTS);
+        rows.push({ ...t, rawPerSecond: raw.perSecond, ratio: t.perSecond / raw.perSecond });
+        console.log(`delivery ${storage} ${endpoints} endpoint(s): ${round(t.perSecond)}/s (raw ${round(raw.perSecond)}/s, ratio ${round(t.perSecond / raw.perSecond)}), p50 ${round(t.p50Ms)} ms, p99 ${round(t.p99Ms)} ms, dup ${t.duplicates}, bad sig ${t.badSignatures}`);
+      }
+    }
+    results.delivery = rows;
+    console.table(rows.map((r) => ({ storage: r.storage, endpoints: r.endpoints, 'deliveries/s': round(r.perSecond), 'raw/s': round(r.rawPerSecond), ratio: round(r.ratio), 'p50 ms': round(r.p50Ms), 'p99 ms': round(r.p99Ms) })));
+  }
+  if (wanted.has('paced')) {
+    const rows = [];
+    for (const storage of storages) {
+      const p = await paced(storage, receiver, 1000, Number(process.env.BENCH_PACED ?? 10_000));
+      rows.push(p);
+      console.log(`paced ${storage} 1000/s: p50 ${round(p.p50Ms)} ms, p99 ${round(p.p99Ms)} ms, max ${round(p.maxMs)} ms`);
+    }
+    results.paced = rows;
+    console.table(rows.map((r) => ({ storage: r.storage, 'rate/s': r.rate, 'p50 ms': round(r.p50Ms), 'p99 ms': round(r.p99Ms), 'max ms': round(r.maxMs) })));
+  }
+  if (wanted.has('claim')) {
+    const rows: ClaimResult[] = [];
+    for (const pending of [10_000, 100_000, 1_000_000]) {
+      const c = await claimCost('postgres', pending);
+      rows.push(c);
+      console.log(`claim postgres ${pending} pending: median ${round(c.medianMs)} ms, p99 ${round(c.p99Ms)} ms`);
+    }
+    results.claim = rows;
+    console.table(rows.map((r) => ({ pending: r.pending, due: r.due, 'median ms': round(r.medianMs), 'p99 ms': round(r.p99Ms), 'vs 10k': round(r.medianMs / rows[0]!.medianMs) })));
+  }
+  if (wanted.has('api')) {
+    const rows = [];
+    for (const storage of storages) rows.push(...(await apiLoad(storage)));
+    results.api = rows;
+    console.table(rows.map((r) => ({ storage: r.storage, route: r.route, 'req/s': round(r.requestsPerSecond), 'p99 ms': r.p99Ms, errors: r.errors, non2xx: r.non2xx })));
+  }
+  if (wanted.has('memory')) {
+    const m = await workerMemory(receiver);
+    results.memory = m;
+    console.table([{ pending: m.pending, 'in flight': m.inFlight, 'peak RSS MiB': round(m.peakRssMiB) }]);
+  }
+} finally {
+  receiver.stop();
+}
+writeFileSync(path.join(HERE, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+console.log(`wrote ${path.join(HERE, 'results.json')}`);
+process.exit(0);

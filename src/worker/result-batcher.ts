@@ -1,0 +1,46 @@
+import { recordAttempts, type AttemptReport, type SentAttempt } from '../app/deliver.js';
+import type { Deps } from '../app/ports.js';
+
+/**
+ * Gathers sent attempts and records them together: one transaction per batch instead of one
+ * per delivery. A batch goes out when it is full, or `delayMs` after its first item, so a lone
+ * attempt waits at most that long. One batch is written at a time; the next forms meanwhile.
+ */
+export function resultBatcher(deps: Deps, opts: { maxBatch: number; delayMs: number }) {
+  type Waiting = { item: SentAttempt; resolve(r: AttemptReport): void; reject(e: unknown): void };
+  const queue: Waiting[] = [];
+  let writing = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  const schedule = () => {
+    if (writing || !queue.length) return;
+    if (queue.length >= opts.maxBatch) void flush();
+    else timer ??= setTimeout(() => void flush(), opts.delayMs);
+  };
+
+  const flush = async () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (writing || !queue.length) return;
+    writing = true;
+    const batch = queue.splice(0, opts.maxBatch);
+    try {
+      const reports = await recordAttempts(deps, batch.map((w) => w.item));
+      batch.forEach((w, i) => w.resolve(reports[i]!));
+    } catch (e) {
+      batch.forEach((w) => w.reject(e));
+    } finally {
+      writing = false;
+      schedule();
+    }
+  };
+
+  return {
+    record(item: SentAttempt): Promise<AttemptReport> {
+      return new Promise((resolve, reject) => {
+        queue.push({ item, resolve, reject });
+        schedule();
+      });
+    },
+  };
+}
