@@ -40,8 +40,12 @@ export interface AlertRepo {
   /**
    * Endpoints that may be due an email: healthy ones quiet since before quietBefore with a
    * give-up, alerted ones last emailed before reminderBefore. Locked, skipping rows another
-   * scheduler holds, and those in `exclude` (already tried in this round).
+   * scheduler holds, and those on hold.
    */
-  claimCandidates(quietBefore: Date, reminderBefore: Date, limit: number, exclude?: readonly string[]): Promise<Endpoint[]>;
+  claimCandidates(now: Date, quietBefore: Date, reminderBefore: Date, limit: number): Promise<Endpoint[]>;
+  /** Keeps other checks off an endpoint until `until` (an email being sent, or a failed send's pause). */
+  hold(endpointId: string, until: Date | null): Promise<void>;
+  /** The endpoint, locked for the rest of the transaction. */
+  lockEndpoint(endpointId: string): Promise<Endpoint | undefined>;
   markAlerted(endpointId: string, sent: number, at: Date): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { decideAlert } from '../domain/alert-policy.js';
+import { decideAlert, MAX_ALERT_EMAILS } from '../domain/alert-policy.js';
 import { composeAlertEmail, type AlertContent } from '../domain/alert-email.js';
 import { newId } from '../domain/ids.js';
 import { describeConditions } from '../domain/logic-eval.js';
@@ -25,11 +25,13 @@ async function contentFor(store: Store, e: Endpoint, now: Date): Promise<AlertCo
     const slide = slides.find((s) => s.id === e.slideId);
     question = { id: e.slideId ?? '', title: slide?.title ?? '(deleted question)' };
     const rule = slide?.logic.find((r) => r.action.type === 'trigger-webhook' && r.action.url === e.url);
-    trigger = rule ? `question logic: when ${describeConditions(rule.match, rule.conditions, title)}` : 'question logic (rule since removed)';
+    if (!rule) return undefined;
+    trigger = `question logic: when ${describeConditions(rule.match, rule.conditions, title)}`;
     configuredIn = `the survey's workflow actions tab (question logic of "${question.title}")`;
   } else {
     const rule = poll.actionLogic.find((r) => r.action.type === 'trigger-webhook' && r.action.url === e.url);
-    trigger = rule ? `survey action logic on completion: when ${describeConditions(rule.match, rule.conditions ?? [], title)}` : 'survey action logic (rule since removed)';
+    if (!rule) return undefined;
+    trigger = `survey action logic on completion: when ${describeConditions(rule.match, rule.conditions ?? [], title)}`;
     configuredIn = "the survey's workflow actions tab (survey action logic)";
   }
   return {
@@ -51,12 +53,64 @@ async function recipientsFor(store: Store, accountId: string): Promise<string[]>
 }
 
 /**
- * Sends the failure alerts that are due (SPEC §6.5). Each endpoint is handled in its own
- * transaction holding its row: the email is sent before the commit, so a crash in between
- * can repeat an email but never lose one, and two schedulers never mail the same endpoint.
- * An email that cannot be sent (say, the mail server refuses its recipients) leaves its
- * endpoint due for the next check and does not hold up the other endpoints; the failures are
- * thrown together once the others are done.
+ * How long an endpoint is held while its email is out, and after a send that failed: minutes,
+ * or less when the operator configured shorter alert windows.
+ */
+const holdMs = (w: { reminderMs: number }, ms: number) => Math.min(ms, w.reminderMs);
+const SENDING_HOLD_MS = 120_000;
+const FAILED_SEND_PAUSE_MS = 300_000;
+
+type Plan = { endpoint: Endpoint; kind: 'first' | 'reminder'; sequence: number; to: string[]; content: AlertContent; now: Date };
+
+/** Phase 1, in a short transaction: pick one due endpoint, decide, compose, and hold it. */
+async function planNext(deps: Deps, windows: { quietMs: number; reminderMs: number }): Promise<Plan | 'handled' | null> {
+  return deps.store.transaction(async (store) => {
+    const now = deps.clock.now();
+    const [e] = await store.alerts.claimCandidates(now, new Date(now.getTime() - windows.quietMs), new Date(now.getTime() - windows.reminderMs), 1);
+    if (!e) return null;
+    const decision = decideAlert(e, now, windows);
+    // The SQL filter mirrors the policy; should they ever disagree, stop rather than spin.
+    if (!decision.send) return null;
+    const sequence = e.state === 'alerted' ? e.alertEmailsSent + 1 : 1;
+    const content = await contentFor(store, e, now);
+    if (!content) {
+      // The poll, webhook or rule is gone: nothing is configured to alert about any more.
+      await store.alerts.markAlerted(e.id, MAX_ALERT_EMAILS, now);
+      return 'handled';
+    }
+    const to = await recipientsFor(store, e.accountId);
+    if (!to.length) {
+      await store.alerts.markAlerted(e.id, sequence, now);
+      return 'handled';
+    }
+    await store.alerts.hold(e.id, new Date(now.getTime() + holdMs(windows, SENDING_HOLD_MS)));
+    return { endpoint: e, kind: decision.send, sequence, to, content, now };
+  });
+}
+
+/** Phase 3: record the email, unless the endpoint changed meanwhile (a success, or another scheduler). */
+async function record(deps: Deps, plan: Plan, mail: { subject: string; text: string; html: string }): Promise<boolean> {
+  return deps.store.transaction(async (store) => {
+    const e = plan.endpoint;
+    const cur = await store.alerts.lockEndpoint(e.id);
+    const unchanged = !!cur && cur.state === e.state && cur.alertEmailsSent === e.alertEmailsSent && cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
+    if (!unchanged) {
+      if (cur) await store.alerts.hold(e.id, null);
+      return false;
+    }
+    await store.alerts.insert({ id: newId('alr', plan.now.getTime()), accountId: e.accountId, endpointId: e.id, webhookId: e.webhookId, pollId: e.pollId, kind: plan.kind, sequence: plan.sequence, recipients: plan.to, ...mail, details: plan.content, sentAt: plan.now });
+    await store.alerts.markAlerted(e.id, plan.sequence, plan.now);
+    return true;
+  });
+}
+
+/**
+ * Sends the failure alerts that are due (SPEC §6.5), in three steps per endpoint: choose and
+ * hold it (a short transaction), send the email holding no lock or connection (SMTP may be
+ * slow), then record it. A crash after sending can repeat an email, never lose one; the hold
+ * keeps other schedulers off the endpoint meanwhile. An email that cannot be sent (say, the
+ * mail server refuses its recipients) pauses that endpoint for a while without holding up the
+ * others; the failures are thrown together at the end so the scheduler logs them.
  */
 export async function checkAlerts(deps: Deps, limit = 50): Promise<number> {
   const mailer = deps.mailer;
@@ -65,41 +119,24 @@ export async function checkAlerts(deps: Deps, limit = 50): Promise<number> {
   let sent = 0;
   const failed: { endpointId: string; error: unknown }[] = [];
   for (let i = 0; i < limit; i++) {
-    let claimed: string | undefined;
-    const did = await deps.store.transaction(async (store) => {
-      const now = deps.clock.now();
-      const [e] = await store.alerts.claimCandidates(new Date(now.getTime() - windows.quietMs), new Date(now.getTime() - windows.reminderMs), 1, failed.map((f) => f.endpointId));
-      if (!e) return null;
-      claimed = e.id;
-      const decision = decideAlert(e, now, windows);
-      // The SQL filter mirrors the policy; should they ever disagree, stop rather than spin.
-      if (!decision.send) return null;
-      const content = await contentFor(store, e, now);
-      const to = await recipientsFor(store, e.accountId);
-      const sequence = e.state === 'alerted' ? e.alertEmailsSent + 1 : 1;
-      if (!content || !to.length) {
-        // Nothing to say or no one to tell: count it as handled so the endpoint is not retried every tick.
-        await store.alerts.markAlerted(e.id, sequence, now);
-        return false;
-      }
-      const mail = composeAlertEmail(content, sequence);
-      await mailer.send({ to, ...mail });
-      await store.alerts.insert({ id: newId('alr', now.getTime()), accountId: e.accountId, endpointId: e.id, webhookId: e.webhookId, pollId: e.pollId, kind: decision.send, sequence, recipients: to, ...mail, details: content, sentAt: now });
-      await store.alerts.markAlerted(e.id, sequence, now);
-      return true;
-    }).catch((error: unknown) => {
-      if (claimed === undefined) throw error;
-      failed.push({ endpointId: claimed, error });
-      return false;
-    });
-    if (did === null) break;
-    if (did) sent++;
+    const plan = await planNext(deps, windows);
+    if (plan === null) break;
+    if (plan === 'handled') continue;
+    const mail = composeAlertEmail(plan.content, plan.sequence);
+    try {
+      await mailer.send({ to: plan.to, ...mail });
+    } catch (error) {
+      failed.push({ endpointId: plan.endpoint.id, error });
+      await deps.store.alerts.hold(plan.endpoint.id, new Date(deps.clock.now().getTime() + holdMs(windows, FAILED_SEND_PAUSE_MS)));
+      continue;
+    }
+    if (await record(deps, plan, mail)) sent++;
   }
   if (failed.length) {
     const first = failed[0]!.error;
     throw new AggregateError(
       failed.map((f) => f.error),
-      `${failed.length} failure alert email(s) not sent, tried again at the next check (endpoint ${failed[0]!.endpointId}: ${first instanceof Error ? first.message : String(first)})`,
+      `${failed.length} failure alert email(s) not sent, retried after a pause (endpoint ${failed[0]!.endpointId}: ${first instanceof Error ? first.message : String(first)})`,
     );
   }
   return sent;

@@ -3,8 +3,9 @@ import type { Poll } from '../domain/poll.js';
 import { requireAccount } from './access.js';
 import { preparePoll, type CreatePollInput } from './create-poll.js';
 import type { Caller, Deps } from './ports.js';
+import { secretForLogic } from './signing-secret.js';
 
-export type CommitResult = { created: boolean; poll: Poll };
+export type CommitResult = { created: boolean; poll: Poll; signingSecret?: string };
 
 /**
  * Saves a dry-run preview. The preview's id makes the commit idempotent: a second commit of the
@@ -19,12 +20,14 @@ export async function commitPoll(deps: Deps, caller: Caller, previewId: string, 
     return { created: false, poll: { ...existing, slides: await deps.store.slides.listByPoll(existing.id) } };
   }
   const poll = await preparePoll(deps, caller, input, previewId);
-  const inserted = await deps.store.polls.insert(poll);
-  if (!inserted) {
-    // A concurrent commit of the same preview won the race: answer with what it saved.
-    const winner = await deps.store.polls.get(previewId);
-    if (!winner || winner.accountId !== input.accountId) throw notFound('poll');
-    return { created: false, poll: { ...winner, slides: [] } };
-  }
-  return { created: true, poll };
+  return deps.store.transaction(async (store) => {
+    if (!(await store.polls.insert(poll))) {
+      // A concurrent commit of the same preview won the race: answer with what it saved.
+      const winner = await store.polls.get(previewId);
+      if (!winner || winner.accountId !== input.accountId) throw notFound('poll');
+      return { created: false, poll: { ...winner, slides: [] } };
+    }
+    const signingSecret = await secretForLogic(store, poll.accountId, poll.actionLogic, poll.createdAt);
+    return { created: true, poll, ...(signingSecret ? { signingSecret } : {}) };
+  });
 }

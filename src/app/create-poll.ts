@@ -3,6 +3,7 @@ import { newId } from '../domain/ids.js';
 import { buildPollBody, cleanTitle, type Poll, type PollInput } from '../domain/poll.js';
 import { requireAccount } from './access.js';
 import { checkRuleTargets } from './check-target.js';
+import { secretForLogic } from './signing-secret.js';
 import type { Caller, Deps } from './ports.js';
 
 export type CreatePollInput = PollInput & { accountId: string; dryRun?: boolean };
@@ -13,7 +14,7 @@ export async function preparePoll(deps: Deps, caller: Caller, input: CreatePollI
   const account = await deps.store.accounts.get(input.accountId);
   const body = buildPollBody(input, account?.defaults ?? {});
   // A new poll has no slides, so survey rules may not name any yet.
-  checkRules(body.actionLogic, new Set(), deps.urlPolicy, '/actionLogic');
+  body.actionLogic = checkRules(body.actionLogic, new Set(), deps.urlPolicy, '/actionLogic');
   await checkRuleTargets(deps, body.actionLogic, '/actionLogic');
   const now = deps.clock.now();
   return {
@@ -28,11 +29,14 @@ export async function preparePoll(deps: Deps, caller: Caller, input: CreatePollI
   };
 }
 
-export type CreatePollResult = { saved: boolean; poll: Poll };
+export type CreatePollResult = { saved: boolean; poll: Poll; signingSecret?: string };
 
 export async function createPoll(deps: Deps, caller: Caller, input: CreatePollInput): Promise<CreatePollResult> {
   const poll = await preparePoll(deps, caller, input);
   if (input.dryRun) return { saved: false, poll };
-  await deps.store.polls.insert(poll);
-  return { saved: true, poll };
+  return deps.store.transaction(async (store) => {
+    await store.polls.insert(poll);
+    const signingSecret = await secretForLogic(store, poll.accountId, poll.actionLogic, poll.createdAt);
+    return { saved: true, poll, ...(signingSecret ? { signingSecret } : {}) };
+  });
 }

@@ -4,6 +4,7 @@ import { checkRules, type QuestionRule, type SurveyRule } from '../domain/logic.
 import { stripHtml, trimStrings } from '../domain/sanitize.js';
 import { checkPosRule, CHOICE_TYPES, type Slide, type SlideType } from '../domain/slide.js';
 import { checkRuleTargets } from './check-target.js';
+import { secretForLogic } from './signing-secret.js';
 import { requirePoll, requirePollForUpdate } from './access.js';
 import type { Caller, Deps, PollRow, Store } from './ports.js';
 
@@ -34,13 +35,16 @@ function cleanAnswers(answers: { id?: string; title: string }[], now: number): S
   return cleaned;
 }
 
-function checkSlide(deps: Deps, slide: Slide, pageRules: string[], others: Slide[]): void {
+/** Checks a slide against its poll; returns its logic with webhook URLs normalised. */
+function checkSlide(deps: Deps, slide: Slide, pageRules: string[], others: Slide[]): Slide['logic'] {
   checkPosRule(pageRules, [...others.map((s) => s.type), slide.type]);
   if (CHOICE_TYPES.has(slide.type) && slide.type !== 'binary' && slide.answers.length === 0) {
     throw invalid('/answers', `a ${slide.type} slide needs at least one answer`);
   }
-  checkRules(slide.logic, new Set([...others.map((s) => s.id), slide.id]), deps.urlPolicy, '/logic');
+  return checkRules(slide.logic, new Set([...others.map((s) => s.id), slide.id]), deps.urlPolicy, '/logic');
 }
+
+export type SavedSlide = { slide: Slide; signingSecret?: string };
 
 /**
  * Stores `ordered` as the poll's slide order: idx is the place in the list (0..n-1), so
@@ -69,7 +73,7 @@ async function requireSlideForUpdate(store: Store, caller: Caller, slideId: stri
   return { slide, poll };
 }
 
-export async function createSlide(deps: Deps, caller: Caller, input: SlideInput): Promise<Slide> {
+export async function createSlide(deps: Deps, caller: Caller, input: SlideInput): Promise<SavedSlide> {
   // Name resolution happens before the transaction: no lock is held while DNS answers.
   await checkRuleTargets(deps, input.logic ?? [], '/logic');
   return deps.store.transaction(async (store) => {
@@ -94,14 +98,15 @@ export async function createSlide(deps: Deps, caller: Caller, input: SlideInput)
       createdAt: now,
       updatedAt: now,
     };
-    checkSlide(deps, slide, poll.pageRules, others);
+    slide.logic = checkSlide(deps, slide, poll.pageRules, others);
     await renumber(store, [...others.slice(0, idx), slide, ...others.slice(idx)], slide.id);
     await store.slides.insert(slide);
-    return slide;
+    const signingSecret = await secretForLogic(store, poll.accountId, slide.logic, now);
+    return { slide, ...(signingSecret ? { signingSecret } : {}) };
   });
 }
 
-export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch): Promise<Slide> {
+export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch): Promise<SavedSlide> {
   await checkRuleTargets(deps, patch.logic ?? [], '/logic');
   return deps.store.transaction(async (store) => {
     const { slide: current, poll } = await requireSlideForUpdate(store, caller, patch.slideId);
@@ -125,10 +130,11 @@ export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch)
       idx: p.idx !== undefined ? Math.min(p.idx, others.length) : all.findIndex((s) => s.id === current.id),
       updatedAt: now,
     };
-    checkSlide(deps, slide, poll.pageRules, others);
+    slide.logic = checkSlide(deps, slide, poll.pageRules, others);
     await renumber(store, [...others.slice(0, slide.idx), slide, ...others.slice(slide.idx)], slide.id);
     await store.slides.update(slide);
-    return slide;
+    const signingSecret = patch.logic ? await secretForLogic(store, poll.accountId, slide.logic, now) : undefined;
+    return { slide, ...(signingSecret ? { signingSecret } : {}) };
   });
 }
 

@@ -3,9 +3,10 @@ import { applyPollPatch, cleanTitle, type Poll, type PollPatch } from '../domain
 import { checkPosRule } from '../domain/slide.js';
 import { requirePollForUpdate } from './access.js';
 import { checkRuleTargets } from './check-target.js';
+import { secretForLogic } from './signing-secret.js';
 import type { Caller, Deps } from './ports.js';
 
-export async function updatePoll(deps: Deps, caller: Caller, pollId: string, patch: PollPatch): Promise<Poll> {
+export async function updatePoll(deps: Deps, caller: Caller, pollId: string, patch: PollPatch): Promise<{ poll: Poll; signingSecret?: string }> {
   // Name resolution happens before the transaction: no lock is held while DNS answers.
   await checkRuleTargets(deps, patch.actionLogic ?? [], '/actionLogic');
   return deps.store.transaction(async (store) => {
@@ -13,7 +14,7 @@ export async function updatePoll(deps: Deps, caller: Caller, pollId: string, pat
     const slides = await store.slides.listByPoll(pollId);
     const body = applyPollPatch(current, patch);
     checkPosRule(body.pageRules, slides.map((s) => s.type));
-    if (patch.actionLogic) checkRules(body.actionLogic, new Set(slides.map((s) => s.id)), deps.urlPolicy, '/actionLogic');
+    if (patch.actionLogic) body.actionLogic = checkRules(body.actionLogic, new Set(slides.map((s) => s.id)), deps.urlPolicy, '/actionLogic');
     const fields = {
       title: patch.title !== undefined ? cleanTitle(patch.title) : current.title,
       isVisible: patch.isVisible ?? current.isVisible,
@@ -21,6 +22,8 @@ export async function updatePoll(deps: Deps, caller: Caller, pollId: string, pat
       updatedAt: deps.clock.now(),
     };
     await store.polls.update(pollId, fields);
-    return { ...current, ...body, title: fields.title, isVisible: fields.isVisible, updatedAt: fields.updatedAt, slides };
+    const signingSecret = patch.actionLogic ? await secretForLogic(store, current.accountId, body.actionLogic, fields.updatedAt) : undefined;
+    const poll = { ...current, ...body, title: fields.title, isVisible: fields.isVisible, updatedAt: fields.updatedAt, slides };
+    return { poll, ...(signingSecret ? { signingSecret } : {}) };
   });
 }

@@ -1,8 +1,8 @@
 import { DomainError, notFound } from '../domain/errors.js';
 import { newId, randomBase62 } from '../domain/ids.js';
-import { newSigningSecret } from '../domain/signature.js';
 import { requireAccount, requirePoll } from './access.js';
 import { checkTargetUrl } from './check-target.js';
+import { ensureSigningSecret } from './signing-secret.js';
 import type { DeliveryRule, Endpoint, Webhook } from './delivery-ports.js';
 import type { Caller, Deps, Page, PageRequest, Store } from './ports.js';
 
@@ -41,12 +41,6 @@ export async function createWebhook(deps: Deps, caller: Caller, input: { pollId:
     const signingSecret = await ensureSigningSecret(store, poll.accountId, now);
     return { webhook: view(webhook, endpoint), ...(signingSecret ? { signingSecret } : {}) };
   });
-}
-
-/** Creates the account's signing secret if it has none; returns it only when created here. */
-async function ensureSigningSecret(store: Store, accountId: string, now: Date): Promise<string | undefined> {
-  const secret = newSigningSecret();
-  return (await store.accounts.setSigningSecretIfMissing(accountId, secret, now)) ? secret : undefined;
 }
 
 async function requireWebhook(store: Store, caller: Caller, id: string): Promise<Webhook> {

@@ -18,18 +18,16 @@ export type SurveyRule = { on: 'complete'; match?: 'all' | 'any'; conditions?: S
 /**
  * Cross-checks the schema cannot make: skip targets and condition slides exist in the poll,
  * webhook URLs are public https. Throws invalid_url before validation_failed so a bad URL
- * reads as what it is.
+ * reads as what it is. Returns the rules with webhook URLs in their normalised form, the
+ * same form a saved webhook's URL takes (one endpoint, one spelling).
  */
-export function checkRules(
-  rules: readonly (QuestionRule | SurveyRule)[],
-  pollSlideIds: ReadonlySet<string>,
-  policy: UrlPolicy,
-  basePath: string,
-): void {
+export function checkRules<R extends QuestionRule | SurveyRule>(rules: readonly R[], pollSlideIds: ReadonlySet<string>, policy: UrlPolicy, basePath: string): R[] {
   const errors: FieldError[] = [];
+  const normalised = rules.map((rule, i) =>
+    rule.action.type === 'trigger-webhook' ? { ...rule, action: { ...rule.action, url: checkEndpointUrl(rule.action.url, policy, `${basePath}/${i}/action/url`) } } : rule,
+  );
   rules.forEach((rule, i) => {
     const at = `${basePath}/${i}`;
-    if (rule.action.type === 'trigger-webhook') checkEndpointUrl(rule.action.url, policy, `${at}/action/url`);
     if (rule.action.type === 'skip-to' && !pollSlideIds.has(rule.action.slideId)) {
       errors.push({ path: `${at}/action/slideId`, message: 'no such slide in this poll' });
     }
@@ -39,4 +37,7 @@ export function checkRules(
     });
   });
   if (errors.length) throw new DomainError('validation_failed', 'the logic refers to something that does not exist', errors);
+  return normalised;
 }
+
+export const hasWebhookAction = (rules: readonly { action: Action }[]): boolean => rules.some((r) => r.action.type === 'trigger-webhook');

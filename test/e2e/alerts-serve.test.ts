@@ -27,6 +27,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   sink = await startSmtpSink();
   spawned = spawnServe();
+  server = await spawned.ready();
 });
 afterAll(async () => {
   await spawned?.stop();
@@ -70,7 +71,7 @@ function spawnServe() {
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   return {
     /** The base URL and the Default owner's key, once the server says it is serving. */
-    async ready(timeoutMs = 60_000): Promise<{ base: string; key: string }> {
+    async ready(timeoutMs = 55_000): Promise<{ base: string; key: string }> {
       const started = Date.now();
       while (!/"msg":"canvass serving"/.test(stdout)) {
         if (child.exitCode !== null || Date.now() - started > timeoutMs) throw new Error(`serve did not start:\n${stdout}\n${stderr}`);
@@ -92,10 +93,11 @@ function spawnServe() {
   };
 }
 let spawned: ReturnType<typeof spawnServe> | undefined;
+let server: { base: string; key: string };
 
 describe('a spawned `canvass serve`, configured only by its environment', () => {
   it('retries on CANVASS_RETRY_LADDER_MS, then alerts through SMTP_URL on CANVASS_ALERT_QUIET_MS / CANVASS_ALERT_REMINDER_MS', async () => {
-    const { base, key } = await spawned!.ready();
+    const { base, key } = server;
     const api = async (method: string, url: string, body?: Json) => {
       const res = await fetch(base + url, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
       const json = (await res.json()) as { data: Json & { id: string } };
@@ -132,7 +134,11 @@ describe('a spawned `canvass serve`, configured only by its environment', () => 
     expect(text).toContain('What went wrong: HTTP 503');
     expect(text).toContain('Responses lost in the past week: 1');
 
-    const stored = (await api('GET', `/alerts?accountId=${accountId}`)) as unknown as AlertView[];
+    // Each email is sent just before its row commits: read once all three are stored.
+    let stored: AlertView[] = [];
+    for (const end = Date.now() + 10_000; stored.length < 3 && Date.now() < end; await sleep(30)) {
+      stored = (await api('GET', `/alerts?accountId=${accountId}`)) as unknown as AlertView[];
+    }
     expect(stored.map((a) => [a.kind, a.sequence])).toEqual([
       ['reminder', 3],
       ['reminder', 2],

@@ -39,7 +39,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  sink = await startSmtpSink();
+  sink = await startSmtpSink({ refuse: (a) => a.startsWith('nobody@') });
   h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: 0, retryLadderMs: [100, 100, 100, 100, 100] } });
   h.clock.ms = Date.now();
   // A real clock: the worker, the alert windows and the SMTP server all run in wall time.
@@ -66,6 +66,12 @@ async function get<T>(acct: TestAccount, url: string): Promise<T> {
 }
 
 const alertsOf = async (acct: TestAccount) => (await get<{ data: AlertView[] }>(acct, `/alerts?accountId=${acct.accountId}&limit=100`)).data;
+/**
+ * The stored alerts once there are n. The email is sent inside the transaction that stores it
+ * (a crash may repeat an email, never lose one), so the SMTP server can see it a moment before
+ * the row is committed.
+ */
+const storedAlerts = (acct: TestAccount, n: number) => until(() => alertsOf(acct), (a) => a.length >= n);
 const healthOf = async (acct: TestAccount, pollId: string) => (await get<{ data: { id: string; health: Health }[] }>(acct, `/webhooks?pollId=${pollId}`)).data[0]!.health;
 
 async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
@@ -203,7 +209,7 @@ describe('SMTP alerts from the scheduler', () => {
     // Exactly one email after the quiet period.
     const [first] = await waitMails(owner, 1);
     expect(first!.at).toBeGreaterThanOrEqual(createdAt + QUIET);
-    const firstSentAt = Date.parse((await alertsOf(acct))[0]!.sentAt);
+    const firstSentAt = Date.parse((await storedAlerts(acct, 1))[0]!.sentAt);
     expect(firstSentAt).toBeGreaterThanOrEqual(createdAt + QUIET);
     // Until just before the reminder is due, still that one email.
     await sleep(Math.max(0, firstSentAt + REMINDER - 200 - Date.now()));
@@ -212,7 +218,7 @@ describe('SMTP alerts from the scheduler', () => {
 
     // Reminders each reminder period, three emails in all, then no fourth.
     const three = await waitMails(owner, 3);
-    const sentAts = (await alertsOf(acct)).map((a) => Date.parse(a.sentAt)).reverse();
+    const sentAts = (await storedAlerts(acct, 3)).map((a) => Date.parse(a.sentAt)).reverse();
     expect(sentAts[0]).toBe(firstSentAt);
     expect(sentAts[1]! - sentAts[0]!).toBeGreaterThanOrEqual(REMINDER);
     expect(sentAts[2]! - sentAts[1]!).toBeGreaterThanOrEqual(REMINDER);
@@ -225,6 +231,7 @@ describe('SMTP alerts from the scheduler', () => {
 
     // Every email is stored and listed, newest first.
     const stored = await alertsOf(acct);
+    expect(stored).toHaveLength(3);
     expect(stored.map((a) => [a.kind, a.sequence])).toEqual([
       ['reminder', 3],
       ['reminder', 2],
@@ -258,7 +265,7 @@ describe('SMTP alerts from the scheduler', () => {
     await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'third' }] });
     await finalStatus(acct, path1, 3, 'rejected');
     const four = await waitMails(owner, 4);
-    const again = (await alertsOf(acct))[0]!;
+    const again = (await storedAlerts(acct, 4))[0]!;
     expect(Date.parse(again.sentAt)).toBeGreaterThanOrEqual(successAt + QUIET);
     expect(again).toMatchObject({ kind: 'first', sequence: 1 });
     expect(again.subject).not.toMatch(/reminder/);
@@ -290,7 +297,7 @@ describe('SMTP alerts from the scheduler', () => {
     const [m] = await waitMails('ops@example.com', 1);
     expect(m!.to.sort()).toEqual(['oncall@example.net', 'ops@example.com']);
     expect(mailsTo(owner)).toEqual([]);
-    const [stored] = await alertsOf(acct);
+    const [stored] = await storedAlerts(acct, 1);
     expectAlertMail(m!, stored!, {
       to: ['ops@example.com', 'oncall@example.net'],
       endpoint: receiver.url('/gone-team'),
@@ -321,10 +328,37 @@ describe('SMTP alerts from the scheduler', () => {
     await answer(h, { pollId: poll.id, answers: [{ slideId, value: 1 }] });
     await finalStatus(acct, '/gone-logic', 1, 'rejected');
     const [m] = await waitMails(owner, 1);
-    const [stored] = await alertsOf(acct);
+    const [stored] = await storedAlerts(acct, 1);
     expectAlertMail(m!, stored!, { to: [owner], endpoint: url, pollId: poll.id, failure: 'HTTP 401', lost: 1, configured: /workflow actions tab/, trigger: /question logic: when the answer lt 3/ });
     expect(stored!.webhookId).toBeNull();
     expect(stored!.details.question).toEqual({ id: slideId, title: 'Rate the checkout' });
     expect(stored!.text).toContain('Question: Rate the checkout');
+  });
+
+  it('an account whose recipients the mail server refuses does not hold up alerts for others', async () => {
+    // Made first, so its endpoint comes first when due endpoints are taken in id order.
+    const bad = await h.account();
+    const badSettings = await h.app.inject({ method: 'PATCH', url: '/account/settings', headers: bearer(bad.key), payload: { accountId: bad.accountId, notificationRecipients: ['nobody@example.com'] } });
+    expect(badSettings.statusCode, badSettings.body).toBe(200);
+    const good = await h.account();
+    const goodOwner = await ownerEmail(good);
+    receiver.script('/gone-poison', [{ status: 410 }]);
+    const badPoll = await visiblePoll(h, bad);
+    await createWebhook(h, bad, badPoll.pollId, receiver.url('/gone-poison'));
+    const goodPoll = await visiblePoll(h, good);
+    await createWebhook(h, good, goodPoll.pollId, receiver.url('/gone-poison'));
+    await answer(h, { pollId: badPoll.pollId, answers: [{ slideId: badPoll.q1, value: 'x' }] });
+    await finalStatus(bad, '/gone-poison', 1, 'rejected');
+    await answer(h, { pollId: goodPoll.pollId, answers: [{ slideId: goodPoll.q1, value: 'y' }] });
+    await finalStatus(good, '/gone-poison', 2, 'rejected');
+
+    const [m] = await waitMails(goodOwner, 1, QUIET + 5_000);
+    expect(mailHeaders(m!.raw).to).toBe(goodOwner);
+    expect(await storedAlerts(good, 1)).toHaveLength(1);
+    // The refused email was tried (before the other, in id order), is neither stored nor
+    // counted, and is tried again at later checks.
+    await until(async () => sink.refused.filter((a) => a === 'nobody@example.com').length, (n) => n >= 2);
+    expect(await alertsOf(bad)).toEqual([]);
+    expect(await healthOf(bad, badPoll.pollId)).toMatchObject({ state: 'healthy', alertEmailsSent: 0 });
   });
 });

@@ -286,17 +286,16 @@ describe('logic URLs are checked when saved', () => {
     expect(poll.actionLogic).toEqual(surveyRule('https://hooks.example.com/done'));
   });
 
-  it('a loopback URL is accepted only when private targets are allowed', async () => {
-    const dev = await harness({ allowPrivateTargets: true });
+  it('a loopback URL is accepted only when private targets are allowed (CANVASS_ALLOW_PRIVATE_TARGETS)', async () => {
+    // The same app with the development policy: the routes read deps.urlPolicy per request.
+    const saved = h.deps.urlPolicy;
+    h.deps.urlPolicy = { allowPrivateTargets: true };
     try {
-      const a = await dev.account();
-      const poll = (await dev.app.inject({ method: 'POST', url: '/poll', headers: bearer(a.key), payload: { accountId: a.accountId, title: 'Dev' } })).json().data;
-      const res = await dev.app.inject({ method: 'POST', url: '/slide', headers: bearer(a.key), payload: { pollId: poll.id, type: 'short-answer', title: 'Q', logic: questionRule('https://127.0.0.1:8443/x') } });
-      expect(res.statusCode, res.body).toBe(201);
-      const http = await dev.app.inject({ method: 'POST', url: '/slide', headers: bearer(a.key), payload: { pollId: poll.id, type: 'short-answer', title: 'Q', logic: questionRule('http://127.0.0.1:8443/x') } });
-      expect(http.json().code).toBe('invalid_url');
+      await ok('POST', '/slide/update', { slideId, logic: questionRule('https://127.0.0.1:8443/x') }, 200);
+      expectInvalidUrl(await call('POST', '/slide/update', { slideId, logic: questionRule('http://127.0.0.1:8443/x') }), '/logic/0/action/url');
     } finally {
-      await dev.close();
+      h.deps.urlPolicy = saved;
     }
+    expectInvalidUrl(await call('POST', '/slide/update', { slideId, logic: questionRule('https://127.0.0.1:8443/y') }), '/logic/0/action/url');
   });
 });

@@ -4,21 +4,32 @@ import { SMTPServer } from 'smtp-server';
 export type SunkMail = { from: string; to: string[]; raw: string; at: number };
 
 /**
- * A real SMTP server on loopback that accepts every message (no auth, no TLS) and keeps it.
- * `headers`/`body` helpers read the raw RFC 5322 text without a MIME library.
+ * A real SMTP server on loopback that accepts every message (no auth, no TLS) and keeps it;
+ * recipients for which `refuse` says true are answered 550, like an unknown mailbox.
+ * `mailHeaders`/`mailBody` read the raw RFC 5322 text without a MIME library.
  */
-export async function startSmtpSink(): Promise<{
+export async function startSmtpSink(opts: { refuse?: (address: string) => boolean } = {}): Promise<{
   port: number;
   url: string;
   messages: SunkMail[];
+  /** Recipient addresses refused, one entry per attempt. */
+  refused: string[];
   waitFor(pred: (m: SunkMail[]) => boolean, timeoutMs?: number): Promise<SunkMail[]>;
   close(): Promise<void>;
 }> {
   const messages: SunkMail[] = [];
+  const refused: string[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      if (!opts.refuse?.(address.address)) return callback();
+      refused.push(address.address);
+      const err = new Error(`no mailbox ${address.address}`) as Error & { responseCode: number };
+      err.responseCode = 550;
+      callback(err);
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -35,6 +46,7 @@ export async function startSmtpSink(): Promise<{
     port,
     url: `smtp://127.0.0.1:${port}`,
     messages,
+    refused,
     async waitFor(pred, timeoutMs = 15_000) {
       const until = Date.now() + timeoutMs;
       while (!pred(messages)) {

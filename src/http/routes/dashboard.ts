@@ -11,7 +11,7 @@ export const DASHBOARD_DIST = fileURLToPath(new URL('../../../web/dist/', import
 const NOT_BUILT = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Canvass dashboard not built</title></head>
 <body><main><h1>The dashboard is not built</h1>
-<p>Run <code>npm run build</code> (or <code>npm install</code>, which runs it) in the Canvass checkout, then reload this page.</p>
+<p>Run <code>npm run build</code> (or <code>npm install</code>, which runs it) in the Canvass checkout, then restart Canvass.</p>
 <p>The API is unaffected: see <a href="/docs">/docs</a>.</p></main></body></html>`;
 
 const hide = { schema: { hide: true } };
@@ -19,7 +19,8 @@ const hide = { schema: { hide: true } };
 /**
  * The dashboard (web/, a Vite + React app) at /app: its files, and index.html for every other
  * /app/* path so that the app's own routes survive a reload. Public like /docs: the app asks for
- * an API key and sends it to the API itself. Without a build, /app says how to make one.
+ * an API key and sends it to the API itself. Without a build, /app says how to make one
+ * (503, a short page; never a 500).
  */
 export const dashboardRoutes =
   (root: string = DASHBOARD_DIST): FastifyPluginAsync =>
@@ -30,30 +31,34 @@ export const dashboardRoutes =
 async function serve(app: FastifyInstance, root: string): Promise<void> {
   app.get('/', { ...hide, prefixTrailingSlash: 'no-slash' }, async (_req, reply) => reply.redirect('/app/'));
 
-  // Checked per request, so a build made while the server runs is picked up without a restart.
   const built = () => existsSync(path.join(root, 'index.html'));
   const notBuilt = (reply: FastifyReply) => reply.status(503).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(NOT_BUILT);
+  // index.html is checked per request: a rebuild in progress answers "not built", not an error.
   const sendIndex = (reply: FastifyReply) => (built() ? reply.header('cache-control', 'no-cache').sendFile('index.html', root) : notBuilt(reply));
+  const hasDist = existsSync(root);
 
-  await app.register(fastifyStatic, {
-    root,
-    prefix: '/',
-    index: false,
-    schemaHide: true,
-    cacheControl: false,
-    setHeaders(res, file) {
-      // Hashed bundles never change; everything else is checked on each load.
-      res.setHeader('cache-control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
-    },
-  });
+  if (hasDist) {
+    // Files are looked up per request, so a rebuild needs no restart.
+    await app.register(fastifyStatic, {
+      root,
+      prefix: '/',
+      index: false,
+      schemaHide: true,
+      cacheControl: false,
+      setHeaders(res, file) {
+        // Hashed bundles never change; everything else is checked on each load.
+        res.setHeader('cache-control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+      },
+    });
+  }
 
-  app.get('/', { ...hide, prefixTrailingSlash: 'slash' }, async (_req, reply) => sendIndex(reply));
-  // Files are looked up on each request; any other /app/* path is one of the app's own routes and
-  // gets index.html. A missing file (an old bundle, a typo) stays a 404 problem document.
+  app.get('/', { ...hide, prefixTrailingSlash: 'slash' }, async (_req, reply) => (hasDist ? sendIndex(reply) : notBuilt(reply)));
+  // Any other /app/* path that is not a file is one of the app's own routes: index.html.
+  // A missing file (an old bundle, a typo) stays a 404 problem document.
   app.setNotFoundHandler(async (req, reply) => {
     const p = req.url.split('?')[0]!;
     const last = p.split('/').pop() ?? '';
-    if ((req.method === 'GET' || req.method === 'HEAD') && !/\.[A-Za-z0-9]+$/.test(last)) return sendIndex(reply);
+    if ((req.method === 'GET' || req.method === 'HEAD') && !/\.[A-Za-z0-9]+$/.test(last)) return hasDist ? sendIndex(reply) : notBuilt(reply);
     return reply.status(404).type('application/problem+json').send(problem('not_found', `no route ${req.method} ${p}`));
   });
 }

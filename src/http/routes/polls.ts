@@ -22,8 +22,8 @@ export const pollRoutes =
 
     for (const url of ['/poll', '/survey']) {
       app.post(url, { schema: { tags, summary: url === '/poll' ? 'Create a poll (or preview it with dryRun)' : 'Alias of POST /poll', body: CreatePollBody } }, async (req, reply) => {
-        const { saved, poll } = await createPoll(deps, callerOf(req), req.body as CreatePollInput);
-        return reply.status(saved ? 201 : 200).send({ data: poll });
+        const { saved, poll, signingSecret } = await createPoll(deps, callerOf(req), req.body as CreatePollInput);
+        return reply.status(saved ? 201 : 200).send({ data: poll, ...(signingSecret ? { signingSecret } : {}) });
       });
     }
 
@@ -38,8 +38,8 @@ export const pollRoutes =
         schedule: strip(rest.schedule),
         languageSettings: strip(rest.languageSettings),
       } as CreatePollInput;
-      const { created, poll } = await commitPoll(deps, callerOf(req), id, input);
-      return reply.status(created ? 201 : 200).send({ data: poll });
+      const { created, poll, signingSecret } = await commitPoll(deps, callerOf(req), id, input);
+      return reply.status(created ? 201 : 200).send({ data: poll, ...(signingSecret ? { signingSecret } : {}) });
     });
 
     app.get('/poll', { schema: { tags, summary: 'Read a poll with its slides', querystring: Strict({ pollId: AnyId }) } }, async (req) => ({
@@ -52,7 +52,8 @@ export const pollRoutes =
 
     app.post('/poll/update', { schema: { tags, summary: 'Update a poll', body: UpdatePollBody } }, async (req) => {
       const { pollId, ...patch } = req.body;
-      return { data: await updatePoll(deps, callerOf(req), pollId, patch as PollPatch) };
+      const { poll, signingSecret } = await updatePoll(deps, callerOf(req), pollId, patch as PollPatch);
+      return { data: poll, ...(signingSecret ? { signingSecret } : {}) };
     });
 
     app.delete('/poll', { schema: { tags, summary: 'Delete a poll, its slides and its webhooks', querystring: Strict({ pollId: AnyId }) } }, async (req) => ({

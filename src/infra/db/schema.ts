@@ -120,6 +120,7 @@ export interface EndpointsTable {
   last_failure: string | null;
   alert_emails_sent: Generated<number>;
   last_alert_at: Time | null;
+  alert_hold_until: Time | null;
   created_at: Time;
 }
 

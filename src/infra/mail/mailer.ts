@@ -5,7 +5,8 @@ import type { Mailer, OutgoingMail } from '../../app/alert-ports.js';
 
 /** SMTP through nodemailer (SMTP_URL). */
 export function smtpMailer(url: string, from: string): Mailer {
-  const transport = nodemailer.createTransport(url);
+  // Bounded waits: a mail server that hangs must not hold an alert check for minutes.
+  const transport = nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as Parameters<typeof nodemailer.createTransport>[0]);
   return {
     async send(mail: OutgoingMail) {
       await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });

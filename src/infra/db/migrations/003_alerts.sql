@@ -16,5 +16,9 @@ CREATE TABLE alert_emails (
 );
 CREATE INDEX alert_emails_account ON alert_emails (account_id, id);
 
+-- An endpoint whose email is being sent, or whose last send failed, is held until this time:
+-- other schedulers leave it alone meanwhile, and a refused email is retried with a pause.
+ALTER TABLE endpoints ADD COLUMN alert_hold_until timestamptz;
+
 -- The alert check looks only at endpoints that have given up on something.
 CREATE INDEX endpoints_alert_state ON endpoints (state, last_alert_at) WHERE last_given_up_at IS NOT NULL;

@@ -48,13 +48,14 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
       const rows = await q.orderBy('id', 'desc').limit(page.limit + 1).execute();
       return toPage(rows.map(toAlert), page);
     },
-    async claimCandidates(quietBefore, reminderBefore, limit, exclude = []) {
-      // A rough filter in SQL (the exact rule is the pure alert policy); SKIP LOCKED lets
-      // several schedulers share the work without mailing one endpoint twice.
-      let q = db.selectFrom('endpoints').selectAll();
-      if (exclude.length) q = q.where('id', 'not in', [...exclude]);
-      const rows = await q
+    async claimCandidates(now, quietBefore, reminderBefore, limit) {
+      // The same rule as the pure alert policy, as an index-friendly filter; SKIP LOCKED and
+      // the hold let several schedulers share the work without mailing one endpoint twice.
+      const rows = await db
+        .selectFrom('endpoints')
+        .selectAll()
         .where('last_given_up_at', 'is not', null)
+        .where((eb) => eb.or([eb('alert_hold_until', 'is', null), eb('alert_hold_until', '<=', now)]))
         .where((eb) =>
           eb.or([
             eb.and([
@@ -73,7 +74,14 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
       return rows.map(toEndpoint);
     },
     async markAlerted(endpointId, sent, at) {
-      await db.updateTable('endpoints').set({ state: 'alerted', alert_emails_sent: sent, last_alert_at: at }).where('id', '=', endpointId).execute();
+      await db.updateTable('endpoints').set({ state: 'alerted', alert_emails_sent: sent, last_alert_at: at, alert_hold_until: null }).where('id', '=', endpointId).execute();
+    },
+    async hold(endpointId, until) {
+      await db.updateTable('endpoints').set({ alert_hold_until: until }).where('id', '=', endpointId).execute();
+    },
+    async lockEndpoint(endpointId) {
+      const r = await db.selectFrom('endpoints').selectAll().where('id', '=', endpointId).forUpdate().executeTakeFirst();
+      return r && toEndpoint(r);
     },
   };
 }
