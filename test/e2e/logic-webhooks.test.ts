@@ -134,13 +134,14 @@ describe('logic-triggered deliveries end to end', () => {
     expect(at('/q-none')(receiver.received)).toEqual([]);
   });
 
-  it('survey action logic: a completed-survey delivery with every answer; the secret is made at first delivery', async () => {
+  it('survey action logic: a completed-survey delivery with every answer, signed even when the account has no saved webhook', async () => {
     const acct = await h.account();
     const p = await logicPoll(acct, receiver.url('/q-unused'), receiver.url('/done2'));
     const first = await answer(h, { pollId: p.pollId, answers: [{ slideId: p.rating, value: 5 }] });
     await answer(h, { pollId: p.pollId, participantId: first.participantId, answers: [{ slideId: p.comment, value: 'All good' }] });
     const [req] = await waitAt('/done2', 1);
-    // No saved webhook ever existed: the account got its secret for this first delivery.
+    // No saved webhook ever existed, so no create call returned a secret: the account got one
+    // at this first delivery (SPEC §2.3), readable here only from storage.
     const account = await h.database.db.selectFrom('accounts').select('signing_secret').where('id', '=', acct.accountId).executeTakeFirstOrThrow();
     expect(account.signing_secret).toMatch(/^whsec_/);
     expectSigned(req!, account.signing_secret!);

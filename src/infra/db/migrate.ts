@@ -31,7 +31,10 @@ export async function migrate(db: Kysely<DB>): Promise<string[]> {
   return done;
 }
 
+/** Read-only: works for a role that may not create tables, and says what `canvass migrate` would apply. */
 export async function pendingMigrations(db: Kysely<DB>): Promise<string[]> {
-  const have = await applied(db);
+  const exists = await sql<{ t: string | null }>`SELECT to_regclass('schema_migrations')::text AS t`.execute(db);
+  if (!exists.rows[0]?.t) return migrationNames();
+  const have = new Set((await db.selectFrom('schema_migrations').select('name').execute()).map((r) => r.name));
   return migrationNames().filter((n) => !have.has(n));
 }
