@@ -104,7 +104,7 @@ export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]):
       if (next === 'delivered') succeeded.add(a.delivery.endpointId);
       if (next === 'rejected' || next === 'given_up') failed.set(a.delivery.endpointId, describeOutcome(a.sent.outcome));
     });
-    for (const id of succeeded) await store.endpoints.recordSuccess(id, now);
+    await store.endpoints.recordSuccesses([...succeeded].sort(), now);
     for (const [id, failure] of failed) await store.endpoints.recordGivenUp(id, now, failure);
     return done;
   });

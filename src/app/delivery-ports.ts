@@ -97,6 +97,12 @@ export interface EndpointRepo {
   /** The endpoint of a logic-triggered URL, made on first use. */
   ensureLogic(e: Omit<Endpoint, 'state' | 'lastSuccessAt' | 'lastGivenUpAt' | 'lastFailure' | 'alertEmailsSent' | 'lastAlertAt' | 'webhookId'>): Promise<string>;
   recordSuccess(id: string, at: Date): Promise<void>;
+  /**
+   * recordSuccess for many endpoints in one statement. Rows already healthy with a success
+   * within the last second are left alone: a busy endpoint's row is written about once a
+   * second, not once per batch, so workers do not queue on its lock.
+   */
+  recordSuccesses(ids: readonly string[], at: Date): Promise<void>;
   recordGivenUp(id: string, at: Date, failure: string): Promise<void>;
 }
 
