@@ -104,6 +104,7 @@ export interface EndpointRepo {
    */
   recordSuccesses(ids: readonly string[], at: Date): Promise<void>;
   recordGivenUp(id: string, at: Date, failure: string): Promise<void>;
+  delete(id: string): Promise<void>;
 }
 
 export interface BatchRepo {

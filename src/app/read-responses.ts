@@ -22,9 +22,13 @@ export async function listResponses(deps: Deps, caller: Caller, filter: Response
   return deps.store.responses.list({ ...filter, ...scope }, page);
 }
 
-export async function listParticipants(deps: Deps, caller: Caller, pollId: string, page: PageRequest): Promise<Page<ParticipantRow>> {
+export type ParticipantView = Omit<ParticipantRow, 'seq'>;
+
+/** Participants of a poll; the internal sort key stays internal (it is only the opaque cursor). */
+export async function listParticipants(deps: Deps, caller: Caller, pollId: string, page: PageRequest): Promise<Page<ParticipantView>> {
   await requirePoll(deps.store, caller, pollId, 'read');
-  return deps.store.responses.listParticipants({ pollId }, page);
+  const result = await deps.store.responses.listParticipants({ pollId }, page);
+  return { ...result, data: result.data.map(({ seq: _seq, ...p }) => p) };
 }
 
 export type ParticipantEmails = { pollId: string; participantId: string; email: string | null; emails: string[] };

@@ -57,6 +57,8 @@ export async function deleteWebhook(deps: Deps, caller: Caller, id: string): Pro
     const w = await requireWebhook(store, caller, id);
     const cancelledDeliveries = await store.deliveries.cancel({ webhookId: w.id }, deps.clock.now());
     await store.webhooks.delete(w.id);
+    // Its health goes too: nothing is configured there any more to alert about.
+    await store.endpoints.delete(w.id);
     return { id: w.id, deleted: true as const, cancelledDeliveries };
   });
 }

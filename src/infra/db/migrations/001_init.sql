@@ -1,6 +1,9 @@
+-- Ids and cursors sort bytewise (COLLATE "C") whatever the database's default collation:
+-- they are time-ordered base62, and paging and "newest first" rely on that order.
+
 -- Accounts, people and keys.
 CREATE TABLE accounts (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   name text NOT NULL,
   plan text NOT NULL CHECK (plan IN ('free', 'basic', 'premium', 'enterprise')),
   defaults jsonb NOT NULL DEFAULT '{}'::jsonb,
@@ -11,7 +14,7 @@ CREATE TABLE accounts (
 );
 
 CREATE TABLE users (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   email text NOT NULL UNIQUE,
   created_at timestamptz NOT NULL
 );
@@ -26,7 +29,7 @@ CREATE TABLE memberships (
 CREATE INDEX memberships_user ON memberships (user_id);
 
 CREATE TABLE api_keys (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
   key_hash text NOT NULL UNIQUE,
   created_at timestamptz NOT NULL,
@@ -36,7 +39,7 @@ CREATE TABLE api_keys (
 -- Polls: the settings objects live in one document; title and visibility are columns
 -- because lists filter and sort on them.
 CREATE TABLE polls (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   account_id text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
   title text NOT NULL,
   is_visible boolean NOT NULL DEFAULT false,
@@ -47,7 +50,7 @@ CREATE TABLE polls (
 CREATE INDEX polls_account ON polls (account_id, id);
 
 CREATE TABLE slides (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   poll_id text NOT NULL REFERENCES polls(id) ON DELETE CASCADE,
   account_id text NOT NULL,
   idx integer NOT NULL,
@@ -66,7 +69,7 @@ CREATE INDEX slides_poll ON slides (poll_id, idx);
 CREATE TABLE participants (
   id text NOT NULL,
   -- A time-sorted surrogate: participant ids are the client's and do not sort.
-  seq text NOT NULL UNIQUE,
+  seq text COLLATE "C" NOT NULL UNIQUE,
   poll_id text NOT NULL REFERENCES polls(id) ON DELETE CASCADE,
   account_id text NOT NULL,
   metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
@@ -81,7 +84,7 @@ CREATE INDEX participants_account ON participants (account_id, seq);
 CREATE INDEX participants_poll_seq ON participants (poll_id, seq);
 
 CREATE TABLE responses (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   account_id text NOT NULL,
   poll_id text NOT NULL REFERENCES polls(id) ON DELETE CASCADE,
   participant_id text NOT NULL,
@@ -96,7 +99,7 @@ CREATE INDEX responses_account ON responses (account_id, id);
 CREATE INDEX responses_participant ON responses (poll_id, participant_id);
 
 CREATE TABLE research_runs (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   poll_id text NOT NULL REFERENCES polls(id) ON DELETE CASCADE,
   account_id text NOT NULL,
   participants integer NOT NULL,

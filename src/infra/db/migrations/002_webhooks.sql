@@ -1,6 +1,6 @@
 -- Saved webhooks: one survey each, 20 at most per survey (checked in the use case).
 CREATE TABLE webhooks (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   account_id text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
   poll_id text NOT NULL REFERENCES polls(id) ON DELETE CASCADE,
   url text NOT NULL,
@@ -14,7 +14,7 @@ CREATE INDEX webhooks_account ON webhooks (account_id, id);
 -- Where deliveries go, with the health that drives failure alerts: a saved webhook, or a
 -- logic-triggered URL identified by (poll, slide or survey, url).
 CREATE TABLE endpoints (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   account_id text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
   poll_id text NOT NULL,
   webhook_id text UNIQUE,
@@ -35,7 +35,7 @@ CREATE INDEX endpoints_given_up ON endpoints (last_given_up_at) WHERE last_given
 -- Answers waiting out the batch window of a "partial" webhook: one open batch per
 -- (webhook, participant); flushed into a delivery when flush_at passes.
 CREATE TABLE batches (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   webhook_id text NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
   endpoint_id text NOT NULL,
   account_id text NOT NULL,
@@ -52,7 +52,7 @@ CREATE INDEX batches_due ON batches (flush_at);
 -- those bytes. next_attempt_at is the claim key for pending AND in_flight rows: for in_flight
 -- it is the lease expiry, after which another worker may take the delivery over.
 CREATE TABLE deliveries (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   account_id text NOT NULL,
   poll_id text NOT NULL,
   webhook_id text,
@@ -77,7 +77,7 @@ CREATE INDEX deliveries_endpoint ON deliveries (endpoint_id, finished_at);
 CREATE INDEX deliveries_finished ON deliveries (finished_at) WHERE finished_at IS NOT NULL;
 
 CREATE TABLE attempts (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   delivery_id text NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
   number integer NOT NULL,
   sent_at timestamptz NOT NULL,

@@ -1,6 +1,6 @@
 -- Every failure-alert email sent, kept for the dashboard and GET /alerts.
 CREATE TABLE alert_emails (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   account_id text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
   endpoint_id text NOT NULL,
   webhook_id text,

@@ -77,6 +77,9 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
         )
         .execute();
     },
+    async delete(id) {
+      await db.deleteFrom('endpoints').where('id', '=', id).execute();
+    },
     async recordGivenUp(id, at, failure) {
       await db.updateTable('endpoints').set({ last_given_up_at: at, last_failure: failure }).where('id', '=', id).execute();
     },
