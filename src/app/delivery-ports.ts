@@ -130,7 +130,7 @@ export interface DeliveryRepo {
   insertAttempts(rows: Attempt[]): Promise<void>;
   /** When the next pending (or leased) delivery falls due, if any: lets an idle worker sleep exactly that long. */
   nextDueAt(): Promise<Date | null>;
-  /** Gives a leased delivery back (a stopping worker that could not finish it): due now, attempt not counted. */
+  /** Gives a leased delivery back (a stopping worker that could not finish it): due now. */
   release(id: string, leaseToken: string, now: Date): Promise<boolean>;
   cancel(filter: { webhookId?: string; pollId?: string }, now: Date): Promise<number>;
   get(id: string): Promise<Delivery | undefined>;

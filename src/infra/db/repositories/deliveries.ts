@@ -123,7 +123,8 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
     async release(id, leaseToken, now) {
       const res = await db
         .updateTable('deliveries')
-        .set({ status: 'pending', next_attempt_at: now, lease_token: null, attempt_count: sql`greatest(attempt_count - 1, 0)` })
+        // The attempt may have reached the endpoint: its number stays used, so the next one is higher.
+        .set({ status: 'pending', next_attempt_at: now, lease_token: null })
         .where('id', '=', id)
         .where('lease_token', '=', leaseToken)
         .where('status', '=', 'in_flight')
