@@ -183,7 +183,7 @@ describe.skipIf(!PG)('three workers and an API on one PostgreSQL database (real 
       const early = detail.attempts.slice(0, -1).filter((a) => a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300);
       expect(early, `${id} was sent again after a recorded 2xx`).toEqual([]);
     }
-    for (const r of hooks().slice(0, 50)) verifySignature({ secret, header: r.headers['x-service-signature'], rawBody: r.rawBody });
+    for (const r of hooks()) verifySignature({ secret, header: r.headers['x-service-signature'], rawBody: r.rawBody });
 
     // The survivors and the API stop cleanly.
     for (const proc of [workers[1]!, workers[2]!, server]) expect(await proc.stop(), proc.output()).toEqual({ code: 0, signal: null });

@@ -43,6 +43,11 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     // dropped WITH (FORCE)) makes the pool emit 'error'; with no listener that kills the process.
     // The pool has already discarded that client and the next query opens a new one.
     pool.on('error', () => {});
+    // A client that is checked out (between the queries of a transaction, or running one) has
+    // no pool listener: a server shutdown (FATAL 57P01) or a dropped socket then emits 'error'
+    // on it unheard, which kills the process. The query in progress already fails with that
+    // error, and the client, no longer queryable, is discarded when released.
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     try {
       const mode = opts.schema ?? 'check';
