@@ -1,15 +1,9 @@
+import type { AlertContent } from '../domain/alert-email.js';
 import type { Endpoint } from './delivery-ports.js';
 import type { Page, PageRequest } from './ports.js';
 
-export type AlertDetails = {
-  endpoint: string;
-  survey: { id: string; title: string };
-  question: { id: string; title: string } | null;
-  trigger: string;
-  configuredIn: string;
-  whatWentWrong: string;
-  responsesLostPastWeek: number;
-};
+/** What an alert email says (SPEC §6.5), kept with the email. */
+export type AlertDetails = AlertContent;
 
 export type AlertEmail = {
   id: string;

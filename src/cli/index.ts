@@ -45,6 +45,20 @@ async function withRuntime(json: boolean, fn: (rt: Runtime) => Promise<void>, op
   }
 }
 
+/** Starts a long-running process kind and drains it on SIGTERM or SIGINT. */
+async function runUntilSignal(start: (cfg: Config) => Promise<{ stop(): Promise<void> }>): Promise<void> {
+  const cfg = config(false);
+  let running: { stop(): Promise<void> };
+  try {
+    running = await start(cfg);
+  } catch (e) {
+    explain(false, e);
+  }
+  const shutdown = () => void running.stop().then(() => process.exit(0), () => process.exit(1));
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
 const program = new Command('canvass')
   .version(VERSION)
   .description('Canvass: polls and signed, retried response webhooks')
@@ -60,34 +74,12 @@ program
   .command('serve')
   .description('run the HTTP API (and the delivery worker unless --no-worker)')
   .option('--no-worker', 'API only; run `canvass worker` processes separately')
-  .action(async (opts: { worker: boolean }) => {
-    const cfg = config(false);
-    let server: Awaited<ReturnType<typeof serve>>;
-    try {
-      server = await serve(cfg, { worker: opts.worker });
-    } catch (e) {
-      explain(false, e);
-    }
-    const shutdown = () => void server.stop().then(() => process.exit(0), () => process.exit(1));
-    process.once('SIGTERM', shutdown);
-    process.once('SIGINT', shutdown);
-  });
+  .action((opts: { worker: boolean }) => runUntilSignal((cfg) => serve(cfg, { worker: opts.worker })));
 
 program
   .command('worker')
   .description('run the delivery worker and scheduler only (scale out by running more)')
-  .action(async () => {
-    const cfg = config(false);
-    let worker: Awaited<ReturnType<typeof runWorker>>;
-    try {
-      worker = await runWorker(cfg);
-    } catch (e) {
-      explain(false, e);
-    }
-    const shutdown = () => void worker.stop().then(() => process.exit(0), () => process.exit(1));
-    process.once('SIGTERM', shutdown);
-    process.once('SIGINT', shutdown);
-  });
+  .action(() => runUntilSignal(runWorker));
 
 program
   .command('support')
