@@ -79,7 +79,7 @@ export type Batch = {
   createdAt: Date;
 };
 
-export type DeliveryFilter = { accountIds: string[]; webhookId?: string; pollId?: string; status?: DeliveryStatus };
+export type DeliveryFilter = { accountIds: string[]; webhookId?: string; pollId?: string; status?: DeliveryStatus; createdAfter?: Date; createdBefore?: Date };
 
 export interface WebhookRepo {
   insert(w: Webhook): Promise<void>;

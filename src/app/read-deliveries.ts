@@ -11,7 +11,7 @@ const summary = ({ body: _b, endpointId: _e, ...rest }: Delivery): DeliveryView 
 export async function listDeliveries(
   deps: Deps,
   caller: Caller,
-  filter: { webhookId?: string; pollId?: string; status?: DeliveryStatus },
+  filter: { webhookId?: string; pollId?: string; status?: DeliveryStatus; createdAfter?: Date; createdBefore?: Date },
   page: PageRequest,
 ): Promise<Page<DeliveryView>> {
   let accountId: string;

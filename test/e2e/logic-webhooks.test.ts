@@ -44,19 +44,23 @@ async function call(acct: TestAccount, method: 'GET' | 'POST', url: string, payl
 /** A visible poll: a rating whose rule triggers `ratingHook` when below 3, a comment, and survey logic → `doneHook`. */
 async function logicPoll(acct: TestAccount, ratingHook: string, doneHook?: string) {
   const poll = await call(acct, 'POST', '/poll', { accountId: acct.accountId, title: 'Logic e2e' });
-  const rating = await call(acct, 'POST', '/slide', {
-    pollId: poll.id,
-    type: 'star-rating',
-    title: 'Rate us',
-    logic: [{ match: 'all', conditions: [{ op: 'lt', value: 3 }], action: { type: 'trigger-webhook', url: ratingHook } }],
+  const ratingRes = await h.app.inject({
+    method: 'POST',
+    url: '/slide',
+    headers: bearer(acct.key),
+    payload: { pollId: poll.id, type: 'star-rating', title: 'Rate us', logic: [{ match: 'all', conditions: [{ op: 'lt', value: 3 }], action: { type: 'trigger-webhook', url: ratingHook } }] },
   });
+  expect(ratingRes.statusCode, ratingRes.body).toBe(201);
+  const rating = ratingRes.json().data;
+  // The account's first Trigger webhook action creates its signing secret and shows it once.
+  const signingSecret = ratingRes.json().signingSecret as string | undefined;
   const comment = await call(acct, 'POST', '/slide', { pollId: poll.id, type: 'short-answer', title: 'Why?' });
   await call(acct, 'POST', '/poll/update', {
     pollId: poll.id,
     isVisible: true,
     ...(doneHook ? { actionLogic: [{ on: 'complete', action: { type: 'trigger-webhook', url: doneHook } }] } : {}),
   });
-  return { pollId: poll.id as string, rating: rating.id as string, comment: comment.id as string };
+  return { pollId: poll.id as string, rating: rating.id as string, comment: comment.id as string, signingSecret };
 }
 
 const at = (path: string) => (r: Received[]) => r.filter((x) => x.path === path);
@@ -100,16 +104,17 @@ describe('logic-triggered deliveries end to end', () => {
   it('question logic: same payload shape as a saved webhook, signed with the account secret, no legacy header', async () => {
     const acct = await h.account();
     const p = await logicPoll(acct, receiver.url('/q1'));
-    // A saved webhook on the same poll: it makes the account secret and is the shape to compare with.
+    // The logic rule made the account secret; a saved webhook on the same poll shares it and is the shape to compare with.
+    expect(p.signingSecret).toMatch(/^whsec_/);
     const hook = await createWebhook(h, acct, p.pollId, receiver.url('/saved1'), 'partial');
-    expect(hook.signingSecret).toMatch(/^whsec_/);
+    expect(hook.signingSecret).toBeUndefined();
     const r = await answer(h, { pollId: p.pollId, answers: [{ slideId: p.rating, value: 2 }], participantMetadata: { email: 'Pat@Example.com' } });
 
     const [logicReq] = await waitAt('/q1', 1);
     const [savedReq] = await waitAt('/saved1', 1);
     expectLogicHeaders(logicReq!, 1);
-    expectSigned(logicReq!, hook.signingSecret!);
-    expectSigned(savedReq!, hook.signingSecret!);
+    expectSigned(logicReq!, p.signingSecret!);
+    expectSigned(savedReq!, p.signingSecret!);
     expect(savedReq!.headers['x-service-secret']).toBe(hook.data.legacySecret);
 
     const logicBody = JSON.parse(logicReq!.rawBody);

@@ -28,8 +28,9 @@ export const webhookRoutes =
       data: await deleteWebhook(deps, callerOf(req), req.query.id),
     }));
     app.get('/webhooks/deliveries', { schema: { tags, summary: 'Delivery log of a webhook or a poll, newest first', querystring: DeliveryListQuery } }, async (req) => {
-      const { startCursor, limit, ...filter } = req.query;
-      return listDeliveries(deps, callerOf(req), filter, { startCursor, limit });
+      const { startCursor, limit, createdAfter, createdBefore, ...filter } = req.query;
+      const times = { createdAfter: createdAfter ? new Date(createdAfter) : undefined, createdBefore: createdBefore ? new Date(createdBefore) : undefined };
+      return listDeliveries(deps, callerOf(req), { ...filter, ...times }, { startCursor, limit });
     });
     app.get('/webhooks/delivery', { schema: { tags, summary: 'One delivery with its payload and every attempt', querystring: DeliveryQuery } }, async (req) => ({
       data: await getDelivery(deps, callerOf(req), req.query.deliveryId),

@@ -182,6 +182,8 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       if (f.webhookId) q = q.where('webhook_id', '=', f.webhookId);
       if (f.pollId) q = q.where('poll_id', '=', f.pollId);
       if (f.status) q = q.where('status', '=', f.status);
+      if (f.createdAfter) q = q.where('created_at', '>', f.createdAfter);
+      if (f.createdBefore) q = q.where('created_at', '<', f.createdBefore);
       if (page.startCursor) q = q.where('id', '<', page.startCursor);
       // Newest first: a delivery log is read from the top.
       const rows = await q.orderBy('id', 'desc').limit(page.limit + 1).execute();
