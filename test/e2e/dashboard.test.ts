@@ -1,0 +1,337 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, copyFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outboxMailer } from '../../src/infra/mail/mailer.js';
+import { DASHBOARD_DIST } from '../../src/http/routes/dashboard.js';
+import { ALERT_CHECK, startScheduler } from '../../src/worker/scheduler.js';
+import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { ROOT } from '../support/processes.js';
+import { startReceiver } from '../support/receiver.js';
+import { startTestWorker } from '../support/worker.js';
+
+/**
+ * The dashboard (web/, served at /app) in headless Chromium against a real server: the API on
+ * a loopback port with the real delivery worker and alert scheduler, a real HTTPS receiver for
+ * the webhook. Signs in, creates a poll through its dry-run preview, adds a slide with logic, a
+ * translation and webhooks, answers the poll, and watches the delivery and its attempt appear.
+ * Any console error in the page fails the test. Screenshots go to test-artifacts/dashboard/;
+ * with UPDATE_DOCS_SCREENSHOT=1 the deliveries view is also written to docs/dashboard.png.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'dashboard');
+const QUIET_MS = 1_000;
+
+let h: Harness;
+let acct: TestAccount;
+let beta: TestAccount;
+let base: string;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let worker: ReturnType<typeof startTestWorker>;
+let alerts: { stop(): Promise<void> };
+let outbox: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const consoleErrors: string[] = [];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(v)})`);
+    await sleep(100);
+  }
+}
+
+async function shot(name: string, p: Page = page): Promise<string> {
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await p.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `The dashboard test drives Debian's chromium at ${CHROMIUM}, which is missing. Install it: apt-get update && apt-get install -y chromium`,
+    );
+  }
+  if (!existsSync(path.join(DASHBOARD_DIST, 'index.html'))) {
+    throw new Error(`The dashboard is not built (${DASHBOARD_DIST} has no index.html): run npm run build first.`);
+  }
+  mkdirSync(ARTIFACTS, { recursive: true });
+
+  receiver = await startReceiver();
+  receiver.script('/gone', [{ status: 410, body: 'this endpoint is gone' }]);
+  h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: 0, retryLadderMs: [200, 200, 200, 200, 200] } });
+  h.clock.ms = Date.now();
+  // A real clock: the worker, the alert windows and the browser all run in wall time.
+  h.deps.clock = { now: () => new Date() };
+  worker = startTestWorker(h.deps);
+  outbox = mkdtempSync(path.join(os.tmpdir(), 'canvass-dashboard-outbox-'));
+  const controller = new AbortController();
+  const scheduler = startScheduler(
+    { ...worker.deps, mailer: outboxMailer(outbox, 'Canvass <alerts@localhost>'), alerts: { quietMs: QUIET_MS, reminderMs: 60 * 60_000 } },
+    controller.signal,
+    { tickMs: 50, tasks: [ALERT_CHECK], logger: pino({ level: 'silent' }) },
+  );
+  alerts = { stop: async () => (controller.abort(), await scheduler) };
+
+  // A user in two accounts: owner of Acme, editor of Beta.
+  acct = await h.account({ name: 'Acme' });
+  beta = await h.account({ name: 'Beta' });
+  const owner = await h.database.db.selectFrom('users').select('email').where('id', '=', acct.userId).executeTakeFirstOrThrow();
+  await h.member(beta.accountId, 'editor', owner.email);
+
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  context.setDefaultTimeout(15_000);
+  page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(`console: ${m.text()} (${m.location().url})`);
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await alerts?.stop();
+  await worker?.stop();
+  await receiver?.close();
+  await h?.close();
+  if (outbox) rmSync(outbox, { recursive: true, force: true });
+});
+
+describe('dashboard at /app', () => {
+  it('signs in, creates a poll with a slide and webhooks, and shows a delivery with its attempt', async () => {
+    // Sign in with the keyboard alone.
+    await page.goto(`${base}/app/`);
+    await page.getByRole('heading', { name: 'Canvass dashboard' }).waitFor();
+    await shot('01-sign-in');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('api-key');
+    await page.keyboard.type(acct.key);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+    expect(await page.evaluate("sessionStorage.getItem('canvass.apiKey')")).toBe(acct.key);
+    expect(await page.evaluate('localStorage.length')).toBe(0);
+
+    // The account switcher lists both memberships with role and plan.
+    const switcher = page.getByLabel('Account', { exact: true });
+    expect(await switcher.locator('option').allTextContents()).toEqual(['Acme — owner, premium', 'Beta — editor, premium']);
+    await switcher.selectOption(beta.accountId);
+    await page.getByText('No polls yet').waitFor();
+    await switcher.selectOption(acct.accountId);
+
+    // Create a poll: dry-run preview first, then commit.
+    await page.getByLabel('Title').fill('Checkout survey');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page.getByRole('heading', { name: 'Preview — not saved yet' }).waitFor();
+    const previewId = (await page.locator('.preview dd.mono').textContent())!;
+    expect(previewId).toMatch(/^poll_/);
+    expect((await h.app.inject({ method: 'GET', url: `/poll?pollId=${previewId}`, headers: bearer(acct.key) })).statusCode).toBe(404);
+    await shot('02-poll-preview');
+    await page.getByRole('button', { name: 'Save poll' }).click();
+    await page.getByRole('heading', { name: 'Checkout survey', level: 1 }).waitFor();
+    const pollId = new URL(page.url()).pathname.split('/')[3]!;
+    expect(pollId).toBe(previewId);
+
+    // Make it visible.
+    const visible = page.getByRole('switch', { name: 'Visible to respondents' });
+    expect(await visible.isChecked()).toBe(false);
+    await visible.check();
+    await until('poll visible', async () => (await h.app.inject({ method: 'GET', url: `/poll?pollId=${pollId}`, headers: bearer(acct.key) })).json().data.isVisible, (v) => v === true);
+
+    // A choice slide with question logic.
+    await page.getByRole('link', { name: 'Slides' }).click();
+    await page.getByRole('heading', { name: 'Add a slide' }).waitFor();
+    await page.getByLabel('Question or title').fill('How was checkout?');
+    await page.getByLabel('Answers, one per line').fill('Great\nFine\nBad');
+    await page.getByRole('button', { name: 'Add a logic rule' }).click();
+    await page.getByLabel('Condition 1 value').fill('Bad');
+    await page.getByLabel('Then', { exact: true }).selectOption('end-survey');
+    await page.getByRole('button', { name: 'Add slide' }).click();
+    await page.getByText('If the answer equals "Bad" → end the survey').waitFor();
+    await shot('03-slides');
+    const slides = (await h.app.inject({ method: 'GET', url: `/slides?pollId=${pollId}`, headers: bearer(acct.key) })).json().data as { id: string; logic: unknown }[];
+    expect(slides).toHaveLength(1);
+    expect(slides[0]!.logic).toEqual([{ match: 'any', conditions: [{ op: 'equals', value: 'Bad' }], action: { type: 'end-survey' } }]);
+
+    // A translation.
+    await page.getByRole('link', { name: 'Translations' }).click();
+    await page.getByLabel('Add a language').fill('fr');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByLabel('Text for title').fill('Le paiement, ça s’est bien passé ?');
+    await page.getByRole('button', { name: 'Save fr' }).click();
+    await page.getByText('Saved the fr translations.').waitFor();
+    const fr = await h.app.inject({ method: 'GET', url: `/poll/translations?pollId=${pollId}&language=fr`, headers: bearer(acct.key) });
+    expect(fr.json().data.translations).toEqual({ title: 'Le paiement, ça s’est bien passé ?' });
+
+    // Webhooks: the first shows the account's signing secret once; a second one fails for good.
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Endpoint URL (public https)').fill(receiver.url('/hook'));
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    const secret = (await page.getByTestId('signing-secret').textContent())!;
+    expect(secret).toMatch(/^whsec_/);
+    await shot('04-webhook-secret');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByLabel('Endpoint URL (public https)').fill(receiver.url('/gone'));
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    await page.getByRole('heading', { name: receiver.url('/gone') }).waitFor();
+    expect(await page.getByTestId('signing-secret').count()).toBe(0);
+    const hooks = (await h.app.inject({ method: 'GET', url: `/webhooks?pollId=${pollId}`, headers: bearer(acct.key) })).json().data as { id: string; url: string; legacySecret: string }[];
+    const good = hooks.find((w) => w.url.endsWith('/hook'))!;
+    const card = page.locator('.webhooks > li', { hasText: receiver.url('/hook') });
+    await card.getByRole('button', { name: 'Reveal legacy secret' }).click();
+    expect(await card.locator('code.secret').textContent()).toBe(good.legacySecret);
+    expect(await card.locator('.badge').first().textContent()).toBe('healthy');
+
+    // A respondent answers (the public API, no key).
+    const answered = await fetch(`${base}/participant/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pollId, participantId: 'ann', answers: [{ slideId: slides[0]!.id, value: 'Great' }] }),
+    });
+    expect(answered.status).toBe(201);
+    const [req] = await receiver.waitFor((r) => r.some((x) => x.path === '/hook'));
+    expect(req!.headers['x-service-delivery-id']).toMatch(/^dlv_/);
+
+    // The delivery log shows it, delivered; its detail shows the attempt and the payload.
+    await page.getByRole('link', { name: 'Deliveries' }).click();
+    await page.getByLabel('Webhook', { exact: true }).selectOption(good.id);
+    const row = page.locator('table.deliveries tbody tr', { hasText: 'delivered' });
+    await until('a delivered delivery in the log', async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await sleep(300);
+      return row.count();
+    }, (n) => n === 1);
+    await row.getByRole('button', { name: /^View delivery/ }).click();
+    const timeline = page.getByRole('list', { name: 'Attempts' });
+    await timeline.waitFor();
+    expect(await timeline.locator('li').count()).toBe(1);
+    expect(await timeline.locator('li').first().textContent()).toMatch(/Attempt 1\s*HTTP 200\s*\d+ ms/);
+    const payload = JSON.parse((await page.getByLabel('Payload JSON').textContent())!);
+    expect(payload).toMatchObject({ type: 'submitted-responses', pollId, participantId: 'ann' });
+    expect(payload.responses[slides[0]!.id].value).toBe('Great');
+    const docsShot = await shot('05-deliveries');
+
+    // Filters: the failing webhook's delivery is rejected; status filter narrows the log.
+    await page.getByLabel('Webhook', { exact: true }).selectOption('');
+    await page.getByLabel('Status', { exact: true }).selectOption('rejected');
+    await until('the rejected delivery', async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await sleep(300);
+      return page.locator('table.deliveries tbody tr').allTextContents();
+    }, (rows) => rows.length === 1 && rows[0]!.includes('rejected') && rows[0]!.includes('/gone'));
+
+    // Responses: the table, a time filter, and the CSV export through the bearer header.
+    await page.getByRole('link', { name: 'Responses' }).click();
+    await page.locator('table tbody tr', { hasText: 'Great' }).waitFor();
+    expect(await page.locator('table tbody tr').first().textContent()).toContain('How was checkout?');
+    await page.getByLabel('Created after').fill('2999-01-01T00:00:00');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No responses in this time range.').waitFor();
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.locator('table tbody tr', { hasText: 'Great' }).waitFor();
+    await shot('06-responses');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    expect(download.suggestedFilename()).toBe(`responses-${pollId}.csv`);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    expect(csv.split('\n')[0]).toMatch(/^responseId,participantId,slideId/);
+    expect(csv).toContain(',ann,');
+
+    // Alerts: the failing endpoint is alerted once the quiet period has passed.
+    await until('an alert email', async () => (await h.app.inject({ method: 'GET', url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })).json().data.length, (n) => n >= 1);
+    await page.getByRole('link', { name: 'Alerts' }).click();
+    await page.getByRole('heading', { name: 'Alerts', level: 1 }).waitFor();
+    const alert = page.locator('.alerts > li').first();
+    expect(await alert.textContent()).toContain(receiver.url('/gone'));
+    await alert.getByText('Email text').click();
+    expect(await alert.locator('pre.mail').textContent()).toContain(`Endpoint: ${receiver.url('/gone')}`);
+    await alert.getByRole('button', { name: 'Show the HTML version' }).click();
+    await alert.locator('iframe.mail-html').waitFor();
+    await shot('07-alerts');
+
+    // The webhook page now shows the failing endpoint as alerted.
+    await page.goto(`${base}/app/polls/${pollId}/webhooks`);
+    const gone = page.locator('.webhooks > li', { hasText: receiver.url('/gone') });
+    await gone.locator('.badge', { hasText: 'alerted' }).waitFor();
+    expect(await gone.textContent()).toMatch(/Alert emails sent\s*1/);
+
+    if (process.env.UPDATE_DOCS_SCREENSHOT === '1') copyFileSync(docsShot, path.join(ROOT, 'docs', 'dashboard.png'));
+    expect(consoleErrors).toEqual([]);
+  }, 120_000);
+
+  it('works 375 px wide: no sideways scrolling, every control reachable', async () => {
+    const phone = await context.newPage();
+    const errors: string[] = [];
+    phone.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    phone.on('pageerror', (e) => errors.push(e.message));
+    await phone.setViewportSize({ width: 375, height: 812 });
+    // Same context: the session key is per tab, so sign in again here.
+    await phone.goto(`${base}/app/`);
+    await phone.getByLabel('API key').fill(acct.key);
+    await phone.getByRole('button', { name: 'Sign in' }).click();
+    await phone.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+    // Sideways scrolling (none expected); when there is some, what sticks out past the right edge.
+    const overflow = () =>
+      phone.evaluate<string[]>(`(() => {
+        const w = document.documentElement.clientWidth;
+        if (document.documentElement.scrollWidth <= w) return [];
+        return [...document.querySelectorAll('body *')]
+          .filter((e) => e.getBoundingClientRect().right > w + 0.5)
+          .map((e) => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' +' + Math.round(e.getBoundingClientRect().right - w) + 'px')
+          .slice(0, 10);
+      })()`);
+    expect(await overflow()).toEqual([]);
+    await shot('08-mobile-polls', phone);
+    await phone.getByRole('link', { name: 'Checkout survey' }).click();
+    await phone.getByRole('link', { name: 'Deliveries' }).click();
+    await phone.locator('table.deliveries tbody tr').first().waitFor();
+    await phone.locator('table.deliveries tbody tr').first().getByRole('button', { name: /^View delivery/ }).click();
+    await phone.getByRole('list', { name: 'Attempts' }).waitFor();
+    expect(await overflow()).toEqual([]);
+    await shot('09-mobile-deliveries', phone);
+    await phone.getByRole('link', { name: 'Webhooks' }).click();
+    await phone.getByRole('heading', { name: 'Add a webhook' }).waitFor();
+    expect(await overflow()).toEqual([]);
+    await shot('10-mobile-webhooks', phone);
+
+    // A reload keeps the app's address (index.html for /app/*) and the session. Keyboard: the
+    // first Tab reaches the skip link, which moves focus to the page.
+    await phone.reload();
+    await phone.getByRole('heading', { name: 'Add a webhook' }).waitFor();
+    await phone.keyboard.press('Tab');
+    expect(await phone.evaluate('document.activeElement.textContent')).toBe('Skip to content');
+    await phone.keyboard.press('Enter');
+    expect(await phone.evaluate('document.activeElement.id')).toBe('main');
+
+    // Deleting the failing webhook (after a confirmation) cancels nothing: its delivery is final.
+    phone.once('dialog', (d) => void d.accept());
+    await phone.getByRole('button', { name: `Delete webhook ${receiver.url('/gone')}` }).click();
+    await phone.getByText(`Deleted the webhook to ${receiver.url('/gone')}; 0 pending deliveries cancelled.`).waitFor();
+    expect(await phone.locator('.webhooks > li').count()).toBe(1);
+    await phone.close();
+    expect(errors).toEqual([]);
+  }, 60_000);
+});

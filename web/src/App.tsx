@@ -1,0 +1,131 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { AccountSwitcher } from './AccountSwitcher';
+import { AlertsPage } from './AlertsPage';
+import { ApiError, createApi, errorText } from './api';
+import { SessionContext } from './hooks';
+import { PollPage } from './PollPage';
+import { PollsPage } from './PollsPage';
+import { Link, navigate, useRoute, BASE } from './router';
+import { forget, storeAccount, storedAccount, storedKey, storeKey } from './session';
+import { SignIn } from './SignIn';
+import { SigningSecret } from './SigningSecret';
+import type { Membership } from './types';
+import { ErrorNote, StatusNote } from './ui';
+
+const SERVED_PLANS = ['premium', 'enterprise'];
+
+export function App() {
+  const [key, setKey] = useState<string | null>(() => storedKey());
+  const [accounts, setAccounts] = useState<Membership[] | null>(null);
+  const [accountId, setAccountId] = useState<string | null>(() => storedAccount());
+  const [notice, setNotice] = useState<string | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const route = useRoute();
+  const main = useRef<HTMLElement>(null);
+
+  const [secret, setSecret] = useState<string | null>(null);
+  const api = useMemo(() => (key ? createApi(key, { onSigningSecret: setSecret }) : null), [key]);
+
+  // A key kept from earlier in this tab: check it again and list its accounts.
+  useEffect(() => {
+    if (!api || accounts) return;
+    api.get<{ data: Membership[] }>('/accounts').then(
+      ({ data }) => setAccounts(data),
+      (err: unknown) => {
+        if (err instanceof ApiError && err.status === 401) signOut('That API key is no longer accepted; sign in again.');
+        else setLoadError(errorText(err));
+      },
+    );
+  }, [api, accounts]);
+
+  // Move focus to the page when the page (not a section of it) changes.
+  const pageKey = route.name === 'poll' ? `poll:${route.pollId}` : route.name;
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    main.current?.focus();
+  }, [pageKey]);
+
+  function signOut(message: string | null = null) {
+    forget();
+    setKey(null);
+    setAccounts(null);
+    setAccountId(null);
+    setSecret(null);
+    setNotice(message);
+  }
+
+  if (!key || !api) {
+    return (
+      <SignIn
+        notice={notice}
+        onSignedIn={(k, list) => {
+          storeKey(k);
+          setKey(k);
+          setAccounts(list);
+          setNotice(null);
+        }}
+      />
+    );
+  }
+  if (!accounts) {
+    return <main id="main">{loadError ? <ErrorNote>{loadError}</ErrorNote> : <StatusNote>Loading your accounts…</StatusNote>}</main>;
+  }
+  const account = accounts.find((a) => a.accountId === accountId) ?? accounts[0];
+  if (!account) {
+    return (
+      <main id="main">
+        <p>This key&apos;s user is not a member of any account.</p>
+        <button type="button" onClick={() => signOut()}>
+          Sign out
+        </button>
+      </main>
+    );
+  }
+
+  const switchAccount = (id: string) => {
+    storeAccount(id);
+    setAccountId(id);
+    navigate(`${BASE}/`);
+  };
+
+  return (
+    <SessionContext.Provider value={{ api, account }}>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <Link to={{ name: 'polls' }} className="brand">
+          Canvass
+        </Link>
+        <nav aria-label="Main">
+          <Link to={{ name: 'polls' }} current={route.name !== 'alerts'}>
+            Polls
+          </Link>
+          <Link to={{ name: 'alerts' }} current={route.name === 'alerts'}>
+            Alerts
+          </Link>
+        </nav>
+        <AccountSwitcher accounts={accounts} current={account} onChange={switchAccount} />
+        <button type="button" className="signout" onClick={() => signOut()}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" ref={main} tabIndex={-1} key={account.accountId}>
+        {secret && <SigningSecret secret={secret} onDismiss={() => setSecret(null)} />}
+        {!SERVED_PLANS.includes(account.plan) && (
+          <p className="notice">
+            {account.accountName} is on the {account.plan} plan: the API serves premium accounts and up, so most of this dashboard will answer
+            &quot;plan required&quot;.
+          </p>
+        )}
+        {route.name === 'polls' && <PollsPage />}
+        {route.name === 'poll' && <PollPage key={route.pollId} pollId={route.pollId} section={route.section} />}
+        {route.name === 'alerts' && <AlertsPage />}
+      </main>
+    </SessionContext.Provider>
+  );
+}

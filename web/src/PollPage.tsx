@@ -1,0 +1,96 @@
+import { useState } from 'react';
+import { Deliveries } from './Deliveries';
+import { useAction, useLoad, useSession } from './hooks';
+import { PollOverview } from './PollOverview';
+import { Responses } from './Responses';
+import { Link, POLL_SECTIONS, type PollSection } from './router';
+import { Slides } from './Slides';
+import { Translations } from './Translations';
+import type { Poll } from './types';
+import { ErrorNote, StatusNote } from './ui';
+import { Webhooks } from './Webhooks';
+
+const LABELS: Record<PollSection, string> = {
+  overview: 'Overview',
+  slides: 'Slides',
+  translations: 'Translations',
+  responses: 'Responses',
+  webhooks: 'Webhooks',
+  deliveries: 'Deliveries',
+};
+
+export const WEBHOOK_ROLES = ['owner', 'admin', 'billing_admin'];
+
+export function PollPage({ pollId, section }: { pollId: string; section: PollSection }) {
+  const { api, account } = useSession();
+  const poll = useLoad(() => api.get<{ data: Poll }>('/poll', { pollId }).then((r) => r.data), pollId);
+  // The switch moves at once; it moves back if the update fails.
+  const [visible, setVisible] = useState<boolean | null>(null);
+  const visibility = useAction(async (isVisible: boolean) => {
+    setVisible(isVisible);
+    try {
+      await api.post('/poll/update', { pollId, isVisible });
+    } catch (err) {
+      setVisible(null);
+      throw err;
+    }
+    poll.reload();
+  });
+
+  const p = poll.data;
+  if (!p) {
+    return (
+      <>
+        <p>
+          <Link to={{ name: 'polls' }}>← All polls</Link>
+        </p>
+        {poll.error ? <ErrorNote>{poll.error}</ErrorNote> : <StatusNote>Loading the poll…</StatusNote>}
+      </>
+    );
+  }
+  const canWrite = account.role !== 'read_only';
+  const canWebhooks = WEBHOOK_ROLES.includes(account.role);
+
+  return (
+    <>
+      <p className="crumbs">
+        <Link to={{ name: 'polls' }}>← All polls</Link>
+      </p>
+      <div className="poll-head">
+        <div>
+          <h1>{p.title}</h1>
+          <p className="muted mono small">{p.id}</p>
+        </div>
+        <label className="switch">
+          <input
+            type="checkbox"
+            role="switch"
+            checked={visible ?? p.isVisible}
+            disabled={!canWrite}
+            onChange={(e) => void visibility.go(e.target.checked)}
+          />
+          <span>Visible to respondents</span>
+        </label>
+      </div>
+      <ErrorNote>{visibility.error}</ErrorNote>
+      <nav aria-label="Poll sections" className="tabs">
+        {POLL_SECTIONS.map((s) => (
+          <Link key={s} to={{ name: 'poll', pollId, section: s }} current={s === section}>
+            {LABELS[s]}
+          </Link>
+        ))}
+      </nav>
+      <div className="section-body">
+        {section === 'overview' && <PollOverview poll={p} />}
+        {section === 'slides' && <Slides pollId={pollId} />}
+        {section === 'translations' && <Translations poll={p} onChanged={poll.reload} />}
+        {section === 'responses' && <Responses pollId={pollId} />}
+        {(section === 'webhooks' || section === 'deliveries') && !canWebhooks && (
+          <p className="notice">Webhooks and their deliveries are managed by owners, admins and billing admins; your role here is {account.role.replace('_', ' ')}.</p>
+        )}
+        {section === 'webhooks' && canWebhooks && <Webhooks pollId={pollId} />}
+        {section === 'deliveries' && canWebhooks && <Deliveries pollId={pollId} />}
+      </div>
+    </>
+  );
+}

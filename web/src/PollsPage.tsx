@@ -1,0 +1,16 @@
+import { useState } from 'react';
+import { useSession } from './hooks';
+import { PollCreate } from './PollCreate';
+import { PollList } from './PollList';
+
+export function PollsPage() {
+  const { account } = useSession();
+  const [version, setVersion] = useState(0);
+  return (
+    <>
+      <h1>Polls</h1>
+      <PollList key={version} />
+      {account.role !== 'read_only' && <PollCreate onCreated={() => setVersion((v) => v + 1)} />}
+    </>
+  );
+}
