@@ -6,6 +6,7 @@ import type { Clock, DeliverySettings, Deps } from './app/ports.js';
 import type { Config } from './config/index.js';
 import { buildApp, type App } from './http/app.js';
 import { openDatabase, type Database } from './infra/db/database.js';
+import { isStorageUnavailable } from './infra/db/unavailable.js';
 import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
 import { createUndiciSender } from './infra/http-sender/undici-sender.js';
@@ -62,6 +63,7 @@ export async function buildHttp(rt: Runtime): Promise<App> {
     logger: rt.logger,
     version: VERSION,
     rateLimitPerMinute: rt.config.rateLimitPerMinute,
+    isUnavailable: isStorageUnavailable,
     ready: async () => {
       if (draining) return false;
       await sql`SELECT 1`.execute(rt.database.db);

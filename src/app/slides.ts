@@ -1,6 +1,6 @@
 import { DomainError, invalid, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { checkRules, type QuestionRule, type SurveyRule } from '../domain/logic.js';
+import { checkRules, hasWebhookAction, type QuestionRule, type SurveyRule } from '../domain/logic.js';
 import { stripHtml, trimStrings } from '../domain/sanitize.js';
 import { checkPosRule, CHOICE_TYPES, type Slide, type SlideType } from '../domain/slide.js';
 import { checkRuleTargets } from './check-target.js';
@@ -73,8 +73,19 @@ async function requireSlideForUpdate(store: Store, caller: Caller, slideId: stri
   return { slide, poll };
 }
 
+/** The slide, for a caller who may change it; another account's slide is a plain 404. No lock. */
+async function requireSlideAccess(store: Store, caller: Caller, slideId: string): Promise<void> {
+  const found = await store.slides.get(slideId);
+  if (!found) throw notFound('slide');
+  await requirePoll(store, caller, found.pollId, 'write').catch((e: unknown) => {
+    throw e instanceof DomainError && e.code === 'not_found' ? notFound('slide') : e;
+  });
+}
+
 export async function createSlide(deps: Deps, caller: Caller, input: SlideInput): Promise<SavedSlide> {
-  // Name resolution happens before the transaction: no lock is held while DNS answers.
+  // Access first (a stranger learns nothing about the URL rules and makes us resolve nothing),
+  // then name resolution before the transaction: no lock is held while DNS answers.
+  if (hasWebhookAction(input.logic ?? [])) await requirePoll(deps.store, caller, input.pollId, 'write');
   await checkRuleTargets(deps, input.logic ?? [], '/logic');
   return deps.store.transaction(async (store) => {
     const poll = await requirePollForUpdate(store, caller, input.pollId);
@@ -107,6 +118,8 @@ export async function createSlide(deps: Deps, caller: Caller, input: SlideInput)
 }
 
 export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch): Promise<SavedSlide> {
+  // Access first, then name resolution (see createSlide).
+  if (hasWebhookAction(patch.logic ?? [])) await requireSlideAccess(deps.store, caller, patch.slideId);
   await checkRuleTargets(deps, patch.logic ?? [], '/logic');
   return deps.store.transaction(async (store) => {
     const { slide: current, poll } = await requireSlideForUpdate(store, caller, patch.slideId);

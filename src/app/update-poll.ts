@@ -1,13 +1,15 @@
-import { checkRules } from '../domain/logic.js';
+import { checkRules, hasWebhookAction } from '../domain/logic.js';
 import { applyPollPatch, cleanTitle, type Poll, type PollPatch } from '../domain/poll.js';
 import { checkPosRule } from '../domain/slide.js';
-import { requirePollForUpdate } from './access.js';
+import { requirePoll, requirePollForUpdate } from './access.js';
 import { checkRuleTargets } from './check-target.js';
 import { secretForLogic } from './signing-secret.js';
 import type { Caller, Deps } from './ports.js';
 
 export async function updatePoll(deps: Deps, caller: Caller, pollId: string, patch: PollPatch): Promise<{ poll: Poll; signingSecret?: string }> {
-  // Name resolution happens before the transaction: no lock is held while DNS answers.
+  // Access first (a stranger learns nothing about the URL rules and makes us resolve nothing),
+  // then name resolution before the transaction: no lock is held while DNS answers.
+  if (hasWebhookAction(patch.actionLogic ?? [])) await requirePoll(deps.store, caller, pollId, 'write');
   await checkRuleTargets(deps, patch.actionLogic ?? [], '/actionLogic');
   return deps.store.transaction(async (store) => {
     const current = await requirePollForUpdate(store, caller, pollId);

@@ -13,7 +13,8 @@ export type ErrorCode =
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
-  | 'rate_limited';
+  | 'rate_limited'
+  | 'unavailable';
 
 export type FieldError = { path: string; message: string };
 

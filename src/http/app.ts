@@ -22,6 +22,8 @@ export type AppOptions = {
   version?: string;
   /** Requests a minute per API key (or per address for public routes); 0 turns limiting off. */
   rateLimitPerMinute?: number;
+  /** Which errors mean a dependency is down (answered 503, not 500). */
+  isUnavailable?: (err: unknown) => boolean;
   /** Readiness: false while draining or when storage is gone. */
   ready?: () => Promise<boolean>;
 };
@@ -40,7 +42,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler());
-  registerErrorHandling(app);
+  registerErrorHandling(app, opts.isUnavailable);
   // Only JSON bodies: anything else is a 415, not a string that fails validation later.
   app.removeContentTypeParser(['text/plain']);
   app.decorateRequest('caller', null);

@@ -48,7 +48,10 @@ function fromFastify(err: FastifyError): Problem | undefined {
   return undefined;
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/** Tells outages of a dependency (storage) apart from bugs: those answer 503, not 500. */
+export type UnavailableCheck = (err: unknown) => boolean;
+
+export function registerErrorHandling(app: FastifyInstance, isUnavailable: UnavailableCheck = () => false): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     let body: Problem | undefined;
     if (err instanceof DomainError) body = problem(err.code, err.message, err.errors);
@@ -57,6 +60,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
       body = problem('validation_failed', errors.map((e) => `${e.path} ${e.message}`).join('; ').slice(0, 1000), errors);
     } else if (err instanceof RangeError && /call stack/i.test(err.message)) {
       body = problem('validation_failed', 'the body is nested too deeply', [{ path: '/', message: 'nested too deeply' }]);
+    } else if (isUnavailable(err)) {
+      req.log.warn({ err: err.message }, 'storage unavailable');
+      body = problem('unavailable', 'storage is unreachable right now; try again shortly');
+      reply.header('retry-after', '5');
     } else body = fromFastify(err);
     if (!body) {
       req.log.error({ err }, 'unhandled error');

@@ -16,6 +16,7 @@ export const STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  unavailable: 503,
 };
 
 const TITLES: Record<ErrorCode, string> = {
@@ -33,6 +34,7 @@ const TITLES: Record<ErrorCode, string> = {
   payload_too_large: 'Request body too large',
   unsupported_media_type: 'Unsupported content type',
   rate_limited: 'Too many requests',
+  unavailable: 'Temporarily unavailable',
 };
 
 export type Problem = {

@@ -5,6 +5,7 @@ import formatsModule from 'ajv-formats';
 const Ajv = AjvModule.default;
 const addFormats = formatsModule.default;
 import type { FastifySchemaCompiler } from 'fastify';
+import { invalid } from '../domain/errors.js';
 
 function ajv(opts: Options) {
   const instance = new Ajv({ allErrors: true, strict: false, useDefaults: true, ...opts });
@@ -68,4 +69,19 @@ export function validatorCompiler(): FastifySchemaCompiler<object> {
   const body = ajv({ coerceTypes: false, removeAdditional: true });
   const query = ajv({ coerceTypes: 'array', removeAdditional: false });
   return ({ schema, httpPart }) => guarded((httpPart === 'body' ? body : query).compile(schema));
+}
+
+/**
+ * A date-time query filter as an instant storage can compare. RFC 3339 (and so the schema)
+ * allows a leap second and years 0000 and, through an offset, 10000; a Date holds none of them
+ * in a form PostgreSQL or PGlite takes, which used to be a 500.
+ */
+export function queryInstant(value: string | undefined, param: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const at = new Date(value);
+  const year = at.getUTCFullYear();
+  if (Number.isNaN(at.getTime()) || year < 1 || year > 9999) {
+    throw invalid(`query:/${param}`, 'must be a date-time from 0001-01-01 to 9999-12-31 UTC, without a leap second');
+  }
+  return at;
 }

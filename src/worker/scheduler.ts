@@ -31,6 +31,19 @@ export function retentionTask(retentionMs: number): SchedulerTask {
  */
 export function startScheduler(deps: Deps, signal: AbortSignal, opts: { tickMs: number; tasks: SchedulerTask[]; logger: Logger; onWork?: () => void }): Promise<void> {
   const idle = wakeableSleep(signal);
+  // During an outage every tick fails the same way: log the first, then at most every 30 s.
+  const lastLogged = new Map<string, number>();
+  const suppressed = new Map<string, number>();
+  const logFailure = (task: string, err: unknown) => {
+    const now = Date.now();
+    if (now - (lastLogged.get(task) ?? 0) < 30_000) {
+      suppressed.set(task, (suppressed.get(task) ?? 0) + 1);
+      return;
+    }
+    opts.logger.error({ err, task, suppressedSinceLast: suppressed.get(task) ?? 0 }, 'scheduler task failed');
+    lastLogged.set(task, now);
+    suppressed.set(task, 0);
+  };
   return (async () => {
     while (!signal.aborted) {
       let didWork = false;
@@ -43,7 +56,7 @@ export function startScheduler(deps: Deps, signal: AbortSignal, opts: { tickMs: 
             opts.onWork?.();
           }
         } catch (err) {
-          opts.logger.error({ err, task: task.name }, 'scheduler task failed');
+          logFailure(task.name, err);
         }
       }
       if (!didWork) await idle.sleep(opts.tickMs);

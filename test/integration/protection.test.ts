@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/http/app.js';
 import { retentionTask } from '../../src/worker/scheduler.js';
+import { isStorageUnavailable } from '../../src/infra/db/unavailable.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 
 let h: Harness;
@@ -51,5 +52,25 @@ describe('retention', () => {
     const left = (await db.selectFrom('deliveries').select('id').orderBy('id').execute()).map((r) => r.id);
     expect(left).toEqual(['dlv_new_done', 'dlv_old_pending']);
     expect(await db.selectFrom('attempts').selectAll().execute()).toEqual([]);
+  });
+});
+
+describe('storage outage', () => {
+  it('answers 503 with Retry-After, not 500, when the database cannot be reached', async () => {
+    const down = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    const store = { ...h.deps.store, keys: { ...h.deps.store.keys, findByHash: async () => Promise.reject(down) } };
+    const app = await buildApp({ deps: { ...h.deps, store }, logger: false, isUnavailable: isStorageUnavailable });
+    const res = await app.inject({ url: `/polls?accountId=${acme.accountId}`, headers: bearer(acme.key) });
+    await app.close();
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ status: 503, code: 'unavailable' });
+    expect(res.headers['retry-after']).toBe('5');
+  });
+
+  it('tells connection failures from other errors', () => {
+    expect(isStorageUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isStorageUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isStorageUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
+    expect(isStorageUnavailable(new TypeError('x is undefined'))).toBe(false);
   });
 });

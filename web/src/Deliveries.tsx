@@ -25,9 +25,11 @@ export function Deliveries({ pollId }: { pollId: string }) {
 
   const hooks = useLoad(() => api.get<Page<Webhook>>('/webhooks', { pollId, limit: 100 }).then((r) => r.data), pollId);
   const scope = webhookId ? { webhookId } : { pollId };
+  const fromIso = isoFromLocal(from);
+  const toIso = isoFromLocal(to);
   const log = useLoad(
-    () => api.get<Page<Delivery>>('/webhooks/deliveries', { ...scope, status, startCursor: pages.cursor, limit: 20 }),
-    JSON.stringify([pollId, webhookId, status, pages.cursor]),
+    () => api.get<Page<Delivery>>('/webhooks/deliveries', { ...scope, status, createdAfter: fromIso, createdBefore: toIso, startCursor: pages.cursor, limit: 20 }),
+    JSON.stringify([pollId, webhookId, status, fromIso, toIso, pages.cursor]),
   );
   const { reload } = log;
 
@@ -47,9 +49,7 @@ export function Deliveries({ pollId }: { pollId: string }) {
     setTick((n) => n + 1);
   };
 
-  const fromIso = isoFromLocal(from);
-  const toIso = isoFromLocal(to);
-  const rows = (log.data?.data ?? []).filter((d) => (!fromIso || d.createdAt >= fromIso) && (!toIso || d.createdAt <= toIso));
+  const rows = log.data?.data ?? [];
   const hookUrl = (id: string | null) => (id ? (hooks.data?.find((h) => h.id === id)?.url ?? id) : 'logic-triggered');
   const changeFilter = <T,>(set: (v: T) => void) => (v: T) => {
     set(v);
@@ -94,13 +94,13 @@ export function Deliveries({ pollId }: { pollId: string }) {
         </div>
         <div>
           <label htmlFor="delivery-from">Created from</label>
-          <input id="delivery-from" type="datetime-local" step="1" value={from} onChange={(e) => setFrom(e.target.value)} aria-describedby="delivery-time-help" />
+          <input id="delivery-from" type="datetime-local" step="1" value={from} onChange={(e) => changeFilter(setFrom)(e.target.value)} aria-describedby="delivery-time-help" />
         </div>
         <div>
           <label htmlFor="delivery-to">Created until</label>
-          <input id="delivery-to" type="datetime-local" step="1" value={to} onChange={(e) => setTo(e.target.value)} aria-describedby="delivery-time-help" />
+          <input id="delivery-to" type="datetime-local" step="1" value={to} onChange={(e) => changeFilter(setTo)(e.target.value)} aria-describedby="delivery-time-help" />
         </div>
-        <small id="delivery-time-help">The time filter applies to the page shown.</small>
+        <small id="delivery-time-help">Your local time.</small>
       </form>
       <ErrorNote>{log.error}</ErrorNote>
       {log.loading && !log.data && <StatusNote>Loading deliveries…</StatusNote>}

@@ -4,26 +4,11 @@ import { Readable } from 'node:stream';
 import type { Deps } from '../../app/ports.js';
 import { exportResponsesCsv, listEmails, listParticipants, listResponses } from '../../app/read-responses.js';
 import { submitResponses } from '../../app/submit-responses.js';
-import { invalid } from '../../domain/errors.js';
 import { callerOf } from '../auth.js';
+import { queryInstant } from '../validation.js';
 import { PollPageQuery, PollQuery, ResponsesQuery, ScopeQuery, SubmitBody } from '../schemas/webhook.js';
 
 const tags = ['responses'];
-
-/**
- * A date-time filter as an instant storage can compare. RFC 3339 (and so the schema) allows a
- * leap second and years 0000 and, through an offset, 10000; a Date holds none of them in a form
- * PostgreSQL takes, which used to be a 500.
- */
-function instant(value: string | undefined, param: string): Date | undefined {
-  if (value === undefined) return undefined;
-  const at = new Date(value);
-  const year = at.getUTCFullYear();
-  if (Number.isNaN(at.getTime()) || year < 1 || year > 9999) {
-    throw invalid(`query:/${param}`, 'must be a date-time from 0001-01-01 to 9999-12-31 UTC, without a leap second');
-  }
-  return at;
-}
 
 export const responseRoutes =
   (deps: Deps): FastifyPluginAsync =>
@@ -39,7 +24,7 @@ export const responseRoutes =
       return listResponses(
         deps,
         callerOf(req),
-        { ...scope, createdAfter: instant(createdAfter, 'createdAfter'), createdBefore: instant(createdBefore, 'createdBefore') },
+        { ...scope, createdAfter: queryInstant(createdAfter, 'createdAfter'), createdBefore: queryInstant(createdBefore, 'createdBefore') },
         { startCursor, limit },
       );
     });

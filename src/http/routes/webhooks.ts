@@ -4,6 +4,7 @@ import type { Deps } from '../../app/ports.js';
 import { getDelivery, listDeliveries } from '../../app/read-deliveries.js';
 import { createWebhook, deleteWebhook, listWebhooks } from '../../app/webhooks.js';
 import { callerOf } from '../auth.js';
+import { queryInstant } from '../validation.js';
 import { CreateWebhookBody, DeleteWebhookQuery, DeliveryListQuery, DeliveryQuery, WebhookListQuery } from '../schemas/webhook.js';
 
 const tags = ['webhooks'];
@@ -29,7 +30,7 @@ export const webhookRoutes =
     }));
     app.get('/webhooks/deliveries', { schema: { tags, summary: 'Delivery log of a webhook or a poll, newest first', querystring: DeliveryListQuery } }, async (req) => {
       const { startCursor, limit, createdAfter, createdBefore, ...filter } = req.query;
-      const times = { createdAfter: createdAfter ? new Date(createdAfter) : undefined, createdBefore: createdBefore ? new Date(createdBefore) : undefined };
+      const times = { createdAfter: queryInstant(createdAfter, 'createdAfter'), createdBefore: queryInstant(createdBefore, 'createdBefore') };
       return listDeliveries(deps, callerOf(req), { ...filter, ...times }, { startCursor, limit });
     });
     app.get('/webhooks/delivery', { schema: { tags, summary: 'One delivery with its payload and every attempt', querystring: DeliveryQuery } }, async (req) => ({

@@ -1,0 +1,20 @@
+const CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN',
+  '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
+  '08000', '08001', '08003', '08004', '08006', // connection exceptions
+  '53300', // too many connections
+]);
+
+/** True for errors that mean "the database cannot be reached right now", not "this request is wrong". */
+export function isStorageUnavailable(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  let e = err;
+  while (e && typeof e === 'object' && !seen.has(e)) {
+    seen.add(e);
+    const code = String((e as { code?: unknown }).code ?? '');
+    const message = String((e as { message?: unknown }).message ?? '');
+    if (CODES.has(code) || /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(message)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

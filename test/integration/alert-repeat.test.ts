@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Mailer, OutgoingMail } from '../../src/app/alert-ports.js';
+import { checkAlerts } from '../../src/app/check-alerts.js';
+import type { Deps, Store } from '../../src/app/ports.js';
+import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { createWebhook, visiblePoll } from '../support/fixtures.js';
+
+/**
+ * Failure-alert emails are at-least-once (README "Guarantees"): the email is sent before it is
+ * recorded, so a process that dies between the two sends it again later (after the hold that
+ * keeps other schedulers off the endpoint meanwhile), and never loses it.
+ */
+
+const WINDOWS = { quietMs: 60_000, reminderMs: 600_000 };
+// How long an endpoint stays held while its email is out (check-alerts.ts: 2 min, or the reminder period if shorter).
+const SENDING_HOLD_MS = Math.min(120_000, WINDOWS.reminderMs);
+
+let h: Harness;
+let acct: TestAccount;
+beforeAll(async () => {
+  h = await harness();
+  acct = await h.account();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('failure-alert emails across a crash between sending and recording', () => {
+  it('the email goes out again after the hold, and is recorded once', async () => {
+    const poll = await visiblePoll(h, acct);
+    const hook = await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/alerts');
+    const webhookId = hook.data.id;
+    await h.deps.store.endpoints.recordGivenUp(webhookId, h.clock.now(), 'HTTP 500');
+    h.clock.advance(WINDOWS.quietMs + 1);
+
+    const sent: OutgoingMail[] = [];
+    const mailer: Mailer = { send: async (m) => void sent.push(m), close: async () => {} };
+    const deps: Deps = { ...h.deps, mailer, alerts: WINDOWS };
+    // The process "dies" once the email has left: the transaction recording it never commits.
+    const real = h.deps.store;
+    const dying: Store = {
+      ...real,
+      transaction: (fn) =>
+        real.transaction((tx) =>
+          fn({
+            ...tx,
+            alerts: {
+              ...tx.alerts,
+              insert: async () => {
+                throw new Error('killed after sending');
+              },
+            },
+          }),
+        ),
+    };
+    await expect(checkAlerts({ ...deps, store: dying })).rejects.toThrow('killed after sending');
+    expect(sent).toHaveLength(1);
+    const stored = async () => (await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })).json().data as { sequence: number; subject: string }[];
+    const health = async () => ((await h.app.inject({ url: `/webhooks?pollId=${poll.pollId}`, headers: bearer(acct.key) })).json().data as { health: { state: string; alertEmailsSent: number } }[])[0]!.health;
+    expect(await stored()).toEqual([]);
+    expect(await health()).toMatchObject({ state: 'healthy', alertEmailsSent: 0 });
+
+    // Held while "in flight": another scheduler does not mail it at once...
+    expect(await checkAlerts(deps)).toBe(0);
+    expect(sent).toHaveLength(1);
+    // ...but once the hold is over, the email goes out again (a repeat, not a loss) and is recorded.
+    h.clock.advance(SENDING_HOLD_MS);
+    expect(await checkAlerts(deps)).toBe(1);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]!.subject).toBe(sent[0]!.subject);
+    expect(await stored()).toMatchObject([{ sequence: 1, subject: sent[0]!.subject }]);
+    expect(await health()).toMatchObject({ state: 'alerted', alertEmailsSent: 1 });
+    // And only once: nothing more until the reminder period.
+    expect(await checkAlerts(deps)).toBe(0);
+    expect(sent).toHaveLength(2);
+  });
+});
