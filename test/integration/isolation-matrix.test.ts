@@ -478,6 +478,48 @@ describe('role matrix (members of A, on A’s own resources)', () => {
   });
 });
 
+describe('access before anything else: a URL to check is looked at only once the caller may write', () => {
+  /**
+   * Every route that saves a webhook or logic URL, aimed at A. A caller without access must get
+   * exactly the 404/403 it gets for a harmless body: no invalid_url, and no name resolution
+   * (a stranger must not be able to make the service look names up, nor learn the URL rules).
+   */
+  const rule = (url: string) => [{ match: 'all', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url } }];
+  const surveyRule = (url: string) => [{ on: 'complete', action: { type: 'trigger-webhook', url } }];
+  const saving: [string, string, (url: string) => Json][] = [
+    ['POST', '/webhooks', (url) => ({ pollId: A.ids.poll, url, deliveryRule: 'partial' })],
+    ['POST', '/slide', (url) => ({ pollId: A.ids.poll, type: 'short-answer', title: 'Q', logic: rule(url) })],
+    ['POST', '/slide/update', (url) => ({ slideId: A.ids.slide, logic: rule(url) })],
+    ['POST', '/poll/update', (url) => ({ pollId: A.ids.poll, actionLogic: surveyRule(url) })],
+    ['POST', '/poll', (url) => ({ accountId: A.acct.accountId, title: 'P', actionLogic: surveyRule(url) })],
+  ];
+
+  it('another account (404) and read_only (403) answer as for a public URL, and nothing is resolved', async () => {
+    const readOnly = await h.member(A.acct.accountId, 'read_only');
+    const lookups: string[] = [];
+    h.deps.resolveHost = async (host) => {
+      lookups.push(host);
+      return ['93.184.216.34'];
+    };
+    const failures: string[] = [];
+    try {
+      for (const [who, key, want] of [['B owner', B.acct.key, 404], ['A read_only', readOnly, 403]] as const) {
+        for (const [method, url, body] of saving) {
+          for (const target of ['https://probe.attacker.example/x', 'https://127.0.0.1/x', 'http://hooks.example.com/x']) {
+            lookups.length = 0;
+            const res = await call({ method, url, headers: { ...bearer(key), 'content-type': 'application/json' }, payload: JSON.stringify(body(target)) });
+            if (res.statusCode !== want) failures.push(`${who} ${url} ${target}: ${res.statusCode} ${res.body.slice(0, 160)}`);
+            if (lookups.length) failures.push(`${who} ${url} ${target}: resolved ${lookups.join(', ')}`);
+          }
+        }
+      }
+    } finally {
+      delete h.deps.resolveHost;
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
 describe('plan matrix: accounts below premium', () => {
   it.each(['free', 'basic'] as Plan[])('%s: the owner gets 403 plan_required on every route naming the account, and nothing changes', async (plan) => {
     const w = await world(`Plan-${plan}`);
