@@ -56,7 +56,7 @@ export type SentAttempt = { delivery: ClaimedDelivery; sentAt: Date; sent: SendR
 export async function sendAttempt(deps: Deps, d: ClaimedDelivery): Promise<SentAttempt> {
   const sender = deps.sender;
   if (!sender) throw new Error('sendAttempt needs an HttpSender');
-  const secret = await secretFor(deps, d);
+  const secret = d.signingSecret ?? (await secretFor(deps, d));
   const sentAt = deps.clock.now();
   const sent = await sender.send({ url: d.url, body: d.body, headers: attemptHeaders(deps, d, secret, sentAt), timeoutMs: deps.delivery.deliveryTimeoutMs });
   return { delivery: d, sentAt, sent };
@@ -87,26 +87,24 @@ export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]):
   if (!items.length) return [];
   const now = deps.clock.now();
   const decisions = items.map((a) => decide(a.sent.outcome, a.delivery.attemptCount, deps.delivery));
-  const applied = await deps.store.transaction(async (store) => {
-    await store.deliveries.insertAttempts(items.map(attemptRow));
-    const done = await store.deliveries.finishMany(
-      items.map((a, i) => ({
-        id: a.delivery.id,
-        leaseToken: a.delivery.leaseToken,
-        result: { ...resultOf(decisions[i]!, now), dnsFailure: a.sent.outcome.kind === 'error' && a.sent.outcome.error === 'dns' },
-      })),
-    );
-    const succeeded = new Set<string>();
-    const failed = new Map<string, string>();
-    items.forEach((a, i) => {
-      if (!done.has(a.delivery.id)) return;
-      const next = decisions[i]!.next;
-      if (next === 'delivered') succeeded.add(a.delivery.endpointId);
-      if (next === 'rejected' || next === 'given_up') failed.set(a.delivery.endpointId, describeOutcome(a.sent.outcome));
-    });
-    await store.endpoints.recordSuccesses([...succeeded].sort(), now);
-    for (const [id, failure] of failed) await store.endpoints.recordGivenUp(id, now, failure);
-    return done;
-  });
+  const rows = items.map((a, i) => ({
+    attempt: attemptRow(a),
+    leaseToken: a.delivery.leaseToken,
+    result: { ...resultOf(decisions[i]!, now), dnsFailure: a.sent.outcome.kind === 'error' && a.sent.outcome.error === 'dns' },
+  }));
+  const ends = (i: number) => decisions[i]!.next === 'rejected' || decisions[i]!.next === 'given_up';
+  // The usual batch (successes and retries) is one statement; a give-up also updates its
+  // endpoint's health, in the same transaction.
+  const applied = !items.some((_, i) => ends(i))
+    ? await deps.store.deliveries.recordResults(rows, now)
+    : await deps.store.transaction(async (store) => {
+        const done = await store.deliveries.recordResults(rows, now);
+        const failed = new Map<string, string>();
+        items.forEach((a, i) => {
+          if (done.has(a.delivery.id) && ends(i)) failed.set(a.delivery.endpointId, describeOutcome(a.sent.outcome));
+        });
+        for (const [id, failure] of [...failed].sort()) await store.endpoints.recordGivenUp(id, now, failure);
+        return done;
+      });
   return items.map((a, i) => ({ deliveryId: a.delivery.id, attempt: a.delivery.attemptCount, decision: decisions[i]!, applied: applied.has(a.delivery.id) }));
 }

@@ -54,7 +54,11 @@ export type Delivery = {
 export type NewDelivery = Omit<Delivery, 'status' | 'attemptCount' | 'finishedAt' | 'nextAttemptAt'> & { nextAttemptAt: Date };
 
 /** A delivery leased to this worker for one attempt, with what signing needs right now. */
-export type ClaimedDelivery = Delivery & { leaseToken: string; signingSecret: string | null; legacySecret: string | null };
+export type ClaimedDelivery = Pick<Delivery, 'id' | 'accountId' | 'pollId' | 'webhookId' | 'endpointId' | 'source' | 'url' | 'participantId' | 'type' | 'attemptCount' | 'body'> & {
+  leaseToken: string;
+  signingSecret: string | null;
+  legacySecret: string | null;
+};
 
 export type Attempt = {
   id: string;
@@ -96,13 +100,6 @@ export interface EndpointRepo {
   getMany(ids: string[]): Promise<Endpoint[]>;
   /** The endpoint of a logic-triggered URL, made on first use. */
   ensureLogic(e: Omit<Endpoint, 'state' | 'lastSuccessAt' | 'lastGivenUpAt' | 'lastFailure' | 'alertEmailsSent' | 'lastAlertAt' | 'webhookId'>): Promise<string>;
-  recordSuccess(id: string, at: Date): Promise<void>;
-  /**
-   * recordSuccess for many endpoints in one statement. Rows already healthy with a success
-   * within the last second are left alone: a busy endpoint's row is written about once a
-   * second, not once per batch, so workers do not queue on its lock.
-   */
-  recordSuccesses(ids: readonly string[], at: Date): Promise<void>;
   recordGivenUp(id: string, at: Date, failure: string): Promise<void>;
   delete(id: string): Promise<void>;
 }
@@ -115,6 +112,8 @@ export interface BatchRepo {
   delete(ids: string[]): Promise<void>;
 }
 
+export type ResultRow = { attempt: Attempt; leaseToken: string; result: AttemptResult };
+
 export type AttemptResult = {
   status: DeliveryStatus;
   nextAttemptAt: Date | null;
@@ -125,9 +124,12 @@ export type AttemptResult = {
 export interface DeliveryRepo {
   insert(rows: NewDelivery[]): Promise<void>;
   claim(now: Date, limit: number, leaseUntil: Date, leaseToken: string): Promise<ClaimedDelivery[]>;
-  /** Applies results whose lease this worker still holds; returns the ids it applied. */
-  finishMany(items: { id: string; leaseToken: string; result: AttemptResult }[]): Promise<Set<string>>;
-  insertAttempts(rows: Attempt[]): Promise<void>;
+  /**
+   * Records a batch of attempts in one statement: the attempt rows, each delivery's next state
+   * (only where this worker still holds the lease), and a success on the endpoints of the
+   * deliveries that succeeded. Returns the ids whose result was applied.
+   */
+  recordResults(items: ResultRow[], now: Date): Promise<Set<string>>;
   /** When the next pending (or leased) delivery falls due, if any: lets an idle worker sleep exactly that long. */
   nextDueAt(): Promise<Date | null>;
   /** Gives a leased delivery back (a stopping worker that could not finish it): due now. */

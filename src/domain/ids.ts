@@ -4,13 +4,25 @@ export type IdPrefix = 'end' | 'ans' | 'acc' | 'usr' | 'key' | 'poll' | 'sld' | 
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+// Random bytes are drawn 4 KiB at a time: one call to the CSPRNG serves ~200 ids, which
+// matters on the delivery path (an attempt id per attempt). The bytes are as random either way.
+let pool = Buffer.alloc(0);
+let offset = 0;
+
+function randomByte(): number {
+  if (offset >= pool.length) {
+    pool = randomBytes(4096);
+    offset = 0;
+  }
+  return pool[offset++]!;
+}
+
 export function randomBase62(length: number): string {
   // Rejection sampling keeps every character equally likely (256 is not a multiple of 62).
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
-    }
+    const byte = randomByte();
+    if (byte < 248) out += BASE62[byte % 62];
   }
   return out;
 }

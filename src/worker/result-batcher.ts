@@ -4,16 +4,17 @@ import type { Deps } from '../app/ports.js';
 /**
  * Gathers sent attempts and records them together: one transaction per batch instead of one
  * per delivery. A batch goes out when it is full, or `delayMs` after its first item, so a lone
- * attempt waits at most that long. One batch is written at a time; the next forms meanwhile.
+ * attempt waits at most that long. Up to `parallel` batches are written at once (each touches
+ * its own deliveries, so they do not wait on each other's row locks); more forms meanwhile.
  */
-export function resultBatcher(deps: Deps, opts: { maxBatch: number; delayMs: number }) {
+export function resultBatcher(deps: Deps, opts: { maxBatch: number; delayMs: number; parallel: number }) {
   type Waiting = { item: SentAttempt; resolve(r: AttemptReport): void; reject(e: unknown): void };
   const queue: Waiting[] = [];
-  let writing = false;
+  let writing = 0;
   let timer: NodeJS.Timeout | undefined;
 
   const schedule = () => {
-    if (writing || !queue.length) return;
+    if (writing >= opts.parallel || !queue.length) return;
     if (queue.length >= opts.maxBatch) void flush();
     else timer ??= setTimeout(() => void flush(), opts.delayMs);
   };
@@ -21,8 +22,8 @@ export function resultBatcher(deps: Deps, opts: { maxBatch: number; delayMs: num
   const flush = async () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (writing || !queue.length) return;
-    writing = true;
+    if (writing >= opts.parallel || !queue.length) return;
+    writing++;
     const batch = queue.splice(0, opts.maxBatch);
     try {
       const reports = await recordAttempts(deps, batch.map((w) => w.item));
@@ -30,7 +31,7 @@ export function resultBatcher(deps: Deps, opts: { maxBatch: number; delayMs: num
     } catch (e) {
       batch.forEach((w) => w.reject(e));
     } finally {
-      writing = false;
+      writing--;
       schedule();
     }
   };

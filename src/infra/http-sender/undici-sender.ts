@@ -46,12 +46,24 @@ export function createUndiciSender(opts: SenderOptions): HttpSender {
     connect: { lookup: guardedLookup({ allowPrivate: opts.allowPrivateTargets, resolver: opts.resolver }) },
   });
 
+  // Literal addresses never reach the lookup, so they are checked here; the verdict per URL is
+  // remembered (a busy endpoint's URL is parsed once, not per attempt).
+  const literalBlocked = new Map<string, boolean>();
+  const blocked = (url: string): boolean => {
+    let verdict = literalBlocked.get(url);
+    if (verdict === undefined) {
+      const host = new URL(url).hostname;
+      verdict = isIpLiteral(host.replace(/^\[|\]$/g, '')) && !isPublicAddress(host);
+      if (literalBlocked.size >= 10_000) literalBlocked.clear();
+      literalBlocked.set(url, verdict);
+    }
+    return verdict;
+  };
+
   return {
     async send(req: SendRequest): Promise<SendResult> {
       const started = performance.now();
-      const host = new URL(req.url).hostname;
-      // Literal addresses never reach the lookup: check them here.
-      if (!opts.allowPrivateTargets && isIpLiteral(host.replace(/^\[|\]$/g, '')) && !isPublicAddress(host)) {
+      if (!opts.allowPrivateTargets && blocked(req.url)) {
         return { outcome: { kind: 'error', error: 'blocked_address' }, durationMs: 0, excerpt: null };
       }
       const signal = AbortSignal.timeout(req.timeoutMs);

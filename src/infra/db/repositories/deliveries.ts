@@ -33,7 +33,10 @@ const toAttempt = (r: Selectable<AttemptsTable>): Attempt => ({
   responseExcerpt: r.response_excerpt,
 });
 
-type ClaimRow = Selectable<DeliveriesTable> & { signing_secret: string | null; legacy_secret: string | null };
+type ClaimRow = Pick<Selectable<DeliveriesTable>, 'id' | 'account_id' | 'poll_id' | 'webhook_id' | 'endpoint_id' | 'source' | 'url' | 'participant_id' | 'type' | 'attempt_count' | 'body'> & {
+  signing_secret: string | null;
+  legacy_secret: string | null;
+};
 
 export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
   return {
@@ -83,31 +86,74 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
           UPDATE deliveries d
           SET status = 'in_flight', attempt_count = d.attempt_count + 1, next_attempt_at = ${leaseUntil}, lease_token = ${leaseToken}
           FROM due WHERE d.id = due.id
-          RETURNING d.*
+          RETURNING d.id, d.account_id, d.poll_id, d.webhook_id, d.endpoint_id, d.source, d.url, d.participant_id, d.type, d.attempt_count, d.body
         )
-        SELECT l.*, a.signing_secret, w.legacy_secret
+        SELECT l.id, l.account_id, l.poll_id, l.webhook_id, l.endpoint_id, l.source, l.url, l.participant_id, l.type,
+               l.attempt_count, l.body, a.signing_secret, w.legacy_secret
         FROM leased l
         JOIN accounts a ON a.id = l.account_id
         LEFT JOIN webhooks w ON w.id = l.webhook_id`.execute(db);
-      return result.rows.map((r): ClaimedDelivery => ({ ...toDelivery(r), leaseToken, signingSecret: r.signing_secret, legacySecret: r.legacy_secret }));
+      // Only what an attempt needs: the row's times stay in the database (no date parsing per row).
+      return result.rows.map(
+        (r): ClaimedDelivery => ({
+          id: r.id,
+          accountId: r.account_id,
+          pollId: r.poll_id,
+          webhookId: r.webhook_id,
+          endpointId: r.endpoint_id,
+          source: r.source as DeliverySource,
+          url: r.url,
+          participantId: r.participant_id,
+          type: r.type as EventType,
+          attemptCount: r.attempt_count,
+          body: r.body,
+          leaseToken,
+          signingSecret: r.signing_secret,
+          legacySecret: r.legacy_secret,
+        }),
+      );
     },
 
-    async finishMany(items) {
+    /**
+     * One statement per batch, with fixed text whatever the batch size (arrays, not VALUES
+     * lists), so it is parsed and planned cheaply; its data-modifying parts commit together.
+     * - The lease token fences results of a worker whose lease was taken over (or whose
+     *   delivery was cancelled) meanwhile: those attempts are logged but decide nothing.
+     * - A busy endpoint's health row is written about once a second rather than once per
+     *   batch (rows healthy with a success under a second old are skipped), and in id order,
+     *   so concurrent workers do not queue on it.
+     */
+    async recordResults(items, now) {
       if (!items.length) return new Set();
-      // One statement for the whole batch; the lease token fences results of a worker whose
-      // lease was taken over (or whose delivery was cancelled) in the meantime.
-      const values = sql.join(
-        items.map(
-          (i) =>
-            sql`(${i.id}::text, ${i.leaseToken}::text, ${i.result.status}::text, ${i.result.nextAttemptAt}::timestamptz, ${i.result.finishedAt}::timestamptz, ${i.result.dnsFailure ? 1 : 0}::int)`,
-        ),
-      );
+      const iso = (d: Date | null) => (d ? d.toISOString() : null);
+      const col = <T>(f: (i: (typeof items)[number]) => T) => items.map(f);
       const res = await sql<{ id: string }>`
-        UPDATE deliveries d
-        SET status = v.status, next_attempt_at = v.next_at, finished_at = v.finished_at, lease_token = NULL, dns_failures = d.dns_failures + v.dns
-        FROM (VALUES ${values}) AS v(id, token, status, next_at, finished_at, dns)
-        WHERE d.id = v.id AND d.lease_token = v.token AND d.status = 'in_flight'
-        RETURNING d.id`.execute(db);
+        WITH v AS (
+          SELECT * FROM unnest(
+            ${col((i) => i.attempt.deliveryId)}::text[], ${col((i) => i.leaseToken)}::text[], ${col((i) => i.result.status)}::text[],
+            ${col((i) => iso(i.result.nextAttemptAt))}::timestamptz[], ${col((i) => iso(i.result.finishedAt))}::timestamptz[],
+            ${col((i) => (i.result.dnsFailure ? 1 : 0))}::int[]
+          ) AS v(id, token, status, next_at, finished_at, dns)
+        ), upd AS (
+          UPDATE deliveries d
+          SET status = v.status, next_attempt_at = v.next_at, finished_at = v.finished_at, lease_token = NULL, dns_failures = d.dns_failures + v.dns
+          FROM v WHERE d.id = v.id AND d.lease_token = v.token AND d.status = 'in_flight'
+          RETURNING d.id, d.endpoint_id, v.status
+        ), attempt_rows AS (
+          INSERT INTO attempts (id, delivery_id, number, sent_at, status_code, error, duration_ms, response_excerpt)
+          SELECT * FROM unnest(
+            ${col((i) => i.attempt.id)}::text[], ${col((i) => i.attempt.deliveryId)}::text[], ${col((i) => i.attempt.number)}::int[],
+            ${col((i) => iso(i.attempt.sentAt))}::timestamptz[], ${col((i) => i.attempt.statusCode)}::int[], ${col((i) => i.attempt.error)}::text[],
+            ${col((i) => i.attempt.durationMs)}::int[], ${col((i) => i.attempt.responseExcerpt)}::text[]
+          )
+        ), healthy AS (
+          UPDATE endpoints e
+          SET last_success_at = ${iso(now)}::timestamptz, state = 'healthy', alert_emails_sent = 0, last_alert_at = NULL
+          WHERE e.id IN (SELECT endpoint_id FROM upd WHERE status = 'delivered')
+            AND (e.last_success_at IS NULL OR e.last_success_at < ${iso(new Date(now.getTime() - 1000))}::timestamptz
+                 OR e.state <> 'healthy' OR e.alert_emails_sent <> 0 OR e.last_given_up_at > e.last_success_at)
+        )
+        SELECT id FROM upd`.execute(db);
       return new Set(res.rows.map((r) => r.id));
     },
 
@@ -130,25 +176,6 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
         .where('status', '=', 'in_flight')
         .executeTakeFirst();
       return Number(res.numUpdatedRows) > 0;
-    },
-
-    async insertAttempts(rows) {
-      if (!rows.length) return;
-      await db
-        .insertInto('attempts')
-        .values(
-          rows.map((a) => ({
-            id: a.id,
-            delivery_id: a.deliveryId,
-            number: a.number,
-            sent_at: a.sentAt,
-            status_code: a.statusCode,
-            error: a.error,
-            duration_ms: a.durationMs,
-            response_excerpt: a.responseExcerpt,
-          })),
-        )
-        .execute();
     },
 
     async cancel(f, now) {

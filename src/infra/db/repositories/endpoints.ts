@@ -56,27 +56,6 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
         .execute();
       return (await find())!.id;
     },
-    async recordSuccess(id, at) {
-      // Any success ends an alert episode: the email count starts again at the next break.
-      await db.updateTable('endpoints').set({ last_success_at: at, state: 'healthy', alert_emails_sent: 0, last_alert_at: null }).where('id', '=', id).execute();
-    },
-    async recordSuccesses(ids, at) {
-      if (!ids.length) return;
-      await db
-        .updateTable('endpoints')
-        .set({ last_success_at: at, state: 'healthy', alert_emails_sent: 0, last_alert_at: null })
-        .where('id', 'in', [...ids])
-        .where((eb) =>
-          eb.or([
-            eb('last_success_at', 'is', null),
-            eb('last_success_at', '<', new Date(at.getTime() - 1000)),
-            eb('state', '<>', 'healthy'),
-            eb('alert_emails_sent', '<>', 0),
-            eb('last_given_up_at', '>', eb.ref('last_success_at')),
-          ]),
-        )
-        .execute();
-    },
     async delete(id) {
       await db.deleteFrom('endpoints').where('id', '=', id).execute();
     },
