@@ -14,6 +14,8 @@ export async function claimCost(storage: Storage, pending: number, samples = 40)
   try {
     const db = fresh.database.db;
     const due = Math.max(128, Math.floor(pending / 100));
+    // The claim joins the account (for its signing secret) like production rows would.
+    await sql`INSERT INTO accounts (id, name, plan, signing_secret, created_at, updated_at) VALUES ('acc_bench', 'Bench', 'premium', 'whsec_bench', now(), now())`.execute(db);
     await sql`
       INSERT INTO deliveries (id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, status, next_attempt_at, body, created_at)
       SELECT 'dlv_' || lpad(g::text, 22, '0'), 'acc_bench', 'poll_bench', NULL, 'end_' || (g % 100), 'webhook', 'https://127.0.0.1/e',

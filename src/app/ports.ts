@@ -2,7 +2,7 @@ import type { Membership, Plan, Role } from '../domain/access.js';
 import type { AccountDefaults } from '../domain/poll-defaults.js';
 import type { Poll, PollBody } from '../domain/poll.js';
 import type { Slide } from '../domain/slide.js';
-import type { BatchRepo, DeliveryRepo, EndpointRepo, HttpSender, WebhookRepo } from './delivery-ports.js';
+import type { BatchRepo, DeliveryRepo, EndpointRepo, HttpSender, Webhook, WebhookRepo } from './delivery-ports.js';
 import type { AlertRepo, Mailer } from './alert-ports.js';
 
 export interface Clock {
@@ -62,6 +62,8 @@ export interface PollRepo {
   update(id: string, fields: { title: string; isVisible: boolean; body: PollBody; updatedAt: Date }): Promise<void>;
   /** Row lock for the rest of the transaction. */
   lock(id: string): Promise<void>;
+  /** A poll with its slides (in order) and webhooks, in one round trip: what a submission needs. */
+  getForSubmission(id: string): Promise<{ poll: PollRow; slides: Slide[]; webhooks: Webhook[] } | undefined>;
   delete(id: string): Promise<boolean>;
   listByAccount(accountId: string, page: PageRequest): Promise<Page<PollRow>>;
 }
@@ -110,6 +112,10 @@ export interface ResponseRepo {
   getParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
   /** Locks the participant row for this transaction (concurrent submissions of one respondent queue). */
   lockParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
+  /** Inserts the participant unless it exists, and returns the stored row locked for this transaction. */
+  upsertAndLockParticipant(p: ParticipantRow): Promise<ParticipantRow>;
+  /** Inserts answers and returns every answer of that participant in the poll, the new ones included. */
+  insertAndListAnswers(rows: ResponseRow[], pollId: string, participantId: string): Promise<ResponseRow[]>;
   updateParticipant(p: ParticipantRow): Promise<void>;
   ofParticipant(pollId: string, participantId: string): Promise<ResponseRow[]>;
   byIds(ids: string[]): Promise<ResponseRow[]>;

@@ -35,13 +35,13 @@ async function canSee(store: Store, caller: Caller | null, accountId: string): P
  */
 export async function submitResponses(deps: Deps, caller: Caller | null, input: SubmitInput): Promise<SubmitResult> {
   return deps.store.transaction(async (store) => {
-    const poll = await store.polls.get(input.pollId);
-    if (!poll || !poll.isVisible) throw notFound('poll');
+    const loaded = await store.polls.getForSubmission(input.pollId);
+    if (!loaded || !loaded.poll.isVisible) throw notFound('poll');
+    const { poll, slides, webhooks } = loaded;
     if (poll.settings.apiOnly && !(await canSee(store, caller, poll.accountId))) {
       if (!caller) throw new DomainError('unauthenticated', 'this poll takes answers through the API only: send a key of its account');
       throw notFound('poll');
     }
-    const slides = await store.slides.listByPoll(poll.id);
     const byId = new Map(slides.map((s) => [s.id, s]));
     input.answers.forEach((a, i) => {
       const slide = byId.get(a.slideId);
@@ -51,15 +51,19 @@ export async function submitResponses(deps: Deps, caller: Caller | null, input: 
 
     const now = deps.clock.now();
     const participantId = input.participantId ?? newId('prt', now.getTime());
-    let participant = await store.responses.lockParticipant(poll.id, participantId);
-    if (!participant) {
-      // A concurrent first submission of the same id may insert it first: the insert then does
-      // nothing, and the lock below waits for that transaction and reads its row.
-      const fresh: ParticipantRow = { id: participantId, seq: newId('prt', now.getTime()), pollId: poll.id, accountId: poll.accountId, metadata: input.participantMetadata ?? {}, synthetic: false, complete: false, completedAt: null, createdAt: now, updatedAt: now };
-      await store.responses.insertParticipants([fresh]);
-      participant = await store.responses.lockParticipant(poll.id, participantId);
-      if (!participant) throw new Error(`participant ${participantId} vanished after insert`);
-    }
+    // Inserted if new, locked either way: concurrent submissions of one respondent queue here.
+    let participant = await store.responses.upsertAndLockParticipant({
+      id: participantId,
+      seq: newId('prt', now.getTime()),
+      pollId: poll.id,
+      accountId: poll.accountId,
+      metadata: input.participantMetadata ?? {},
+      synthetic: false,
+      complete: false,
+      completedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    });
     if (input.participantMetadata) {
       participant = { ...participant, metadata: { ...participant.metadata, ...input.participantMetadata }, updatedAt: now };
     }
@@ -79,17 +83,15 @@ export async function submitResponses(deps: Deps, caller: Caller | null, input: 
       synthetic: false,
       createdAt: now,
     }));
-    await store.responses.insertResponses(responses);
-
-    const all = await store.responses.ofParticipant(poll.id, participantId);
+    const all = await store.responses.insertAndListAnswers(responses, poll.id, participantId);
     const answered = new Set(all.map((r) => r.slideId));
     const everyAnswered = slides.filter((s) => !NON_ANSWERABLE.has(s.type)).every((s) => answered.has(s.id));
     const complete = wasComplete || !!input.complete || (slides.length > 0 && everyAnswered);
     const newlyComplete = complete && !wasComplete;
     participant = { ...participant, complete, completedAt: newlyComplete ? now : participant.completedAt, updatedAt: now };
-    await store.responses.updateParticipant(participant);
+    // Nothing to write when neither completion nor metadata changed (the upsert stored the rest).
+    if (newlyComplete || input.participantMetadata) await store.responses.updateParticipant(participant);
 
-    const webhooks = await store.webhooks.listByPoll(poll.id);
     await enqueueForWebhooks(deps, store, { webhooks, poll, slides, participant, responses, all, newlyComplete, now });
     const logic = await planLogic(deps, store, { poll, slides, participant, responses, all, newlyComplete, now });
 

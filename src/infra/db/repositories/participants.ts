@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ParticipantRow, ResponseFilter, ResponseRow } from '../../../app/ports.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { json, toPage } from './page.js';
@@ -37,6 +37,47 @@ export function participantReads(db: Kysely<DB>) {
     async lockParticipant(pollId: string, id: string) {
       const r = await db.selectFrom('participants').selectAll().where('poll_id', '=', pollId).where('id', '=', id).forUpdate().executeTakeFirst();
       return r && toParticipant(r);
+    },
+    async upsertAndLockParticipant(p: ParticipantRow) {
+      // ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns the
+      // stored row: concurrent first submissions of one id queue here instead of colliding.
+      const r = await db
+        .insertInto('participants')
+        .values({
+          id: p.id,
+          seq: p.seq,
+          poll_id: p.pollId,
+          account_id: p.accountId,
+          metadata: json(p.metadata),
+          synthetic: p.synthetic,
+          complete: p.complete,
+          completed_at: p.completedAt,
+          created_at: p.createdAt,
+          updated_at: p.updatedAt,
+        })
+        .onConflict((oc) => oc.columns(['poll_id', 'id']).doUpdateSet({ updated_at: sql`participants.updated_at` }))
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toParticipant(r);
+    },
+    async insertAndListAnswers(rows: ResponseRow[], pollId: string, participantId: string) {
+      // The inserted rows are not visible to the outer SELECT of the same statement: union them in.
+      const col = <T>(f: (r: ResponseRow) => T) => rows.map(f);
+      const r = await sql<Selectable<ResponsesTable>>`
+        WITH ins AS (
+          INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
+          SELECT id, account_id, poll_id, participant_id, slide_id, value::jsonb, metadata::jsonb, synthetic, created_at
+          FROM unnest(
+            ${col((x) => x.id)}::text[], ${col((x) => x.accountId)}::text[], ${col((x) => x.pollId)}::text[], ${col((x) => x.participantId)}::text[],
+            ${col((x) => x.slideId)}::text[], ${col((x) => JSON.stringify(x.value))}::text[], ${col((x) => JSON.stringify(x.metadata))}::text[],
+            ${col((x) => x.synthetic)}::boolean[], ${col((x) => x.createdAt.toISOString())}::timestamptz[]
+          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
+          RETURNING *
+        )
+        SELECT * FROM responses WHERE poll_id = ${pollId} AND participant_id = ${participantId}
+        UNION ALL SELECT * FROM ins
+        ORDER BY id`.execute(db);
+      return r.rows.map(toResponse);
     },
     async updateParticipant(p: ParticipantRow) {
       await db

@@ -1,7 +1,12 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { PollRepo, PollRow } from '../../../app/ports.js';
 import type { PollBody } from '../../../domain/poll.js';
-import type { DB, PollsTable } from '../schema.js';
+import type { DB, PollsTable, SlidesTable, WebhooksTable } from '../schema.js';
+import { toSlide } from './slides.js';
+import { toWebhook } from './webhooks.js';
+
+/** A row as json_agg renders it: times arrive as strings. */
+type JsonRow<T> = Omit<Selectable<T>, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string };
 import { json, toPage } from './page.js';
 
 const toPoll = (r: Selectable<PollsTable>): PollRow => ({
@@ -50,6 +55,22 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     },
     async lock(id) {
       await db.selectFrom('polls').select('id').where('id', '=', id).forUpdate().execute();
+    },
+    async getForSubmission(id) {
+      // One round trip: the slides and webhooks come along as JSON arrays of their rows.
+      const r = await sql<Selectable<PollsTable> & { slide_rows: JsonRow<SlidesTable>[]; webhook_rows: JsonRow<WebhooksTable>[] }>`
+        SELECT p.*,
+          (SELECT coalesce(json_agg(s ORDER BY s.idx, s.id), '[]'::json) FROM slides s WHERE s.poll_id = p.id) AS slide_rows,
+          (SELECT coalesce(json_agg(w ORDER BY w.id), '[]'::json) FROM webhooks w WHERE w.poll_id = p.id) AS webhook_rows
+        FROM polls p WHERE p.id = ${id}`.execute(db);
+      const row = r.rows[0];
+      if (!row) return undefined;
+      const { slide_rows, webhook_rows, ...poll } = row;
+      return {
+        poll: toPoll(poll),
+        slides: slide_rows.map((s) => toSlide({ ...s, created_at: new Date(s.created_at), updated_at: new Date(s.updated_at) })),
+        webhooks: webhook_rows.map((w) => toWebhook({ ...w, created_at: new Date(w.created_at) })),
+      };
     },
     async delete(id) {
       const r = await db.deleteFrom('polls').where('id', '=', id).executeTakeFirst();

@@ -5,7 +5,7 @@ import type { Slide, SlideAnswer, SlideType } from '../../../domain/slide.js';
 import type { DB, SlidesTable } from '../schema.js';
 import { json } from './page.js';
 
-const toSlide = (r: Selectable<SlidesTable>): Slide => ({
+export const toSlide = (r: Selectable<SlidesTable>): Slide => ({
   id: r.id,
   pollId: r.poll_id,
   accountId: r.account_id,

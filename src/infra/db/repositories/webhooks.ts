@@ -3,7 +3,7 @@ import type { DeliveryRule, Webhook, WebhookRepo } from '../../../app/delivery-p
 import type { DB, WebhooksTable } from '../schema.js';
 import { toPage } from './page.js';
 
-const toWebhook = (r: Selectable<WebhooksTable>): Webhook => ({
+export const toWebhook = (r: Selectable<WebhooksTable>): Webhook => ({
   id: r.id,
   accountId: r.account_id,
   pollId: r.poll_id,
