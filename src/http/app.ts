@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Deps } from '../app/ports.js';
 import { authHook } from './auth.js';
 import { rateLimiter } from './rate-limit.js';
@@ -40,7 +40,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     return503OnClosing: true,
     // Two info lines per request cost more than they tell at thousands of requests a second;
     // errors and slow requests are logged by the hooks below instead.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: {} },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
