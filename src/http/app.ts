@@ -22,6 +22,8 @@ export type AppOptions = {
   version?: string;
   /** Requests a minute per API key (or per address for public routes); 0 turns limiting off. */
   rateLimitPerMinute?: number;
+  /** Most time a request may take to arrive in full (and an idle connection may last); 30 s by default. */
+  requestTimeoutMs?: number;
   /** Which errors mean a dependency is down (answered 503, not 500). */
   isUnavailable?: (err: unknown) => boolean;
   /** Readiness: false while draining or when storage is gone. */
@@ -35,8 +37,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     loggerInstance: typeof opts.logger === 'object' ? opts.logger : undefined,
     logger: typeof opts.logger === 'boolean' ? opts.logger : undefined,
     bodyLimit: 1024 * 1024,
-    connectionTimeout: 30_000,
-    requestTimeout: 30_000,
+    // A client that trickles its request (or never finishes it) is cut off, not waited on.
+    connectionTimeout: opts.requestTimeoutMs ?? 30_000,
+    requestTimeout: opts.requestTimeoutMs ?? 30_000,
     return503OnClosing: true,
     // Two info lines per request cost more than they tell at thousands of requests a second;
     // errors and slow requests are logged by the hooks below instead.

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/http/app.js';
 import { retentionTask } from '../../src/worker/scheduler.js';
@@ -72,5 +73,28 @@ describe('storage outage', () => {
     expect(isStorageUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isStorageUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
     expect(isStorageUnavailable(new TypeError('x is undefined'))).toBe(false);
+  });
+});
+
+describe('request timeouts', () => {
+  it('cuts off a client that never finishes sending its request', async () => {
+    const app = await buildApp({ deps: h.deps, logger: false, requestTimeoutMs: 500 });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as net.AddressInfo;
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        // Headers promise a body that never comes.
+        socket.write(`POST /poll HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nAuthorization: Bearer ${acme.key}\r\n\r\n{"acc`);
+      });
+      let got = '';
+      socket.on('data', (d) => (got += d.toString()));
+      socket.on('close', () => resolve(got));
+    });
+    const waited = Date.now() - started;
+    await app.close();
+    expect(waited).toBeLessThan(10_000);
+    // Node answers 408 (or just closes) once requestTimeout passes.
+    expect(answer === '' || answer.startsWith('HTTP/1.1 408')).toBe(true);
   });
 });
