@@ -28,6 +28,19 @@ export const toResponse = (r: Selectable<ResponsesTable>): ResponseRow => ({
   createdAt: r.created_at,
 });
 
+export const participantRow = (p: ParticipantRow) => ({
+  id: p.id,
+  seq: p.seq,
+  poll_id: p.pollId,
+  account_id: p.accountId,
+  metadata: json(p.metadata),
+  synthetic: p.synthetic,
+  complete: p.complete,
+  completed_at: p.completedAt,
+  created_at: p.createdAt,
+  updated_at: p.updatedAt,
+});
+
 export function participantReads(db: Kysely<DB>) {
   return {
     async getParticipant(pollId: string, id: string) {
@@ -43,18 +56,7 @@ export function participantReads(db: Kysely<DB>) {
       // stored row: concurrent first submissions of one id queue here instead of colliding.
       const r = await db
         .insertInto('participants')
-        .values({
-          id: p.id,
-          seq: p.seq,
-          poll_id: p.pollId,
-          account_id: p.accountId,
-          metadata: json(p.metadata),
-          synthetic: p.synthetic,
-          complete: p.complete,
-          completed_at: p.completedAt,
-          created_at: p.createdAt,
-          updated_at: p.updatedAt,
-        })
+        .values(participantRow(p))
         .onConflict((oc) => oc.columns(['poll_id', 'id']).doUpdateSet({ updated_at: sql`participants.updated_at` }))
         .returningAll()
         .executeTakeFirstOrThrow();

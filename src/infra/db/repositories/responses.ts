@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ResearchRepo, ResponseRepo } from '../../../app/ports.js';
 import type { DB } from '../schema.js';
 import { json } from './page.js';
-import { participantReads } from './participants.js';
+import { participantReads, participantRow } from './participants.js';
 
 // Large research runs insert in slices so one statement stays well under the parameter limit.
 const CHUNK = 500;
@@ -23,18 +23,7 @@ export function responseRepo(db: Kysely<DB>): ResponseRepo {
         await db
           .insertInto('participants')
           .values(
-            part.map((p) => ({
-              id: p.id,
-              seq: p.seq,
-              poll_id: p.pollId,
-              account_id: p.accountId,
-              metadata: json(p.metadata),
-              synthetic: p.synthetic,
-              complete: p.complete,
-              completed_at: p.completedAt,
-              created_at: p.createdAt,
-              updated_at: p.updatedAt,
-            })),
+            part.map(participantRow),
           )
           .onConflict((oc) => oc.columns(['poll_id', 'id']).doNothing())
           .execute();
