@@ -2,34 +2,13 @@ import { Readable } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { branches, type Parameter, type Schema } from '../support/openapi.js';
 
 /**
  * "No input produces a 500" (DESIGN §2). The routes come from the OpenAPI document, so a route
  * added later is attacked too; request bodies and queries are generated from its own schema.
  */
 
-type Schema = {
-  type?: string | string[];
-  properties?: Record<string, Schema>;
-  required?: string[];
-  items?: Schema | Schema[];
-  anyOf?: Schema[];
-  oneOf?: Schema[];
-  allOf?: Schema[];
-  const?: unknown;
-  enum?: unknown[];
-  not?: Schema;
-  pattern?: string;
-  format?: string;
-  minLength?: number;
-  maxLength?: number;
-  minimum?: number;
-  minItems?: number;
-  default?: unknown;
-  nullable?: boolean;
-  additionalProperties?: unknown;
-};
-type Parameter = { in: string; name: string; required?: boolean; schema: Schema };
 type Operation = {
   parameters?: Parameter[];
   requestBody?: { content?: Record<string, { schema: Schema }> };
@@ -57,9 +36,6 @@ let ids: { pollId: string; slideId: string; previewId: string };
 // ---------------------------------------------------------------------------------------------
 // Schema-driven samples
 
-function branches(s: Schema): Schema[] | undefined {
-  return s.anyOf ?? s.oneOf;
-}
 
 /** The JSON kinds a schema accepts, or 'any'. */
 function kinds(s: Schema): Set<string> | 'any' {

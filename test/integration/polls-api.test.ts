@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setPlan } from '../../src/app/admin.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { SPEC_TABLES } from '../support/spec-tables.js';
 
 /**
  * Route tests for DESIGN §2 "Polls", "Slides" and the account settings, with every error path.
@@ -70,60 +71,12 @@ async function slideIds(pollId: string): Promise<string[]> {
   return res.json().data.map((s: { id: string }) => s.id);
 }
 
-const SPEC_DISPLAY = {
-  backgroundColor: '#212a2f',
-  actionColor: '#212a2f',
-  notificationColor: '#F26c57',
-  showLink: false,
-  align: 'right',
-  borderRadius: 8,
-  borderWidth: 1,
-  maxWidth: 400,
-  maxHeight: 575,
-  position: [20, 20],
-  shape: 'bumper',
-  hideLauncher: true,
-  showCounter: true,
-};
-const SPEC_SETTINGS = {
-  showCounter: true,
-  allowResubmissions: false,
-  notifyOnComplete: true,
-  urlDependant: false,
-  automaticallySwitchSlides: true,
-  autoClose: false,
-  allowEdits: false,
-  apiOnly: false,
-  isSynthetic: false,
-  anonymous: false,
-};
-const SPEC_SMS = { message: 'We want your feedback! Click the link to complete our survey.' };
-const SPEC_EMAIL = {
-  subject: 'Have a minute for a quick survey?',
-  backgroundColor: '#f5f7f9',
-  foregroundColor: '#ffffff',
-  buttonColor: '#212a2f',
-  buttonFontColor: '#ffffff',
-  fontColor: '#000000',
-  fontFamily: 'sans',
-  showLink: false,
-  linkType: 'input',
-};
-const SPEC_VISIBILITY = {
-  autoOpenDevice: false,
-  autoOpenDuration: 0,
-  autoOpenPosition: 0,
-  autoOpenDurationType: 'page',
-  renderOnExitIntent: false,
-  renderDuration: false,
-  renderPosition: false,
-  renderDevice: false,
-  renderDurationType: 'page',
-  hideAfterSubmission: false,
-  hideAfterClose: true,
-  showAfterSubmission: false,
-  openAttempts: true,
-};
+// SPEC §2.2, written out once in test/support (not imported from src, so a wrong constant fails).
+const SPEC_SETTINGS = { ...SPEC_TABLES.settings, isSynthetic: false, anonymous: false };
+const SPEC_DISPLAY = SPEC_TABLES.displaySettings;
+const SPEC_SMS = SPEC_TABLES.smsDisplaySettings;
+const SPEC_EMAIL = SPEC_TABLES.emailDisplaySettings;
+const SPEC_VISIBILITY = SPEC_TABLES.visibilitySettings;
 
 describe('POST /poll and POST /survey', () => {
   it.each(['/poll', '/survey'])('%s saves a hidden poll with no slides and the SPEC §2.2 defaults', async (url) => {

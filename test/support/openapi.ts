@@ -16,6 +16,7 @@ export type Schema = {
   items?: Schema | Schema[];
   anyOf?: Schema[];
   oneOf?: Schema[];
+  allOf?: Schema[];
   const?: unknown;
   enum?: unknown[];
   not?: Schema;

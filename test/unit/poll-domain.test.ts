@@ -5,64 +5,8 @@ import { ACCOUNT_LEVEL_OBJECTS, POS_RULES, SPEC_DEFAULTS, SURFACE_RULES } from '
 import { applyPollPatch, buildPollBody, checkSchedule, cleanTitle, mergeTranslations, type LanguageSettings, type PollBody } from '../../src/domain/poll.js';
 import { stripHtml, trimStrings } from '../../src/domain/sanitize.js';
 import { checkPosRule, isPosPoll } from '../../src/domain/slide.js';
+import { SPEC_TABLES } from '../support/spec-tables.js';
 
-/** The tables of SPEC §2.2, written out here rather than imported so a wrong constant fails. */
-const SPEC_TABLES = {
-  settings: {
-    showCounter: true,
-    allowResubmissions: false,
-    notifyOnComplete: true,
-    urlDependant: false,
-    automaticallySwitchSlides: true,
-    autoClose: false,
-    allowEdits: false,
-    apiOnly: false,
-  },
-  displaySettings: {
-    backgroundColor: '#212a2f',
-    actionColor: '#212a2f',
-    notificationColor: '#F26c57',
-    showLink: false,
-    align: 'right',
-    borderRadius: 8,
-    borderWidth: 1,
-    maxWidth: 400,
-    maxHeight: 575,
-    position: [20, 20],
-    shape: 'bumper',
-    hideLauncher: true,
-    showCounter: true,
-  },
-  emailDisplaySettings: {
-    subject: 'Have a minute for a quick survey?',
-    backgroundColor: '#f5f7f9',
-    foregroundColor: '#ffffff',
-    buttonColor: '#212a2f',
-    buttonFontColor: '#ffffff',
-    fontColor: '#000000',
-    fontFamily: 'sans',
-    showLink: false,
-    linkType: 'input',
-  },
-  smsDisplaySettings: {
-    message: 'We want your feedback! Click the link to complete our survey.',
-  },
-  visibilitySettings: {
-    autoOpenDevice: false,
-    autoOpenDuration: 0,
-    autoOpenPosition: 0,
-    autoOpenDurationType: 'page',
-    renderOnExitIntent: false,
-    renderDuration: false,
-    renderPosition: false,
-    renderDevice: false,
-    renderDurationType: 'page',
-    hideAfterSubmission: false,
-    hideAfterClose: true,
-    showAfterSubmission: false,
-    openAttempts: true,
-  },
-};
 
 function thrown(fn: () => unknown): DomainError {
   try {
