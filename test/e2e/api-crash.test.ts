@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/verify.js';
-import { createPgDatabase, onPostgres } from '../support/db.js';
+import { onPostgres } from '../support/db.js';
 import { listAll, surveyWithWebhooks, until } from '../support/e2e.js';
-import { apiClient, freePort, pool, runCanvassJson, spawnCanvass, waitForHttp, type CanvassProcess, type Env } from '../support/processes.js';
+import { apiClient, freePort, pool, runCanvassJson, spawnCanvass, waitForHttp, processStorage, type CanvassProcess, type Env } from '../support/processes.js';
 import { startReceiver, type Received } from '../support/receiver.js';
 
 /**
@@ -30,8 +27,7 @@ const PARTIAL = '/api-crash-partial';
 const COMPLETE = '/api-crash-complete';
 
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let dataDir: string | undefined;
-let database: Awaited<ReturnType<typeof createPgDatabase>> | undefined;
+let storage: Awaited<ReturnType<typeof processStorage>> | undefined;
 let env: Env;
 const procs: CanvassProcess[] = [];
 
@@ -47,20 +43,12 @@ beforeAll(async () => {
     CANVASS_RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: 'warn',
   };
-  if (onPostgres) {
-    database = await createPgDatabase();
-    env.DATABASE_URL = database.url;
-    await runCanvassJson(['migrate', '--json'], env);
-  } else {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-api-crash-'));
-    env.CANVASS_DATA_DIR = dataDir;
-  }
+  storage = await processStorage(env, 'api-crash');
 });
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.stop(5_000)));
   await receiver?.close();
-  await database?.drop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await storage?.drop();
 });
 
 async function startServe(name: string) {

@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgDatabase, onPostgres } from '../support/db.js';
+import { onPostgres } from '../support/db.js';
 import { listAll, surveyWithWebhooks, until, type Api } from '../support/e2e.js';
-import { apiClient, freePort, runCanvassJson, spawnCanvass, waitForHttp, type CanvassProcess, type Env } from '../support/processes.js';
+import { apiClient, freePort, runCanvassJson, spawnCanvass, waitForHttp, processStorage, type CanvassProcess, type Env } from '../support/processes.js';
 import { startReceiver } from '../support/receiver.js';
 
 /**
@@ -33,8 +30,7 @@ type Detail = Delivery & { attempts: { number: number; statusCode: number | null
 type Survey = Awaited<ReturnType<typeof surveyWithWebhooks>>;
 
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let database: Awaited<ReturnType<typeof createPgDatabase>> | undefined;
-let dataDir: string | undefined;
+let storage: Awaited<ReturnType<typeof processStorage>> | undefined;
 let env: Env;
 let key: string;
 let accountId: string;
@@ -54,22 +50,14 @@ beforeAll(async () => {
     CANVASS_RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: 'warn',
   };
-  if (onPostgres) {
-    database = await createPgDatabase();
-    env.DATABASE_URL = database.url;
-    await runCanvassJson(['migrate', '--json'], env);
-  } else {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-drain-'));
-    env.CANVASS_DATA_DIR = dataDir;
-  }
+  storage = await processStorage(env, 'drain');
   ({ accountId, apiKey: key } = await runCanvassJson<{ accountId: string; apiKey: string }>(['accounts', 'create', '--name', 'Drain', '--owner-email', 'drain@example.com', '--json'], env));
   if (onPostgres) apiServer = await startServe('canvass serve --no-worker', false);
 });
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.stop(5_000)));
   await receiver?.close();
-  await database?.drop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await storage?.drop();
 });
 
 async function startServe(name: string, worker: boolean) {
@@ -200,7 +188,7 @@ describe(`SIGTERM drains (real processes, ${onPostgres ? 'PostgreSQL' : 'embedde
     const w3 = procs.find((p) => p.name === 'canvass worker 3')!;
     const api = apiServer!.api;
     // Hold the attempt log: the worker's result transactions wait on it.
-    const blocker = new pg.Client({ connectionString: database!.url });
+    const blocker = new pg.Client({ connectionString: storage!.url! });
     await blocker.connect();
     let locked = true;
     try {

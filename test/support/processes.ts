@@ -1,7 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createPgDatabase, onPostgres } from './db.js';
 
 /** The checkout root: spawned `canvass` processes run from source through tsx. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -128,4 +131,21 @@ export async function pool<T>(items: T[], concurrency: number, fn: (item: T) => 
       while (next < items.length) await fn(items[next++]!);
     }),
   );
+}
+
+/**
+ * Storage for a test's `canvass` processes, as the suite's pass asks: a fresh migrated
+ * PostgreSQL database when CANVASS_TEST_PG_URL is set, else an empty embedded data directory.
+ * Adds DATABASE_URL or CANVASS_DATA_DIR to `env`; drop() removes it again.
+ */
+export async function processStorage(env: Env, name: string): Promise<{ url?: string; drop(): Promise<void> }> {
+  if (onPostgres) {
+    const database = await createPgDatabase();
+    env.DATABASE_URL = database.url;
+    await runCanvassJson(['migrate', '--json'], env);
+    return { url: database.url, drop: () => database.drop() };
+  }
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `canvass-${name}-`));
+  env.CANVASS_DATA_DIR = dataDir;
+  return { drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
 }
