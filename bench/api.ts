@@ -25,7 +25,9 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult
   const port = 3900 + Math.floor(Math.random() * 500);
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', CANVASS_RATE_LIMIT_PER_MINUTE: '0', CANVASS_DATA_DIR: dataDir, ...(fresh?.url ? { DATABASE_URL: fresh.url } : {}) };
   const { accountId, apiKey } = await cli(env, ['accounts', 'create', '--name', 'Bench', '--owner-email', 'bench@example.com']);
-  const server = spawn(process.execPath, [CLI, 'serve', '--no-worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  // BENCH_CPU_PROF=dir: the server writes a V8 CPU profile there when it stops.
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const server = spawn(process.execPath, [...prof, CLI, 'serve', '--no-worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {
@@ -43,10 +45,14 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult
       const r = await autocannon({ url: base + route, method: 'POST', connections: 32, duration: seconds, headers, body: JSON.stringify(body) });
       return { storage, route, requestsPerSecond: r.requests.average, p99Ms: r.latency.p99, errors: r.errors, non2xx: r.non2xx } satisfies ApiResult;
     };
-    return [
-      await run('/participant/responses', { pollId: poll.id, answers: [{ slideId: slide.id, value: 'Because it is fast' }], metadata: { page: '/thank_you' } }, { 'content-type': 'application/json' }),
-      await run('/poll', { accountId, title: 'Load test poll', displaySettings: { align: 'left' } }, auth),
+    const routes: [string, unknown, Record<string, string>][] = [
+      ['/participant/responses', { pollId: poll.id, answers: [{ slideId: slide.id, value: 'Because it is fast' }], metadata: { page: '/thank_you' } }, { 'content-type': 'application/json' }],
+      ['/poll', { accountId, title: 'Load test poll', displaySettings: { align: 'left' } }, auth],
     ];
+    // BENCH_API_ROUTE=/poll: only the routes that match (to profile one at a time).
+    const results: ApiResult[] = [];
+    for (const [route, body, headers] of routes) if (!process.env.BENCH_API_ROUTE || route === process.env.BENCH_API_ROUTE) results.push(await run(route, body, headers));
+    return results;
   } finally {
     server.kill('SIGTERM');
     await new Promise((r) => server.on('exit', r));

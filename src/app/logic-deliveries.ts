@@ -3,21 +3,21 @@ import { firingQuestionRules, firingSurveyRules, navigation } from '../domain/lo
 import type { Slide } from '../domain/slide.js';
 import type { DeliverySource, NewDelivery } from './delivery-ports.js';
 import { newDelivery } from './enqueue.js';
-import type { Deps, ParticipantRow, PollRow, ResponseRow, Store } from './ports.js';
+import type { ParticipantRow, PollRow, ResponseRow, Store } from './ports.js';
 
-export type LogicPlan = { nextSlideId: string | null; ended: boolean };
+export type LogicPlan = { nextSlideId: string | null; ended: boolean; deliveries: NewDelivery[] };
 
 type Ctx = { poll: PollRow; slides: Slide[]; participant: ParticipantRow; responses: ResponseRow[]; all: ResponseRow[]; newlyComplete: boolean; now: Date };
 
 /**
  * Question logic and survey action logic for one submission: trigger-webhook actions whose
  * conditions hold become deliveries (same payload, signature and ladder as saved webhooks),
- * and the other actions tell the widget what comes next.
+ * and the other actions tell the widget what comes next. The caller stores the deliveries.
  */
-export async function planLogic(_deps: Deps, store: Store, ctx: Ctx): Promise<LogicPlan> {
+export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
   const bySlide = new Map(ctx.slides.map((s) => [s.id, s]));
   const targets = new Map<string, { source: DeliverySource; slideId: string | null; url: string; type: 'submitted-responses' | 'completed-survey' }>();
-  let nav: LogicPlan = { nextSlideId: null, ended: false };
+  let nav = { nextSlideId: null as string | null, ended: false };
 
   for (const r of ctx.responses) {
     const slide = bySlide.get(r.slideId);
@@ -66,6 +66,5 @@ export async function planLogic(_deps: Deps, store: Store, ctx: Ctx): Promise<Lo
       }),
     );
   }
-  await store.deliveries.insert(deliveries);
-  return nav;
+  return { ...nav, deliveries };
 }

@@ -56,14 +56,16 @@ export interface KeyRepo {
 
 export type PollRow = Omit<Poll, 'slides'>;
 
+export type PollForSubmission = { poll: PollRow; slides: Slide[]; webhooks: Webhook[] };
+
 export interface PollRepo {
   insert(p: PollRow): Promise<boolean>;
   get(id: string): Promise<PollRow | undefined>;
   update(id: string, fields: { title: string; isVisible: boolean; body: PollBody; updatedAt: Date }): Promise<void>;
   /** Row lock for the rest of the transaction. */
   lock(id: string): Promise<void>;
-  /** A poll with its slides (in order) and webhooks, in one round trip: what a submission needs. */
-  getForSubmission(id: string): Promise<{ poll: PollRow; slides: Slide[]; webhooks: Webhook[] } | undefined>;
+  /** Polls with their slides (in order) and webhooks, in one round trip: what submissions need. Unknown ids are left out. */
+  getForSubmission(ids: string[]): Promise<PollForSubmission[]>;
   delete(id: string): Promise<boolean>;
   listByAccount(accountId: string, page: PageRequest): Promise<Page<PollRow>>;
 }
@@ -112,11 +114,15 @@ export interface ResponseRepo {
   getParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
   /** Locks the participant row for this transaction (concurrent submissions of one respondent queue). */
   lockParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
-  /** Inserts the participant unless it exists, and returns the stored row locked for this transaction. */
-  upsertAndLockParticipant(p: ParticipantRow): Promise<ParticipantRow>;
-  /** Inserts answers and returns every answer of that participant in the poll, the new ones included. */
-  insertAndListAnswers(rows: ResponseRow[], pollId: string, participantId: string): Promise<ResponseRow[]>;
-  updateParticipant(p: ParticipantRow): Promise<void>;
+  /**
+   * Inserts the participants that do not exist, and returns the stored rows (in any order),
+   * each locked for this transaction. At most one row per (pollId, id).
+   */
+  upsertAndLockParticipants(rows: ParticipantRow[]): Promise<ParticipantRow[]>;
+  /** Inserts answers and returns every answer of those participants, the new ones included, in id order per participant. */
+  insertAndListAnswers(rows: ResponseRow[], participants: { pollId: string; participantId: string }[]): Promise<ResponseRow[]>;
+  /** Stores metadata, completion and updatedAt of existing participants. */
+  updateParticipants(rows: ParticipantRow[]): Promise<void>;
   ofParticipant(pollId: string, participantId: string): Promise<ResponseRow[]>;
   byIds(ids: string[]): Promise<ResponseRow[]>;
   list(filter: ResponseFilter, page: PageRequest): Promise<Page<ResponseRow>>;

@@ -2,10 +2,10 @@ import { checkAnswerValue } from '../domain/answer.js';
 import { DomainError, invalid, notFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { NON_ANSWERABLE } from '../domain/slide.js';
-import type { Webhook } from './delivery-ports.js';
+import type { Batch, NewDelivery } from './delivery-ports.js';
 import { newDelivery } from './enqueue.js';
 import { planLogic } from './logic-deliveries.js';
-import type { Caller, Deps, ParticipantRow, ResponseRow, Store } from './ports.js';
+import type { Caller, Deps, ParticipantRow, PollForSubmission, ResponseRow, Store } from './ports.js';
 
 export type SubmitInput = {
   pollId: string;
@@ -24,118 +24,197 @@ export type SubmitResult = {
   ended: boolean;
 };
 
-async function canSee(store: Store, caller: Caller | null, accountId: string): Promise<boolean> {
-  return !!caller && !!(await store.users.membership(accountId, caller.userId));
+export type Submission = { caller: Caller | null; input: SubmitInput };
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** One submission on its way through a group. */
+type Work = PollForSubmission & {
+  at: number;
+  input: SubmitInput;
+  participant: ParticipantRow;
+  responses: ResponseRow[];
+  all: ResponseRow[];
+  newlyComplete: boolean;
+};
+
+const keyOf = (pollId: string, participantId: string) => `${pollId}\u0000${participantId}`;
+
+/** One submission: a group of one. */
+export async function submitResponses(deps: Deps, caller: Caller | null, input: SubmitInput): Promise<SubmitResult> {
+  const [r] = await submitGroup(deps, [{ caller, input }]);
+  if (!r!.ok) throw r!.error;
+  return r!.value;
 }
 
 /**
- * Stores a respondent's answers and, in the same transaction, everything their webhooks need
- * (open batches, deliveries). The answer is acknowledged only after that commits, so nothing a
- * respondent was told is saved can be lost to a crash.
+ * Stores respondents' answers and, in the same transaction, everything their webhooks need
+ * (open batches, deliveries). An answer is acknowledged only after that commits, so nothing
+ * a respondent was told is saved can be lost to a crash.
+ *
+ * Several submissions share the transaction and each statement (group commit): the cost of a
+ * round trip is paid once per group, not once per respondent. A submission refused for its
+ * own reasons (unknown poll, bad answer, already complete) is refused alone, because every
+ * such check runs before it writes anything: its participant upsert, when the row existed,
+ * changed nothing. The caller keeps one submission per respondent in a group.
  */
-export async function submitResponses(deps: Deps, caller: Caller | null, input: SubmitInput): Promise<SubmitResult> {
-  return deps.store.transaction(async (store) => {
-    const loaded = await store.polls.getForSubmission(input.pollId);
-    if (!loaded || !loaded.poll.isVisible) throw notFound('poll');
-    const { poll, slides, webhooks } = loaded;
-    if (poll.settings.apiOnly && !(await canSee(store, caller, poll.accountId))) {
-      if (!caller) throw new DomainError('unauthenticated', 'this poll takes answers through the API only: send a key of its account');
-      throw notFound('poll');
+export async function submitGroup(deps: Deps, subs: readonly Submission[]): Promise<Settled<SubmitResult>[]> {
+  const out: Settled<SubmitResult>[] = new Array(subs.length);
+  const now = deps.clock.now();
+  await deps.store.transaction(async (store) => {
+    const polls = new Map((await store.polls.getForSubmission([...new Set(subs.map((s) => s.input.pollId))])).map((p) => [p.poll.id, p]));
+    let work: Work[] = [];
+    for (const [at, sub] of subs.entries()) {
+      try {
+        const loaded = await admit(store, polls.get(sub.input.pollId), sub);
+        work.push({ ...loaded, at, input: sub.input, ...fresh(loaded, sub.input, now) });
+      } catch (e) {
+        refuse(out, at, e);
+      }
     }
-    const byId = new Map(slides.map((s) => [s.id, s]));
-    input.answers.forEach((a, i) => {
-      const slide = byId.get(a.slideId);
-      if (!slide) throw invalid(`/answers/${i}/slideId`, `no slide ${a.slideId} in this poll`);
-      checkAnswerValue(slide, a.value, `/answers/${i}/value`);
-    });
 
-    const now = deps.clock.now();
-    const participantId = input.participantId ?? newId('prt', now.getTime());
     // Inserted if new, locked either way: concurrent submissions of one respondent queue here.
-    let participant = await store.responses.upsertAndLockParticipant({
-      id: participantId,
-      seq: newId('prt', now.getTime()),
-      pollId: poll.id,
-      accountId: poll.accountId,
-      metadata: input.participantMetadata ?? {},
-      synthetic: false,
-      complete: false,
-      completedAt: null,
-      createdAt: now,
-      updatedAt: now,
+    const stored = new Map((await store.responses.upsertAndLockParticipants(work.map((w) => w.participant))).map((p) => [keyOf(p.pollId, p.id), p]));
+    work = work.filter((w) => {
+      try {
+        w.participant = merged(w, stored.get(keyOf(w.poll.id, w.participant.id))!, now);
+        return true;
+      } catch (e) {
+        refuse(out, w.at, e);
+        return false;
+      }
     });
-    if (input.participantMetadata) {
-      participant = { ...participant, metadata: { ...participant.metadata, ...input.participantMetadata }, updatedAt: now };
+
+    const answers = await store.responses.insertAndListAnswers(
+      work.flatMap((w) => w.responses),
+      work.map((w) => ({ pollId: w.poll.id, participantId: w.participant.id })),
+    );
+    const byParticipant = new Map<string, ResponseRow[]>();
+    for (const r of answers) {
+      const k = keyOf(r.pollId, r.participantId);
+      const list = byParticipant.get(k);
+      if (list) list.push(r);
+      else byParticipant.set(k, [r]);
     }
-    if (participant.complete && !poll.settings.allowResubmissions) {
-      throw new DomainError('conflict', 'this participant has already completed the poll and it does not allow resubmissions');
+    const changed: ParticipantRow[] = [];
+    for (const w of work) {
+      w.all = byParticipant.get(keyOf(w.poll.id, w.participant.id)) ?? [];
+      const before = w.participant;
+      const answered = new Set(w.all.map((r) => r.slideId));
+      const everyAnswered = w.slides.filter((s) => !NON_ANSWERABLE.has(s.type)).every((s) => answered.has(s.id));
+      const complete = before.complete || !!w.input.complete || (w.slides.length > 0 && everyAnswered);
+      w.newlyComplete = complete && !before.complete;
+      w.participant = { ...before, complete, completedAt: w.newlyComplete ? now : before.completedAt, updatedAt: now };
+      // Nothing to write when neither completion nor metadata changed (the upsert stored the rest).
+      if (w.newlyComplete || w.input.participantMetadata) changed.push(w.participant);
     }
-    const wasComplete = participant.complete;
+    await store.responses.updateParticipants(changed);
 
-    const responses: ResponseRow[] = input.answers.map((a) => ({
-      id: newId('rsp', now.getTime()),
-      accountId: poll.accountId,
-      pollId: poll.id,
-      participantId,
-      slideId: a.slideId,
-      value: a.value,
-      metadata: input.metadata ?? {},
-      synthetic: false,
-      createdAt: now,
-    }));
-    const all = await store.responses.insertAndListAnswers(responses, poll.id, participantId);
-    const answered = new Set(all.map((r) => r.slideId));
-    const everyAnswered = slides.filter((s) => !NON_ANSWERABLE.has(s.type)).every((s) => answered.has(s.id));
-    const complete = wasComplete || !!input.complete || (slides.length > 0 && everyAnswered);
-    const newlyComplete = complete && !wasComplete;
-    participant = { ...participant, complete, completedAt: newlyComplete ? now : participant.completedAt, updatedAt: now };
-    // Nothing to write when neither completion nor metadata changed (the upsert stored the rest).
-    if (newlyComplete || input.participantMetadata) await store.responses.updateParticipant(participant);
-
-    await enqueueForWebhooks(deps, store, { webhooks, poll, slides, participant, responses, all, newlyComplete, now });
-    const logic = await planLogic(deps, store, { poll, slides, participant, responses, all, newlyComplete, now });
-
-    return { participantId, responseIds: responses.map((r) => r.id), complete, nextSlideId: logic.nextSlideId, ended: logic.ended || complete };
+    const batches: Batch[] = [];
+    const deliveries: NewDelivery[] = [];
+    for (const w of work) {
+      forWebhooks(deps, w, now, batches, deliveries);
+      const logic = await planLogic(store, { ...w, now });
+      deliveries.push(...logic.deliveries);
+      out[w.at] = {
+        ok: true,
+        value: {
+          participantId: w.participant.id,
+          responseIds: w.responses.map((r) => r.id),
+          complete: w.participant.complete,
+          nextSlideId: logic.nextSlideId,
+          ended: logic.ended || w.participant.complete,
+        },
+      };
+    }
+    await store.batches.append(batches);
+    await store.deliveries.insert(deliveries);
   });
+  return out;
 }
 
-async function enqueueForWebhooks(
-  deps: Deps,
-  store: Store,
-  ctx: {
-    webhooks: Webhook[];
-    poll: Parameters<typeof newDelivery>[0]['poll'];
-    slides: Parameters<typeof newDelivery>[0]['slides'];
-    participant: ParticipantRow;
-    responses: ResponseRow[];
-    all: ResponseRow[];
-    newlyComplete: boolean;
-    now: Date;
-  },
-): Promise<void> {
+/** A DomainError refuses one submission; anything else fails the whole group. */
+function refuse(out: Settled<SubmitResult>[], at: number, error: unknown): void {
+  if (!(error instanceof DomainError)) throw error;
+  out[at] = { ok: false, error };
+}
+
+/** The checks that need no writes: the poll takes answers from this caller, and each answer fits its slide. */
+async function admit(store: Store, loaded: PollForSubmission | undefined, { caller, input }: Submission): Promise<PollForSubmission> {
+  if (!loaded || !loaded.poll.isVisible) throw notFound('poll');
+  const { poll, slides } = loaded;
+  if (poll.settings.apiOnly && !(caller && (await store.users.membership(poll.accountId, caller.userId)))) {
+    if (!caller) throw new DomainError('unauthenticated', 'this poll takes answers through the API only: send a key of its account');
+    throw notFound('poll');
+  }
+  const byId = new Map(slides.map((s) => [s.id, s]));
+  input.answers.forEach((a, i) => {
+    const slide = byId.get(a.slideId);
+    if (!slide) throw invalid(`/answers/${i}/slideId`, `no slide ${a.slideId} in this poll`);
+    checkAnswerValue(slide, a.value, `/answers/${i}/value`);
+  });
+  return loaded;
+}
+
+/** The participant row to insert if the respondent is new, and the answer rows. */
+function fresh({ poll }: PollForSubmission, input: SubmitInput, now: Date): Pick<Work, 'participant' | 'responses' | 'all' | 'newlyComplete'> {
+  const participantId = input.participantId ?? newId('prt', now.getTime());
+  const participant: ParticipantRow = {
+    id: participantId,
+    seq: newId('prt', now.getTime()),
+    pollId: poll.id,
+    accountId: poll.accountId,
+    metadata: input.participantMetadata ?? {},
+    synthetic: false,
+    complete: false,
+    completedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const responses = input.answers.map((a) => ({
+    id: newId('rsp', now.getTime()),
+    accountId: poll.accountId,
+    pollId: poll.id,
+    participantId,
+    slideId: a.slideId,
+    value: a.value,
+    metadata: input.metadata ?? {},
+    synthetic: false,
+    createdAt: now,
+  }));
+  return { participant, responses, all: [], newlyComplete: false };
+}
+
+/** The stored participant with this submission's metadata merged in; refuses a resubmission the poll does not allow. */
+function merged(w: Work, stored: ParticipantRow, now: Date): ParticipantRow {
+  if (stored.complete && !w.poll.settings.allowResubmissions) {
+    throw new DomainError('conflict', 'this participant has already completed the poll and it does not allow resubmissions');
+  }
+  return w.input.participantMetadata ? { ...stored, metadata: { ...stored.metadata, ...w.input.participantMetadata }, updatedAt: now } : stored;
+}
+
+function forWebhooks(deps: Deps, w: Work, now: Date, batches: Batch[], deliveries: NewDelivery[]): void {
   const window = deps.delivery.batchWindowMs;
-  const immediate = [];
-  for (const w of ctx.webhooks) {
-    const target = { endpointId: w.id, webhookId: w.id, source: 'webhook' as const, url: w.url };
-    if (w.deliveryRule === 'complete') {
+  const ctx = { poll: w.poll, slides: w.slides, participant: w.participant };
+  for (const hook of w.webhooks) {
+    const target = { endpointId: hook.id, webhookId: hook.id, source: 'webhook' as const, url: hook.url };
+    if (hook.deliveryRule === 'complete') {
       // "Send only if fully completed": once, when the respondent reaches the end.
-      if (ctx.newlyComplete) immediate.push(newDelivery({ ...ctx, responses: ctx.all, type: 'completed-survey', target, at: ctx.now }));
-    } else if (ctx.responses.length) {
-      if (window === 0) immediate.push(newDelivery({ ...ctx, type: 'submitted-responses', target, at: ctx.now }));
+      if (w.newlyComplete) deliveries.push(newDelivery({ ...ctx, responses: w.all, type: 'completed-survey', target, at: now }));
+    } else if (w.responses.length) {
+      if (window === 0) deliveries.push(newDelivery({ ...ctx, responses: w.responses, type: 'submitted-responses', target, at: now }));
       else {
-        await store.batches.append({
-          id: newId('bat', ctx.now.getTime()),
-          webhookId: w.id,
-          endpointId: w.id,
-          accountId: ctx.poll.accountId,
-          pollId: ctx.poll.id,
-          participantId: ctx.participant.id,
-          responseIds: ctx.responses.map((r) => r.id),
-          flushAt: new Date(ctx.now.getTime() + window),
-          createdAt: ctx.now,
+        batches.push({
+          id: newId('bat', now.getTime()),
+          webhookId: hook.id,
+          endpointId: hook.id,
+          accountId: w.poll.accountId,
+          pollId: w.poll.id,
+          participantId: w.participant.id,
+          responseIds: w.responses.map((r) => r.id),
+          flushAt: new Date(now.getTime() + window),
+          createdAt: now,
         });
       }
     }
   }
-  await store.deliveries.insert(immediate);
 }

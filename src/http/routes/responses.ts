@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Readable } from 'node:stream';
 import type { Deps } from '../../app/ports.js';
 import { exportResponsesCsv, listEmails, listParticipants, listResponses } from '../../app/read-responses.js';
-import { submitResponses } from '../../app/submit-responses.js';
+import { createSubmissionQueue } from '../../app/submission-queue.js';
 import { callerOf } from '../auth.js';
 import { queryInstant } from '../validation.js';
 import { PollPageQuery, PollQuery, ResponsesQuery, ScopeQuery, SubmitBody } from '../schemas/webhook.js';
@@ -14,10 +14,11 @@ export const responseRoutes =
   (deps: Deps): FastifyPluginAsync =>
   async (root) => {
     const app = root.withTypeProvider<TypeBoxTypeProvider>();
+    const submissions = createSubmissionQueue(deps);
     app.post(
       '/participant/responses',
       { config: { auth: 'optional' }, schema: { tags, summary: 'Submit answers (public for visible polls; apiOnly polls need a key of the account)', body: SubmitBody, security: [] } },
-      async (req, reply) => reply.status(201).send({ data: await submitResponses(deps, req.caller, req.body) }),
+      async (req, reply) => reply.status(201).send({ data: await submissions.submit(req.caller, req.body) }),
     );
     app.get('/responses', { schema: { tags, summary: 'Responses of a poll or an account', querystring: ResponsesQuery } }, async (req) => {
       const { startCursor, limit, createdAfter, createdBefore, ...scope } = req.query;

@@ -8,3 +8,6 @@ export function toPage<T extends { id: string }>(rows: T[], page: PageRequest): 
 }
 
 export const json = (v: unknown): string => JSON.stringify(v);
+
+/** Plain string order: on ids (ASCII) it is the order COLLATE "C" gives them. */
+export const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -56,21 +56,20 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     async lock(id) {
       await db.selectFrom('polls').select('id').where('id', '=', id).forUpdate().execute();
     },
-    async getForSubmission(id) {
-      // One round trip: the slides and webhooks come along as JSON arrays of their rows.
+    async getForSubmission(ids) {
+      // One round trip for a whole group of submissions: slides and webhooks come along as
+      // JSON arrays of their rows.
+      if (!ids.length) return [];
       const r = await sql<Selectable<PollsTable> & { slide_rows: JsonRow<SlidesTable>[]; webhook_rows: JsonRow<WebhooksTable>[] }>`
         SELECT p.*,
           (SELECT coalesce(json_agg(s ORDER BY s.idx, s.id), '[]'::json) FROM slides s WHERE s.poll_id = p.id) AS slide_rows,
           (SELECT coalesce(json_agg(w ORDER BY w.id), '[]'::json) FROM webhooks w WHERE w.poll_id = p.id) AS webhook_rows
-        FROM polls p WHERE p.id = ${id}`.execute(db);
-      const row = r.rows[0];
-      if (!row) return undefined;
-      const { slide_rows, webhook_rows, ...poll } = row;
-      return {
+        FROM polls p WHERE p.id = ANY(${ids}::text[])`.execute(db);
+      return r.rows.map(({ slide_rows, webhook_rows, ...poll }) => ({
         poll: toPoll(poll),
         slides: slide_rows.map((s) => toSlide({ ...s, created_at: new Date(s.created_at), updated_at: new Date(s.updated_at) })),
         webhooks: webhook_rows.map((w) => toWebhook({ ...w, created_at: new Date(w.created_at) })),
-      };
+      }));
     },
     async delete(id) {
       const r = await db.deleteFrom('polls').where('id', '=', id).executeTakeFirst();

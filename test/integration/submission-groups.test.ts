@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/domain/errors.js';
+import type { Delivery } from '../../src/app/delivery-ports.js';
+import type { Deps } from '../../src/app/ports.js';
+import { createSubmissionQueue } from '../../src/app/submission-queue.js';
+import { submitGroup, type Submission } from '../../src/app/submit-responses.js';
+import { harness, type Harness, type TestAccount } from '../support/app.js';
+import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
+
+/**
+ * Group commit of submissions: several respondents share one transaction and each statement.
+ * What must hold is that a group behaves exactly like its submissions written one by one: each
+ * gets its own answer, a refused one is refused alone, and one respondent's concurrent
+ * submissions still see each other. Real storage (PGlite, or PostgreSQL with CANVASS_TEST_PG_URL).
+ */
+
+let h: Harness;
+let acme: TestAccount;
+
+beforeAll(async () => {
+  h = await harness();
+  acme = await h.account({ name: 'Acme' });
+});
+afterAll(() => h?.close());
+
+/** A poll with two slides, a batched ("partial") webhook and a "complete" one. */
+async function pollWithHooks(extra: Record<string, unknown> = {}) {
+  const poll = await visiblePoll(h, acme, extra);
+  const partial = (await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/partial', 'partial')).data.id;
+  const complete = (await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/complete', 'complete')).data.id;
+  return { ...poll, partial, complete };
+}
+
+async function deliveriesOf(webhookId: string): Promise<Delivery[]> {
+  return (await h.deps.store.deliveries.list({ accountIds: [acme.accountId], webhookId }, { limit: 500 })).data;
+}
+
+async function answersOf(pollId: string, participantId: string) {
+  return h.deps.store.responses.ofParticipant(pollId, participantId);
+}
+
+/** The real store, with its transactions counted. */
+function countingTransactions(deps: Deps): { deps: Deps; count: () => number } {
+  let n = 0;
+  const store = { ...deps.store, transaction: <T>(fn: Parameters<Deps['store']['transaction']>[0]) => (n++, deps.store.transaction(fn)) as Promise<T> };
+  return { deps: { ...deps, store }, count: () => n };
+}
+
+describe('a group of submissions', () => {
+  it('writes each respondent as if alone: own ids, own completion, one batch each, a completed-survey delivery only for who finished', async () => {
+    const p = await pollWithHooks();
+    const subs: Submission[] = [
+      { caller: null, input: { pollId: p.pollId, answers: [{ slideId: p.q1, value: 'first' }] } },
+      { caller: null, input: { pollId: p.pollId, answers: [{ slideId: p.q1, value: 'both' }, { slideId: p.q2, value: 'both@example.com' }] } },
+      { caller: null, input: { pollId: p.pollId, participantId: 'visitor-7', answers: [{ slideId: p.q2, value: 'seven@example.com' }], participantMetadata: { plan: 'pro' } } },
+    ];
+    const results = await submitGroup(h.deps, subs);
+
+    expect(results.map((r) => r.ok)).toEqual([true, true, true]);
+    const [a, b, c] = results.map((r) => (r.ok ? r.value : undefined)!);
+    expect(new Set([a!.participantId, b!.participantId, c!.participantId]).size).toBe(3);
+    expect(c!.participantId).toBe('visitor-7');
+    expect([a!.complete, b!.complete, c!.complete]).toEqual([false, true, false]);
+    expect(b!.ended).toBe(true);
+    expect(a!.nextSlideId).toBe(p.q2);
+
+    for (const [i, r] of [a!, b!, c!].entries()) {
+      const stored = await answersOf(p.pollId, r.participantId);
+      expect(stored.map((x) => x.id).sort()).toEqual([...r.responseIds].sort());
+      expect(stored.map((x) => x.value).sort()).toEqual(subs[i]!.input.answers.map((x) => x.value).sort());
+    }
+    const visitor = await h.deps.store.responses.getParticipant(p.pollId, 'visitor-7');
+    expect(visitor?.metadata).toEqual({ plan: 'pro' });
+
+    const batches = await h.deps.store.batches.claimDue(new Date(Date.now() + 86_400_000), 100);
+    const mine = batches.filter((x) => x.webhookId === p.partial);
+    expect(mine.map((x) => x.participantId).sort()).toEqual([a!.participantId, b!.participantId, 'visitor-7'].sort());
+    expect(mine.find((x) => x.participantId === b!.participantId)?.responseIds.sort()).toEqual([...b!.responseIds].sort());
+
+    const completed = await deliveriesOf(p.complete);
+    expect(completed.map((d) => d.participantId)).toEqual([b!.participantId]);
+    expect(Object.values(JSON.parse(completed[0]!.body).responses).map((x) => (x as { value: unknown }).value).sort()).toEqual(['both', 'both@example.com']);
+  });
+
+  it('refuses a bad submission alone: unknown poll, unknown slide and a finished respondent fail, the others are written', async () => {
+    const p = await pollWithHooks();
+    const done = await answer(h, { pollId: p.pollId, participantId: 'finished', answers: [{ slideId: p.q1, value: 'x' }, { slideId: p.q2, value: 'f@example.com' }] });
+    expect(done.complete).toBe(true);
+    const before = await h.deps.store.responses.getParticipant(p.pollId, 'finished');
+
+    const results = await submitGroup(h.deps, [
+      { caller: null, input: { pollId: p.pollId, participantId: 'good-1', answers: [{ slideId: p.q1, value: 'one' }] } },
+      { caller: null, input: { pollId: 'poll_doesnotexist', answers: [{ slideId: p.q1, value: 'lost' }] } },
+      { caller: null, input: { pollId: p.pollId, answers: [{ slideId: 'sld_nope', value: 'lost' }] } },
+      { caller: null, input: { pollId: p.pollId, participantId: 'finished', answers: [{ slideId: p.q1, value: 'again' }], participantMetadata: { late: true } } },
+      { caller: null, input: { pollId: p.pollId, participantId: 'good-2', answers: [{ slideId: p.q1, value: 'two' }] } },
+    ]);
+
+    expect(results.map((r) => r.ok)).toEqual([true, false, false, false, true]);
+    const codes = results.map((r) => (r.ok ? null : r.error instanceof DomainError ? r.error.code : 'other'));
+    expect(codes).toEqual([null, 'not_found', 'validation_failed', 'conflict', null]);
+    expect((await answersOf(p.pollId, 'good-1')).map((x) => x.value)).toEqual(['one']);
+    expect((await answersOf(p.pollId, 'good-2')).map((x) => x.value)).toEqual(['two']);
+    expect((await answersOf(p.pollId, 'finished')).map((x) => x.value).sort()).toEqual(['f@example.com', 'x']);
+    expect(await h.deps.store.responses.getParticipant(p.pollId, 'finished')).toEqual(before);
+    const listed = await h.deps.store.responses.list({ pollId: p.pollId }, { limit: 100 });
+    expect(listed.data.map((x) => x.value).sort()).toEqual(['f@example.com', 'one', 'two', 'x']);
+  });
+});
+
+describe('the submission queue', () => {
+  it('groups submissions that arrive while a group is being written: 12 submissions, 2 transactions', async () => {
+    const p = await pollWithHooks();
+    const counted = countingTransactions(h.deps);
+    const queue = createSubmissionQueue(counted.deps, { parallel: 1 });
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => queue.submit(null, { pollId: p.pollId, answers: [{ slideId: p.q1, value: `answer ${i}` }] })));
+    expect(counted.count()).toBe(2);
+    for (const [i, r] of results.entries()) expect((await answersOf(p.pollId, r.participantId)).map((x) => x.value)).toEqual([`answer ${i}`]);
+  });
+
+  it("keeps one respondent's concurrent submissions apart: both land, and they complete the respondent once", async () => {
+    const p = await pollWithHooks();
+    const queue = createSubmissionQueue(h.deps, { parallel: 2 });
+    const people = Array.from({ length: 15 }, (_, i) => `person-${i}`);
+    const results = await Promise.all(
+      people.flatMap((id) => [
+        queue.submit(null, { pollId: p.pollId, participantId: id, answers: [{ slideId: p.q1, value: `${id} says hi` }] }),
+        queue.submit(null, { pollId: p.pollId, participantId: id, answers: [{ slideId: p.q2, value: `${id}@example.com` }] }),
+      ]),
+    );
+    // Exactly one of each pair saw the respondent finish.
+    for (let i = 0; i < people.length; i++) expect([results[2 * i]!.complete, results[2 * i + 1]!.complete].filter(Boolean)).toHaveLength(1);
+    for (const id of people) {
+      const participant = await h.deps.store.responses.getParticipant(p.pollId, id);
+      expect(participant?.complete).toBe(true);
+      expect((await answersOf(p.pollId, id)).map((x) => x.slideId).sort()).toEqual([p.q1, p.q2].sort());
+    }
+    const completed = await deliveriesOf(p.complete);
+    expect(completed.map((d) => d.participantId).sort()).toEqual([...people].sort());
+    for (const d of completed) expect(Object.keys(JSON.parse(d.body).responses)).toHaveLength(2);
+  });
+
+  it('a submission the database refuses fails alone: the rest of its group is written', async () => {
+    const p = await pollWithHooks();
+    const queue = createSubmissionQueue(h.deps, { parallel: 1 });
+    // The HTTP layer turns NUL away with a 400; below it, PostgreSQL refuses it in jsonb.
+    const send = (value: string) => queue.submit(null, { pollId: p.pollId, answers: [{ slideId: p.q1, value }] });
+    const outcomes = await Promise.allSettled([send('first'), send('second'), send('bad \u0000 byte'), send('fourth')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    const listed = await h.deps.store.responses.list({ pollId: p.pollId }, { limit: 100 });
+    expect(listed.data.map((x) => x.value).sort()).toEqual(['first', 'fourth', 'second']);
+  });
+});
