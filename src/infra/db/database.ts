@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
+import { runNamedStatementsPrepared } from './prepared.js';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
 import { migrate, pendingMigrations } from './migrate.js';
@@ -47,7 +48,10 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     // no pool listener: a server shutdown (FATAL 57P01) or a dropped socket then emits 'error'
     // on it unheard, which kills the process. The query in progress already fails with that
     // error, and the client, no longer queryable, is discarded when released.
-    pool.on('connect', (client) => client.on('error', () => {}));
+    pool.on('connect', (client) => {
+      client.on('error', () => {});
+      runNamedStatementsPrepared(client);
+    });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     try {
       const mode = opts.schema ?? 'check';

@@ -75,7 +75,7 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
      *   rotated secret applies to queued retries at once.
      */
     async claim(now, limit, leaseUntil, leaseToken) {
-      const result = await sql<ClaimRow>`
+      const result = await sql<ClaimRow>`/* prepared:claim-deliveries */
         WITH due AS (
           SELECT id FROM deliveries
           WHERE status IN ('pending', 'in_flight') AND next_attempt_at <= ${now}
@@ -127,7 +127,7 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       if (!items.length) return new Set();
       const iso = (d: Date | null) => (d ? d.toISOString() : null);
       const col = <T>(f: (i: (typeof items)[number]) => T) => items.map(f);
-      const res = await sql<{ id: string }>`
+      const res = await sql<{ id: string }>`/* prepared:record-results */
         WITH v AS (
           SELECT * FROM unnest(
             ${col((i) => i.attempt.deliveryId)}::text[], ${col((i) => i.leaseToken)}::text[], ${col((i) => i.result.status)}::text[],

@@ -1,0 +1,19 @@
+import type pg from 'pg';
+
+const NAMED = /^\/\* prepared:([a-z-]+) \*\//;
+
+/**
+ * Statements whose text starts with a `prepared:NAME` comment run as named prepared
+ * statements on this connection: PostgreSQL parses and plans them once per connection instead
+ * of on every call (measured: a quarter of the database time of a claim and of a batch record).
+ * Only for statements of fixed text, i.e. whose batches travel as array parameters: a name
+ * bound to two texts is an error. PGlite runs the same text unprepared (the comment is inert).
+ */
+export function runNamedStatementsPrepared(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((config: unknown, values?: unknown, callback?: unknown) => {
+    const name = typeof config === 'string' ? NAMED.exec(config)?.[1] : undefined;
+    if (name) return query({ name, text: config, values }, callback);
+    return query(config, values, callback);
+  }) as typeof client.query;
+}

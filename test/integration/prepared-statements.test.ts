@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/infra/db/database.js';
+import { createStore } from '../../src/infra/db/store.js';
+import { createPgDatabase, onPostgres } from '../support/db.js';
+
+/**
+ * On PostgreSQL the claim and the batch record run as named prepared statements (parsed and
+ * planned once per connection). One pooled connection, so the statements it prepared are the
+ * ones pg_prepared_statements lists. PGlite runs the same SQL unprepared.
+ */
+describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
+  let made: Awaited<ReturnType<typeof createPgDatabase>>;
+  let database: Database;
+
+  beforeAll(async () => {
+    made = await createPgDatabase();
+    database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply', poolSize: 1 });
+  });
+  afterAll(async () => {
+    await database?.close();
+    await made?.drop();
+  });
+
+  it('the claim and the batch record are prepared once and give the same results on every call', async () => {
+    const store = createStore(database.db);
+    const now = new Date();
+    await store.accounts.insert({ id: 'acc_prep', name: 'Prep', plan: 'premium', createdAt: now, updatedAt: now });
+    await store.accounts.setSigningSecret('acc_prep', 'whsec_prepared', now);
+    const ids = Array.from({ length: 9 }, (_, i) => `dlv_prep${i}_${randomBytes(4).toString('hex')}`);
+    await store.deliveries.insert(
+      ids.map((id) => ({ id, accountId: 'acc_prep', pollId: 'poll_prep', webhookId: null, endpointId: 'end_prep', source: 'question-logic' as const, url: 'https://hooks.example.com/x', participantId: 'prt_x', type: 'submitted-responses' as const, body: '{}', createdAt: now, nextAttemptAt: now })),
+    );
+
+    // Three rounds of three: past the point where PostgreSQL may switch a prepared statement to a generic plan.
+    const claimed: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const batch = await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), `lease-${round}`);
+      expect(batch).toHaveLength(3);
+      expect(batch.every((d) => d.signingSecret === 'whsec_prepared')).toBe(true);
+      claimed.push(...batch.map((d) => d.id));
+      const recorded = await store.deliveries.recordResults(
+        batch.map((d, i) => ({
+          attempt: { id: `att_prep${round}${i}`, deliveryId: d.id, number: 1, sentAt: new Date(), statusCode: 200, error: null, durationMs: 3, responseExcerpt: 'ok' },
+          leaseToken: d.leaseToken,
+          result: { status: 'delivered' as const, nextAttemptAt: null, finishedAt: new Date(), dnsFailure: false },
+        })),
+        new Date(),
+      );
+      expect([...recorded].sort()).toEqual(batch.map((d) => d.id).sort());
+    }
+    expect(claimed.sort()).toEqual([...ids].sort());
+    expect(await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-empty')).toEqual([]);
+    for (const id of ids) expect((await store.deliveries.get(id))?.status).toBe('delivered');
+
+    const prepared = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements ORDER BY name`.execute(database.db);
+    expect(prepared.rows.map((r) => r.name)).toEqual(['claim-deliveries', 'record-results']);
+  });
+});
