@@ -71,11 +71,13 @@ async function waitForCount(receiver: Receiver, target: number, timeoutMs: numbe
 }
 
 function runWorker(deps: Deps) {
-  const sender = createUndiciSender({ allowPrivateTargets: true, connectionsPerOrigin: CONNECTIONS });
+  const o = (globalThis as any).__opts ?? {};
+  const sender = createUndiciSender({ allowPrivateTargets: true, connectionsPerOrigin: o.connections ?? CONNECTIONS });
   const controller = new AbortController();
   const runner = startDeliveryRunner({ ...deps, sender }, controller.signal, {
-    concurrency: CONCURRENCY,
-    claimBatch: 128,
+    concurrency: o.concurrency ?? CONCURRENCY,
+    claimBatch: o.claimBatch ?? 128,
+    writers: o.writers ?? 1,
     idleMs: 200,
     drainMs: 5_000,
     logger: pino({ level: 'silent' }),
@@ -103,9 +105,11 @@ export async function throughput(storage: Storage, receiver: Receiver, endpoints
     await fresh.database.db.updateTable('deliveries').set({ next_attempt_at: new Date() }).execute();
     await receiver.ask({ cmd: 'reset' });
     const started = Date.now();
+    await (globalThis as any).__profile?.(true);
     const worker = runWorker(deps);
     await waitForCount(receiver, count, 300_000);
     const seconds = (Date.now() - started) / 1000;
+    await (globalThis as any).__profile?.(false);
     await worker.stop();
     const stats = await receiver.ask<{ requests: number; unique: number; badSignatures: number; arrivals: [string, number][] }>({ cmd: 'stats' });
     const arrival = new Map(stats.arrivals);

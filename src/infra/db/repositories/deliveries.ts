@@ -116,7 +116,8 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
 
     /**
      * One statement per batch, with fixed text whatever the batch size (arrays, not VALUES
-     * lists), so it is parsed and planned cheaply; its data-modifying parts commit together.
+     * lists), so on PostgreSQL it is a prepared statement (prepared.ts), parsed and planned once
+     * per connection; its data-modifying parts commit together.
      * - The lease token fences results of a worker whose lease was taken over (or whose
      *   delivery was cancelled) meanwhile: those attempts are logged but decide nothing.
      * - A busy endpoint's health row is written about once a second rather than once per
