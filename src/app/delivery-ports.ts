@@ -105,11 +105,6 @@ export interface EndpointRepo {
 }
 
 export interface BatchRepo {
-  /**
-   * Adds responses to the open batch of each (webhook, participant), opening one that flushes
-   * at flushAt. At most one row per (webhook, participant).
-   */
-  append(batches: Batch[]): Promise<void>;
   /** Locks due batches for this transaction; others skip them. */
   claimDue(now: Date, limit: number): Promise<Batch[]>;
   delete(ids: string[]): Promise<void>;

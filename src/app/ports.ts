@@ -2,7 +2,7 @@ import type { Membership, Plan, Role } from '../domain/access.js';
 import type { AccountDefaults } from '../domain/poll-defaults.js';
 import type { Poll, PollBody } from '../domain/poll.js';
 import type { Slide } from '../domain/slide.js';
-import type { BatchRepo, DeliveryRepo, EndpointRepo, HttpSender, Webhook, WebhookRepo } from './delivery-ports.js';
+import type { Batch, BatchRepo, DeliveryRepo, EndpointRepo, HttpSender, NewDelivery, Webhook, WebhookRepo } from './delivery-ports.js';
 import type { AlertRepo, Mailer } from './alert-ports.js';
 
 export interface Clock {
@@ -114,19 +114,26 @@ export interface ResponseRepo {
   getParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
   /** Locks the participant row for this transaction (concurrent submissions of one respondent queue). */
   lockParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
-  /**
-   * Inserts the participants that do not exist, and returns the stored rows (in any order),
-   * each locked for this transaction. At most one row per (pollId, id).
-   */
-  upsertAndLockParticipants(rows: ParticipantRow[]): Promise<ParticipantRow[]>;
-  /** Inserts answers and returns every answer of those participants, the new ones included, in id order per participant. */
-  insertAndListAnswers(rows: ResponseRow[], participants: { pollId: string; participantId: string }[]): Promise<ResponseRow[]>;
-  /** Stores metadata, completion and updatedAt of existing participants. */
-  updateParticipants(rows: ParticipantRow[]): Promise<void>;
   ofParticipant(pollId: string, participantId: string): Promise<ResponseRow[]>;
   byIds(ids: string[]): Promise<ResponseRow[]>;
   list(filter: ResponseFilter, page: PageRequest): Promise<Page<ResponseRow>>;
   listParticipants(filter: { pollId?: string; accountId?: string }, page: PageRequest): Promise<Page<ParticipantRow>>;
+}
+
+/** The writes of a group of submissions: two statements, whatever the group's size. */
+export interface SubmissionRepo {
+  /**
+   * Inserts the participants that do not exist and locks every one (for this transaction);
+   * inserts the answers of those who may answer (not complete, or `mayResubmit`); returns each
+   * stored participant (in any order) with all its answers, the new ones included, in id order.
+   * At most one item per (pollId, participant id).
+   */
+  admit(items: { participant: ParticipantRow; mayResubmit: boolean; answers: ResponseRow[] }[]): Promise<{ participant: ParticipantRow; answers: ResponseRow[] }[]>;
+  /**
+   * Stores participants' metadata, completion and updatedAt, adds answers to open batches
+   * (opening those missing; at most one per webhook and participant), and inserts deliveries.
+   */
+  writeOutcome(o: { participants: ParticipantRow[]; batches: Batch[]; deliveries: NewDelivery[] }): Promise<void>;
 }
 
 export type ResearchRun = {
@@ -150,6 +157,7 @@ export interface Store {
   polls: PollRepo;
   slides: SlideRepo;
   responses: ResponseRepo;
+  submissions: SubmissionRepo;
   research: ResearchRepo;
   webhooks: WebhookRepo;
   endpoints: EndpointRepo;

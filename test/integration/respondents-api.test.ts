@@ -324,9 +324,9 @@ describe('the hand-off to webhooks is committed with the answers', () => {
         real.transaction((tx) =>
           fn({
             ...tx,
-            batches: {
-              ...tx.batches,
-              append: async () => {
+            submissions: {
+              ...tx.submissions,
+              writeOutcome: async () => {
                 throw new Error('simulated storage failure');
               },
             },

@@ -5,6 +5,7 @@ import { keyRepo } from './repositories/keys.js';
 import { pollRepo } from './repositories/polls.js';
 import { researchRepo, responseRepo } from './repositories/responses.js';
 import { slideRepo } from './repositories/slides.js';
+import { submissionRepo } from './repositories/submissions.js';
 import { userRepo } from './repositories/users.js';
 import { alertRepo } from './repositories/alerts.js';
 import { batchRepo } from './repositories/batches.js';
@@ -21,6 +22,7 @@ export function createStore(db: Kysely<DB>): Store {
     polls: pollRepo(db),
     slides: slideRepo(db),
     responses: responseRepo(db),
+    submissions: submissionRepo(db),
     research: researchRepo(db),
     webhooks: webhookRepo(db),
     endpoints: endpointRepo(db),

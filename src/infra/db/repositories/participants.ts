@@ -1,7 +1,7 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { ParticipantRow, ResponseFilter, ResponseRow } from '../../../app/ports.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
-import { cmp, json, toPage } from './page.js';
+import { json, toPage } from './page.js';
 
 export const toParticipant = (r: Selectable<ParticipantsTable>): ParticipantRow => ({
   id: r.id,
@@ -50,54 +50,6 @@ export function participantReads(db: Kysely<DB>) {
     async lockParticipant(pollId: string, id: string) {
       const r = await db.selectFrom('participants').selectAll().where('poll_id', '=', pollId).where('id', '=', id).forUpdate().executeTakeFirst();
       return r && toParticipant(r);
-    },
-    async upsertAndLockParticipants(rows: ParticipantRow[]) {
-      if (!rows.length) return [];
-      // ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns the
-      // stored row: concurrent first submissions of one id queue here instead of colliding.
-      // Rows are locked in key order, so groups of submissions sharing respondents cannot deadlock.
-      const sorted = [...rows].sort((a, b) => cmp(a.pollId, b.pollId) || cmp(a.id, b.id));
-      const r = await db
-        .insertInto('participants')
-        .values(sorted.map(participantRow))
-        .onConflict((oc) => oc.columns(['poll_id', 'id']).doUpdateSet({ updated_at: sql`participants.updated_at` }))
-        .returningAll()
-        .execute();
-      return r.map(toParticipant);
-    },
-    async insertAndListAnswers(rows: ResponseRow[], participants: { pollId: string; participantId: string }[]) {
-      if (!participants.length) return [];
-      // The inserted rows are not visible to the outer SELECT of the same statement: union them in.
-      const col = <T>(f: (r: ResponseRow) => T) => rows.map(f);
-      const r = await sql<Selectable<ResponsesTable>>`
-        WITH ins AS (
-          INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
-          SELECT id, account_id, poll_id, participant_id, slide_id, value::jsonb, metadata::jsonb, synthetic, created_at
-          FROM unnest(
-            ${col((x) => x.id)}::text[], ${col((x) => x.accountId)}::text[], ${col((x) => x.pollId)}::text[], ${col((x) => x.participantId)}::text[],
-            ${col((x) => x.slideId)}::text[], ${col((x) => JSON.stringify(x.value))}::text[], ${col((x) => JSON.stringify(x.metadata))}::text[],
-            ${col((x) => x.synthetic)}::boolean[], ${col((x) => x.createdAt.toISOString())}::timestamptz[]
-          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
-          RETURNING *
-        )
-        SELECT r.* FROM responses r
-          JOIN unnest(${participants.map((p) => p.pollId)}::text[], ${participants.map((p) => p.participantId)}::text[]) AS k(poll_id, participant_id)
-            ON r.poll_id = k.poll_id AND r.participant_id = k.participant_id
-        UNION ALL SELECT * FROM ins
-        ORDER BY participant_id, id`.execute(db);
-      return r.rows.map(toResponse);
-    },
-    async updateParticipants(rows: ParticipantRow[]) {
-      if (!rows.length) return;
-      const col = <T>(f: (p: ParticipantRow) => T) => rows.map(f);
-      await sql`
-        UPDATE participants p
-        SET metadata = v.metadata::jsonb, complete = v.complete, completed_at = v.completed_at, updated_at = v.updated_at
-        FROM unnest(
-          ${col((x) => x.pollId)}::text[], ${col((x) => x.id)}::text[], ${col((x) => json(x.metadata))}::text[],
-          ${col((x) => x.complete)}::boolean[], ${col((x) => x.completedAt?.toISOString() ?? null)}::timestamptz[], ${col((x) => x.updatedAt.toISOString())}::timestamptz[]
-        ) AS v(poll_id, id, metadata, complete, completed_at, updated_at)
-        WHERE p.poll_id = v.poll_id AND p.id = v.id`.execute(db);
     },
     async ofParticipant(pollId: string, participantId: string) {
       const rows = await db.selectFrom('responses').selectAll().where('poll_id', '=', pollId).where('participant_id', '=', participantId).orderBy('id').execute();

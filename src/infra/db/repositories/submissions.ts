@@ -1,0 +1,110 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { SubmissionRepo } from '../../../app/ports.js';
+import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
+import { cmp, json } from './page.js';
+import { toParticipant, toResponse } from './participants.js';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** A response row as json_agg renders it: its time arrives as a string. */
+type JsonResponse = Omit<Selectable<ResponsesTable>, 'created_at'> & { created_at: string };
+
+/**
+ * The two statements that write a group of submissions (besides reading the polls): each is
+ * one round trip whatever the group's size, its rows travelling as arrays.
+ */
+export function submissionRepo(db: Kysely<DB>): SubmissionRepo {
+  return {
+    async admit(items) {
+      if (!items.length) return [];
+      // Locks are taken in key order, so groups sharing respondents cannot deadlock.
+      const sorted = [...items].sort((a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id));
+      const ps = sorted.map((i) => i.participant);
+      const answers = sorted.flatMap((i) => i.answers);
+      const p = <T>(f: (x: (typeof ps)[number]) => T) => ps.map(f);
+      const a = <T>(f: (x: (typeof answers)[number]) => T) => answers.map(f);
+      // - ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns
+      //   the stored row: concurrent first submissions of one id queue here, not collide.
+      // - Answers go in only for a respondent who may answer: not complete, or the poll takes
+      //   resubmissions (the use case refuses the others with the same rule).
+      // - The outer SELECT sees the table as it was before this statement: the new answers are
+      //   unioned in from the insert's RETURNING.
+      const r = await sql<Selectable<ParticipantsTable> & { answer_rows: JsonResponse[] }>`
+        WITH p AS (
+          INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
+          SELECT id, seq, poll_id, account_id, metadata::jsonb, synthetic, complete, completed_at, created_at, updated_at
+          FROM unnest(
+            ${p((x) => x.id)}::text[], ${p((x) => x.seq)}::text[], ${p((x) => x.pollId)}::text[], ${p((x) => x.accountId)}::text[],
+            ${p((x) => json(x.metadata))}::text[], ${p((x) => x.synthetic)}::boolean[], ${p((x) => x.complete)}::boolean[],
+            ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.createdAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[]
+          ) AS v(id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
+          ON CONFLICT (poll_id, id) DO UPDATE SET updated_at = participants.updated_at
+          RETURNING *
+        ), answering AS (
+          SELECT p.poll_id, p.id FROM p
+          JOIN unnest(${p((x) => x.pollId)}::text[], ${p((x) => x.id)}::text[], ${sorted.map((i) => i.mayResubmit)}::boolean[]) AS m(poll_id, id, may)
+            ON m.poll_id = p.poll_id AND m.id = p.id
+          WHERE NOT p.complete OR m.may
+        ), ins AS (
+          INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
+          SELECT v.id, v.account_id, v.poll_id, v.participant_id, v.slide_id, v.value::jsonb, v.metadata::jsonb, v.synthetic, v.created_at
+          FROM unnest(
+            ${a((x) => x.id)}::text[], ${a((x) => x.accountId)}::text[], ${a((x) => x.pollId)}::text[], ${a((x) => x.participantId)}::text[],
+            ${a((x) => x.slideId)}::text[], ${a((x) => JSON.stringify(x.value))}::text[], ${a((x) => json(x.metadata))}::text[],
+            ${a((x) => x.synthetic)}::boolean[], ${a((x) => iso(x.createdAt))}::timestamptz[]
+          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
+          JOIN answering ON answering.poll_id = v.poll_id AND answering.id = v.participant_id
+          RETURNING *
+        )
+        SELECT p.*, (
+          SELECT coalesce(json_agg(r ORDER BY r.id), '[]'::json) FROM (
+            SELECT * FROM responses r WHERE r.poll_id = p.poll_id AND r.participant_id = p.id
+            UNION ALL SELECT * FROM ins WHERE ins.poll_id = p.poll_id AND ins.participant_id = p.id
+          ) r
+        ) AS answer_rows
+        FROM p`.execute(db);
+      return r.rows.map(({ answer_rows, ...participant }) => ({
+        participant: toParticipant(participant),
+        answers: answer_rows.map((x) => toResponse({ ...x, created_at: new Date(x.created_at) })),
+      }));
+    },
+
+    async writeOutcome({ participants, batches, deliveries }) {
+      if (!participants.length && !batches.length && !deliveries.length) return;
+      const p = <T>(f: (x: (typeof participants)[number]) => T) => participants.map(f);
+      // Batches in key order, so that concurrent groups lock them in one order.
+      const bs = [...batches].sort((x, y) => cmp(x.webhookId, y.webhookId) || cmp(x.participantId, y.participantId));
+      const b = <T>(f: (x: (typeof bs)[number]) => T) => bs.map(f);
+      const d = <T>(f: (x: (typeof deliveries)[number]) => T) => deliveries.map(f);
+      // Data-modifying CTEs all run, referenced or not, and commit with the statement.
+      // A batch window runs from the first answer: later answers join the open batch without
+      // pushing its flush time, so a chatty respondent cannot delay delivery forever.
+      await sql`
+        WITH updated AS (
+          UPDATE participants p
+          SET metadata = v.metadata::jsonb, complete = v.complete, completed_at = v.completed_at, updated_at = v.updated_at
+          FROM unnest(
+            ${p((x) => x.pollId)}::text[], ${p((x) => x.id)}::text[], ${p((x) => json(x.metadata))}::text[],
+            ${p((x) => x.complete)}::boolean[], ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[]
+          ) AS v(poll_id, id, metadata, complete, completed_at, updated_at)
+          WHERE p.poll_id = v.poll_id AND p.id = v.id
+        ), batched AS (
+          INSERT INTO batches (id, webhook_id, endpoint_id, account_id, poll_id, participant_id, response_ids, flush_at, created_at)
+          SELECT id, webhook_id, endpoint_id, account_id, poll_id, participant_id, response_ids::jsonb, flush_at, created_at
+          FROM unnest(
+            ${b((x) => x.id)}::text[], ${b((x) => x.webhookId)}::text[], ${b((x) => x.endpointId)}::text[], ${b((x) => x.accountId)}::text[],
+            ${b((x) => x.pollId)}::text[], ${b((x) => x.participantId)}::text[], ${b((x) => json(x.responseIds))}::text[],
+            ${b((x) => iso(x.flushAt))}::timestamptz[], ${b((x) => iso(x.createdAt))}::timestamptz[]
+          ) AS v(id, webhook_id, endpoint_id, account_id, poll_id, participant_id, response_ids, flush_at, created_at)
+          ON CONFLICT (webhook_id, participant_id) DO UPDATE SET response_ids = batches.response_ids || excluded.response_ids
+        )
+        INSERT INTO deliveries (id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, status, next_attempt_at, body, created_at)
+        SELECT id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, 'pending', next_attempt_at, body, created_at
+        FROM unnest(
+          ${d((x) => x.id)}::text[], ${d((x) => x.accountId)}::text[], ${d((x) => x.pollId)}::text[], ${d((x) => x.webhookId)}::text[],
+          ${d((x) => x.endpointId)}::text[], ${d((x) => x.source)}::text[], ${d((x) => x.url)}::text[], ${d((x) => x.participantId)}::text[],
+          ${d((x) => x.type)}::text[], ${d((x) => iso(x.nextAttemptAt))}::timestamptz[], ${d((x) => x.body)}::text[], ${d((x) => iso(x.createdAt))}::timestamptz[]
+        ) AS v(id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, next_attempt_at, body, created_at)`.execute(db);
+    },
+  };
+}
