@@ -8,7 +8,7 @@ import type { NewDelivery } from '../src/app/delivery-ports.js';
 import type { Deps } from '../src/app/ports.js';
 import { createUndiciSender } from '../src/infra/http-sender/undici-sender.js';
 import { startDeliveryRunner } from '../src/worker/delivery-runner.js';
-import { benchDeps, freshDatabase, percentile, SECRET, sleep, type Receiver, type Storage } from './lib.js';
+import { benchDeps, freshDatabase, percentile, profileSpan, SECRET, sleep, type Receiver, type Storage } from './lib.js';
 
 export const CONCURRENCY = 256;
 export const CONNECTIONS = 32;
@@ -71,13 +71,11 @@ async function waitForCount(receiver: Receiver, target: number, timeoutMs: numbe
 }
 
 function runWorker(deps: Deps) {
-  const o = (globalThis as any).__opts ?? {};
-  const sender = createUndiciSender({ allowPrivateTargets: true, connectionsPerOrigin: o.connections ?? CONNECTIONS });
+  const sender = createUndiciSender({ allowPrivateTargets: true, connectionsPerOrigin: CONNECTIONS });
   const controller = new AbortController();
   const runner = startDeliveryRunner({ ...deps, sender }, controller.signal, {
-    concurrency: o.concurrency ?? CONCURRENCY,
-    claimBatch: o.claimBatch ?? 128,
-    writers: o.writers ?? 1,
+    concurrency: CONCURRENCY,
+    claimBatch: 128,
     idleMs: 200,
     drainMs: 5_000,
     logger: pino({ level: 'silent' }),
@@ -105,11 +103,11 @@ export async function throughput(storage: Storage, receiver: Receiver, endpoints
     await fresh.database.db.updateTable('deliveries').set({ next_attempt_at: new Date() }).execute();
     await receiver.ask({ cmd: 'reset' });
     const started = Date.now();
-    await (globalThis as any).__profile?.(true);
+    const stopProfile = await profileSpan(`worker-${storage}-${endpoints}`);
     const worker = runWorker(deps);
     await waitForCount(receiver, count, 300_000);
     const seconds = (Date.now() - started) / 1000;
-    await (globalThis as any).__profile?.(false);
+    await stopProfile();
     await worker.stop();
     const stats = await receiver.ask<{ requests: number; unique: number; badSignatures: number; arrivals: [string, number][] }>({ cmd: 'stats' });
     const arrival = new Map(stats.arrivals);
@@ -149,6 +147,7 @@ export async function rawBaseline(receiver: Receiver, endpoints: number, count: 
   const bodies = Array.from({ length: count }, (_, i) => body(i));
   await receiver.ask({ cmd: 'reset' });
   let next = 0;
+  const stopProfile = await profileSpan(`raw-${endpoints}`);
   const started = performance.now();
   const lane = async () => {
     while (next < count) {
@@ -165,6 +164,7 @@ export async function rawBaseline(receiver: Receiver, endpoints: number, count: 
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, lane));
   const seconds = (performance.now() - started) / 1000;
+  await stopProfile();
   await pool.close();
   return { endpoints, perSecond: count / seconds };
 }

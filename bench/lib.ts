@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -126,5 +127,24 @@ export function rssSampler(pid: number, everyMs = 50) {
       clearInterval(timer);
       return peak;
     },
+  };
+}
+
+/**
+ * BENCH_CPU_PROF=dir: a V8 CPU profile of this process from now until the returned function is
+ * called, written to dir/name.cpuprofile (open it in Chrome DevTools or speedscope).
+ */
+export async function profileSpan(name: string): Promise<() => Promise<void>> {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return async () => {};
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
   };
 }

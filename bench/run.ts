@@ -6,6 +6,8 @@
  *
  *   npm run bench                  # everything
  *   npm run bench -- delivery api  # some sections: delivery, paced, claim, api, memory
+ *   BENCH_STORAGE=postgres         # one storage only
+ *   BENCH_CPU_PROF=/tmp/prof       # V8 CPU profiles of the worker, the raw baseline and the API server
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -33,6 +35,10 @@ const round = (n: number) => (Number.isFinite(n) ? Math.round(n * 10) / 10 : n);
 const receiver = await startReceiver(dir);
 try {
   if (wanted.has('delivery')) {
+    // Unmeasured warm-up of both sides (JIT, TLS sessions, pools), so that neither the baseline
+    // nor the first storage measured pays for it.
+    await rawBaseline(receiver, 10, 5_000);
+    for (const storage of storages) await throughput(storage, receiver, 10, 5_000);
     const rows = [];
     for (const endpoints of [1, 10, 100]) {
       const raw = await rawBaseline(receiver, endpoints, EVENTS);
