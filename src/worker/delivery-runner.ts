@@ -5,7 +5,10 @@ import type { Deps } from '../app/ports.js';
 import { wakeableSleep } from './sleep.js';
 
 export type RunnerOptions = {
-  /** Most attempts in flight in this process at once. */
+  /**
+   * Most attempts in flight (sent, answer awaited) in this process at once; at most as many
+   * more, answered, may be waiting for their result to be written.
+   */
   concurrency: number;
   /** Most deliveries leased per claim. */
   claimBatch: number;
@@ -55,13 +58,21 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     return Math.min(opts.idleMs, wait);
   };
 
+  // An attempt holds a sending slot until its answer is in, then waits for its result to be
+  // written. Only sending counts against `concurrency`: a slot freed by an answer is refilled
+  // while the result batch is being written, so the connections never wait on the database.
+  // Unrecorded results are bounded too (a slow database slows claiming rather than piling up).
+  let sending = 0;
   const loop = async () => {
     while (!signal.aborted) {
-      const free = opts.concurrency - inFlight.size;
+      const free = opts.concurrency - sending;
+      const recording = inFlight.size - sending;
       // Claim in batches: with every slot busy, claiming each slot as it frees would make one
       // round trip per delivery. Wait until half a batch is free (or nothing is busy).
-      if (free <= 0 || (inFlight.size > 0 && free < Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2)))) {
-        await Promise.race(inFlight);
+      if (free <= 0 || recording >= opts.concurrency || (sending > 0 && free < Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2)))) {
+        // Every slot freed, answer received or result written wakes this sleep (no wake can
+        // slip in between the check above and here: nothing awaits in between).
+        await idle.sleep(opts.idleMs);
         continue;
       }
       let claimed;
@@ -74,16 +85,21 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       }
       for (const d of claimed) {
         leased.set(d.id, d.leaseToken);
+        sending++;
         track(
           sendAttempt(deps, d)
+            .finally(() => {
+              sending--;
+              idle.wake();
+            })
             .then((sent) => results.record(sent))
             .finally(() => leased.delete(d.id))
             .then(
-            (r) => {
-              if (debug) opts.logger.debug({ deliveryId: r.deliveryId, attempt: r.attempt, next: r.decision.next, applied: r.applied }, 'attempt recorded');
-            },
-            (err: unknown) => opts.logger.error({ err, deliveryId: d.id }, 'attempt failed to record; the lease will expire and it is retried'),
-          ),
+              (r) => {
+                if (debug) opts.logger.debug({ deliveryId: r.deliveryId, attempt: r.attempt, next: r.decision.next, applied: r.applied }, 'attempt recorded');
+              },
+              (err: unknown) => opts.logger.error({ err, deliveryId: d.id }, 'attempt failed to record; the lease will expire and it is retried'),
+            ),
         );
       }
       if (claimed.length === 0) await idle.sleep(await untilNextDue());
