@@ -65,7 +65,7 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
     let work: Work[] = [];
     for (const [at, sub] of subs.entries()) {
       try {
-        const loaded = await admit(store, polls.get(sub.input.pollId), sub);
+        const loaded = await checkSubmission(store, polls.get(sub.input.pollId), sub);
         work.push({ ...loaded, at, input: sub.input, ...fresh(loaded, sub.input, now) });
       } catch (e) {
         refuse(out, at, e);
@@ -131,7 +131,7 @@ function refuse(out: Settled<SubmitResult>[], at: number, error: unknown): void 
 }
 
 /** The checks that need no writes: the poll takes answers from this caller, and each answer fits its slide. */
-async function admit(store: Store, loaded: PollForSubmission | undefined, { caller, input }: Submission): Promise<PollForSubmission> {
+async function checkSubmission(store: Store, loaded: PollForSubmission | undefined, { caller, input }: Submission): Promise<PollForSubmission> {
   if (!loaded || !loaded.poll.isVisible) throw notFound('poll');
   const { poll, slides } = loaded;
   if (poll.settings.apiOnly && !(caller && (await store.users.membership(poll.accountId, caller.userId)))) {
