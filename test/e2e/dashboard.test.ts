@@ -228,7 +228,7 @@ describe('dashboard at /app', () => {
     await row.getByRole('button', { name: /^View delivery/ }).click();
     const timeline = page.getByRole('list', { name: 'Attempts' });
     await timeline.waitFor();
-    expect(await timeline.locator('li').count()).toBe(1);
+    await expect.poll(() => timeline.locator('li').count(), { timeout: 5_000 }).toBe(1);
     expect(await timeline.locator('li').first().textContent()).toMatch(/Attempt 1\s*HTTP 200\s*\d+ ms/);
     const payload = JSON.parse((await page.getByLabel('Payload JSON').textContent())!);
     expect(payload).toMatchObject({ type: 'submitted-responses', pollId, participantId: 'ann' });
@@ -330,7 +330,8 @@ describe('dashboard at /app', () => {
     phone.once('dialog', (d) => void d.accept());
     await phone.getByRole('button', { name: `Delete webhook ${receiver.url('/gone')}` }).click();
     await phone.getByText(`Deleted the webhook to ${receiver.url('/gone')}; 0 pending deliveries cancelled.`).waitFor();
-    expect(await phone.locator('.webhooks > li').count()).toBe(1);
+    // The list reloads after the message shows: wait for it rather than race it.
+    await expect.poll(() => phone.locator('.webhooks > li').count(), { timeout: 5_000 }).toBe(1);
     await phone.close();
     expect(errors).toEqual([]);
   }, 60_000);

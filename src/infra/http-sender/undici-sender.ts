@@ -79,6 +79,12 @@ export function createUndiciSender(opts: SenderOptions): HttpSender {
       if (!opts.allowPrivateTargets && blocked(req.url)) {
         return Promise.resolve({ outcome: { kind: 'error', error: 'blocked_address' }, durationMs: 0, excerpt: null });
       }
+      let dest: { origin: string; path: string };
+      try {
+        dest = target(req.url);
+      } catch (err) {
+        return Promise.resolve({ outcome: { kind: 'error', error: classifyError(err, false) }, durationMs: 0, excerpt: null });
+      }
       // undici's dispatch API with a handler of our own: no response stream, no async
       // iterator and no AbortSignal per attempt, which were most of the sender's cost per
       // delivery (bench/, README "Performance"). One plain timer is the whole-attempt deadline.
@@ -106,10 +112,9 @@ export function createUndiciSender(opts: SenderOptions): HttpSender {
           else failed(reason);
           controller?.abort(reason);
         }, req.timeoutMs);
-        const { origin, path } = target(req.url);
         // undici never follows redirects unless told to: a 3xx comes back as a plain answer.
         agent.dispatch(
-          { origin, path, method: 'POST', body: req.body, headers: req.headers },
+          { origin: dest.origin, path: dest.path, method: 'POST', body: req.body, headers: req.headers },
           {
             onRequestStart(c) {
               controller = c;
