@@ -120,15 +120,15 @@ export interface ResponseRepo {
   listParticipants(filter: { pollId?: string; accountId?: string }, page: PageRequest): Promise<Page<ParticipantRow>>;
 }
 
-/** The writes of a group of submissions: two statements, whatever the group's size. */
+/** The writes of a group of submissions: three statements, whatever the group's size. */
 export interface SubmissionRepo {
   /**
-   * Inserts the participants that do not exist and locks every one (for this transaction);
-   * inserts the answers of those who may answer (not complete, or `mayResubmit`); returns each
-   * stored participant (in any order) with all its answers, the new ones included, in id order.
-   * At most one item per (pollId, participant id).
+   * Inserts the participants that do not exist and locks every one for this transaction;
+   * returns the stored rows, in any order. At most one row per (pollId, id).
    */
-  admit(items: { participant: ParticipantRow; mayResubmit: boolean; answers: ResponseRow[] }[]): Promise<{ participant: ParticipantRow; answers: ResponseRow[] }[]>;
+  lockParticipants(rows: ParticipantRow[]): Promise<ParticipantRow[]>;
+  /** Inserts answers and returns every answer of those participants, the new ones included, in id order per participant. */
+  insertAndListAnswers(rows: ResponseRow[], participants: { pollId: string; participantId: string }[]): Promise<ResponseRow[]>;
   /**
    * Stores participants' metadata, completion and updatedAt, adds answers to open batches
    * (opening those missing; at most one per webhook and participant), and inserts deliveries.

@@ -73,22 +73,31 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
     }
 
     // Inserted if new, locked either way: concurrent submissions of one respondent queue here.
-    // The answers of a respondent who may not answer again are left out by the same statement.
-    const admitted = await store.submissions.admit(
-      work.map((w) => ({ participant: w.participant, mayResubmit: !!w.poll.settings.allowResubmissions, answers: w.responses })),
-    );
-    const stored = new Map(admitted.map((a) => [keyOf(a.participant.pollId, a.participant.id), a]));
+    const stored = new Map((await store.submissions.lockParticipants(work.map((w) => w.participant))).map((p) => [keyOf(p.pollId, p.id), p]));
     work = work.filter((w) => {
       try {
-        const s = stored.get(keyOf(w.poll.id, w.participant.id))!;
-        w.participant = merged(w, s.participant, now);
-        w.all = s.answers;
+        w.participant = merged(w, stored.get(keyOf(w.poll.id, w.participant.id))!, now);
         return true;
       } catch (e) {
         refuse(out, w.at, e);
         return false;
       }
     });
+
+    // After the lock, in a statement of its own: it sees the answers a concurrent submission of
+    // the same respondent committed while this one waited.
+    const answers = await store.submissions.insertAndListAnswers(
+      work.flatMap((w) => w.responses),
+      work.map((w) => ({ pollId: w.poll.id, participantId: w.participant.id })),
+    );
+    const byParticipant = new Map<string, ResponseRow[]>();
+    for (const r of answers) {
+      const k = keyOf(r.pollId, r.participantId);
+      const list = byParticipant.get(k);
+      if (list) list.push(r);
+      else byParticipant.set(k, [r]);
+    }
+    for (const w of work) w.all = byParticipant.get(keyOf(w.poll.id, w.participant.id)) ?? [];
 
     const changed: ParticipantRow[] = [];
     for (const w of work) {
@@ -98,7 +107,7 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
       const complete = before.complete || !!w.input.complete || (w.slides.length > 0 && everyAnswered);
       w.newlyComplete = complete && !before.complete;
       w.participant = { ...before, complete, completedAt: w.newlyComplete ? now : before.completedAt, updatedAt: now };
-      // Nothing to write when neither completion nor metadata changed (admit stored the rest).
+      // Nothing to write when neither completion nor metadata changed (the upsert stored the rest).
       if (w.newlyComplete || w.input.participantMetadata) changed.push(w.participant);
     }
 
@@ -176,10 +185,7 @@ function fresh({ poll }: PollForSubmission, input: SubmitInput, now: Date): Pick
   return { participant, responses, all: [], newlyComplete: false };
 }
 
-/**
- * The stored participant with this submission's metadata merged in; refuses a resubmission the
- * poll does not allow (the rule by which admit left its answers out).
- */
+/** The stored participant with this submission's metadata merged in; refuses a resubmission the poll does not allow. */
 function merged(w: Work, stored: ParticipantRow, now: Date): ParticipantRow {
   if (stored.complete && !w.poll.settings.allowResubmissions) {
     throw new DomainError('conflict', 'this participant has already completed the poll and it does not allow resubmissions');

@@ -6,67 +6,56 @@ import { toParticipant, toResponse } from './participants.js';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** A response row as json_agg renders it: its time arrives as a string. */
-type JsonResponse = Omit<Selectable<ResponsesTable>, 'created_at'> & { created_at: string };
-
 /**
- * The two statements that write a group of submissions (besides reading the polls): each is
- * one round trip whatever the group's size, its rows travelling as arrays.
+ * The statements that write a group of submissions (besides reading the polls): each is one
+ * round trip whatever the group's size, its rows travelling as arrays.
  */
 export function submissionRepo(db: Kysely<DB>): SubmissionRepo {
   return {
-    async admit(items) {
-      if (!items.length) return [];
-      // Locks are taken in key order, so groups sharing respondents cannot deadlock.
-      const sorted = [...items].sort((a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id));
-      const ps = sorted.map((i) => i.participant);
-      const answers = sorted.flatMap((i) => i.answers);
+    async lockParticipants(rows) {
+      if (!rows.length) return [];
+      // ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns the
+      // stored row: concurrent first submissions of one id queue here instead of colliding.
+      // Rows are locked in key order, so groups sharing respondents cannot deadlock.
+      const ps = [...rows].sort((a, b) => cmp(a.pollId, b.pollId) || cmp(a.id, b.id));
       const p = <T>(f: (x: (typeof ps)[number]) => T) => ps.map(f);
-      const a = <T>(f: (x: (typeof answers)[number]) => T) => answers.map(f);
-      // - ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns
-      //   the stored row: concurrent first submissions of one id queue here, not collide.
-      // - Answers go in only for a respondent who may answer: not complete, or the poll takes
-      //   resubmissions (the use case refuses the others with the same rule).
-      // - The outer SELECT sees the table as it was before this statement: the new answers are
-      //   unioned in from the insert's RETURNING.
-      const r = await sql<Selectable<ParticipantsTable> & { answer_rows: JsonResponse[] }>`
-        WITH p AS (
-          INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
-          SELECT id, seq, poll_id, account_id, metadata::jsonb, synthetic, complete, completed_at, created_at, updated_at
-          FROM unnest(
-            ${p((x) => x.id)}::text[], ${p((x) => x.seq)}::text[], ${p((x) => x.pollId)}::text[], ${p((x) => x.accountId)}::text[],
-            ${p((x) => json(x.metadata))}::text[], ${p((x) => x.synthetic)}::boolean[], ${p((x) => x.complete)}::boolean[],
-            ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.createdAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[]
-          ) AS v(id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
-          ON CONFLICT (poll_id, id) DO UPDATE SET updated_at = participants.updated_at
-          RETURNING *
-        ), answering AS (
-          SELECT p.poll_id, p.id FROM p
-          JOIN unnest(${p((x) => x.pollId)}::text[], ${p((x) => x.id)}::text[], ${sorted.map((i) => i.mayResubmit)}::boolean[]) AS m(poll_id, id, may)
-            ON m.poll_id = p.poll_id AND m.id = p.id
-          WHERE NOT p.complete OR m.may
-        ), ins AS (
+      const r = await sql<Selectable<ParticipantsTable>>`
+        INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
+        SELECT id, seq, poll_id, account_id, metadata::jsonb, synthetic, complete, completed_at, created_at, updated_at
+        FROM unnest(
+          ${p((x) => x.id)}::text[], ${p((x) => x.seq)}::text[], ${p((x) => x.pollId)}::text[], ${p((x) => x.accountId)}::text[],
+          ${p((x) => json(x.metadata))}::text[], ${p((x) => x.synthetic)}::boolean[], ${p((x) => x.complete)}::boolean[],
+          ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.createdAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[]
+        ) AS v(id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
+        ON CONFLICT (poll_id, id) DO UPDATE SET updated_at = participants.updated_at
+        RETURNING *`.execute(db);
+      return r.rows.map(toParticipant);
+    },
+
+    async insertAndListAnswers(rows, participants) {
+      if (!participants.length) return [];
+      const a = <T>(f: (x: (typeof rows)[number]) => T) => rows.map(f);
+      // A statement of its own, after the lock: its snapshot is taken once the lock is held, so
+      // it sees what a concurrent submission of the same respondent committed meanwhile (in one
+      // statement with the lock, both could miss each other's answers and neither complete).
+      // The outer SELECT does not see this statement's own inserts: they are unioned in.
+      const r = await sql<Selectable<ResponsesTable>>`
+        WITH ins AS (
           INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
-          SELECT v.id, v.account_id, v.poll_id, v.participant_id, v.slide_id, v.value::jsonb, v.metadata::jsonb, v.synthetic, v.created_at
+          SELECT id, account_id, poll_id, participant_id, slide_id, value::jsonb, metadata::jsonb, synthetic, created_at
           FROM unnest(
             ${a((x) => x.id)}::text[], ${a((x) => x.accountId)}::text[], ${a((x) => x.pollId)}::text[], ${a((x) => x.participantId)}::text[],
             ${a((x) => x.slideId)}::text[], ${a((x) => JSON.stringify(x.value))}::text[], ${a((x) => json(x.metadata))}::text[],
             ${a((x) => x.synthetic)}::boolean[], ${a((x) => iso(x.createdAt))}::timestamptz[]
           ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
-          JOIN answering ON answering.poll_id = v.poll_id AND answering.id = v.participant_id
           RETURNING *
         )
-        SELECT p.*, (
-          SELECT coalesce(json_agg(r ORDER BY r.id), '[]'::json) FROM (
-            SELECT * FROM responses r WHERE r.poll_id = p.poll_id AND r.participant_id = p.id
-            UNION ALL SELECT * FROM ins WHERE ins.poll_id = p.poll_id AND ins.participant_id = p.id
-          ) r
-        ) AS answer_rows
-        FROM p`.execute(db);
-      return r.rows.map(({ answer_rows, ...participant }) => ({
-        participant: toParticipant(participant),
-        answers: answer_rows.map((x) => toResponse({ ...x, created_at: new Date(x.created_at) })),
-      }));
+        SELECT r.* FROM responses r
+          JOIN unnest(${participants.map((x) => x.pollId)}::text[], ${participants.map((x) => x.participantId)}::text[]) AS k(poll_id, participant_id)
+            ON r.poll_id = k.poll_id AND r.participant_id = k.participant_id
+        UNION ALL SELECT * FROM ins
+        ORDER BY participant_id, id`.execute(db);
+      return r.rows.map(toResponse);
     },
 
     async writeOutcome({ participants, batches, deliveries }) {
