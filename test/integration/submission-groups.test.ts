@@ -1,10 +1,14 @@
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/domain/ids.js';
+import type { DB } from '../../src/infra/db/schema.js';
 import { DomainError } from '../../src/domain/errors.js';
 import type { Delivery } from '../../src/app/delivery-ports.js';
 import type { Deps } from '../../src/app/ports.js';
 import { createSubmissionQueue } from '../../src/app/submission-queue.js';
 import { submitGroup, type Submission } from '../../src/app/submit-responses.js';
 import { harness, type Harness, type TestAccount } from '../support/app.js';
+import { onPostgres } from '../support/db.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
 
 /**
@@ -151,3 +155,38 @@ describe('the submission queue', () => {
     expect(listed.data.map((x) => x.value).sort()).toEqual(['first', 'fourth', 'second']);
   });
 });
+
+describe.skipIf(!onPostgres)('a submission that waits for a respondent held by another writer (PostgreSQL)', () => {
+  it('sees the answers that writer committed while it waited, and completes the respondent', async () => {
+    const p = await pollWithHooks();
+    await answer(h, { pollId: p.pollId, participantId: 'held', answers: [{ slideId: p.q1, value: 'first' }] });
+    // Another writer, on a connection of its own: locks the respondent, answers the other
+    // slide, and commits only once the submission below is waiting on that lock.
+    const [result] = await h.database.db.connection().execute(async (other) => {
+      await sql`BEGIN`.execute(other);
+      await sql`SELECT id FROM participants WHERE poll_id = ${p.pollId} AND id = 'held' FOR UPDATE`.execute(other);
+      await sql`
+        INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
+        SELECT ${newId('rsp')}, account_id, id, 'held', ${p.q2}, '"held@example.com"', '{}', false, now() FROM polls WHERE id = ${p.pollId}`.execute(other);
+      const pending = submitGroup(h.deps, [{ caller: null, input: { pollId: p.pollId, participantId: 'held', answers: [{ slideId: p.q1, value: 'again' }] } }]);
+      await waitUntilBlocked(other);
+      await sql`COMMIT`.execute(other);
+      return pending;
+    });
+    expect(result!.ok && result!.value.complete).toBe(true);
+    expect((await h.deps.store.responses.getParticipant(p.pollId, 'held'))?.complete).toBe(true);
+    expect((await deliveriesOf(p.complete)).filter((d) => d.participantId === 'held')).toHaveLength(1);
+  });
+});
+
+/** Until some other session of this database waits on a lock (the submission, on the held row). */
+async function waitUntilBlocked(conn: Kysely<DB>): Promise<void> {
+  for (const until = Date.now() + 10_000; Date.now() < until; ) {
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`.execute(conn);
+    if (rows[0]!.n > 0) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('the submission never waited on the held respondent');
+}
