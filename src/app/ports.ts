@@ -112,8 +112,6 @@ export interface ResponseRepo {
   insertParticipants(rows: ParticipantRow[]): Promise<void>;
   insertResponses(rows: ResponseRow[]): Promise<void>;
   getParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
-  /** Locks the participant row for this transaction (concurrent submissions of one respondent queue). */
-  lockParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
   ofParticipant(pollId: string, participantId: string): Promise<ResponseRow[]>;
   byIds(ids: string[]): Promise<ResponseRow[]>;
   list(filter: ResponseFilter, page: PageRequest): Promise<Page<ResponseRow>>;

@@ -39,13 +39,6 @@ type Work = PollForSubmission & {
 
 const keyOf = (pollId: string, participantId: string) => `${pollId}\u0000${participantId}`;
 
-/** One submission: a group of one. */
-export async function submitResponses(deps: Deps, caller: Caller | null, input: SubmitInput): Promise<SubmitResult> {
-  const [r] = await submitGroup(deps, [{ caller, input }]);
-  if (!r!.ok) throw r!.error;
-  return r!.value;
-}
-
 /**
  * Stores respondents' answers and, in the same transaction, everything their webhooks need
  * (open batches, deliveries). An answer is acknowledged only after that commits, so nothing

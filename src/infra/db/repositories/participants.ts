@@ -47,10 +47,6 @@ export function participantReads(db: Kysely<DB>) {
       const r = await db.selectFrom('participants').selectAll().where('poll_id', '=', pollId).where('id', '=', id).executeTakeFirst();
       return r && toParticipant(r);
     },
-    async lockParticipant(pollId: string, id: string) {
-      const r = await db.selectFrom('participants').selectAll().where('poll_id', '=', pollId).where('id', '=', id).forUpdate().executeTakeFirst();
-      return r && toParticipant(r);
-    },
     async ofParticipant(pollId: string, participantId: string) {
       const rows = await db.selectFrom('responses').selectAll().where('poll_id', '=', pollId).where('participant_id', '=', participantId).orderBy('id').execute();
       return rows.map(toResponse);
