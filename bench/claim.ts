@@ -17,13 +17,17 @@ export async function claimCost(storage: Storage, pending: number, samples = 40)
     // The claim joins the account (for its signing secret) like production rows would.
     await sql`INSERT INTO accounts (id, name, plan, signing_secret, created_at, updated_at) VALUES ('acc_bench', 'Bench', 'premium', 'whsec_bench', now(), now())`.execute(db);
     await sql`
-      INSERT INTO deliveries (id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, status, next_attempt_at, body, created_at)
+      INSERT INTO deliveries (id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, status, body, created_at)
       SELECT 'dlv_' || lpad(g::text, 22, '0'), 'acc_bench', 'poll_bench', NULL, 'end_' || (g % 100), 'webhook', 'https://127.0.0.1/e',
-             'prt_' || g, 'submitted-responses', 'pending',
-             CASE WHEN g <= ${due} THEN now() - interval '1 second' ELSE now() + ((g % 21600) || ' seconds')::interval END,
-             '{"type":"submitted-responses"}', now()
+             'prt_' || g, 'submitted-responses', 'pending', '{"type":"submitted-responses"}', now()
+      FROM generate_series(1, ${pending}) AS g`.execute(db);
+    await sql`
+      INSERT INTO delivery_queue (delivery_id, next_attempt_at)
+      SELECT 'dlv_' || lpad(g::text, 22, '0'),
+             CASE WHEN g <= ${due} THEN now() - interval '1 second' ELSE now() + ((g % 21600) || ' seconds')::interval END
       FROM generate_series(1, ${pending}) AS g`.execute(db);
     await sql`ANALYZE deliveries`.execute(db);
+    await sql`ANALYZE delivery_queue`.execute(db);
     const times: number[] = [];
     for (let i = 0; i < samples; i++) {
       const started = performance.now();

@@ -8,7 +8,7 @@ import type { NewDelivery } from '../src/app/delivery-ports.js';
 import type { Deps } from '../src/app/ports.js';
 import { createUndiciSender } from '../src/infra/http-sender/undici-sender.js';
 import { startDeliveryRunner } from '../src/worker/delivery-runner.js';
-import { benchDeps, freshDatabase, percentile, profileSpan, SECRET, sleep, type Receiver, type Storage } from './lib.js';
+import { benchDeps, cpuSplit, freshDatabase, percentile, profileSpan, SECRET, sleep, type CpuSplit, type Receiver, type Storage } from './lib.js';
 
 export const CONCURRENCY = 256;
 export const CONNECTIONS = 32;
@@ -89,7 +89,7 @@ function runWorker(deps: Deps) {
   };
 }
 
-export type ThroughputResult = { storage: Storage; endpoints: number; deliveries: number; seconds: number; perSecond: number; p50Ms: number; p99Ms: number; badSignatures: number; duplicates: number };
+export type ThroughputResult = { storage: Storage; endpoints: number; deliveries: number; seconds: number; perSecond: number; p50Ms: number; p99Ms: number; badSignatures: number; duplicates: number; cpu: CpuSplit };
 
 /** `count` deliveries, all due at once, spread over `endpoints` URLs: how fast does the worker drain them? */
 export async function throughput(storage: Storage, receiver: Receiver, endpoints: number, count: number): Promise<ThroughputResult> {
@@ -100,19 +100,21 @@ export async function throughput(storage: Storage, receiver: Receiver, endpoints
     const t0 = new Date(Date.now() + 60_000);
     const rows = await insertDeliveries(deps, urls, count, () => t0);
     // Make them due now, all at once, and start the clock.
-    await fresh.database.db.updateTable('deliveries').set({ next_attempt_at: new Date() }).execute();
+    await fresh.database.db.updateTable('delivery_queue').set({ next_attempt_at: new Date() }).execute();
     await receiver.ask({ cmd: 'reset' });
     const started = Date.now();
     const stopProfile = await profileSpan(`worker-${storage}-${endpoints}`);
+    const cpu = cpuSplit(receiver.child.pid!);
     const worker = runWorker(deps);
     await waitForCount(receiver, count, 300_000);
     const seconds = (Date.now() - started) / 1000;
+    const used = cpu(count);
     await stopProfile();
     await worker.stop();
     const stats = await receiver.ask<{ requests: number; unique: number; badSignatures: number; arrivals: [string, number][] }>({ cmd: 'stats' });
     const arrival = new Map(stats.arrivals);
     const latencies = rows.map((r) => (arrival.get(r.id) ?? NaN) - started).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-    return { storage, endpoints, deliveries: count, seconds, perSecond: count / seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), badSignatures: stats.badSignatures, duplicates: stats.requests - stats.unique };
+    return { storage, endpoints, deliveries: count, seconds, perSecond: count / seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), badSignatures: stats.badSignatures, duplicates: stats.requests - stats.unique, cpu: used };
   } finally {
     await fresh.drop();
   }
@@ -142,13 +144,14 @@ export async function paced(storage: Storage, receiver: Receiver, rate: number, 
 }
 
 /** The same signed bodies POSTed by a bare undici pool: what the network and receiver allow. */
-export async function rawBaseline(receiver: Receiver, endpoints: number, count: number): Promise<{ endpoints: number; perSecond: number }> {
+export async function rawBaseline(receiver: Receiver, endpoints: number, count: number): Promise<{ endpoints: number; perSecond: number; cpu: CpuSplit }> {
   const pool = new Pool(`https://127.0.0.1:${receiver.port}`, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 30_000 });
   const bodies = Array.from({ length: count }, (_, i) => body(i));
   await receiver.ask({ cmd: 'reset' });
   let next = 0;
   const stopProfile = await profileSpan(`raw-${endpoints}`);
   const started = performance.now();
+  const cpu = cpuSplit(receiver.child.pid!);
   const lane = async () => {
     while (next < count) {
       const i = next++;
@@ -164,7 +167,8 @@ export async function rawBaseline(receiver: Receiver, endpoints: number, count: 
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, lane));
   const seconds = (performance.now() - started) / 1000;
+  const used = cpu(count);
   await stopProfile();
   await pool.close();
-  return { endpoints, perSecond: count / seconds };
+  return { endpoints, perSecond: count / seconds, cpu: used };
 }

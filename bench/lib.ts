@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -107,6 +107,51 @@ export async function startReceiver(dir: string): Promise<Receiver> {
       return next;
     },
     stop: () => child.kill('SIGKILL'),
+  };
+}
+
+export type CpuSplit = { benchUs: number; receiverUs: number; postgresUs: number };
+
+function ticksOf(stat: string): number {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]); // utime + stime, in clock ticks (1/100 s on Linux)
+}
+
+function postgresTicks(): number {
+  let t = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.includes('(postgres)')) t += ticksOf(stat);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return t;
+}
+
+/**
+ * CPU time spent from now until the returned function is called, per unit of work (µs): by
+ * this process (the worker, or the raw client), by the receiver, and by every PostgreSQL
+ * process of the machine (PGlite runs inside this process). Linux /proc only; NaN elsewhere.
+ */
+export function cpuSplit(receiverPid: number): (units: number) => CpuSplit {
+  const receiverTicks = () => ticksOf(readFileSync(`/proc/${receiverPid}/stat`, 'utf8'));
+  let start: { self: NodeJS.CpuUsage; receiver: number; postgres: number } | null = null;
+  try {
+    start = { self: process.cpuUsage(), receiver: receiverTicks(), postgres: postgresTicks() };
+  } catch {
+    start = null;
+  }
+  return (units) => {
+    if (!start) return { benchUs: NaN, receiverUs: NaN, postgresUs: NaN };
+    const self = process.cpuUsage(start.self);
+    return {
+      benchUs: (self.user + self.system) / units,
+      receiverUs: ((receiverTicks() - start.receiver) * 10_000) / units,
+      postgresUs: ((postgresTicks() - start.postgres) * 10_000) / units,
+    };
   };
 }
 

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { apiLoad } from './api.js';
 import { claimCost, type ClaimResult } from './claim.js';
 import { paced, rawBaseline, throughput } from './delivery.js';
-import { HERE, startReceiver, tlsDir, type Storage } from './lib.js';
+import { HERE, startReceiver, tlsDir, type CpuSplit, type Storage } from './lib.js';
 import { workerMemory } from './memory.js';
 
 const dir = tlsDir();
@@ -31,6 +31,8 @@ const storages: Storage[] = (process.env.BENCH_STORAGE?.split(',') as Storage[] 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
 const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version }, at: new Date().toISOString() };
 const round = (n: number) => (Number.isFinite(n) ? Math.round(n * 10) / 10 : n);
+const round2 = (n: number) => (Number.isFinite(n) ? Math.round(n * 100) / 100 : n);
+const cpuText = (c: CpuSplit) => `${Math.round(c.benchUs)} / ${Math.round(c.receiverUs)} / ${Math.round(c.postgresUs)}`;
 
 const receiver = await startReceiver(dir);
 try {
@@ -49,12 +51,13 @@ try {
         const after = await rawBaseline(receiver, endpoints, EVENTS);
         const raw = (before.perSecond + after.perSecond) / 2;
         before = after;
-        rows.push({ ...t, rawPerSecond: raw, ratio: t.perSecond / raw });
-        console.log(`delivery ${storage} ${endpoints} endpoint(s): ${round(t.perSecond)}/s (raw ${round(raw)}/s, ratio ${round(t.perSecond / raw)}), p50 ${round(t.p50Ms)} ms, p99 ${round(t.p99Ms)} ms, dup ${t.duplicates}, bad sig ${t.badSignatures}`);
+        rows.push({ ...t, rawPerSecond: raw, ratio: t.perSecond / raw, rawCpu: after.cpu });
+        console.log(`delivery ${storage} ${endpoints} endpoint(s): ${round(t.perSecond)}/s (raw ${round(raw)}/s, ratio ${round2(t.perSecond / raw)}), p50 ${round(t.p50Ms)} ms, p99 ${round(t.p99Ms)} ms, dup ${t.duplicates}, bad sig ${t.badSignatures}`);
+        console.log(`  CPU µs per delivery, this process / receiver / PostgreSQL: worker ${cpuText(t.cpu)}, raw ${cpuText(after.cpu)}`);
       }
     }
     results.delivery = rows;
-    console.table(rows.map((r) => ({ storage: r.storage, endpoints: r.endpoints, 'deliveries/s': round(r.perSecond), 'raw/s': round(r.rawPerSecond), ratio: round(r.ratio), 'p50 ms': round(r.p50Ms), 'p99 ms': round(r.p99Ms) })));
+    console.table(rows.map((r) => ({ storage: r.storage, endpoints: r.endpoints, 'deliveries/s': round(r.perSecond), 'raw/s': round(r.rawPerSecond), ratio: round2(r.ratio), 'CPU µs worker/recv/pg': cpuText(r.cpu), 'p50 ms': round(r.p50Ms), 'p99 ms': round(r.p99Ms) })));
   }
   if (wanted.has('paced')) {
     const rows = [];

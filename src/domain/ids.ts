@@ -31,14 +31,23 @@ export function randomBase62(length: number): string {
  * Ids sort by creation time (8 chars of millisecond time, base62 fixed width) then
  * by 14 random chars, so cursor paging can order by id alone.
  */
-export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
+function timePart(ms: number): string {
   let t = '';
-  let n = Math.floor(nowMs);
+  let n = Math.floor(ms);
   for (let i = 0; i < 8; i++) {
     t = BASE62[n % 62] + t;
     n = Math.floor(n / 62);
   }
-  return `${prefix}_${t}${randomBase62(14)}`;
+  return t;
+}
+
+export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
+  return `${prefix}_${timePart(nowMs)}${randomBase62(14)}`;
+}
+
+/** Every id of this kind made before `ms` sorts below this string, and none made at or after it does. */
+export function idsMadeBefore(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${timePart(ms)}`;
 }
 
 export const ID_PATTERN: Record<IdPrefix, RegExp> = Object.fromEntries(

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/http/app.js';
 import { retentionTask } from '../../src/worker/scheduler.js';
+import { newId } from '../../src/domain/ids.js';
 import { isStorageUnavailable } from '../../src/infra/db/unavailable.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 
@@ -39,19 +40,22 @@ describe('retention', () => {
     const db = h.database.db;
     const old = new Date(h.clock.ms - 40 * 86_400_000);
     const base = { account_id: acme.accountId, poll_id: 'poll_x', webhook_id: null, endpoint_id: 'e', source: 'webhook', url: 'https://a.example/', participant_id: 'p', type: 'submitted-responses', body: '{}', created_at: old };
+    // Ids made at their creation time, as the product makes them: the purge walks ids in time order.
+    const [oldDone, newDone, oldPending] = [newId('dlv', old.getTime()), newId('dlv', old.getTime() + 1), newId('dlv', old.getTime() + 2)];
     await db
       .insertInto('deliveries')
       .values([
-        { ...base, id: 'dlv_old_done', status: 'delivered', finished_at: old },
-        { ...base, id: 'dlv_new_done', status: 'delivered', finished_at: h.clock.now() },
-        { ...base, id: 'dlv_old_pending', status: 'pending', next_attempt_at: old },
+        { ...base, id: oldDone, status: 'delivered', finished_at: old },
+        { ...base, id: newDone, status: 'delivered', finished_at: h.clock.now() },
+        { ...base, id: oldPending, status: 'pending' },
       ])
       .execute();
-    await db.insertInto('attempts').values({ id: 'att_1', delivery_id: 'dlv_old_done', number: 1, sent_at: old, status_code: 200, error: null, duration_ms: 5, response_excerpt: null }).execute();
+    await db.insertInto('delivery_queue').values({ delivery_id: oldPending, next_attempt_at: old }).execute();
+    await db.insertInto('attempts').values({ id: 'att_1', delivery_id: oldDone, number: 1, sent_at: old, status_code: 200, error: null, duration_ms: 5, response_excerpt: null }).execute();
     const purged = await retentionTask(30 * 86_400_000).run(h.deps);
     expect(purged).toBe(1);
     const left = (await db.selectFrom('deliveries').select('id').orderBy('id').execute()).map((r) => r.id);
-    expect(left).toEqual(['dlv_new_done', 'dlv_old_pending']);
+    expect(left).toEqual([newDone, oldPending]);
     expect(await db.selectFrom('attempts').selectAll().execute()).toEqual([]);
   });
 });

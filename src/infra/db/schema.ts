@@ -147,13 +147,26 @@ export interface DeliveriesTable {
   participant_id: string;
   type: string;
   status: string;
+  /** Copied from the queue row when the delivery finishes. */
   attempt_count: Generated<number>;
   dns_failures: Generated<number>;
-  next_attempt_at: Time | null;
-  lease_token: string | null;
   body: string;
   created_at: Time;
   finished_at: Time | null;
+}
+
+export interface DeliveryQueueTable {
+  delivery_id: string;
+  next_attempt_at: Time;
+  lease_token: string | null;
+  attempt_count: Generated<number>;
+  dns_failures: Generated<number>;
+}
+
+export interface LostDeliveriesTable {
+  delivery_id: string;
+  endpoint_id: string;
+  lost_at: Time;
 }
 
 export interface AttemptsTable {
@@ -202,6 +215,8 @@ export interface DB {
   endpoints: EndpointsTable;
   batches: BatchesTable;
   deliveries: DeliveriesTable;
+  delivery_queue: DeliveryQueueTable;
+  lost_deliveries: LostDeliveriesTable;
   attempts: AttemptsTable;
   alert_emails: AlertEmailsTable;
   schema_migrations: SchemaMigrationsTable;

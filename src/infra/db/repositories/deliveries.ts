@@ -1,10 +1,14 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Attempt, ClaimedDelivery, Delivery, DeliveryRepo, DeliverySource, DeliveryStatus } from '../../../app/delivery-ports.js';
+import type { Attempt, ClaimedDelivery, Delivery, DeliveryRepo, DeliverySource, DeliveryStatus, NewDelivery } from '../../../app/delivery-ports.js';
+import { idsMadeBefore } from '../../../domain/ids.js';
 import type { EventType } from '../../../domain/payload.js';
 import type { AttemptsTable, DB, DeliveriesTable } from '../schema.js';
-import { toPage } from './page.js';
+import { iso, toPage } from './page.js';
 
-const toDelivery = (r: Selectable<DeliveriesTable>): Delivery => ({
+type DeliveryRow = Selectable<DeliveriesTable> & { next_attempt_at: Date | null; lease_token: string | null; queued_attempts: number | null };
+
+// A delivery still queued takes its state from the queue row: leased is in_flight.
+const toDelivery = (r: DeliveryRow): Delivery => ({
   id: r.id,
   accountId: r.account_id,
   pollId: r.poll_id,
@@ -14,8 +18,8 @@ const toDelivery = (r: Selectable<DeliveriesTable>): Delivery => ({
   url: r.url,
   participantId: r.participant_id,
   type: r.type as EventType,
-  status: r.status as DeliveryStatus,
-  attemptCount: r.attempt_count,
+  status: r.next_attempt_at === null ? (r.status as DeliveryStatus) : r.lease_token === null ? 'pending' : 'in_flight',
+  attemptCount: r.queued_attempts ?? r.attempt_count,
   nextAttemptAt: r.next_attempt_at,
   body: r.body,
   createdAt: r.created_at,
@@ -38,61 +42,73 @@ type ClaimRow = Pick<Selectable<DeliveriesTable>, 'id' | 'account_id' | 'poll_id
   legacy_secret: string | null;
 };
 
+/**
+ * CTEs that insert deliveries with their queue rows, for a statement of the caller's (which
+ * commits both or neither). The queue rows' foreign key is checked at the end of the statement,
+ * when the deliveries are there.
+ */
+export function deliveryInserts(rows: readonly NewDelivery[]) {
+  const d = <T>(f: (x: NewDelivery) => T) => rows.map(f);
+  return sql`new_deliveries AS (
+      INSERT INTO deliveries (id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, status, body, created_at)
+      SELECT id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, 'pending', body, created_at
+      FROM unnest(
+        ${d((x) => x.id)}::text[], ${d((x) => x.accountId)}::text[], ${d((x) => x.pollId)}::text[], ${d((x) => x.webhookId)}::text[],
+        ${d((x) => x.endpointId)}::text[], ${d((x) => x.source)}::text[], ${d((x) => x.url)}::text[], ${d((x) => x.participantId)}::text[],
+        ${d((x) => x.type)}::text[], ${d((x) => x.body)}::text[], ${d((x) => iso(x.createdAt))}::timestamptz[]
+      ) AS v(id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, body, created_at)
+    ), queued AS (
+      INSERT INTO delivery_queue (delivery_id, next_attempt_at)
+      SELECT * FROM unnest(${d((x) => x.id)}::text[], ${d((x) => iso(x.nextAttemptAt))}::timestamptz[])
+    )`;
+}
+
 export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
+  // Deliveries with their queue row, if still queued (see toDelivery).
+  const withQueue = () =>
+    db
+      .selectFrom('deliveries as d')
+      .leftJoin('delivery_queue as q', 'q.delivery_id', 'd.id')
+      .selectAll('d')
+      .select(['q.next_attempt_at', 'q.lease_token', 'q.attempt_count as queued_attempts']);
+
   return {
     async insert(rows) {
       if (!rows.length) return;
-      await db
-        .insertInto('deliveries')
-        .values(
-          rows.map((d) => ({
-            id: d.id,
-            account_id: d.accountId,
-            poll_id: d.pollId,
-            webhook_id: d.webhookId,
-            endpoint_id: d.endpointId,
-            source: d.source,
-            url: d.url,
-            participant_id: d.participantId,
-            type: d.type,
-            status: 'pending',
-            next_attempt_at: d.nextAttemptAt,
-            body: d.body,
-            created_at: d.createdAt,
-          })),
-        )
-        .execute();
+      await sql`WITH ${deliveryInserts(rows)} SELECT 1`.execute(db);
     },
 
     /**
      * Leases up to `limit` due deliveries for one attempt each.
      * - FOR UPDATE SKIP LOCKED: concurrent workers never pick the same row; each takes rows
      *   the others have not locked, without waiting on them.
-     * - Pending and in_flight rows share next_attempt_at as the claim key: for in_flight rows
-     *   it is the lease expiry, so a delivery whose worker died becomes due again by itself.
+     * - Pending and leased rows share next_attempt_at as the claim key: for a leased row it is
+     *   the lease expiry, so a delivery whose worker died becomes due again by itself.
      * - The new lease token fences the old holder: its late result write matches no row.
+     * - Only the narrow queue row is written; the delivery is read (migration 004 says why).
      * - The signing secret is read in the same statement, i.e. as it is at attempt time, so a
      *   rotated secret applies to queued retries at once.
      */
     async claim(now, limit, leaseUntil, leaseToken) {
       const result = await sql<ClaimRow>`/* prepared:claim-deliveries */
         WITH due AS (
-          SELECT id FROM deliveries
-          WHERE status IN ('pending', 'in_flight') AND next_attempt_at <= ${now}
+          SELECT delivery_id FROM delivery_queue
+          WHERE next_attempt_at <= ${now}
           ORDER BY next_attempt_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
         ), leased AS (
-          UPDATE deliveries d
-          SET status = 'in_flight', attempt_count = d.attempt_count + 1, next_attempt_at = ${leaseUntil}, lease_token = ${leaseToken}
-          FROM due WHERE d.id = due.id
-          RETURNING d.id, d.account_id, d.poll_id, d.webhook_id, d.endpoint_id, d.source, d.url, d.participant_id, d.type, d.attempt_count, d.body
+          UPDATE delivery_queue q
+          SET attempt_count = q.attempt_count + 1, next_attempt_at = ${leaseUntil}, lease_token = ${leaseToken}
+          FROM due WHERE q.delivery_id = due.delivery_id
+          RETURNING q.delivery_id, q.attempt_count
         )
-        SELECT l.id, l.account_id, l.poll_id, l.webhook_id, l.endpoint_id, l.source, l.url, l.participant_id, l.type,
-               l.attempt_count, l.body, a.signing_secret, w.legacy_secret
+        SELECT d.id, d.account_id, d.poll_id, d.webhook_id, d.endpoint_id, d.source, d.url, d.participant_id, d.type,
+               l.attempt_count, d.body, a.signing_secret, w.legacy_secret
         FROM leased l
-        JOIN accounts a ON a.id = l.account_id
-        LEFT JOIN webhooks w ON w.id = l.webhook_id`.execute(db);
+        JOIN deliveries d ON d.id = l.delivery_id
+        JOIN accounts a ON a.id = d.account_id
+        LEFT JOIN webhooks w ON w.id = d.webhook_id`.execute(db);
       // Only what an attempt needs: the row's times stay in the database (no date parsing per row).
       return result.rows.map(
         (r): ClaimedDelivery => ({
@@ -120,13 +136,14 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
      * per connection; its data-modifying parts commit together.
      * - The lease token fences results of a worker whose lease was taken over (or whose
      *   delivery was cancelled) meanwhile: those attempts are logged but decide nothing.
+     * - A retry stays in the queue with its next due time. A finished delivery leaves the
+     *   queue and its outcome goes on the delivery row (a HOT update: migration 004).
      * - A busy endpoint's health row is written about once a second rather than once per
      *   batch (rows healthy with a success under a second old are skipped), and in id order,
      *   so concurrent workers do not queue on it.
      */
     async recordResults(items, now) {
       if (!items.length) return new Set();
-      const iso = (d: Date | null) => (d ? d.toISOString() : null);
       const col = <T>(f: (i: (typeof items)[number]) => T) => items.map(f);
       const res = await sql<{ id: string }>`/* prepared:record-results */
         WITH v AS (
@@ -135,11 +152,23 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
             ${col((i) => iso(i.result.nextAttemptAt))}::timestamptz[], ${col((i) => iso(i.result.finishedAt))}::timestamptz[],
             ${col((i) => (i.result.dnsFailure ? 1 : 0))}::int[]
           ) AS v(id, token, status, next_at, finished_at, dns)
-        ), upd AS (
+        ), retried AS (
+          UPDATE delivery_queue q
+          SET next_attempt_at = v.next_at, lease_token = NULL, dns_failures = q.dns_failures + v.dns
+          FROM v WHERE q.delivery_id = v.id AND q.lease_token = v.token AND v.status = 'pending'
+          RETURNING q.delivery_id
+        ), dequeued AS (
+          DELETE FROM delivery_queue q
+          USING v WHERE q.delivery_id = v.id AND q.lease_token = v.token AND v.status <> 'pending'
+          RETURNING q.delivery_id, q.attempt_count, q.dns_failures + v.dns AS dns_failures, v.status, v.finished_at
+        ), finished AS (
           UPDATE deliveries d
-          SET status = v.status, next_attempt_at = v.next_at, finished_at = v.finished_at, lease_token = NULL, dns_failures = d.dns_failures + v.dns
-          FROM v WHERE d.id = v.id AND d.lease_token = v.token AND d.status = 'in_flight'
-          RETURNING d.id, d.endpoint_id, v.status
+          SET status = f.status, finished_at = f.finished_at, attempt_count = f.attempt_count, dns_failures = f.dns_failures
+          FROM dequeued f WHERE d.id = f.delivery_id
+          RETURNING d.id, d.endpoint_id, f.status, f.finished_at
+        ), lost AS (
+          INSERT INTO lost_deliveries (delivery_id, endpoint_id, lost_at)
+          SELECT id, endpoint_id, finished_at FROM finished WHERE status IN ('given_up', 'rejected')
         ), attempt_rows AS (
           INSERT INTO attempts (id, delivery_id, number, sent_at, status_code, error, duration_ms, response_excerpt)
           SELECT * FROM unnest(
@@ -150,48 +179,51 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
         ), healthy AS (
           UPDATE endpoints e
           SET last_success_at = ${iso(now)}::timestamptz, state = 'healthy', alert_emails_sent = 0, last_alert_at = NULL
-          WHERE e.id IN (SELECT endpoint_id FROM upd WHERE status = 'delivered')
+          WHERE e.id IN (SELECT endpoint_id FROM finished WHERE status = 'delivered')
             AND (e.last_success_at IS NULL OR e.last_success_at < ${iso(new Date(now.getTime() - 1000))}::timestamptz
                  OR e.state <> 'healthy' OR e.alert_emails_sent <> 0 OR e.last_given_up_at > e.last_success_at)
         )
-        SELECT id FROM upd`.execute(db);
+        SELECT delivery_id AS id FROM retried UNION ALL SELECT id FROM finished`.execute(db);
       return new Set(res.rows.map((r) => r.id));
     },
 
     async nextDueAt() {
       const r = await db
-        .selectFrom('deliveries')
+        .selectFrom('delivery_queue')
         .select((eb) => eb.fn.min('next_attempt_at').as('due'))
-        .where('status', 'in', ['pending', 'in_flight'])
         .executeTakeFirst();
       return (r?.due as Date | null | undefined) ?? null;
     },
 
     async release(id, leaseToken, now) {
       const res = await db
-        .updateTable('deliveries')
+        .updateTable('delivery_queue')
         // The attempt may have reached the endpoint: its number stays used, so the next one is higher.
-        .set({ status: 'pending', next_attempt_at: now, lease_token: null })
-        .where('id', '=', id)
+        .set({ next_attempt_at: now, lease_token: null })
+        .where('delivery_id', '=', id)
         .where('lease_token', '=', leaseToken)
-        .where('status', '=', 'in_flight')
         .executeTakeFirst();
       return Number(res.numUpdatedRows) > 0;
     },
 
     async cancel(f, now) {
-      let q = db
-        .updateTable('deliveries')
-        .set({ status: 'cancelled', finished_at: now, next_attempt_at: null, lease_token: null })
-        .where('status', 'in', ['pending', 'in_flight']);
-      if (f.webhookId) q = q.where('webhook_id', '=', f.webhookId);
-      if (f.pollId) q = q.where('poll_id', '=', f.pollId);
-      const res = await q.executeTakeFirst();
-      return Number(res.numUpdatedRows);
+      const match = [sql`q.delivery_id = d.id`];
+      if (f.webhookId) match.push(sql`d.webhook_id = ${f.webhookId}`);
+      if (f.pollId) match.push(sql`d.poll_id = ${f.pollId}`);
+      const res = await sql`
+        WITH gone AS (
+          DELETE FROM delivery_queue q USING deliveries d
+          WHERE ${sql.join(match, sql` AND `)}
+          RETURNING q.delivery_id, q.attempt_count, q.dns_failures
+        )
+        UPDATE deliveries d
+        SET status = 'cancelled', finished_at = ${now}, attempt_count = g.attempt_count, dns_failures = g.dns_failures
+        FROM gone g WHERE d.id = g.delivery_id`.execute(db);
+      return Number(res.numAffectedRows ?? 0n);
     },
 
     async get(id) {
-      const r = await db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+      const r = await withQueue().where('d.id', '=', id).executeTakeFirst();
       return r && toDelivery(r);
     },
 
@@ -206,33 +238,41 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
     },
 
     async list(f, page) {
-      let q = db.selectFrom('deliveries').selectAll().where('account_id', 'in', f.accountIds);
-      if (f.webhookId) q = q.where('webhook_id', '=', f.webhookId);
-      if (f.pollId) q = q.where('poll_id', '=', f.pollId);
-      if (f.status) q = q.where('status', '=', f.status);
-      if (f.createdAfter) q = q.where('created_at', '>', f.createdAfter);
-      if (f.createdBefore) q = q.where('created_at', '<', f.createdBefore);
-      if (page.startCursor) q = q.where('id', '<', page.startCursor);
+      let q = withQueue().where('d.account_id', 'in', f.accountIds);
+      if (f.webhookId) q = q.where('d.webhook_id', '=', f.webhookId);
+      if (f.pollId) q = q.where('d.poll_id', '=', f.pollId);
+      if (f.status === 'pending') q = q.where('q.delivery_id', 'is not', null).where('q.lease_token', 'is', null);
+      else if (f.status === 'in_flight') q = q.where('q.lease_token', 'is not', null);
+      else if (f.status) q = q.where('d.status', '=', f.status);
+      if (f.createdAfter) q = q.where('d.created_at', '>', f.createdAfter);
+      if (f.createdBefore) q = q.where('d.created_at', '<', f.createdBefore);
+      if (page.startCursor) q = q.where('d.id', '<', page.startCursor);
       // Newest first: a delivery log is read from the top.
-      const rows = await q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+      const rows = await q.orderBy('d.id', 'desc').limit(page.limit + 1).execute();
       return toPage(rows.map(toDelivery), page);
     },
 
     async countLost(endpointId, since) {
       const r = await db
-        .selectFrom('deliveries')
+        .selectFrom('lost_deliveries')
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('endpoint_id', '=', endpointId)
-        .where('status', 'in', ['given_up', 'rejected'])
-        .where('finished_at', '>=', since)
+        .where('lost_at', '>=', since)
         .executeTakeFirstOrThrow();
       return Number(r.n);
     },
 
+    /**
+     * There is no index on finished_at (migration 004): a delivery finishes after it is made and
+     * ids sort by the time they were made, so the finished ones before `before` all have ids
+     * below idsMadeBefore(before), and the primary key walks them oldest first.
+     */
     async purgeFinishedBefore(before, limit) {
       const res = await sql`
         DELETE FROM deliveries WHERE id IN (
-          SELECT id FROM deliveries WHERE finished_at < ${before} LIMIT ${limit}
+          SELECT id FROM deliveries
+          WHERE id < ${idsMadeBefore('dlv', before.getTime())} AND finished_at < ${before}
+          ORDER BY id LIMIT ${limit}
         )`.execute(db);
       return Number(res.numAffectedRows ?? 0n);
     },

@@ -11,3 +11,6 @@ export const json = (v: unknown): string => JSON.stringify(v);
 
 /** Plain string order: on ids (ASCII) it is the order COLLATE "C" gives them. */
 export const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A time as an array element: timestamptz[] parameters take ISO strings. */
+export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);

@@ -1,10 +1,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { SubmissionRepo } from '../../../app/ports.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
-import { cmp, json } from './page.js';
+import { deliveryInserts } from './deliveries.js';
+import { cmp, iso, json } from './page.js';
 import { toParticipant, toResponse } from './participants.js';
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /**
  * The statements that write a group of submissions (besides reading the polls): each is one
@@ -64,7 +63,6 @@ export function submissionRepo(db: Kysely<DB>): SubmissionRepo {
       // Batches in key order, so that concurrent groups lock them in one order.
       const bs = [...batches].sort((x, y) => cmp(x.webhookId, y.webhookId) || cmp(x.participantId, y.participantId));
       const b = <T>(f: (x: (typeof bs)[number]) => T) => bs.map(f);
-      const d = <T>(f: (x: (typeof deliveries)[number]) => T) => deliveries.map(f);
       // Data-modifying CTEs all run, referenced or not, and commit with the statement.
       // A batch window runs from the first answer: later answers join the open batch without
       // pushing its flush time, so a chatty respondent cannot delay delivery forever.
@@ -86,14 +84,8 @@ export function submissionRepo(db: Kysely<DB>): SubmissionRepo {
             ${b((x) => iso(x.flushAt))}::timestamptz[], ${b((x) => iso(x.createdAt))}::timestamptz[]
           ) AS v(id, webhook_id, endpoint_id, account_id, poll_id, participant_id, response_ids, flush_at, created_at)
           ON CONFLICT (webhook_id, participant_id) DO UPDATE SET response_ids = batches.response_ids || excluded.response_ids
-        )
-        INSERT INTO deliveries (id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, status, next_attempt_at, body, created_at)
-        SELECT id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, 'pending', next_attempt_at, body, created_at
-        FROM unnest(
-          ${d((x) => x.id)}::text[], ${d((x) => x.accountId)}::text[], ${d((x) => x.pollId)}::text[], ${d((x) => x.webhookId)}::text[],
-          ${d((x) => x.endpointId)}::text[], ${d((x) => x.source)}::text[], ${d((x) => x.url)}::text[], ${d((x) => x.participantId)}::text[],
-          ${d((x) => x.type)}::text[], ${d((x) => iso(x.nextAttemptAt))}::timestamptz[], ${d((x) => x.body)}::text[], ${d((x) => iso(x.createdAt))}::timestamptz[]
-        ) AS v(id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, next_attempt_at, body, created_at)`.execute(db);
+        ), ${deliveryInserts(deliveries)}
+        SELECT 1`.execute(db);
     },
   };
 }

@@ -1,0 +1,15 @@
+import { describe, expect, it } from 'vitest';
+import { idsMadeBefore, newId } from '../../src/domain/ids.js';
+
+describe('idsMadeBefore', () => {
+  it('sorts above every id made earlier and at or below every id made at that time or later', () => {
+    const t = Date.UTC(2026, 10, 21, 12, 0, 0, 0);
+    const bound = idsMadeBefore('dlv', t);
+    for (const ms of [0, t - 86_400_000, t - 62, t - 1]) {
+      for (let i = 0; i < 50; i++) expect(newId('dlv', ms) < bound).toBe(true);
+    }
+    for (const ms of [t, t + 1, t + 62, t + 86_400_000 * 365]) {
+      for (let i = 0; i < 50; i++) expect(newId('dlv', ms) < bound).toBe(false);
+    }
+  });
+});
