@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { freshDatabase, HERE, sleep, type Storage } from './lib.js';
+import { cpuSplit, freshDatabase, HERE, sleep, type CpuSplit, type Storage } from './lib.js';
 
 const CLI = path.join(HERE, '..', 'dist', 'cli', 'index.js');
 
@@ -15,7 +15,7 @@ async function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<strin
   return JSON.parse(out) as Record<string, string>;
 }
 
-export type ApiResult = { storage: Storage; route: string; requestsPerSecond: number; p99Ms: number; errors: number; non2xx: number };
+export type ApiResult = { storage: Storage; route: string; requestsPerSecond: number; p99Ms: number; errors: number; non2xx: number; cpu: CpuSplit };
 
 /** `canvass serve --no-worker` as its own process, loaded by autocannon. */
 export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult[]> {
@@ -42,8 +42,9 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult
     await post('/poll/update', { pollId: poll.id, isVisible: true });
     await post('/webhooks', { pollId: poll.id, url: 'https://hooks.example.com/bench', deliveryRule: 'partial' });
     const run = async (route: string, body: unknown, headers: Record<string, string>) => {
+      const cpu = cpuSplit(server.pid!);
       const r = await autocannon({ url: base + route, method: 'POST', connections: 32, duration: seconds, headers, body: JSON.stringify(body) });
-      return { storage, route, requestsPerSecond: r.requests.average, p99Ms: r.latency.p99, errors: r.errors, non2xx: r.non2xx } satisfies ApiResult;
+      return { storage, route, requestsPerSecond: r.requests.average, p99Ms: r.latency.p99, errors: r.errors, non2xx: r.non2xx, cpu: cpu(r.requests.total) } satisfies ApiResult;
     };
     const routes: [string, unknown, Record<string, string>][] = [
       ['/participant/responses', { pollId: poll.id, answers: [{ slideId: slide.id, value: 'Because it is fast' }], metadata: { page: '/thank_you' } }, { 'content-type': 'application/json' }],

@@ -110,7 +110,8 @@ export async function startReceiver(dir: string): Promise<Receiver> {
   };
 }
 
-export type CpuSplit = { benchUs: number; receiverUs: number; postgresUs: number };
+/** CPU µs per unit of work: this process, one other process (receiver, API server), PostgreSQL. */
+export type CpuSplit = { selfUs: number; otherUs: number; postgresUs: number };
 
 function ticksOf(stat: string): number {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -133,23 +134,23 @@ function postgresTicks(): number {
 
 /**
  * CPU time spent from now until the returned function is called, per unit of work (µs): by
- * this process (the worker, or the raw client), by the receiver, and by every PostgreSQL
- * process of the machine (PGlite runs inside this process). Linux /proc only; NaN elsewhere.
+ * this process, by another (the receiver, the API server), and by every PostgreSQL process of
+ * the machine (PGlite runs inside its host process). Linux /proc only; NaN elsewhere.
  */
-export function cpuSplit(receiverPid: number): (units: number) => CpuSplit {
-  const receiverTicks = () => ticksOf(readFileSync(`/proc/${receiverPid}/stat`, 'utf8'));
-  let start: { self: NodeJS.CpuUsage; receiver: number; postgres: number } | null = null;
+export function cpuSplit(otherPid: number): (units: number) => CpuSplit {
+  const otherTicks = () => ticksOf(readFileSync(`/proc/${otherPid}/stat`, 'utf8'));
+  let start: { self: NodeJS.CpuUsage; other: number; postgres: number } | null = null;
   try {
-    start = { self: process.cpuUsage(), receiver: receiverTicks(), postgres: postgresTicks() };
+    start = { self: process.cpuUsage(), other: otherTicks(), postgres: postgresTicks() };
   } catch {
     start = null;
   }
   return (units) => {
-    if (!start) return { benchUs: NaN, receiverUs: NaN, postgresUs: NaN };
+    if (!start) return { selfUs: NaN, otherUs: NaN, postgresUs: NaN };
     const self = process.cpuUsage(start.self);
     return {
-      benchUs: (self.user + self.system) / units,
-      receiverUs: ((receiverTicks() - start.receiver) * 10_000) / units,
+      selfUs: (self.user + self.system) / units,
+      otherUs: ((otherTicks() - start.other) * 10_000) / units,
       postgresUs: ((postgresTicks() - start.postgres) * 10_000) / units,
     };
   };

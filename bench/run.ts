@@ -32,7 +32,7 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
 const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version }, at: new Date().toISOString() };
 const round = (n: number) => (Number.isFinite(n) ? Math.round(n * 10) / 10 : n);
 const round2 = (n: number) => (Number.isFinite(n) ? Math.round(n * 100) / 100 : n);
-const cpuText = (c: CpuSplit) => `${Math.round(c.benchUs)} / ${Math.round(c.receiverUs)} / ${Math.round(c.postgresUs)}`;
+const cpuText = (c: CpuSplit) => `${Math.round(c.selfUs)} / ${Math.round(c.otherUs)} / ${Math.round(c.postgresUs)}`;
 
 const receiver = await startReceiver(dir);
 try {
@@ -83,7 +83,7 @@ try {
     const rows = [];
     for (const storage of storages) rows.push(...(await apiLoad(storage)));
     results.api = rows;
-    console.table(rows.map((r) => ({ storage: r.storage, route: r.route, 'req/s': round(r.requestsPerSecond), 'p99 ms': r.p99Ms, errors: r.errors, non2xx: r.non2xx })));
+    console.table(rows.map((r) => ({ storage: r.storage, route: r.route, 'req/s': round(r.requestsPerSecond), 'p99 ms': r.p99Ms, errors: r.errors, non2xx: r.non2xx, 'CPU µs load/server/pg': cpuText(r.cpu) })));
   }
   if (wanted.has('memory')) {
     const m = await workerMemory(receiver);
