@@ -160,7 +160,15 @@ export async function rawBaseline(receiver: Receiver, endpoints: number, count: 
         method: 'POST',
         path: `/endpoint/${i % endpoints}`,
         body: bodies[i],
-        headers: { 'content-type': 'application/json', 'x-service-signature': signatureHeader(SECRET, t, bodies[i]!), 'x-service-delivery-id': `raw_${i}`, 'x-service-attempt': '1' },
+        // The header set of a delivery attempt (SPEC §6.2), so the receiver parses the same requests.
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Canvass-Webhooks/bench',
+          'x-service-signature': signatureHeader(SECRET, t, bodies[i]!),
+          'x-service-delivery-id': `raw_${i}`,
+          'x-service-attempt': '1',
+          'x-service-triggered-at': new Date(t).toISOString(),
+        },
       });
       await res.body.dump();
     }

@@ -100,7 +100,7 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
         ), leased AS (
           UPDATE delivery_queue q
           SET attempt_count = q.attempt_count + 1, next_attempt_at = ${leaseUntil}, lease_token = ${leaseToken}
-          FROM due WHERE q.delivery_id = due.delivery_id
+          WHERE q.delivery_id = ANY(ARRAY(SELECT delivery_id FROM due))
           RETURNING q.delivery_id, q.attempt_count
         )
         SELECT d.id, d.account_id, d.poll_id, d.webhook_id, d.endpoint_id, d.source, d.url, d.participant_id, d.type,
@@ -155,11 +155,11 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
         ), retried AS (
           UPDATE delivery_queue q
           SET next_attempt_at = v.next_at, lease_token = NULL, dns_failures = q.dns_failures + v.dns
-          FROM v WHERE q.delivery_id = v.id AND q.lease_token = v.token AND v.status = 'pending'
+          FROM v WHERE q.delivery_id = ANY(ARRAY(SELECT id FROM v)) AND q.delivery_id = v.id AND q.lease_token = v.token AND v.status = 'pending'
           RETURNING q.delivery_id
         ), dequeued AS (
           DELETE FROM delivery_queue q
-          USING v WHERE q.delivery_id = v.id AND q.lease_token = v.token AND v.status <> 'pending'
+          USING v WHERE q.delivery_id = ANY(ARRAY(SELECT id FROM v)) AND q.delivery_id = v.id AND q.lease_token = v.token AND v.status <> 'pending'
           RETURNING q.delivery_id, q.attempt_count, q.dns_failures + v.dns AS dns_failures, v.status, v.finished_at
         ), finished AS (
           UPDATE deliveries d
