@@ -27,10 +27,6 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-/**
- * Ids sort by creation time (8 chars of millisecond time, base62 fixed width) then
- * by 14 random chars, so cursor paging can order by id alone.
- */
 function timePart(ms: number): string {
   let t = '';
   let n = Math.floor(ms);
@@ -41,6 +37,10 @@ function timePart(ms: number): string {
   return t;
 }
 
+/**
+ * Ids sort by creation time (8 chars of millisecond time, base62 fixed width) then
+ * by 14 random chars, so cursor paging can order by id alone.
+ */
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${timePart(nowMs)}${randomBase62(14)}`;
 }

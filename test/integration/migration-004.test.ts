@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/infra/db/database.js';
 import { migrate, migrationNames } from '../../src/infra/db/migrate.js';
+import type { DeliveryStatus } from '../../src/app/delivery-ports.js';
 import { createStore } from '../../src/infra/db/store.js';
 import { createPgDatabase, onPostgres } from '../support/db.js';
 
@@ -69,6 +70,15 @@ describe('migration 004 (delivery queue)', () => {
     expect(await deliveries.countLost('end_1', T('10:00:00'))).toBe(2);
     expect(await deliveries.countLost('end_1', T('10:35:00'))).toBe(1);
     expect(await deliveries.countLost('end_2', T('10:00:00'))).toBe(1);
+  });
+
+  it('filters the log by state: pending and in_flight from the queue row, finished states from the delivery', async () => {
+    const deliveries = createStore(database.db).deliveries;
+    const ids = async (status: DeliveryStatus) => (await deliveries.list({ accountIds: ['acc_1'], status }, { limit: 50 })).data.map((d) => d.id).sort();
+    expect(await ids('pending')).toEqual(['dlv_pending']);
+    expect(await ids('in_flight')).toEqual(['dlv_leased']);
+    expect(await ids('given_up')).toEqual(['dlv_given_up', 'dlv_other_lost']);
+    expect(await ids('cancelled')).toEqual(['dlv_cancelled']);
   });
 
   it('keeps the queued deliveries claimable: the expired lease is taken over, the old holder fenced', async () => {
