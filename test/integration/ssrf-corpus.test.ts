@@ -369,6 +369,26 @@ describe('at delivery: names that resolve late or rebind', () => {
     }
   });
 
+  it('the sender alone: a private literal address is blocked without a lookup, and an unparsable URL is an attempt error in either mode', async () => {
+    const req = { url: '', body: '{}', headers: { 'content-type': 'application/json' }, timeoutMs: 5_000 };
+    const open = createUndiciSender({ allowPrivateTargets: true, resolver });
+    const guarded = createUndiciSender({ allowPrivateTargets: false, resolver });
+    try {
+      lookups.length = 0;
+      expect((await guarded.send({ ...req, url: 'https://10.1.2.3/x' })).outcome).toEqual({ kind: 'error', error: 'blocked_address' });
+      expect((await guarded.send({ ...req, url: 'https://[::1]/x' })).outcome).toEqual({ kind: 'error', error: 'blocked_address' });
+      expect(lookups).toEqual([]);
+      for (const sender of [open, guarded]) {
+        const sent = sender.send({ ...req, url: 'not a url' });
+        expect(sent).toBeInstanceOf(Promise);
+        expect((await sent).outcome).toEqual({ kind: 'error', error: 'network' });
+      }
+    } finally {
+      await open.close();
+      await guarded.close();
+    }
+  });
+
   it('saved webhooks and a logic URL whose names now resolve privately: one attempt, error blocked_address, status rejected, nothing received', async () => {
     // A real clock: the worker's lease and due times must line up with wall time.
     h.deps.clock = { now: () => new Date() };

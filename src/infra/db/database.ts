@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
-import { runNamedStatementsPrepared } from './prepared.js';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
 import { migrate, pendingMigrations } from './migrate.js';
+import { runNamedStatementsPrepared } from './prepared.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { DB } from './schema.js';
 

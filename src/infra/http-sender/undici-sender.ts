@@ -46,27 +46,16 @@ export function createUndiciSender(opts: SenderOptions): HttpSender {
     connect: { lookup: guardedLookup({ allowPrivate: opts.allowPrivateTargets, resolver: opts.resolver }) },
   });
 
-  // Literal addresses never reach the lookup, so they are checked here; the verdict per URL is
-  // remembered (a busy endpoint's URL is parsed once, not per attempt).
-  const literalBlocked = new Map<string, boolean>();
-  const blocked = (url: string): boolean => {
-    let verdict = literalBlocked.get(url);
-    if (verdict === undefined) {
-      const host = new URL(url).hostname;
-      verdict = isIpLiteral(host.replace(/^\[|\]$/g, '')) && !isPublicAddress(host);
-      if (literalBlocked.size >= 10_000) literalBlocked.clear();
-      literalBlocked.set(url, verdict);
-    }
-    return verdict;
-  };
-
-  // Origin and path per URL, parsed once for a busy endpoint rather than once per attempt.
-  const targets = new Map<string, { origin: string; path: string }>();
-  const target = (url: string) => {
+  // What an attempt needs from its URL, parsed once for a busy endpoint rather than per attempt:
+  // where to send, and whether it is a non-public literal address (literals never reach the
+  // lookup, so the SSRF guard checks them here).
+  type Target = { origin: string; path: string; blockedLiteral: boolean };
+  const targets = new Map<string, Target>();
+  const target = (url: string): Target => {
     let t = targets.get(url);
     if (!t) {
       const u = new URL(url);
-      t = { origin: u.origin, path: u.pathname + u.search };
+      t = { origin: u.origin, path: u.pathname + u.search, blockedLiteral: isIpLiteral(u.hostname.replace(/^\[|\]$/g, '')) && !isPublicAddress(u.hostname) };
       if (targets.size >= 10_000) targets.clear();
       targets.set(url, t);
     }
@@ -76,14 +65,14 @@ export function createUndiciSender(opts: SenderOptions): HttpSender {
   return {
     send(req: SendRequest): Promise<SendResult> {
       const started = performance.now();
-      if (!opts.allowPrivateTargets && blocked(req.url)) {
-        return Promise.resolve({ outcome: { kind: 'error', error: 'blocked_address' }, durationMs: 0, excerpt: null });
-      }
-      let dest: { origin: string; path: string };
+      let dest: Target;
       try {
         dest = target(req.url);
       } catch (err) {
         return Promise.resolve({ outcome: { kind: 'error', error: classifyError(err, false) }, durationMs: 0, excerpt: null });
+      }
+      if (!opts.allowPrivateTargets && dest.blockedLiteral) {
+        return Promise.resolve({ outcome: { kind: 'error', error: 'blocked_address' }, durationMs: 0, excerpt: null });
       }
       // undici's dispatch API with a handler of our own: no response stream, no async
       // iterator and no AbortSignal per attempt, which were most of the sender's cost per
