@@ -15,7 +15,15 @@ async function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<strin
   return JSON.parse(out) as Record<string, string>;
 }
 
-export type ApiResult = { storage: Storage; route: string; requestsPerSecond: number; p99Ms: number; errors: number; non2xx: number; cpu: CpuSplit };
+export type ApiResult = { storage: Storage; route: string; connections: number; requestsPerSecond: number; p99Ms: number; errors: number; non2xx: number; cpu: CpuSplit };
+
+/**
+ * Concurrent clients per route. Submissions are written in groups that share a transaction, so
+ * their rate depends on how many respondents are waiting at once: at 32 connections a third of
+ * the two cores stayed idle (vmstat) because too few requests were in flight to fill the groups;
+ * 128 is the saturating load. Both are reported. BENCH_API_CONNECTIONS=64 picks other levels.
+ */
+const LEVELS = (process.env.BENCH_API_CONNECTIONS ?? '32,128').split(',').map(Number);
 
 /** `canvass serve --no-worker` as its own process, loaded by autocannon. */
 export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult[]> {
@@ -41,10 +49,10 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult
     const slide = (await post('/slide', { pollId: poll.id, type: 'short-answer', title: 'Why?' })).data;
     await post('/poll/update', { pollId: poll.id, isVisible: true });
     await post('/webhooks', { pollId: poll.id, url: 'https://hooks.example.com/bench', deliveryRule: 'partial' });
-    const run = async (route: string, body: unknown, headers: Record<string, string>) => {
+    const run = async (route: string, body: unknown, headers: Record<string, string>, connections: number) => {
       const cpu = cpuSplit(server.pid!);
-      const r = await autocannon({ url: base + route, method: 'POST', connections: 32, duration: seconds, headers, body: JSON.stringify(body) });
-      return { storage, route, requestsPerSecond: r.requests.average, p99Ms: r.latency.p99, errors: r.errors, non2xx: r.non2xx, cpu: cpu(r.requests.total) } satisfies ApiResult;
+      const r = await autocannon({ url: base + route, method: 'POST', connections, duration: seconds, headers, body: JSON.stringify(body) });
+      return { storage, route, connections, requestsPerSecond: r.requests.average, p99Ms: r.latency.p99, errors: r.errors, non2xx: r.non2xx, cpu: cpu(r.requests.total) } satisfies ApiResult;
     };
     const routes: [string, unknown, Record<string, string>][] = [
       ['/participant/responses', { pollId: poll.id, answers: [{ slideId: slide.id, value: 'Because it is fast' }], metadata: { page: '/thank_you' } }, { 'content-type': 'application/json' }],
@@ -52,11 +60,18 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult
     ];
     // BENCH_API_ROUTE=/poll: only the routes that match (to profile one at a time).
     const results: ApiResult[] = [];
-    for (const [route, body, headers] of routes) if (!process.env.BENCH_API_ROUTE || route === process.env.BENCH_API_ROUTE) results.push(await run(route, body, headers));
+    for (const [route, body, headers] of routes) {
+      if (process.env.BENCH_API_ROUTE && route !== process.env.BENCH_API_ROUTE) continue;
+      for (const connections of LEVELS) results.push(await run(route, body, headers, connections));
+    }
     return results;
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((r) => server.on('exit', r));
+    // A server that already died (its error is on stderr) fires no second 'exit'.
+    if (server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((r) => server.on('exit', r));
+      server.kill('SIGTERM');
+      await exited;
+    }
     rmSync(dataDir, { recursive: true, force: true });
     await fresh?.drop().catch(() => {});
   }

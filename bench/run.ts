@@ -94,7 +94,7 @@ try {
     const rows = [];
     for (const storage of storages) rows.push(...(await apiLoad(storage)));
     results.api = rows;
-    console.table(rows.map((r) => ({ storage: r.storage, route: r.route, 'req/s': round(r.requestsPerSecond), 'p99 ms': r.p99Ms, errors: r.errors, non2xx: r.non2xx, 'CPU µs load/server/pg': cpuText(r.cpu) })));
+    console.table(rows.map((r) => ({ storage: r.storage, route: r.route, connections: r.connections, 'req/s': round(r.requestsPerSecond), 'p99 ms': r.p99Ms, errors: r.errors, non2xx: r.non2xx, 'CPU µs load/server/pg': cpuText(r.cpu) })));
   }
   if (wanted.has('memory')) {
     const m = await workerMemory(receiver);

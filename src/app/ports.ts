@@ -118,18 +118,20 @@ export interface ResponseRepo {
   listParticipants(filter: { pollId?: string; accountId?: string }, page: PageRequest): Promise<Page<ParticipantRow>>;
 }
 
-/** The writes of a group of submissions: three statements, whatever the group's size. */
+/** The writes of a group of submissions: two round trips, whatever the group's size. */
 export interface SubmissionRepo {
   /**
-   * Inserts the participants that do not exist and locks every one for this transaction;
-   * returns the stored rows, in any order. At most one row per (pollId, id).
+   * Inserts the participants that do not exist and locks every one for this transaction; then
+   * inserts their answers, except those of a participant already complete unless `reopens` (the
+   * poll takes resubmissions). Returns the stored participant rows, in any order, and every
+   * answer of those participants, the new ones included, in id order per participant. At most
+   * one entry per (pollId, participant id).
    */
-  lockParticipants(rows: ParticipantRow[]): Promise<ParticipantRow[]>;
-  /** Inserts answers and returns every answer of those participants, the new ones included, in id order per participant. */
-  insertAndListAnswers(rows: ResponseRow[], participants: { pollId: string; participantId: string }[]): Promise<ResponseRow[]>;
+  lockAndAddAnswers(entries: { participant: ParticipantRow; responses: ResponseRow[]; reopens: boolean }[]): Promise<{ participants: ParticipantRow[]; answers: ResponseRow[] }>;
   /**
    * Stores participants' metadata, completion and updatedAt, adds answers to open batches
    * (opening those missing; at most one per webhook and participant), and inserts deliveries.
+   * The last statement of its transaction: the commit goes out with it.
    */
   writeOutcome(o: { participants: ParticipantRow[]; batches: Batch[]; deliveries: NewDelivery[] }): Promise<void>;
 }

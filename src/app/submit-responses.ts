@@ -66,7 +66,12 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
     }
 
     // Inserted if new, locked either way: concurrent submissions of one respondent queue here.
-    const stored = new Map((await store.submissions.lockParticipants(work.map((w) => w.participant))).map((p) => [keyOf(p.pollId, p.id), p]));
+    // The answers are added after the lock, so the listing sees what a concurrent submission of
+    // the same respondent committed while this one waited; a refused respondent's are not added.
+    const { participants, answers } = await store.submissions.lockAndAddAnswers(
+      work.map((w) => ({ participant: w.participant, responses: w.responses, reopens: reopens(w.poll) })),
+    );
+    const stored = new Map(participants.map((p) => [keyOf(p.pollId, p.id), p]));
     work = work.filter((w) => {
       try {
         w.participant = merged(w, stored.get(keyOf(w.poll.id, w.participant.id))!, now);
@@ -77,12 +82,6 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
       }
     });
 
-    // After the lock, in a statement of its own: it sees the answers a concurrent submission of
-    // the same respondent committed while this one waited.
-    const answers = await store.submissions.insertAndListAnswers(
-      work.flatMap((w) => w.responses),
-      work.map((w) => ({ pollId: w.poll.id, participantId: w.participant.id })),
-    );
     const byParticipant = new Map<string, ResponseRow[]>();
     for (const r of answers) {
       const k = keyOf(r.pollId, r.participantId);
@@ -178,9 +177,12 @@ function fresh({ poll }: PollForSubmission, input: SubmitInput, now: Date): Pick
   return { participant, responses, all: [], newlyComplete: false };
 }
 
+/** Whether a respondent who has completed the poll may submit again. */
+const reopens = (poll: Work['poll']): boolean => !!poll.settings.allowResubmissions;
+
 /** The stored participant with this submission's metadata merged in; refuses a resubmission the poll does not allow. */
 function merged(w: Work, stored: ParticipantRow, now: Date): ParticipantRow {
-  if (stored.complete && !w.poll.settings.allowResubmissions) {
+  if (stored.complete && !reopens(w.poll)) {
     throw new DomainError('conflict', 'this participant has already completed the poll and it does not allow resubmissions');
   }
   return w.input.participantMetadata ? { ...stored, metadata: { ...stored.metadata, ...w.input.participantMetadata }, updatedAt: now } : stored;

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
 import { migrate, pendingMigrations } from './migrate.js';
+import { PipelinedPostgresDialect } from './pipelined-driver.js';
 import { runNamedStatementsPrepared } from './prepared.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { DB } from './schema.js';
@@ -39,7 +40,8 @@ pg.types.setTypeParser(20, (v) => Number(v));
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    // Pipeline mode: see pipelined-driver.ts.
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10, pipeline: true });
     // An idle connection the server ends (restart, failover, pg_terminate_backend, a database
     // dropped WITH (FORCE)) makes the pool emit 'error'; with no listener that kills the process.
     // The pool has already discarded that client and the next query opens a new one.
@@ -52,7 +54,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       client.on('error', () => {});
       runNamedStatementsPrepared(client);
     });
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<DB>({ dialect: new PipelinedPostgresDialect({ pool }) });
     try {
       const mode = opts.schema ?? 'check';
       if (mode === 'apply') await migrate(db);

@@ -1,24 +1,25 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { SubmissionRepo } from '../../../app/ports.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
+import { executeThenCommit, executeTogether } from '../pipelined-driver.js';
 import { deliveryInserts } from './deliveries.js';
 import { cmp, iso, json } from './page.js';
 import { toParticipant, toResponse } from './participants.js';
 
 /**
- * The statements that write a group of submissions (besides reading the polls): each is one
- * round trip whatever the group's size, its rows travelling as arrays.
+ * The statements that write a group of submissions (besides reading the polls), whatever the
+ * group's size, its rows travelling as arrays: two round trips on PostgreSQL (pipelined-driver.ts).
  */
 export function submissionRepo(db: Kysely<DB>): SubmissionRepo {
   return {
-    async lockParticipants(rows) {
-      if (!rows.length) return [];
+    async lockAndAddAnswers(entries) {
+      if (!entries.length) return { participants: [], answers: [] };
       // ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns the
       // stored row: concurrent first submissions of one id queue here instead of colliding.
       // Rows are locked in key order, so groups sharing respondents cannot deadlock.
-      const ps = [...rows].sort((a, b) => cmp(a.pollId, b.pollId) || cmp(a.id, b.id));
+      const ps = [...entries].sort((a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id)).map((e) => e.participant);
       const p = <T>(f: (x: (typeof ps)[number]) => T) => ps.map(f);
-      const r = await sql<Selectable<ParticipantsTable>>`
+      const lock = sql<Selectable<ParticipantsTable>>`
         INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
         SELECT id, seq, poll_id, account_id, metadata::jsonb, synthetic, complete, completed_at, created_at, updated_at
         FROM unnest(
@@ -27,34 +28,39 @@ export function submissionRepo(db: Kysely<DB>): SubmissionRepo {
           ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.createdAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[]
         ) AS v(id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
         ON CONFLICT (poll_id, id) DO UPDATE SET updated_at = participants.updated_at
-        RETURNING *`.execute(db);
-      return r.rows.map(toParticipant);
-    },
-
-    async insertAndListAnswers(rows, participants) {
-      if (!participants.length) return [];
+        RETURNING *`;
+      const rows = entries.flatMap((e) => e.responses.map((r) => ({ ...r, reopens: e.reopens })));
       const a = <T>(f: (x: (typeof rows)[number]) => T) => rows.map(f);
-      // A statement of its own, after the lock: its snapshot is taken once the lock is held, so
-      // it sees what a concurrent submission of the same respondent committed meanwhile (in one
-      // statement with the lock, both could miss each other's answers and neither complete).
+      // A statement of its own, run after the lock: its snapshot is taken once the lock is held,
+      // so it sees what a concurrent submission of the same respondent committed meanwhile (in
+      // one statement with the lock, both could miss each other's answers and neither complete).
+      // It goes out together with the lock (pipelined), so it cannot wait for the caller's look
+      // at the locked rows: it skips by itself the answers of a respondent who has completed a
+      // poll that takes no resubmissions, whom the caller then refuses.
       // The outer SELECT does not see this statement's own inserts: they are unioned in.
-      const r = await sql<Selectable<ResponsesTable>>`
+      const answers = sql<Selectable<ResponsesTable>>`
         WITH ins AS (
           INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
-          SELECT id, account_id, poll_id, participant_id, slide_id, value::jsonb, metadata::jsonb, synthetic, created_at
+          SELECT v.id, v.account_id, v.poll_id, v.participant_id, v.slide_id, v.value::jsonb, v.metadata::jsonb, v.synthetic, v.created_at
           FROM unnest(
             ${a((x) => x.id)}::text[], ${a((x) => x.accountId)}::text[], ${a((x) => x.pollId)}::text[], ${a((x) => x.participantId)}::text[],
             ${a((x) => x.slideId)}::text[], ${a((x) => JSON.stringify(x.value))}::text[], ${a((x) => json(x.metadata))}::text[],
-            ${a((x) => x.synthetic)}::boolean[], ${a((x) => iso(x.createdAt))}::timestamptz[]
-          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
+            ${a((x) => x.synthetic)}::boolean[], ${a((x) => iso(x.createdAt))}::timestamptz[], ${a((x) => x.reopens)}::boolean[]
+          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at, reopens)
+          JOIN participants p ON p.poll_id = v.poll_id AND p.id = v.participant_id
+          WHERE v.reopens OR NOT p.complete
           RETURNING *
         )
         SELECT r.* FROM responses r
-          JOIN unnest(${participants.map((x) => x.pollId)}::text[], ${participants.map((x) => x.participantId)}::text[]) AS k(poll_id, participant_id)
+          JOIN unnest(${p((x) => x.pollId)}::text[], ${p((x) => x.id)}::text[]) AS k(poll_id, participant_id)
             ON r.poll_id = k.poll_id AND r.participant_id = k.participant_id
         UNION ALL SELECT * FROM ins
-        ORDER BY participant_id, id`.execute(db);
-      return r.rows.map(toResponse);
+        ORDER BY participant_id, id`;
+      const [locked, listed] = await executeTogether(db, [lock.compile(db), answers.compile(db)]);
+      return {
+        participants: (locked!.rows as Selectable<ParticipantsTable>[]).map(toParticipant),
+        answers: (listed!.rows as Selectable<ResponsesTable>[]).map(toResponse),
+      };
     },
 
     async writeOutcome({ participants, batches, deliveries }) {
@@ -63,10 +69,10 @@ export function submissionRepo(db: Kysely<DB>): SubmissionRepo {
       // Batches in key order, so that concurrent groups lock them in one order.
       const bs = [...batches].sort((x, y) => cmp(x.webhookId, y.webhookId) || cmp(x.participantId, y.participantId));
       const b = <T>(f: (x: (typeof bs)[number]) => T) => bs.map(f);
-      // Data-modifying CTEs all run, referenced or not, and commit with the statement.
-      // A batch window runs from the first answer: later answers join the open batch without
-      // pushing its flush time, so a chatty respondent cannot delay delivery forever.
-      await sql`
+      // Data-modifying CTEs all run, referenced or not. The group's last statement: COMMIT
+      // travels with it. A batch window runs from the first answer: later answers join the open
+      // batch without pushing its flush time, so a chatty respondent cannot delay delivery forever.
+      const write = sql`
         WITH updated AS (
           UPDATE participants p
           SET metadata = v.metadata::jsonb, complete = v.complete, completed_at = v.completed_at, updated_at = v.updated_at
@@ -85,7 +91,8 @@ export function submissionRepo(db: Kysely<DB>): SubmissionRepo {
           ) AS v(id, webhook_id, endpoint_id, account_id, poll_id, participant_id, response_ids, flush_at, created_at)
           ON CONFLICT (webhook_id, participant_id) DO UPDATE SET response_ids = batches.response_ids || excluded.response_ids
         ), ${deliveryInserts(deliveries)}
-        SELECT 1`.execute(db);
+        SELECT 1`;
+      await executeThenCommit(db, write.compile(db));
     },
   };
 }

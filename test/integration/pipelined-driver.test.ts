@@ -1,0 +1,124 @@
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/infra/db/database.js';
+import { executeThenCommit, executeTogether, PipelinedPostgresDialect } from '../../src/infra/db/pipelined-driver.js';
+import { Kysely as KyselyDb } from 'kysely';
+import { createPgDatabase, onPostgres } from '../support/db.js';
+
+// The driver is PostgreSQL's only (PGlite runs the same helpers as plain statements, which
+// every submission test covers).
+describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and COMMIT', () => {
+  let made: Awaited<ReturnType<typeof createPgDatabase>>;
+  let database: Database;
+  let db: Kysely<unknown>;
+  let other: pg.Client;
+  const rows = async () => (await other.query<{ v: string }>('SELECT v FROM t ORDER BY v')).rows.map((r) => r.v);
+  const insert = (v: string) => sql`INSERT INTO t (v) VALUES (${v})`;
+
+  beforeAll(async () => {
+    made = await createPgDatabase();
+    database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'none', poolSize: 2 });
+    db = database.db as unknown as Kysely<unknown>;
+    other = new pg.Client({ connectionString: made.url });
+    await other.connect();
+    await other.query('CREATE TABLE t (v text PRIMARY KEY)');
+  });
+  afterAll(async () => {
+    await other?.end();
+    await database?.close();
+    await made?.drop();
+  });
+  beforeEach(async () => {
+    await other.query('TRUNCATE t');
+  });
+
+  it('writes BEGIN with the first statement and COMMIT with the last, without waiting for answers in between', async () => {
+    // What goes over the socket, in order: the text each write carries, or '<answer>' for data read.
+    const wire: string[] = [];
+    const pool = new pg.Pool({ connectionString: made.url, max: 1, pipeline: true });
+    pool.on('connect', (client) => {
+      const stream = (client as unknown as { connection: { stream: NodeJS.ReadWriteStream } }).connection.stream;
+      const write = stream.write.bind(stream) as (chunk: Buffer, ...rest: unknown[]) => boolean;
+      stream.write = ((chunk: Buffer, ...rest: unknown[]) => (wire.push(chunk.toString('latin1')), write(chunk, ...rest))) as typeof stream.write;
+      // Ahead of pg's own listener, which may write the next statement as soon as it reads an answer.
+      stream.prependListener('data', () => wire.push('<answer>'));
+    });
+    const own = new KyselyDb<unknown>({ dialect: new PipelinedPostgresDialect({ pool }) });
+    try {
+      await own.transaction().execute(async (trx) => {
+        await insert('a').execute(trx);
+        await executeThenCommit(trx, insert('b').compile(trx));
+      });
+      const at = (text: string) => wire.findIndex((w) => w.includes(text));
+      const answersBetween = (from: number, to: number) => wire.slice(from, to).filter((w) => w === '<answer>').length;
+      expect(at('begin')).toBeGreaterThanOrEqual(0);
+      expect(answersBetween(at('begin'), at("VALUES ($1)"))).toBe(0);
+      const b = wire.findLastIndex((w) => w.includes('VALUES ($1)'));
+      expect(b).toBeGreaterThan(at("VALUES ($1)"));
+      expect(answersBetween(b, at('commit'))).toBe(0);
+      expect(answersBetween(at('begin'), b)).toBeGreaterThan(0);
+      expect(await rows()).toEqual(['a', 'b']);
+    } finally {
+      await own.destroy();
+    }
+  });
+
+  it('commits a transaction whose last statement took COMMIT along', async () => {
+    await db.transaction().execute(async (trx) => {
+      await insert('a').execute(trx);
+      await executeThenCommit(trx, insert('b').compile(trx));
+    });
+    expect(await rows()).toEqual(['a', 'b']);
+  });
+
+  it('rolls the whole transaction back when that last statement fails, and says so', async () => {
+    await other.query("INSERT INTO t VALUES ('taken')");
+    const run = db.transaction().execute(async (trx) => {
+      await insert('a').execute(trx);
+      await executeThenCommit(trx, insert('taken').compile(trx));
+    });
+    await expect(run).rejects.toThrow(/duplicate key/);
+    expect(await rows()).toEqual(['taken']);
+  });
+
+  it('does not report a commit when the failures were swallowed: the server rolled back', async () => {
+    await other.query("INSERT INTO t VALUES ('taken')");
+    const run = db.transaction().execute(async (trx) => {
+      await insert('taken').execute(trx).catch(() => {});
+      await executeThenCommit(trx, insert('b').compile(trx)).catch(() => {});
+    });
+    await expect(run).rejects.toThrow(/rolled back/);
+    expect(await rows()).toEqual(['taken']);
+  });
+
+  it('refuses a statement after the early COMMIT: it would run outside the transaction', async () => {
+    const run = db.transaction().execute(async (trx) => {
+      await executeThenCommit(trx, insert('a').compile(trx));
+      await insert('b').execute(trx);
+    });
+    await expect(run).rejects.toThrow(/after the transaction was committed/);
+    expect(await rows()).toEqual(['a']);
+  });
+
+  it('sends BEGIN with the first statement yet keeps transactions whole: a later failure undoes the first write', async () => {
+    const run = db.transaction().execute(async (trx) => {
+      await insert('a').execute(trx);
+      await sql`SELECT 1 / 0`.execute(trx);
+    });
+    await expect(run).rejects.toThrow(/division by zero/);
+    expect(await rows()).toEqual([]);
+    // A transaction with no statement at all still commits cleanly, and the connection is reused.
+    await db.transaction().execute(async () => {});
+    await db.transaction().execute(async (trx) => void (await insert('c').execute(trx)));
+    expect(await rows()).toEqual(['c']);
+  });
+
+  it('runs statements sent together in order, each seeing the writes before it; a failure fails those behind it', async () => {
+    const [, seen] = await db.transaction().execute((trx) => executeTogether(trx, [insert('a').compile(trx), sql`SELECT count(*)::int AS n FROM t`.compile(trx)]));
+    expect(seen!.rows).toEqual([{ n: 1 }]);
+    const run = db.transaction().execute((trx) => executeTogether(trx, [insert('a').compile(trx), insert('z').compile(trx)]));
+    await expect(run).rejects.toThrow(/duplicate key/);
+    expect(await rows()).toEqual(['a']);
+  });
+});
