@@ -41,14 +41,9 @@ class PipelinedConnection implements DatabaseConnection {
     this.begin = undefined;
     const result = this.inner.executeQuery<R>(query);
     result.catch(() => (this.failed = true));
-    if (begin) {
-      // Should BEGIN fail, so does this statement: both travel on one connection, and BEGIN only
-      // fails when that connection does.
-      await begin.catch((e: unknown) => {
-        result.catch(() => {});
-        throw e;
-      });
-    }
+    // Should BEGIN fail, so does this statement: both travel on one connection, and BEGIN only
+    // fails when that connection does.
+    if (begin) await begin;
     return result;
   }
 
