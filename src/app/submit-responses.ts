@@ -89,7 +89,13 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
       if (list) list.push(r);
       else byParticipant.set(k, [r]);
     }
-    for (const w of work) w.all = byParticipant.get(keyOf(w.poll.id, w.participant.id)) ?? [];
+    for (const w of work) {
+      w.all = byParticipant.get(keyOf(w.poll.id, w.participant.id)) ?? [];
+      // The statement decided by itself which answers to add; an accepted submission whose
+      // answers it skipped must fail rather than be acknowledged as saved.
+      const added = new Set(w.all.map((r) => r.id));
+      if (!w.responses.every((r) => added.has(r.id))) throw new Error(`answers of participant ${w.participant.id} were not stored`);
+    }
 
     const changed: ParticipantRow[] = [];
     for (const w of work) {

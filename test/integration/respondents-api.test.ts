@@ -243,11 +243,17 @@ describe('completion and resubmission', () => {
     expect((await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'two' }] })).statusCode).toBe(201);
   });
 
-  it('settings.allowResubmissions lets a completed respondent submit again; it stays complete', async () => {
+  it('settings.allowResubmissions lets a completed respondent submit again; it stays complete, and the new answer is stored', async () => {
     const poll = await visiblePoll(h, acme, { settings: { allowResubmissions: true } });
     const done = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'one' }], complete: true });
     const again = await answer(h, { pollId: poll.pollId, participantId: done.participantId, answers: [{ slideId: poll.q1, value: 'changed my mind' }] });
     expect(again.complete).toBe(true);
+    const stored = await h.deps.store.responses.ofParticipant(poll.pollId, done.participantId);
+    // Sorted by value: ids made in the same clock millisecond sort in no set order.
+    expect(stored.map((r) => [r.value, r.id]).sort()).toEqual([
+      ['changed my mind', again.responseIds[0]],
+      ['one', done.responseIds[0]],
+    ]);
   });
 
   it('concurrent first submissions of one new participant id all succeed (no 500 on the race)', async () => {
