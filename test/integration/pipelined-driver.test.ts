@@ -101,7 +101,7 @@ describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and C
     expect(await rows()).toEqual(['a']);
   });
 
-  it('sends BEGIN with the first statement yet keeps transactions whole: a later failure undoes the first write', async () => {
+  it('keeps transactions whole with BEGIN sent ahead: a later failure undoes the first write', async () => {
     const run = db.transaction().execute(async (trx) => {
       await insert('a').execute(trx);
       await sql`SELECT 1 / 0`.execute(trx);
