@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newId } from '../domain/ids.js';
 import { decide, describeOutcome, type Decision } from '../domain/retry-policy.js';
+import { storableText } from '../domain/sanitize.js';
 import { newSigningSecret, signatureHeader } from '../domain/signature.js';
 import type { Attempt, AttemptResult, ClaimedDelivery, SendResult } from './delivery-ports.js';
 import type { Deps } from './ports.js';
@@ -72,7 +73,8 @@ function attemptRow(a: SentAttempt): Attempt {
     statusCode: o.kind === 'response' ? o.statusCode : null,
     error: o.kind === 'error' ? o.error : o.statusCode >= 300 && o.statusCode < 400 ? 'redirect' : null,
     durationMs: Math.round(a.sent.durationMs),
-    responseExcerpt: a.sent.excerpt,
+    // The answer body is the endpoint's, whatever it holds: the log keeps what it can store.
+    responseExcerpt: a.sent.excerpt === null ? null : storableText(a.sent.excerpt),
   };
 }
 

@@ -10,6 +10,19 @@ export function trimStrings<T>(value: T): T {
   return value;
 }
 
+/** NUL, or half of a surrogate pair: PostgreSQL stores neither in text or jsonb. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for
+export const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const UNSTORABLE_ALL = new RegExp(UNSTORABLE_TEXT.source, 'g');
+
+/**
+ * Text that comes from outside and is logged rather than validated (an endpoint's answer):
+ * what storage cannot hold becomes U+FFFD, as undecodable bytes already do.
+ */
+export function storableText(s: string): string {
+  return s.replace(UNSTORABLE_ALL, '\uFFFD');
+}
+
 const TAG = /<\/?[a-zA-Z!][^<>]*>/g;
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'", '&nbsp;': ' ' };
 

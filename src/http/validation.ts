@@ -6,6 +6,7 @@ const Ajv = AjvModule.default;
 const addFormats = formatsModule.default;
 import type { FastifySchemaCompiler } from 'fastify';
 import { invalid } from '../domain/errors.js';
+import { UNSTORABLE_TEXT as UNSTORABLE } from '../domain/sanitize.js';
 
 function ajv(opts: Options) {
   const instance = new Ajv({ allErrors: true, strict: false, useDefaults: true, ...opts });
@@ -13,9 +14,6 @@ function ajv(opts: Options) {
   return instance;
 }
 
-/** NUL, or half of a surrogate pair: PostgreSQL stores neither in text or jsonb. */
-// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 

@@ -202,6 +202,19 @@ describe('delivery outcome matrix (SPEC §3, §6.4)', () => {
     expect(body.responses[c.poll.q1]).toMatchObject({ slideId: c.poll.q1, type: 'short-answer', value: 'Search' });
   });
 
+  it('an answer body that PostgreSQL text cannot hold (a NUL byte, a character cut at the excerpt limit) is recorded: delivered, not retried', async () => {
+    // 1023 ASCII bytes put the emoji's two UTF-16 halves across the 1,024-character excerpt limit.
+    const c = await scenario('unstorable-answer', [{ status: 200, body: `ok\u0000${'x'.repeat(1020)}\u{1F600}tail` }]);
+    const d = await settled(acct, c.hook.data.id, finished);
+    await sleep(LADDER[0]! + 400);
+    expect(c.requests()).toHaveLength(1);
+    expect(d).toMatchObject({ status: 'delivered', attemptCount: 1 });
+    const excerpt = d.attempts[0]!.responseExcerpt!;
+    expect(excerpt.startsWith('ok\uFFFDxxx')).toBe(true);
+    expect(excerpt).toHaveLength(1024);
+    expect(excerpt.endsWith('x\uFFFD')).toBe(true);
+  });
+
   it('503 then 200: the same delivery id, attempt 1 then 2, each signed afresh with its own t', async () => {
     const c = await scenario('s503', [{ status: 503 }, { status: 200 }]);
     const d = await settled(acct, c.hook.data.id, finished);
