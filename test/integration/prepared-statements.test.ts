@@ -23,7 +23,7 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
     await made?.drop();
   });
 
-  it('the claim and the batch record are prepared once and give the same results on every call', async () => {
+  it('the claim and the batch record are prepared once (the claim planned once too) and give the same results on every call', async () => {
     const store = createStore(database.db);
     const now = new Date();
     await store.accounts.insert({ id: 'acc_prep', name: 'Prep', plan: 'premium', createdAt: now, updatedAt: now });
@@ -54,7 +54,11 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
     expect(await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-empty')).toEqual([]);
     for (const id of ids) expect((await store.deliveries.get(id))?.status).toBe('delivered');
 
-    const prepared = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements ORDER BY name`.execute(database.db);
+    const prepared = await sql<{ name: string; custom_plans: number }>`SELECT name, custom_plans::int FROM pg_prepared_statements ORDER BY name`.execute(database.db);
     expect(prepared.rows.map((r) => r.name)).toEqual(['claim-deliveries', 'record-results']);
+    // The claim is never planned afresh, and the setting that makes it so is not left behind
+    // for the connection's other statements.
+    expect(prepared.rows[0]!.custom_plans).toBe(0);
+    expect((await sql<{ plan_cache_mode: string }>`SHOW plan_cache_mode`.execute(database.db)).rows[0]!.plan_cache_mode).toBe('auto');
   });
 });
