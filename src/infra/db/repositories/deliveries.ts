@@ -280,15 +280,23 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
      * There is no index on finished_at (migration 004): a delivery finishes after it is made and
      * ids sort by the time they were made, so the finished ones before `before` all have ids
      * below idsMadeBefore(before), and the primary key walks them oldest first.
+     * Their attempts go in the same statement: attempts have no foreign key to cascade
+     * (migration 006).
      */
     async purgeFinishedBefore(before, limit) {
-      const res = await sql`
-        DELETE FROM deliveries WHERE id IN (
-          SELECT id FROM deliveries
-          WHERE id < ${idsMadeBefore('dlv', before.getTime())} AND finished_at < ${before}
-          ORDER BY id LIMIT ${limit}
-        )`.execute(db);
-      return Number(res.numAffectedRows ?? 0n);
+      const res = await sql<{ n: number }>`
+        WITH gone AS (
+          DELETE FROM deliveries WHERE id IN (
+            SELECT id FROM deliveries
+            WHERE id < ${idsMadeBefore('dlv', before.getTime())} AND finished_at < ${before}
+            ORDER BY id LIMIT ${limit}
+          )
+          RETURNING id
+        ), gone_attempts AS (
+          DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM gone)
+        )
+        SELECT count(*)::int AS n FROM gone`.execute(db);
+      return res.rows[0]?.n ?? 0;
     },
   };
 }
