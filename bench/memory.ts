@@ -21,7 +21,7 @@ export async function workerMemory(receiver: Receiver, pending = 100_000, second
     await sql`INSERT INTO delivery_queue (delivery_id, next_attempt_at) SELECT 'dlv_' || lpad(g::text, 22, '0'), now() FROM generate_series(1, ${pending}) AS g`.execute(db);
     await receiver.ask({ cmd: 'delay', delayMs: 60_000 });
     await receiver.ask({ cmd: 'reset' });
-    // The flags the canvass bin starts with (its #! line).
+    // Started as README "Production" says (NODE_OPTIONS=--max-semi-space-size=64).
     const worker = spawn(process.execPath, ['--max-semi-space-size=64', CLI, 'worker'], {
       env: { ...process.env, DATABASE_URL: fresh.url, CANVASS_ALLOW_PRIVATE_TARGETS: 'true', CANVASS_WORKER_CONCURRENCY: '256', CANVASS_DELIVERY_TIMEOUT_MS: '60000', LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'inherit'],

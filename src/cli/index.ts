@@ -1,6 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=64
-// A 64 MB young generation: a busy worker makes short-lived garbage by the megabyte a second, and
-// with the default 16 MB the collector took 10–15% of its CPU (README "Performance").
+#!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { createAccount, createKey, rotateSigningSecret, setPlan } from '../app/admin.js';
 import { PLANS, ROLES, type Plan, type Role } from '../domain/access.js';
