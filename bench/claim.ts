@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import { createStore } from '../src/infra/db/store.js';
+import { createStore } from '../dist/infra/db/store.js';
 import { freshDatabase, percentile, type Storage } from './lib.js';
 
 export type ClaimResult = { storage: Storage; pending: number; due: number; medianMs: number; p99Ms: number };

@@ -6,8 +6,9 @@ import { buildPayload } from '../src/domain/payload.js';
 import { signatureHeader } from '../src/domain/signature.js';
 import type { NewDelivery } from '../src/app/delivery-ports.js';
 import type { Deps } from '../src/app/ports.js';
-import { createUndiciSender } from '../src/infra/http-sender/undici-sender.js';
-import { startDeliveryRunner } from '../src/worker/delivery-runner.js';
+// From dist/, as the service runs them (lib.ts says why).
+import { createUndiciSender } from '../dist/infra/http-sender/undici-sender.js';
+import { startDeliveryRunner } from '../dist/worker/delivery-runner.js';
 import { benchDeps, cpuSplit, freshDatabase, percentile, profileSpan, SECRET, sleep, type CpuSplit, type Receiver, type Storage } from './lib.js';
 
 export const CONCURRENCY = 256;

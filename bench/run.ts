@@ -2,7 +2,8 @@
  * `npm run bench`: delivery throughput (vs a raw undici baseline), paced latency, claim cost
  * with a large backlog, API load, and worker memory. Prints a table and writes
  * bench/results.json. Needs PostgreSQL (CANVASS_BENCH_PG_URL, default the local server) and a
- * built dist/ (npm run build). Not part of npm test.
+ * built dist/ (npm run build): the worker, the store and the API server run from there, as they
+ * ship. Not part of npm test.
  *
  *   npm run bench                  # everything
  *   npm run bench -- delivery api  # some sections: delivery, paced, claim, api, memory
