@@ -14,7 +14,6 @@ function ajv(opts: Options) {
   return instance;
 }
 
-
 const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Free-form values (metadata, answers) are stored as jsonb and walked recursively later. */
