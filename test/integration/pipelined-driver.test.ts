@@ -33,8 +33,8 @@ describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and C
     await other.query('TRUNCATE t');
   });
 
-  it('writes BEGIN with the first statement and COMMIT with the last, without waiting for answers in between', async () => {
-    // What goes over the socket, in order: the text each write carries, or '<answer>' for data read.
+  /** A database of its own whose socket writes are recorded, in order, with '<answer>' for each read. */
+  const recorded = () => {
     const wire: string[] = [];
     const pool = new pg.Pool({ connectionString: made.url, max: 1, pipeline: true });
     pool.on('connect', (client) => {
@@ -44,20 +44,39 @@ describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and C
       // Ahead of pg's own listener, which may write the next statement as soon as it reads an answer.
       stream.prependListener('data', () => wire.push('<answer>'));
     });
-    const own = new KyselyDb<unknown>({ dialect: new PipelinedPostgresDialect({ pool }) });
+    return { own: new KyselyDb<unknown>({ dialect: new PipelinedPostgresDialect({ pool }) }), wire };
+  };
+  const answersBetween = (wire: string[], from: number, to: number) => wire.slice(from, to).filter((w) => w === '<answer>').length;
+
+  it('writes BEGIN with the first statement and COMMIT with the last, without waiting for answers in between', async () => {
+    const { own, wire } = recorded();
     try {
       await own.transaction().execute(async (trx) => {
         await insert('a').execute(trx);
         await executeThenCommit(trx, insert('b').compile(trx));
       });
       const at = (text: string) => wire.findIndex((w) => w.includes(text));
-      const answersBetween = (from: number, to: number) => wire.slice(from, to).filter((w) => w === '<answer>').length;
       expect(at('begin')).toBeGreaterThanOrEqual(0);
-      expect(answersBetween(at('begin'), at("VALUES ($1)"))).toBe(0);
+      expect(answersBetween(wire, at('begin'), at("VALUES ($1)"))).toBe(0);
       const b = wire.findLastIndex((w) => w.includes('VALUES ($1)'));
       expect(b).toBeGreaterThan(at("VALUES ($1)"));
-      expect(answersBetween(b, at('commit'))).toBe(0);
-      expect(answersBetween(at('begin'), b)).toBeGreaterThan(0);
+      expect(answersBetween(wire, b, at('commit'))).toBe(0);
+      expect(answersBetween(wire, at('begin'), b)).toBeGreaterThan(0);
+      expect(await rows()).toEqual(['a', 'b']);
+    } finally {
+      await own.destroy();
+    }
+  });
+
+  it('writes a whole transaction of statements sent together, BEGIN to COMMIT, before reading any answer', async () => {
+    const { own, wire } = recorded();
+    try {
+      await own.transaction().execute((trx) => executeTogether(trx, [insert('a').compile(trx), insert('b').compile(trx)], { thenCommit: true }));
+      const begin = wire.findIndex((w) => w.includes('begin'));
+      const commit = wire.findIndex((w) => w.includes('commit'));
+      expect(begin).toBeGreaterThanOrEqual(0);
+      expect(commit).toBeGreaterThan(begin);
+      expect(answersBetween(wire, begin, commit)).toBe(0);
       expect(await rows()).toEqual(['a', 'b']);
     } finally {
       await own.destroy();

@@ -117,23 +117,30 @@ class PipelinedDriver implements Driver {
  */
 export async function executeThenCommit<DB, R>(db: Kysely<DB>, query: CompiledQuery<R>): Promise<QueryResult<R>> {
   return db.getExecutor().provideConnection(async (conn) => {
-    if (!(conn instanceof PipelinedConnection) || !db.isTransaction) return conn.executeQuery<R>(query);
     const result = conn.executeQuery<R>(query);
-    // Written now, behind the statement; its answer is read by commitTransaction.
-    conn.commit = conn.inner.executeQuery(CompiledQuery.raw('commit'));
-    conn.commit.catch(() => {});
+    commitBehind(db, conn);
     return result;
   });
+}
+
+/** In a pipelined transaction, writes COMMIT now, behind what was written; commitTransaction reads its answer. */
+function commitBehind<DB>(db: Kysely<DB>, conn: DatabaseConnection): void {
+  if (!(conn instanceof PipelinedConnection) || !db.isTransaction) return;
+  conn.commit = conn.inner.executeQuery(CompiledQuery.raw('commit'));
+  conn.commit.catch(() => {});
 }
 
 /**
  * Writes statements together and waits for all their answers: one round trip instead of one
  * each. The server runs them in order, each with its own snapshot, so a later one sees what an
  * earlier one wrote or locked. In a transaction, a failing statement fails those behind it.
+ * `thenCommit` writes COMMIT behind them, as executeThenCommit does (with the same caveat).
  */
-export async function executeTogether<DB>(db: Kysely<DB>, queries: CompiledQuery[]): Promise<QueryResult<unknown>[]> {
+export async function executeTogether<DB>(db: Kysely<DB>, queries: CompiledQuery[], opts: { thenCommit?: boolean } = {}): Promise<QueryResult<unknown>[]> {
   return db.getExecutor().provideConnection(async (conn) => {
-    const settled = await Promise.allSettled(queries.map((q) => conn.executeQuery(q)));
+    const pending = queries.map((q) => conn.executeQuery(q));
+    if (opts.thenCommit) commitBehind(db, conn);
+    const settled = await Promise.allSettled(pending);
     // The first failure is the cause; those behind it only report the aborted transaction.
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed) throw failed.reason;
