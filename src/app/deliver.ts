@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { newId } from '../domain/ids.js';
+import { isoTime } from '../domain/iso-time.js';
 import { decide, describeOutcome, type Decision } from '../domain/retry-policy.js';
 import { storableText } from '../domain/sanitize.js';
 import { newSigningSecret, signatureHeader } from '../domain/signature.js';
@@ -30,7 +31,7 @@ export function attemptHeaders(deps: Deps, d: ClaimedDelivery, secret: string, s
     'x-service-signature': signatureHeader(secret, sentAt.getTime(), d.body),
     'x-service-delivery-id': d.id,
     'x-service-attempt': String(d.attemptCount),
-    'x-service-triggered-at': sentAt.toISOString(),
+    'x-service-triggered-at': isoTime(sentAt),
   };
   // Legacy header: saved webhooks only, never logic-triggered deliveries.
   if (d.source === 'webhook' && d.legacySecret) headers['x-service-secret'] = d.legacySecret;

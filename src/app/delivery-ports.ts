@@ -54,7 +54,7 @@ export type Delivery = {
 export type NewDelivery = Omit<Delivery, 'status' | 'attemptCount' | 'finishedAt' | 'nextAttemptAt'> & { nextAttemptAt: Date };
 
 /** A delivery leased to this worker for one attempt, with what signing needs right now. */
-export type ClaimedDelivery = Pick<Delivery, 'id' | 'accountId' | 'pollId' | 'webhookId' | 'endpointId' | 'source' | 'url' | 'participantId' | 'type' | 'attemptCount' | 'body'> & {
+export type ClaimedDelivery = Pick<Delivery, 'id' | 'accountId' | 'endpointId' | 'source' | 'url' | 'attemptCount' | 'body'> & {
   leaseToken: string;
   signingSecret: string | null;
   legacySecret: string | null;

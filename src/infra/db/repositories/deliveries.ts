@@ -41,7 +41,7 @@ const toAttempt = (r: Selectable<AttemptsTable>): Attempt => ({
   responseExcerpt: r.response_excerpt,
 });
 
-type ClaimRow = Pick<Selectable<DeliveriesTable>, 'id' | 'account_id' | 'poll_id' | 'webhook_id' | 'endpoint_id' | 'source' | 'url' | 'participant_id' | 'type' | 'attempt_count' | 'body'> & {
+type ClaimRow = Pick<Selectable<DeliveriesTable>, 'id' | 'account_id' | 'endpoint_id' | 'source' | 'url' | 'attempt_count' | 'body'> & {
   signing_secret: string | null;
   legacy_secret: string | null;
 };
@@ -117,8 +117,7 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
           WHERE q.delivery_id = ANY(ARRAY(SELECT delivery_id FROM due))
           RETURNING q.delivery_id, q.attempt_count
         )
-        SELECT d.id, d.account_id, d.poll_id, d.webhook_id, d.endpoint_id, d.source, d.url, d.participant_id, d.type,
-               l.attempt_count, d.body, a.signing_secret, w.legacy_secret
+        SELECT d.id, d.account_id, d.endpoint_id, d.source, d.url, l.attempt_count, d.body, a.signing_secret, w.legacy_secret
         FROM leased l
         JOIN deliveries d ON d.id = l.delivery_id
         JOIN accounts a ON a.id = d.account_id
@@ -128,18 +127,15 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       const [, result] = (
         db.isTransaction ? await executeTogether(db, statements) : await db.transaction().execute((trx) => executeTogether<DB>(trx, statements, { thenCommit: true }))
       ) as [unknown, QueryResult<ClaimRow>];
-      // Only what an attempt needs: the row's times stay in the database (no date parsing per row).
+      // Only what an attempt needs (no times to parse, no columns it never reads): at thousands
+      // of rows a second each column read is worker and database time.
       return result.rows.map(
         (r): ClaimedDelivery => ({
           id: r.id,
           accountId: r.account_id,
-          pollId: r.poll_id,
-          webhookId: r.webhook_id,
           endpointId: r.endpoint_id,
           source: r.source as DeliverySource,
           url: r.url,
-          participantId: r.participant_id,
-          type: r.type as EventType,
           attemptCount: r.attempt_count,
           body: r.body,
           leaseToken,

@@ -1,3 +1,4 @@
+import { isoTime } from '../../../domain/iso-time.js';
 import type { Page, PageRequest } from '../../../app/ports.js';
 
 /** Rows were fetched with limit + 1: the extra one only tells whether another page exists. */
@@ -13,4 +14,4 @@ export const json = (v: unknown): string => JSON.stringify(v);
 export const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A time as an array element: timestamptz[] parameters take ISO strings. */
-export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+export const iso = (d: Date | null): string | null => (d ? isoTime(d) : null);
