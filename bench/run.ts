@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { apiLoad } from './api.js';
 import { claimCost, type ClaimResult } from './claim.js';
-import { paced, rawBaseline, throughput, type ThroughputResult } from './delivery.js';
+import { closeClients, paced, rawBaseline, throughput, type ThroughputResult } from './delivery.js';
 import { HERE, startReceiver, tlsDir, type CpuSplit, type Storage } from './lib.js';
 import { workerMemory } from './memory.js';
 
@@ -103,6 +103,7 @@ try {
     console.table([{ pending: m.pending, 'in flight': m.inFlight, 'peak RSS MiB': round(m.peakRssMiB) }]);
   }
 } finally {
+  await closeClients();
   receiver.stop();
 }
 writeFileSync(path.join(HERE, 'results.json'), JSON.stringify(results, null, 2) + '\n');
