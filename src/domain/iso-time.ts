@@ -8,7 +8,7 @@ const three = (n: number) => (n < 10 ? '00' : n < 100 ? '0' : '') + n;
 /**
  * Date.prototype.toISOString, the same text, for the hot path: each delivery attempt needs two
  * or three (a header, its log row, its next due time), and V8 formats each through the runtime
- * at about 1.3 µs. Times within the minute last formatted reuse its text up to the seconds.
+ * in about 1 µs. Times within the minute last formatted reuse its text up to the seconds (0.2 µs).
  */
 export function isoTime(d: Date): string {
   const ms = d.getTime();
