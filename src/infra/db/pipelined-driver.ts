@@ -111,9 +111,9 @@ class PipelinedDriver implements Driver {
 /**
  * Runs a transaction's last statement and writes COMMIT right behind it: one round trip for
  * both. On PGlite, or outside a transaction, it is a plain execute (the commit follows as usual).
- * Nothing may run in the transaction after it, so a use case that calls it must not run inside
- * another's transaction (store.transaction reuses an open one): the early COMMIT would end the
- * outer transaction too.
+ * Nothing may run in the transaction after it, so it is only for the transaction's owner: a
+ * store that runs inside another use case's transaction never calls it (store.ts), since the
+ * early COMMIT would end the outer transaction too.
  */
 export async function executeThenCommit<DB, R>(db: Kysely<DB>, query: CompiledQuery<R>): Promise<QueryResult<R>> {
   return db.getExecutor().provideConnection(async (conn) => {

@@ -14,7 +14,13 @@ import { endpointRepo } from './repositories/endpoints.js';
 import { webhookRepo } from './repositories/webhooks.js';
 import type { DB } from './schema.js';
 
-export function createStore(db: Kysely<DB>): Store {
+/**
+ * `nested`: the store runs inside a transaction that another use case opened (store.transaction
+ * reuses an open one). Its repositories then never write COMMIT early behind a last statement
+ * (executeThenCommit): that COMMIT would end the outer transaction too, and what the outer use
+ * case wrote after it, or rolled back, would be committed or lost piecemeal.
+ */
+export function createStore(db: Kysely<DB>, opts: { nested?: boolean } = {}): Store {
   return {
     accounts: accountRepo(db),
     users: userRepo(db),
@@ -22,7 +28,7 @@ export function createStore(db: Kysely<DB>): Store {
     polls: pollRepo(db),
     slides: slideRepo(db),
     responses: responseRepo(db),
-    submissions: submissionRepo(db),
+    submissions: submissionRepo(db, { commitEarly: !opts.nested }),
     research: researchRepo(db),
     webhooks: webhookRepo(db),
     endpoints: endpointRepo(db),
@@ -30,6 +36,6 @@ export function createStore(db: Kysely<DB>): Store {
     deliveries: deliveryRepo(db),
     alerts: alertRepo(db),
     // Nested calls reuse the open transaction rather than deadlocking on PGlite's one connection.
-    transaction: (fn) => (db.isTransaction ? fn(createStore(db)) : db.transaction().execute((trx) => fn(createStore(trx)))),
+    transaction: (fn) => (db.isTransaction ? fn(createStore(db, { nested: true })) : db.transaction().execute((trx) => fn(createStore(trx, opts)))),
   };
 }

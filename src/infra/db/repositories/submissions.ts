@@ -10,7 +10,7 @@ import { toParticipant, toResponse } from './participants.js';
  * The statements that write a group of submissions (besides reading the polls), whatever the
  * group's size, its rows travelling as arrays: two round trips on PostgreSQL (pipelined-driver.ts).
  */
-export function submissionRepo(db: Kysely<DB>): SubmissionRepo {
+export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): SubmissionRepo {
   return {
     async lockAndAddAnswers(entries) {
       if (!entries.length) return { participants: [], answers: [] };
@@ -92,7 +92,9 @@ export function submissionRepo(db: Kysely<DB>): SubmissionRepo {
           ON CONFLICT (webhook_id, participant_id) DO UPDATE SET response_ids = batches.response_ids || excluded.response_ids
         ), ${deliveryInserts(deliveries)}
         SELECT 1`;
-      await executeThenCommit(db, write.compile(db));
+      // The group's last statement: COMMIT goes with it, unless the transaction is another's (store.ts).
+      if (opts.commitEarly) await executeThenCommit(db, write.compile(db));
+      else await db.executeQuery(write.compile(db));
     },
   };
 }
