@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ParticipantRow, ResponseFilter, ResponseRow } from '../../../app/ports.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { json, toPage } from './page.js';
@@ -46,6 +46,15 @@ export function participantReads(db: Kysely<DB>) {
     async getParticipant(pollId: string, id: string) {
       const r = await db.selectFrom('participants').selectAll().where('poll_id', '=', pollId).where('id', '=', id).executeTakeFirst();
       return r && toParticipant(r);
+    },
+    async participantsByKeys(keys: readonly { pollId: string; id: string }[]) {
+      if (!keys.length) return [];
+      const rows = await db
+        .selectFrom('participants')
+        .selectAll()
+        .where(sql<boolean>`(poll_id, id) IN (SELECT * FROM unnest(${keys.map((k) => k.pollId)}::text[], ${keys.map((k) => k.id)}::text[]))`)
+        .execute();
+      return rows.map(toParticipant);
     },
     async ofParticipant(pollId: string, participantId: string) {
       const rows = await db.selectFrom('responses').selectAll().where('poll_id', '=', pollId).where('participant_id', '=', participantId).orderBy('id').execute();
