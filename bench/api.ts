@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { cpuSplit, freshDatabase, HERE, sleep, type CpuSplit, type Storage } from './lib.js';
+import { openDatabase } from '../dist/infra/db/database.js';
+import { flushDueBatches } from '../dist/app/flush-batches.js';
+import { benchDeps, cpuSplit, freshDatabase, HERE, sleep, type CpuSplit, type Storage } from './lib.js';
 
 const CLI = path.join(HERE, '..', 'dist', 'cli', 'index.js');
 
@@ -16,6 +19,29 @@ async function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<strin
 }
 
 export type ApiResult = { storage: Storage; route: string; connections: number; requestsPerSecond: number; p99Ms: number; errors: number; non2xx: number; cpu: CpuSplit };
+export type FlushResult = { storage: Storage; batches: number; perSecond: number; cpu: CpuSplit };
+
+/**
+ * The submissions of the load above each opened a batch (the poll's webhook is "partial"):
+ * how fast does the worker's scheduler turn them into deliveries, once their window is over?
+ * Run here, in this process, on the database the server left (it has stopped).
+ */
+async function flushAll(storage: Storage, url: string | undefined, dataDir: string): Promise<FlushResult> {
+  const database = await openDatabase(url ? { databaseUrl: url, dataDir: '', schema: 'check' } : { dataDir, schema: 'check' });
+  try {
+    const afterEveryWindow = new Date(Date.now() + 60_000);
+    const deps = { ...benchDeps(database), clock: { now: () => afterEveryWindow } };
+    // No other process to watch: this one stands in, and only its own and PostgreSQL's CPU count.
+    const cpu = cpuSplit(process.pid);
+    const started = performance.now();
+    let batches = 0;
+    for (let n; (n = await flushDueBatches(deps)) > 0; ) batches += n;
+    const seconds = (performance.now() - started) / 1000;
+    return { storage, batches, perSecond: batches / seconds, cpu: { ...cpu(batches), otherUs: NaN } };
+  } finally {
+    await database.close();
+  }
+}
 
 /**
  * Concurrent clients per route. Submissions are written in groups that share a transaction, so
@@ -26,7 +52,7 @@ export type ApiResult = { storage: Storage; route: string; connections: number; 
 const LEVELS = (process.env.BENCH_API_CONNECTIONS ?? '32,128').split(',').map(Number);
 
 /** `canvass serve --no-worker` as its own process, loaded by autocannon. */
-export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult[]> {
+export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: ApiResult[]; flush?: FlushResult }> {
   const fresh = storage === 'postgres' ? await freshDatabase('postgres') : undefined;
   await fresh?.database.close().catch(() => {});
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-api-'));
@@ -37,6 +63,13 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const server = spawn(process.execPath, [...prof, CLI, 'serve', '--no-worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    // A server that already stopped or died (its error is on stderr) fires no second 'exit'.
+    if (server.exitCode !== null || server.signalCode !== null) return;
+    const exited = new Promise((r) => server.on('exit', r));
+    server.kill('SIGTERM');
+    await exited;
+  };
   try {
     for (let i = 0; ; i++) {
       if ((await fetch(`${base}/healthz`).catch(() => null))?.ok) break;
@@ -64,14 +97,10 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<ApiResult
       if (process.env.BENCH_API_ROUTE && route !== process.env.BENCH_API_ROUTE) continue;
       for (const connections of LEVELS) results.push(await run(route, body, headers, connections));
     }
-    return results;
+    await stop();
+    return { api: results, flush: results.some((r) => r.route === '/participant/responses') ? await flushAll(storage, fresh?.url, dataDir) : undefined };
   } finally {
-    // A server that already died (its error is on stderr) fires no second 'exit'.
-    if (server.exitCode === null && server.signalCode === null) {
-      const exited = new Promise((r) => server.on('exit', r));
-      server.kill('SIGTERM');
-      await exited;
-    }
+    await stop();
     rmSync(dataDir, { recursive: true, force: true });
     await fresh?.drop().catch(() => {});
   }

@@ -6,7 +6,7 @@
  * ship. Not part of npm test.
  *
  *   npm run bench                  # everything
- *   npm run bench -- delivery api  # some sections: delivery, paced, claim, api, memory
+ *   npm run bench -- delivery api  # some sections: delivery, paced, claim, api (with the batch flush after it), memory
  *   BENCH_STORAGE=postgres         # one storage only
  *   BENCH_ROUNDS=1                 # delivery rounds (default 3; the median round is reported)
  *   BENCH_CPU_PROF=/tmp/prof       # V8 CPU profiles of the worker, the raw baseline and the API server
@@ -93,9 +93,16 @@ try {
   }
   if (wanted.has('api')) {
     const rows = [];
-    for (const storage of storages) rows.push(...(await apiLoad(storage)));
+    const flushes = [];
+    for (const storage of storages) {
+      const { api, flush } = await apiLoad(storage);
+      rows.push(...api);
+      if (flush) flushes.push(flush);
+    }
     results.api = rows;
+    results.flush = flushes;
     console.table(rows.map((r) => ({ storage: r.storage, route: r.route, connections: r.connections, 'req/s': round(r.requestsPerSecond), 'p99 ms': r.p99Ms, errors: r.errors, non2xx: r.non2xx, 'CPU µs load/server/pg': cpuText(r.cpu) })));
+    console.table(flushes.map((f) => ({ storage: f.storage, 'batches flushed': f.batches, 'batches/s': round(f.perSecond), 'CPU µs flush/pg': `${Math.round(f.cpu.selfUs)} / ${Math.round(f.cpu.postgresUs)}` })));
   }
   if (wanted.has('memory')) {
     const m = await workerMemory(receiver);
