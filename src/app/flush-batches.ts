@@ -1,5 +1,6 @@
 import { newDelivery } from './enqueue.js';
 import type { Deps } from './ports.js';
+import { respondentKey } from './submit-responses.js';
 
 /**
  * Turns batches whose window has passed into deliveries. Claim, insert and delete happen in
@@ -16,15 +17,14 @@ export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> 
     const due = await store.batches.claimDue(now, limit);
     if (!due.length) return 0;
     const polls = new Map((await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]));
-    const key = (pollId: string, id: string) => `${pollId}\u0000${id}`;
-    const keys = new Map(due.map((b) => [key(b.pollId, b.participantId), { pollId: b.pollId, id: b.participantId }]));
-    const participants = new Map((await store.responses.participantsByKeys([...keys.values()])).map((p) => [key(p.pollId, p.id), p]));
+    const keys = new Map(due.map((b) => [respondentKey(b.pollId, b.participantId), { pollId: b.pollId, id: b.participantId }]));
+    const participants = new Map((await store.responses.participantsByKeys([...keys.values()])).map((p) => [respondentKey(p.pollId, p.id), p]));
     const responses = new Map((await store.responses.byIds([...new Set(due.flatMap((b) => b.responseIds))])).map((r) => [r.id, r]));
     const deliveries = [];
     for (const b of due) {
       const found = polls.get(b.pollId);
       const webhook = found?.webhooks.find((w) => w.id === b.webhookId);
-      const participant = participants.get(key(b.pollId, b.participantId));
+      const participant = participants.get(respondentKey(b.pollId, b.participantId));
       // In the order they were added to the batch: the last is the latest (its metadata goes out).
       // Ids made in the same millisecond do not sort in that order.
       const answers = b.responseIds.flatMap((id) => responses.get(id) ?? []);

@@ -1,4 +1,4 @@
-import { submitGroup, type SubmitInput, type SubmitResult } from './submit-responses.js';
+import { respondentKey, submitGroup, type SubmitInput, type SubmitResult } from './submit-responses.js';
 import type { Caller, Deps } from './ports.js';
 
 export type SubmissionQueue = { submit(caller: Caller | null, input: SubmitInput): Promise<SubmitResult> };
@@ -24,7 +24,7 @@ export function createSubmissionQueue(deps: Deps, opts: { maxGroup?: number; par
     const rest: Waiting[] = [];
     const respondents = new Set<string>();
     for (const w of waiting) {
-      const key = w.input.participantId === undefined ? undefined : `${w.input.pollId}\u0000${w.input.participantId}`;
+      const key = w.input.participantId === undefined ? undefined : respondentKey(w.input.pollId, w.input.participantId);
       if (group.length < maxGroup && (key === undefined || !respondents.has(key))) {
         group.push(w);
         if (key !== undefined) respondents.add(key);

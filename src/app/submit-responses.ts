@@ -37,7 +37,8 @@ type Work = PollForSubmission & {
   newlyComplete: boolean;
 };
 
-const keyOf = (pollId: string, participantId: string) => `${pollId}\u0000${participantId}`;
+/** One respondent of one poll, as a map key. */
+export const respondentKey = (pollId: string, participantId: string) => `${pollId}\u0000${participantId}`;
 
 /**
  * Stores respondents' answers and, in the same transaction, everything their webhooks need
@@ -71,10 +72,10 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
     const { participants, answers } = await store.submissions.lockAndAddAnswers(
       work.map((w) => ({ participant: w.participant, responses: w.responses, reopens: reopens(w.poll) })),
     );
-    const stored = new Map(participants.map((p) => [keyOf(p.pollId, p.id), p]));
+    const stored = new Map(participants.map((p) => [respondentKey(p.pollId, p.id), p]));
     work = work.filter((w) => {
       try {
-        w.participant = merged(w, stored.get(keyOf(w.poll.id, w.participant.id))!, now);
+        w.participant = merged(w, stored.get(respondentKey(w.poll.id, w.participant.id))!, now);
         return true;
       } catch (e) {
         refuse(out, w.at, e);
@@ -84,13 +85,13 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
 
     const byParticipant = new Map<string, ResponseRow[]>();
     for (const r of answers) {
-      const k = keyOf(r.pollId, r.participantId);
+      const k = respondentKey(r.pollId, r.participantId);
       const list = byParticipant.get(k);
       if (list) list.push(r);
       else byParticipant.set(k, [r]);
     }
     for (const w of work) {
-      w.all = byParticipant.get(keyOf(w.poll.id, w.participant.id)) ?? [];
+      w.all = byParticipant.get(respondentKey(w.poll.id, w.participant.id)) ?? [];
       // The statement decided by itself which answers to add; an accepted submission whose
       // answers it skipped must fail rather than be acknowledged as saved.
       const added = new Set(w.all.map((r) => r.id));
