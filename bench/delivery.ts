@@ -7,7 +7,7 @@ import { signatureHeader } from '../src/domain/signature.js';
 import type { HttpSender, NewDelivery } from '../src/app/delivery-ports.js';
 import type { Deps } from '../src/app/ports.js';
 // From dist/, as the service runs them (lib.ts says why).
-import { createUndiciSender } from '../dist/infra/http-sender/undici-sender.js';
+import { createH1Sender } from '../dist/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../dist/worker/delivery-runner.js';
 import { benchDeps, cpuSplit, freshDatabase, percentile, profileSpan, SECRET, sleep, type CpuSplit, type Receiver, type Storage } from './lib.js';
 
@@ -86,7 +86,7 @@ export async function closeClients(): Promise<void> {
 }
 
 function runWorker(deps: Deps) {
-  sender ??= createUndiciSender({ allowPrivateTargets: true, connectionsPerOrigin: CONNECTIONS });
+  sender ??= createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: CONNECTIONS });
   const controller = new AbortController();
   const runner = startDeliveryRunner({ ...deps, sender }, controller.signal, {
     concurrency: CONCURRENCY,

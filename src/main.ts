@@ -9,7 +9,7 @@ import { openDatabase, type Database } from './infra/db/database.js';
 import { isStorageUnavailable } from './infra/db/unavailable.js';
 import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
-import { createUndiciSender } from './infra/http-sender/undici-sender.js';
+import { createH1Sender } from './infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
 import { ALERT_CHECK, BATCH_FLUSH, retentionTask, startScheduler } from './worker/scheduler.js';
 import { outboxMailer, smtpMailer } from './infra/mail/mailer.js';
@@ -83,7 +83,7 @@ export type Worker = { stop(): Promise<void>; wake(): void };
  * already sent finish and be recorded, then closes the sender's pools.
  */
 export function startWorker(rt: Runtime): Worker {
-  const sender = createUndiciSender({ allowPrivateTargets: rt.config.allowPrivateTargets });
+  const sender = createH1Sender({ allowPrivateTargets: rt.config.allowPrivateTargets });
   const mailer = rt.config.smtpUrl ? smtpMailer(rt.config.smtpUrl, rt.config.mailFrom) : outboxMailer(path.join(rt.config.dataDir, 'outbox'), rt.config.mailFrom);
   const deps: Deps = { ...rt.deps, sender, mailer, alerts: { quietMs: rt.config.alertQuietMs, reminderMs: rt.config.alertReminderMs } };
   const controller = new AbortController();

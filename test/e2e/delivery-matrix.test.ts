@@ -9,7 +9,7 @@ import { startTestWorker } from '../support/worker.js';
 
 /**
  * Issue B item 8: the delivery outcome matrix of SPEC §3 / §6.4 end to end — in-process API
- * and worker (real runner, scheduler and undici sender), a real HTTPS receiver on loopback.
+ * and worker (real runner, scheduler and HTTPS sender), a real HTTPS receiver on loopback.
  * Every case has its own webhook path and is asserted twice: by what the receiver got, and by
  * what GET /webhooks/delivery says.
  */

@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUndiciSender } from '../../src/infra/http-sender/undici-sender.js';
+import { createH1Sender } from '../../src/infra/http-sender/h1-sender.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 import { answer, visiblePoll } from '../support/fixtures.js';
 import { startReceiver } from '../support/receiver.js';
@@ -351,8 +351,8 @@ describe('at delivery: names that resolve late or rebind', () => {
   it('the sender alone: with private targets allowed the rebound name reaches the receiver; without, it is blocked before connecting', async () => {
     const url = `https://receiver.test:${receiver.port}/direct`;
     const req = { url, body: '{}', headers: { 'content-type': 'application/json' }, timeoutMs: 5_000 };
-    const open = createUndiciSender({ allowPrivateTargets: true, resolver });
-    const guarded = createUndiciSender({ allowPrivateTargets: false, resolver });
+    const open = createH1Sender({ allowPrivateTargets: true, resolver });
+    const guarded = createH1Sender({ allowPrivateTargets: false, resolver });
     try {
       expect((await open.send(req)).outcome).toEqual({ kind: 'response', statusCode: 200 });
       expect(receiver.received.filter((r) => r.path === '/direct')).toHaveLength(1);
@@ -371,8 +371,8 @@ describe('at delivery: names that resolve late or rebind', () => {
 
   it('the sender alone: a private literal address is blocked without a lookup, and an unparsable URL is an attempt error in either mode', async () => {
     const req = { url: '', body: '{}', headers: { 'content-type': 'application/json' }, timeoutMs: 5_000 };
-    const open = createUndiciSender({ allowPrivateTargets: true, resolver });
-    const guarded = createUndiciSender({ allowPrivateTargets: false, resolver });
+    const open = createH1Sender({ allowPrivateTargets: true, resolver });
+    const guarded = createH1Sender({ allowPrivateTargets: false, resolver });
     try {
       lookups.length = 0;
       expect((await guarded.send({ ...req, url: 'https://10.1.2.3/x' })).outcome).toEqual({ kind: 'error', error: 'blocked_address' });

@@ -1,15 +1,15 @@
 import pino from 'pino';
 import type { Deps } from '../../src/app/ports.js';
-import { createUndiciSender, type SenderOptions } from '../../src/infra/http-sender/undici-sender.js';
+import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../src/worker/delivery-runner.js';
 import { BATCH_FLUSH, startScheduler } from '../../src/worker/scheduler.js';
 
 /**
- * The real runner and scheduler with the real undici sender, in this process. `resolver`
+ * The real runner and scheduler with the real HTTPS sender, in this process. `resolver`
  * replaces DNS for the sender (a test name can resolve to anything at delivery time).
  */
 export function startTestWorker(deps: Deps, opts: { allowPrivateTargets?: boolean; concurrency?: number; resolver?: SenderOptions['resolver'] } = {}) {
-  const sender = createUndiciSender({ allowPrivateTargets: opts.allowPrivateTargets ?? true, resolver: opts.resolver });
+  const sender = createH1Sender({ allowPrivateTargets: opts.allowPrivateTargets ?? true, resolver: opts.resolver });
   const withSender: Deps = { ...deps, sender };
   const controller = new AbortController();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });

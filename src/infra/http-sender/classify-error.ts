@@ -1,0 +1,23 @@
+import type { DeliveryError } from '../../domain/retry-policy.js';
+
+const TLS_CODES = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|UNABLE_TO_|SELF_SIGNED|ERR_OSSL|HOSTNAME_MISMATCH)/;
+
+/** Maps what the sender's connections fail with to the error words of the delivery log (DESIGN §2 Attempt). */
+export function classifyError(err: unknown, timedOut: boolean): DeliveryError {
+  if (timedOut) return 'timeout';
+  const seen = new Set<unknown>();
+  let e: unknown = err;
+  while (e && typeof e === 'object' && !seen.has(e)) {
+    seen.add(e);
+    const code = String((e as { code?: unknown }).code ?? '');
+    const name = String((e as { name?: unknown }).name ?? '');
+    if (code === 'CANVASS_BLOCKED_ADDRESS') return 'blocked_address';
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' || code === 'EAI_NODATA') return 'dns';
+    if (code === 'ECONNREFUSED') return 'refused';
+    if (code === 'ECONNRESET' || code === 'EPIPE') return 'reset';
+    if (code === 'ETIMEDOUT' || name === 'TimeoutError') return 'timeout';
+    if (TLS_CODES.test(code)) return 'tls';
+    e = (e as { cause?: unknown }).cause;
+  }
+  return 'network';
+}

@@ -1,0 +1,351 @@
+import { performance } from 'node:perf_hooks';
+import tls from 'node:tls';
+import type { HttpSender, SendRequest, SendResult } from '../../app/delivery-ports.js';
+import { isIpLiteral, isPublicAddress } from '../../domain/ip-ranges.js';
+import { classifyError } from './classify-error.js';
+import { guardedLookup } from './guarded-lookup.js';
+import { ResponseParser, type ResponseHead, type ResponseSink } from './response-parser.js';
+
+const EXCERPT_CHARS = 1024;
+// Enough bytes for EXCERPT_CHARS UTF-16 units of any text (3 bytes per unit at most).
+const EXCERPT_BYTES = 3 * EXCERPT_CHARS;
+// Past this the answer body is dropped with its connection rather than read to the end.
+const MAX_BODY_READ = 64 * 1024;
+// A connection idle this long is closed, and one the server said it keeps less long is closed
+// this much before the server would (so a request is never written to a socket it is closing).
+const IDLE_MS = 30_000;
+const KEEP_ALIVE_MARGIN_MS = 2_000;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const UNSAFE_VALUE = /[\r\n\0]/;
+
+export type SenderOptions = {
+  allowPrivateTargets: boolean;
+  /** Most sockets kept per origin (keep-alive pool size): the per-endpoint concurrency bound. */
+  connectionsPerOrigin?: number;
+  resolver?: Parameters<typeof guardedLookup>[0]['resolver'];
+};
+
+class DeadlineError extends Error {
+  override readonly name = 'TimeoutError';
+  constructor() {
+    super('the attempt took longer than its deadline');
+  }
+}
+
+class ClosedError extends Error {
+  readonly code = 'ECONNRESET';
+  constructor() {
+    super('the connection closed before the answer was complete');
+  }
+}
+
+/** One attempt: queued for its origin, then written on one of its connections. */
+type Attempt = {
+  bytes: string;
+  started: number;
+  resolve(r: SendResult): void;
+  timer: NodeJS.Timeout | undefined;
+  conn: Conn | null;
+  status: number;
+  durationMs: number;
+  read: number;
+  excerpt: Buffer[] | null;
+  excerptBytes: number;
+  settled: boolean;
+  timedOut: boolean;
+  retried: boolean;
+};
+
+type Conn = {
+  socket: tls.TLSSocket;
+  origin: Origin;
+  ready: boolean;
+  current: Attempt | null;
+  parser: ResponseParser | null;
+  /** Requests this connection has answered: a reused one may have been closed by the server. */
+  served: number;
+  idleUntil: number;
+  keepAliveMs: number | null;
+  ended: boolean;
+  reusable: boolean;
+  tooLarge: boolean;
+  error: unknown;
+};
+
+type Origin = {
+  key: string;
+  host: string;
+  port: number;
+  servername: string | undefined;
+  conns: Set<Conn>;
+  /** Ready connections with nothing to do, most recently used last. */
+  idle: Conn[];
+  queue: Attempt[];
+  connecting: number;
+};
+
+type Target = { origin: string; host: string; port: number; hostHeader: string; path: string; blockedLiteral: boolean };
+
+/**
+ * The webhook sender: HTTP/1.1 over TLS, with keep-alive connections pooled per origin (at most
+ * `connectionsPerOrigin` each), one request at a time per connection.
+ *
+ * Written for this one job rather than borrowed from a general client: an attempt is one POST of
+ * a body already in memory whose answer matters for its status and first KiB only, and a general
+ * client's per-request machinery (request objects, header validation tables, handler adapters,
+ * a parser calling back per header) was most of the worker's CPU per delivery (README
+ * "Performance"). What a general client also does and this one must too:
+ * - every connection goes through the SSRF guard's lookup, and literal addresses are checked here;
+ * - the whole attempt has one deadline, from the call to the answer, waiting for a connection included;
+ * - answers are framed strictly (response-parser.ts); redirects are never followed;
+ * - a request written to a reused connection that the server closed before answering anything
+ *   (its idle timeout raced ours) is sent once more on a new connection, since the server cannot
+ *   have acted on it; any other failure is the attempt's, and the retry ladder takes it from there.
+ */
+export function createH1Sender(opts: SenderOptions): HttpSender {
+  const maxConns = opts.connectionsPerOrigin ?? 32;
+  const lookup = guardedLookup({ allowPrivate: opts.allowPrivateTargets, resolver: opts.resolver });
+  const origins = new Map<string, Origin>();
+  const targets = new Map<string, Target>();
+  let closed = false;
+  let allClosed: (() => void) | undefined;
+
+  const target = (url: string): Target => {
+    let t = targets.get(url);
+    if (!t) {
+      const u = new URL(url);
+      if (u.protocol !== 'https:') throw new Error(`not an https URL: ${url}`);
+      const host = u.hostname.replace(/^\[|\]$/g, '');
+      t = { origin: u.origin, host, port: Number(u.port || 443), hostHeader: u.host, path: u.pathname + u.search, blockedLiteral: isIpLiteral(host) && !isPublicAddress(host) };
+      if (targets.size >= 10_000) targets.clear();
+      targets.set(url, t);
+    }
+    return t;
+  };
+
+  const originFor = (t: Target): Origin => {
+    let o = origins.get(t.origin);
+    if (!o) {
+      o = { key: t.origin, host: t.host, port: t.port, servername: isIpLiteral(t.host) ? undefined : t.host, conns: new Set(), idle: [], queue: [], connecting: 0 };
+      origins.set(t.origin, o);
+    }
+    return o;
+  };
+
+  const settle = (a: Attempt, r: SendResult) => {
+    if (a.settled) return;
+    a.settled = true;
+    clearTimeout(a.timer);
+    a.resolve(r);
+  };
+  const answered = (a: Attempt) => {
+    let excerpt: string | null = null;
+    if (a.excerpt) excerpt = (a.excerpt.length === 1 ? a.excerpt[0]! : Buffer.concat(a.excerpt)).toString('utf8').slice(0, EXCERPT_CHARS) || null;
+    settle(a, { outcome: { kind: 'response', statusCode: a.status }, durationMs: a.durationMs, excerpt });
+  };
+  const failed = (a: Attempt, err: unknown) => settle(a, { outcome: { kind: 'error', error: classifyError(err, a.timedOut) }, durationMs: performance.now() - a.started, excerpt: null });
+
+  const sinkFor = (conn: Conn): ResponseSink => ({
+    head(h: ResponseHead) {
+      const a = conn.current!;
+      a.status = h.status;
+      a.durationMs = performance.now() - a.started;
+      conn.keepAliveMs = h.keepAliveMs;
+    },
+    body(chunk: Buffer) {
+      const a = conn.current!;
+      a.read += chunk.length;
+      if (a.excerptBytes < EXCERPT_BYTES && chunk.length) {
+        const part = Buffer.from(chunk.subarray(0, EXCERPT_BYTES - a.excerptBytes));
+        (a.excerpt ??= []).push(part);
+        a.excerptBytes += part.length;
+      }
+      if (a.read > MAX_BODY_READ) conn.tooLarge = true;
+    },
+    end(reusable: boolean) {
+      conn.ended = true;
+      conn.reusable = reusable;
+    },
+  });
+
+  const drop = (conn: Conn) => {
+    conn.reusable = false;
+    conn.socket.destroy();
+  };
+
+  const pump = (o: Origin) => {
+    while (o.queue.length) {
+      const a = o.queue[0]!;
+      if (a.settled) {
+        o.queue.shift();
+        continue;
+      }
+      const conn = o.idle.pop();
+      if (conn) {
+        if (conn.socket.destroyed || !conn.socket.writable) continue;
+        o.queue.shift();
+        assign(conn, a);
+        continue;
+      }
+      // More connections only for attempts that no connection being opened will take.
+      if (o.conns.size < maxConns && o.connecting < o.queue.length && !closed) connect(o);
+      else break;
+    }
+  };
+
+  const assign = (conn: Conn, a: Attempt) => {
+    conn.current = a;
+    conn.parser = new ResponseParser(sinkFor(conn));
+    conn.ended = false;
+    conn.tooLarge = false;
+    a.conn = conn;
+    conn.socket.write(a.bytes);
+  };
+
+  const release = (conn: Conn) => {
+    if (closed) return drop(conn);
+    const o = conn.origin;
+    const serverIdle = conn.keepAliveMs === null ? IDLE_MS : conn.keepAliveMs - KEEP_ALIVE_MARGIN_MS;
+    if (serverIdle <= 0) return drop(conn);
+    conn.idleUntil = Date.now() + Math.min(IDLE_MS, serverIdle);
+    o.idle.push(conn);
+    pump(o);
+  };
+
+  const onData = (conn: Conn, chunk: Buffer) => {
+    const a = conn.current;
+    // Bytes on a connection with no request out: it is not speaking HTTP as we are.
+    if (!a || !conn.parser) return drop(conn);
+    try {
+      conn.parser.feed(chunk);
+    } catch (err) {
+      conn.error = err;
+      return drop(conn);
+    }
+    if (conn.tooLarge) {
+      conn.current = null;
+      answered(a);
+      return drop(conn);
+    }
+    if (!conn.ended) return;
+    conn.current = null;
+    conn.parser = null;
+    conn.served++;
+    answered(a);
+    if (!conn.reusable || a.timedOut) drop(conn);
+    else release(conn);
+  };
+
+  const onClose = (conn: Conn) => {
+    const o = conn.origin;
+    o.conns.delete(conn);
+    const i = o.idle.indexOf(conn);
+    if (i >= 0) o.idle.splice(i, 1);
+    if (!conn.ready) {
+      o.connecting--;
+      // Nothing reaches this origin now (a refused connection, DNS, TLS, the SSRF guard): the
+      // attempts waiting for it fail with that error, as the ones after them would.
+      if (![...o.conns].some((c) => c.ready)) {
+        const err = conn.error ?? new ClosedError();
+        for (const a of o.queue.splice(0)) failed(a, err);
+      }
+    }
+    const a = conn.current;
+    conn.current = null;
+    if (a && !a.settled) {
+      if (conn.parser?.eof()) answered(a);
+      else if (a.status) answered(a); // the status is what counts, whatever came of the body
+      else if (conn.served > 0 && !conn.parser?.started && !a.retried && !a.timedOut && !closed) {
+        a.retried = true;
+        a.conn = null;
+        o.queue.unshift(a);
+      } else failed(a, conn.error ?? new ClosedError());
+    }
+    if (!o.conns.size && !o.queue.length) origins.delete(o.key);
+    else pump(o);
+    if (closed && !origins.size) allClosed?.();
+  };
+
+  const connect = (o: Origin) => {
+    o.connecting++;
+    // onread: each read is handed over as it is, without the readable stream's buffering and
+    // events (the buffer is reused for the next read: the parser copies what it keeps).
+    const options: tls.ConnectionOptions & { onread: { buffer: Buffer; callback(n: number, buf: Buffer): void } } = {
+      host: o.host,
+      port: o.port,
+      servername: o.servername,
+      lookup,
+      ALPNProtocols: ['http/1.1'],
+      onread: { buffer: Buffer.allocUnsafe(64 * 1024), callback: (n, buf) => onData(conn, buf.subarray(0, n)) },
+    };
+    const socket = tls.connect(options);
+    const conn: Conn = { socket, origin: o, ready: false, current: null, parser: null, served: 0, idleUntil: 0, keepAliveMs: null, ended: false, reusable: true, tooLarge: false, error: undefined };
+    o.conns.add(conn);
+    socket.setNoDelay(true);
+    socket.once('secureConnect', () => {
+      o.connecting--;
+      conn.ready = true;
+      release(conn);
+    });
+    socket.on('error', (err) => {
+      conn.error ??= err;
+    });
+    socket.on('close', () => onClose(conn));
+  };
+
+  // Idle connections past their time are closed once a second, rather than a timer per request.
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const o of origins.values()) for (const c of [...o.idle]) if (c.idleUntil <= now) drop(c);
+  }, 1_000);
+  sweeper.unref();
+
+  return {
+    send(req: SendRequest): Promise<SendResult> {
+      const started = performance.now();
+      let t: Target;
+      try {
+        t = target(req.url);
+      } catch (err) {
+        return Promise.resolve({ outcome: { kind: 'error', error: classifyError(err, false) }, durationMs: 0, excerpt: null });
+      }
+      if (!opts.allowPrivateTargets && t.blockedLiteral) {
+        return Promise.resolve({ outcome: { kind: 'error', error: 'blocked_address' }, durationMs: 0, excerpt: null });
+      }
+      let head = `POST ${t.path} HTTP/1.1\r\nhost: ${t.hostHeader}\r\ncontent-length: ${Buffer.byteLength(req.body)}\r\n`;
+      for (const name in req.headers) {
+        const value = req.headers[name]!;
+        if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) return Promise.reject(new Error(`header ${JSON.stringify(name)} cannot be sent as given`));
+        head += `${name}: ${value}\r\n`;
+      }
+      if (closed) return Promise.resolve({ outcome: { kind: 'error', error: 'network' }, durationMs: 0, excerpt: null });
+      return new Promise<SendResult>((resolve) => {
+        const a: Attempt = { bytes: head + '\r\n' + req.body, started, resolve, timer: undefined, conn: null, status: 0, durationMs: 0, read: 0, excerpt: null, excerptBytes: 0, settled: false, timedOut: false, retried: false };
+        a.timer = setTimeout(() => {
+          a.timedOut = true;
+          // The status is what counts: a body cut short by the deadline does not change it.
+          if (a.status) answered(a);
+          else failed(a, new DeadlineError());
+          // A connection in the middle of an answer cannot carry another; a queued attempt is
+          // skipped when its turn comes.
+          if (a.conn?.current === a) drop(a.conn);
+        }, req.timeoutMs);
+        const o = originFor(t);
+        o.queue.push(a);
+        pump(o);
+      });
+    },
+    close() {
+      closed = true;
+      clearInterval(sweeper);
+      return new Promise<void>((resolve) => {
+        allClosed = resolve;
+        for (const o of origins.values()) {
+          for (const a of o.queue.splice(0)) failed(a, new ClosedError());
+          for (const c of [...o.conns]) if (!c.current) drop(c);
+        }
+        if (!origins.size) resolve();
+      });
+    },
+  };
+}

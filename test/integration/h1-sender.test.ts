@@ -1,0 +1,268 @@
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import tls from 'node:tls';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { HttpSender } from '../../src/app/delivery-ports.js';
+import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/h1-sender.js';
+import { serverTls } from '../support/tls.js';
+
+/**
+ * The webhook sender against real TLS servers on loopback (the test CA): an https server where
+ * the answers are ordinary, and a raw TLS server that writes exactly the bytes a case needs
+ * (framings, interim answers, malformed answers, connections closed at the worst moment).
+ */
+
+type Raw = { port: number; connections: number; requests: string[]; closed: number; close(): Promise<void> };
+
+/** A TLS server whose `answer` gets each request's text and the socket; it writes what it likes. */
+async function rawServer(answer: (request: string, socket: tls.TLSSocket, nth: number) => void): Promise<Raw> {
+  const raw: Raw = { port: 0, connections: 0, requests: [], closed: 0, close: async () => {} };
+  const sockets = new Set<tls.TLSSocket>();
+  const server = tls.createServer(serverTls(), (socket) => {
+    raw.connections++;
+    sockets.add(socket);
+    let nth = 0;
+    let pending = '';
+    socket.on('data', (d: Buffer) => {
+      pending += d.toString('utf8');
+      // One request is whole when its head and its Content-Length of body are in.
+      for (;;) {
+        const end = pending.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const length = Number(/content-length: (\d+)/i.exec(pending.slice(0, end))?.[1] ?? 0);
+        if (pending.length < end + 4 + length) return;
+        const request = pending.slice(0, end + 4 + length);
+        pending = pending.slice(end + 4 + length);
+        raw.requests.push(request);
+        answer(request, socket, nth++);
+      }
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      raw.closed++;
+      sockets.delete(socket);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  raw.port = (server.address() as AddressInfo).port;
+  raw.close = () =>
+    new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => r());
+    });
+  return raw;
+}
+
+const OK = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok';
+
+let cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.reverse()) await c();
+  cleanups = [];
+});
+function sender(opts: Partial<SenderOptions> = {}): HttpSender {
+  const s = createH1Sender({ allowPrivateTargets: true, ...opts });
+  cleanups.push(() => s.close());
+  return s;
+}
+async function raw(answer: Parameters<typeof rawServer>[0]): Promise<Raw> {
+  const r = await rawServer(answer);
+  cleanups.push(() => r.close());
+  return r;
+}
+const req = (port: number, extra: Partial<{ path: string; body: string; timeoutMs: number; headers: Record<string, string> }> = {}) => ({
+  url: `https://127.0.0.1:${port}${extra.path ?? '/hook'}`,
+  body: extra.body ?? '{"a":1}',
+  headers: extra.headers ?? { 'content-type': 'application/json' },
+  timeoutMs: extra.timeoutMs ?? 5_000,
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('h1 sender: connections', () => {
+  it('one keep-alive connection carries attempts one after another, each request as given', async () => {
+    const seen: { headers: Record<string, unknown>; body: string; url: string }[] = [];
+    let connections = 0;
+    const server = https.createServer({ ...serverTls(), keepAliveTimeout: 60_000 }, (rq, res) => {
+      const chunks: Buffer[] = [];
+      rq.on('data', (c: Buffer) => chunks.push(c));
+      rq.on('end', () => {
+        seen.push({ headers: rq.headers, body: Buffer.concat(chunks).toString('utf8'), url: rq.url! });
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks');
+      });
+    });
+    server.on('secureConnection', () => connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise((r) => server.close(() => r())));
+    server.keepAliveTimeout = 60_000;
+    const port = (server.address() as AddressInfo).port;
+    const s = sender();
+    const body = JSON.stringify({ text: 'héllo wörld ✓ 😀' });
+    for (let i = 0; i < 5; i++) {
+      const sent = await s.send(req(port, { path: `/hook/${i}?q=1`, body, headers: { 'content-type': 'application/json', 'x-service-attempt': String(i + 1) } }));
+      expect(sent.outcome).toEqual({ kind: 'response', statusCode: 200 });
+      expect(sent.excerpt).toBe('thanks');
+      expect(sent.durationMs).toBeGreaterThan(0);
+    }
+    expect(connections).toBe(1);
+    expect(seen.map((r) => r.url)).toEqual([0, 1, 2, 3, 4].map((i) => `/hook/${i}?q=1`));
+    expect(seen[3]!.body).toBe(body);
+    expect(seen[3]!.headers).toMatchObject({ host: `127.0.0.1:${port}`, 'content-length': String(Buffer.byteLength(body)), 'content-type': 'application/json', 'x-service-attempt': '4' });
+    server.closeAllConnections();
+  });
+
+  it('at most connectionsPerOrigin connections to an origin; the attempts beyond them wait their turn', async () => {
+    let open = 0;
+    let most = 0;
+    const r = await raw((_q, socket) => setTimeout(() => socket.write(OK), 80));
+    const s = sender({ connectionsPerOrigin: 2 });
+    const counting = setInterval(() => {
+      open = r.connections - r.closed;
+      most = Math.max(most, open);
+    }, 5);
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => s.send(req(r.port, { path: `/${i}` }))));
+    clearInterval(counting);
+    expect(results.every((x) => x.outcome.kind === 'response' && x.outcome.statusCode === 200)).toBe(true);
+    expect(r.connections).toBe(2);
+    expect(most).toBeLessThanOrEqual(2);
+    expect(r.requests).toHaveLength(8);
+  });
+
+  it('the deadline counts the wait for a connection: a queued attempt times out unsent', async () => {
+    const r = await raw((_q, socket) => setTimeout(() => socket.write(OK), 300));
+    const s = sender({ connectionsPerOrigin: 1 });
+    const [first, second] = await Promise.all([s.send(req(r.port, { path: '/first', timeoutMs: 2_000 })), s.send(req(r.port, { path: '/second', timeoutMs: 150 }))]);
+    expect(first.outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(second.outcome).toEqual({ kind: 'error', error: 'timeout' });
+    await sleep(400);
+    expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/first']);
+  });
+
+  it('an attempt past its deadline mid-answer: timeout if no status yet, and that connection is not used again', async () => {
+    const r = await raw((q, socket) => {
+      if (q.includes('/slow')) return; // never answers
+      socket.write(OK);
+    });
+    const s = sender({ connectionsPerOrigin: 1 });
+    expect((await s.send(req(r.port, { path: '/slow', timeoutMs: 150 }))).outcome).toEqual({ kind: 'error', error: 'timeout' });
+    expect((await s.send(req(r.port, { path: '/fast' }))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(r.connections).toBe(2);
+  });
+
+  it('a reused connection the server closed without a byte of answer: the request goes once more, on a new connection', async () => {
+    // The server's side of a keep-alive race: it answers a connection's first request and
+    // closes the connection when the second arrives.
+    const r = await raw((_q, socket, nth) => (nth === 0 ? socket.write(OK) : socket.destroy()));
+    const s = sender();
+    expect((await s.send(req(r.port, { path: '/a' }))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect((await s.send(req(r.port, { path: '/b' }))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/a', '/b', '/b']);
+    expect(r.connections).toBe(2);
+  });
+
+  it('a new connection closed without an answer: error reset, not sent again', async () => {
+    const r = await raw((_q, socket) => socket.destroy());
+    const s = sender();
+    expect((await s.send(req(r.port))).outcome).toEqual({ kind: 'error', error: 'reset' });
+    expect(r.requests).toHaveLength(1);
+  });
+
+  it("the server's Keep-Alive timeout is kept: a connection it keeps 2 s is not reused; one it keeps 3 s is closed idle within about a second", async () => {
+    const short = await raw((_q, socket) => socket.write('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=2\r\nContent-Length: 0\r\n\r\n'));
+    const s = sender();
+    for (let i = 0; i < 3; i++) expect((await s.send(req(short.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(short.connections).toBe(3);
+
+    const longer = await raw((_q, socket) => socket.write('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=3\r\nContent-Length: 0\r\n\r\n'));
+    expect((await s.send(req(longer.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect((await s.send(req(longer.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(longer.connections).toBe(1);
+    const until = Date.now() + 2_900;
+    while (longer.closed === 0 && Date.now() < until) await sleep(20);
+    expect(longer.closed).toBe(1);
+  });
+});
+
+describe('h1 sender: answers', () => {
+  it('chunked and close-delimited bodies: the status and the excerpt', async () => {
+    const chunked = await raw((_q, socket) => socket.write('HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nqueued\r\n3\r\n ok\r\n0\r\n\r\n'));
+    const closing = await raw((_q, socket) => socket.end('HTTP/1.1 503 Service Unavailable\r\n\r\ncome back later'));
+    const s = sender();
+    expect(await s.send(req(chunked.port))).toMatchObject({ outcome: { kind: 'response', statusCode: 202 }, excerpt: 'queued ok' });
+    expect(await s.send(req(closing.port))).toMatchObject({ outcome: { kind: 'response', statusCode: 503 }, excerpt: 'come back later' });
+  });
+
+  it('an interim 103 before the answer: the status is the final one', async () => {
+    const r = await raw((_q, socket) => socket.write('HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n'));
+    expect((await sender().send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 204 });
+  });
+
+  it('redirects are answers, never followed', async () => {
+    const r = await raw((_q, socket) => socket.write('HTTP/1.1 307 Temporary Redirect\r\nLocation: https://127.0.0.1:1/elsewhere\r\nContent-Length: 0\r\n\r\n'));
+    expect((await sender().send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 307 });
+    expect(r.requests).toHaveLength(1);
+  });
+
+  it('a body past 64 KiB: the status stands, the excerpt is its first 1,024 characters, and the connection is dropped', async () => {
+    const big = 'é'.repeat(100_000); // two bytes each
+    const r = await raw((_q, socket) => socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${Buffer.byteLength(big)}\r\n\r\n${big}`));
+    const s = sender();
+    const sent = await s.send(req(r.port));
+    expect(sent.outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(sent.excerpt).toBe('é'.repeat(1024));
+    expect((await s.send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(r.connections).toBe(2);
+  });
+
+  it('a malformed answer: error network, and its connection is not used again', async () => {
+    const r = await raw((_q, socket, nth) => socket.write(nth === 0 && r.connections === 1 ? 'HTTP/1.1 2xx Fine\r\n\r\n' : OK));
+    const s = sender();
+    expect((await s.send(req(r.port))).outcome).toEqual({ kind: 'error', error: 'network' });
+    expect((await s.send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(r.connections).toBe(2);
+  });
+
+  it('a status, then the connection lost mid-body: the status counts', async () => {
+    const r = await raw((_q, socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart');
+      setTimeout(() => socket.destroy(), 20);
+    });
+    expect(await sender().send(req(r.port))).toMatchObject({ outcome: { kind: 'response', statusCode: 200 }, excerpt: 'part' });
+  });
+});
+
+describe('h1 sender: failures to connect, and closing', () => {
+  it('a refused connection fails every attempt waiting for that origin with refused', async () => {
+    const r = await raw(() => {});
+    const port = r.port;
+    await r.close();
+    const s = sender({ connectionsPerOrigin: 1 });
+    const results = await Promise.all([0, 1, 2].map(() => s.send(req(port))));
+    expect(results.map((x) => x.outcome)).toEqual([0, 1, 2].map(() => ({ kind: 'error', error: 'refused' })));
+  });
+
+  it('a certificate that does not name the host: error tls, nothing sent', async () => {
+    const r = await raw((_q, socket) => socket.write(OK));
+    const s = sender({ resolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const sent = await s.send({ ...req(r.port), url: `https://wrong-name.example:${r.port}/hook` });
+    expect(sent.outcome).toEqual({ kind: 'error', error: 'tls' });
+    expect(r.requests).toHaveLength(0);
+  });
+
+  it('a header value with a line break is refused before anything is sent', async () => {
+    const r = await raw((_q, socket) => socket.write(OK));
+    await expect(sender().send(req(r.port, { headers: { 'x-evil': 'a\r\nx-injected: 1' } }))).rejects.toThrow(/cannot be sent/);
+    expect(r.requests).toHaveLength(0);
+  });
+
+  it('close() lets attempts in flight finish, then refuses new ones', async () => {
+    const r = await raw((_q, socket) => setTimeout(() => socket.write(OK), 150));
+    const s = createH1Sender({ allowPrivateTargets: true });
+    const inFlight = s.send(req(r.port));
+    await sleep(50);
+    const closing = s.close();
+    expect((await inFlight).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    await closing;
+    expect((await s.send(req(r.port))).outcome).toEqual({ kind: 'error', error: 'network' });
+    expect(r.requests).toHaveLength(1);
+  });
+});
