@@ -11,7 +11,8 @@ import { createH1Sender } from '../dist/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../dist/worker/delivery-runner.js';
 import { benchDeps, cpuSplit, freshDatabase, percentile, profileSpan, SECRET, sleep, type CpuSplit, type Receiver, type Storage } from './lib.js';
 
-export const CONCURRENCY = 256;
+// The service's defaults (CANVASS_WORKER_CONCURRENCY, main.ts): the raw baseline gets as many lanes.
+export const CONCURRENCY = 512;
 export const CONNECTIONS = 32;
 
 function body(i: number): string {
@@ -90,7 +91,7 @@ function runWorker(deps: Deps) {
   const controller = new AbortController();
   const runner = startDeliveryRunner({ ...deps, sender }, controller.signal, {
     concurrency: CONCURRENCY,
-    claimBatch: 128,
+    claimBatch: 512,
     idleMs: 200,
     drainMs: 5_000,
     logger: pino({ level: 'silent' }),

@@ -90,7 +90,9 @@ export function startWorker(rt: Runtime): Worker {
   const logger = rt.logger.child({ component: 'worker' });
   const runner = startDeliveryRunner(deps, controller.signal, {
     concurrency: rt.config.workerConcurrency,
-    claimBatch: Math.min(128, rt.config.workerConcurrency),
+    // Claims (and result writes) of up to 512: fewer statements per delivery than 128, for
+    // ~8% more deliveries a second (bench/, README "Performance"); more only makes each longer.
+    claimBatch: Math.min(512, rt.config.workerConcurrency),
     idleMs: Math.min(200, rt.config.schedulerTickMs),
     drainMs: rt.config.deliveryTimeoutMs + 2_000,
     logger,

@@ -99,6 +99,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     retentionMs: int(env, 'CANVASS_RETENTION_MS', 30 * 86_400_000, 60_000, 3650 * 86_400_000),
     rateLimitPerMinute: int(env, 'CANVASS_RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
-    workerConcurrency: int(env, 'CANVASS_WORKER_CONCURRENCY', 256, 1, 10_000),
+    workerConcurrency: int(env, 'CANVASS_WORKER_CONCURRENCY', 512, 1, 10_000),
   });
 }
