@@ -28,7 +28,8 @@ export class ResponseError extends Error {
 const MAX_HEAD_BYTES = 64 * 1024;
 const MAX_LINE_BYTES = 8 * 1024;
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: |$)/;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Every header line of a head at once: a token name, a colon, a value without CR, LF or NUL.
+const HEADER_LINES = /(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\r\n\0]*(?:\r\n|$))*/y;
 const HEX = /^[0-9A-Fa-f]{1,15}$/;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 
@@ -128,6 +129,10 @@ export class ResponseParser {
     let chunked = false;
     let encoded = false;
     let keepAliveMs: number | null = null;
+    if (eol < text.length) {
+      HEADER_LINES.lastIndex = eol + 2;
+      if (HEADER_LINES.exec(text)?.[0].length !== text.length - eol - 2) throw new ResponseError('malformed header line');
+    }
     // Line by line without splitting the head; only the framing headers are read, so only
     // names of their lengths are lower-cased and compared.
     while (eol < text.length) {
@@ -135,7 +140,6 @@ export class ResponseParser {
       eol = text.indexOf('\r\n', from);
       if (eol < 0) eol = text.length;
       const colon = text.indexOf(':', from);
-      if (colon <= from || colon > eol || !TOKEN.test(text.slice(from, colon))) throw new ResponseError('malformed header line');
       const n = colon - from;
       if (n !== 14 && n !== 17 && n !== 10) continue;
       const name = text.slice(from, colon).toLowerCase();
