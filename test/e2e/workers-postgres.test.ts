@@ -37,6 +37,10 @@ beforeAll(async () => {
     CANVASS_RETRY_LADDER_MS: '300,600,1200,2400,4800',
     CANVASS_SCHEDULER_TICK_MS: '50',
     CANVASS_RATE_LIMIT_PER_MINUTE: '0',
+    // Each worker holds at most 16 attempts, so when replies are held all three have some in
+    // flight and the one killed surely dies under its leases: with the default (512) one
+    // worker's claim can take every due delivery, leaving the others none.
+    CANVASS_WORKER_CONCURRENCY: '16',
     LOG_LEVEL: 'warn',
   };
 });
