@@ -12,11 +12,11 @@ import { serverTls } from '../support/tls.js';
  * (framings, interim answers, malformed answers, connections closed at the worst moment).
  */
 
-type Raw = { port: number; connections: number; requests: string[]; closed: number; close(): Promise<void> };
+type Raw = { port: number; server: tls.Server; connections: number; requests: string[]; closed: number; close(): Promise<void> };
 
 /** A TLS server whose `answer` gets each request's text and the socket; it writes what it likes. */
 async function rawServer(answer: (request: string, socket: tls.TLSSocket, nth: number) => void): Promise<Raw> {
-  const raw: Raw = { port: 0, connections: 0, requests: [], closed: 0, close: async () => {} };
+  const raw = { port: 0, connections: 0, requests: [] as string[], closed: 0, close: async () => {} } as Raw;
   const sockets = new Set<tls.TLSSocket>();
   const server = tls.createServer(serverTls(), (socket) => {
     raw.connections++;
@@ -44,6 +44,7 @@ async function rawServer(answer: (request: string, socket: tls.TLSSocket, nth: n
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  raw.server = server;
   raw.port = (server.address() as AddressInfo).port;
   raw.close = () =>
     new Promise<void>((r) => {
@@ -238,6 +239,18 @@ describe('h1 sender: failures to connect, and closing', () => {
     const s = sender({ connectionsPerOrigin: 1 });
     const results = await Promise.all([0, 1, 2].map(() => s.send(req(port))));
     expect(results.map((x) => x.outcome)).toEqual([0, 1, 2].map(() => ({ kind: 'error', error: 'refused' })));
+  });
+
+  it('one handshake lost among several at a cold start: the attempts wait for the other connections, none fails', async () => {
+    const r = await raw((_q, socket) => socket.write(OK));
+    let accepted = 0;
+    r.server.prependListener('connection', (socket: import('node:net').Socket) => {
+      if (accepted++ === 0) socket.destroy();
+    });
+    const s = sender({ connectionsPerOrigin: 4 });
+    const results = await Promise.all([0, 1, 2, 3].map((i) => s.send(req(r.port, { path: `/${i}` }))));
+    expect(results.map((x) => x.outcome)).toEqual([0, 1, 2, 3].map(() => ({ kind: 'response', statusCode: 200 })));
+    expect(accepted).toBeGreaterThanOrEqual(2);
   });
 
   it('a certificate that does not name the host: error tls, nothing sent', async () => {

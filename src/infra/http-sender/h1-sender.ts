@@ -243,9 +243,12 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
     if (i >= 0) o.idle.splice(i, 1);
     if (!conn.ready) {
       o.connecting--;
-      // Nothing reaches this origin now (a refused connection, DNS, TLS, the SSRF guard): the
-      // attempts waiting for it fail with that error, as the ones after them would.
-      if (![...o.conns].some((c) => c.ready)) {
+      // The last hope of this origin failed to open (refused, DNS, TLS, the SSRF guard): the
+      // attempts waiting fail with its error, as the ones after them would. While another
+      // connection is open or opening they wait for it instead (one handshake lost among
+      // several is not an outage), and a failed connection is not replaced at once, so an
+      // origin that refuses everything is not dialled in a loop.
+      if (o.connecting === 0 && ![...o.conns].some((c) => c.ready)) {
         const err = conn.error ?? new ClosedError();
         for (const a of o.queue.splice(0)) failed(a, err);
       }
@@ -262,7 +265,7 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
       } else failed(a, conn.error ?? new ClosedError());
     }
     if (!o.conns.size && !o.queue.length) origins.delete(o.key);
-    else pump(o);
+    else if (conn.ready) pump(o);
     if (closed && !origins.size) allClosed?.();
   };
 
