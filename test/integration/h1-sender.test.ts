@@ -1,5 +1,5 @@
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpSender } from '../../src/app/delivery-ports.js';
@@ -244,7 +244,7 @@ describe('h1 sender: failures to connect, and closing', () => {
   it('one handshake lost among several at a cold start: the attempts wait for the other connections, none fails', async () => {
     const r = await raw((_q, socket) => socket.write(OK));
     let accepted = 0;
-    r.server.prependListener('connection', (socket: import('node:net').Socket) => {
+    r.server.prependListener('connection', (socket: Socket) => {
       if (accepted++ === 0) socket.destroy();
     });
     const s = sender({ connectionsPerOrigin: 4 });
