@@ -99,8 +99,9 @@ type Target = { origin: string; host: string; port: number; hostHeader: string; 
  * - the whole attempt has one deadline, from the call to the answer, waiting for a connection included;
  * - answers are framed strictly (response-parser.ts); redirects are never followed;
  * - a request written to a reused connection that the server closed before answering anything
- *   (its idle timeout raced ours) is sent once more on a new connection, since the server cannot
- *   have acted on it; any other failure is the attempt's, and the retry ladder takes it from there.
+ *   (its idle timeout raced ours) is sent once more on a new connection, as the same attempt: it
+ *   may have arrived, but delivery is at-least-once and deduplicated on the delivery id; any
+ *   other failure is the attempt's, and the retry ladder takes it from there.
  */
 export function createH1Sender(opts: SenderOptions): HttpSender {
   const maxConns = opts.connectionsPerOrigin ?? 32;
@@ -272,14 +273,15 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
   const connect = (o: Origin) => {
     o.connecting++;
     // onread: each read is handed over as it is, without the readable stream's buffering and
-    // events (the buffer is reused for the next read: the parser copies what it keeps).
+    // events (the buffer is reused for the next read: the parser copies what it keeps). 16 KiB,
+    // a TLS record's most, per connection.
     const options: tls.ConnectionOptions & { onread: { buffer: Buffer; callback(n: number, buf: Buffer): void } } = {
       host: o.host,
       port: o.port,
       servername: o.servername,
       lookup,
       ALPNProtocols: ['http/1.1'],
-      onread: { buffer: Buffer.allocUnsafe(64 * 1024), callback: (n, buf) => onData(conn, buf.subarray(0, n)) },
+      onread: { buffer: Buffer.allocUnsafe(16 * 1024), callback: (n, buf) => onData(conn, buf.subarray(0, n)) },
     };
     const socket = tls.connect(options);
     const conn: Conn = { socket, origin: o, ready: false, current: null, parser: null, served: 0, idleUntil: 0, keepAliveMs: null, ended: false, reusable: true, tooLarge: false, error: undefined };

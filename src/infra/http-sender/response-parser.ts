@@ -56,27 +56,19 @@ export class ResponseParser {
         case 'head':
           at = this.readHead(chunk, at);
           break;
-        case 'length': {
-          const n = Math.min(this.remaining, chunk.length - at);
-          this.sink.body(chunk.subarray(at, at + n));
-          at += n;
-          this.remaining -= n;
+        case 'length':
+          at = this.take(chunk, at);
           if (this.remaining === 0) this.finish();
           break;
-        }
         case 'chunk-size':
         case 'trailers':
         case 'chunk-end':
           at = this.readLine(chunk, at);
           break;
-        case 'chunk-data': {
-          const n = Math.min(this.remaining, chunk.length - at);
-          this.sink.body(chunk.subarray(at, at + n));
-          at += n;
-          this.remaining -= n;
+        case 'chunk-data':
+          at = this.take(chunk, at);
           if (this.remaining === 0) this.state = 'chunk-end';
           break;
-        }
         case 'close':
           this.sink.body(chunk.subarray(at));
           at = chunk.length;
@@ -97,6 +89,14 @@ export class ResponseParser {
       return true;
     }
     return this.state === 'done';
+  }
+
+  /** Hands the body up to `remaining` bytes from `at` to the sink; returns where it stopped. */
+  private take(chunk: Buffer, at: number): number {
+    const n = Math.min(this.remaining, chunk.length - at);
+    this.sink.body(chunk.subarray(at, at + n));
+    this.remaining -= n;
+    return at + n;
   }
 
   private readHead(chunk: Buffer, at: number): number {
