@@ -12,7 +12,8 @@ const EXCERPT_BYTES = 3 * EXCERPT_CHARS;
 // Past this the answer body is dropped with its connection rather than read to the end.
 const MAX_BODY_READ = 64 * 1024;
 // A connection idle this long is closed, and one the server said it keeps less long is closed
-// this much before the server would (so a request is never written to a socket it is closing).
+// this much before the server would, so a request seldom meets a socket the server is closing
+// (one that does is sent once more: see onClose).
 const IDLE_MS = 30_000;
 const KEEP_ALIVE_MARGIN_MS = 2_000;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
