@@ -160,6 +160,18 @@ describe('h1 sender: connections', () => {
     expect(r.connections).toBe(2);
   });
 
+  it('a reused connection closed after an interim answer: error reset, not sent again (the server heard it)', async () => {
+    const r = await raw((_q, socket, nth) => {
+      if (nth === 0) return socket.write(OK);
+      socket.write('HTTP/1.1 100 Continue\r\n\r\n');
+      setTimeout(() => socket.destroy(), 20);
+    });
+    const s = sender();
+    expect((await s.send(req(r.port, { path: '/a' }))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect((await s.send(req(r.port, { path: '/b' }))).outcome).toEqual({ kind: 'error', error: 'reset' });
+    expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/a', '/b']);
+  });
+
   it('a new connection closed without an answer: error reset, not sent again', async () => {
     const r = await raw((_q, socket) => socket.destroy());
     const s = sender();

@@ -88,6 +88,12 @@ describe('ResponseParser: framing', () => {
     parser.feed(Buffer.from('HTT'));
     expect(parser.started).toBe(true);
   });
+
+  it('started: true after a whole interim answer, while the final one is still awaited', () => {
+    const { seen, parser } = parse('HTTP/1.1 100 Continue\r\n\r\n');
+    expect(seen.heads).toEqual([]);
+    expect(parser.started).toBe(true);
+  });
 });
 
 describe('ResponseParser: refusals (the connection is dropped, the attempt fails unless a status was read)', () => {

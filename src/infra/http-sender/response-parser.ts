@@ -41,15 +41,13 @@ export class ResponseParser {
   private line = ''; // chunk-size and trailer lines, across reads
   private remaining = 0; // body bytes left (length) or chunk bytes left (chunk-data)
   private reusable = true;
+  /** Whether any byte of an answer has been read (an interim 1xx counts: the server heard us). */
+  started = false;
 
   constructor(private readonly sink: ResponseSink) {}
 
-  /** Whether a response has begun (any byte of it read). */
-  get started(): boolean {
-    return this.state !== 'head' || this.pending !== null;
-  }
-
   feed(chunk: Buffer): void {
+    if (chunk.length) this.started = true;
     let at = 0;
     while (at < chunk.length) {
       switch (this.state) {
