@@ -1,6 +1,8 @@
-import { authorize, type Membership, type Need } from '../domain/access.js';
+import { authorize, may, rolesFor, type Membership, type Need } from '../domain/access.js';
 import { DomainError, notFound } from '../domain/errors.js';
 import { hashApiKey } from '../domain/api-key.js';
+import { webhookRulesChanged, type Action } from '../domain/logic.js';
+import type { UrlPolicy } from '../domain/url-policy.js';
 import type { Caller, PollRow, Store } from './ports.js';
 
 export async function authenticate(store: Store, apiKey: string | undefined): Promise<Caller> {
@@ -35,4 +37,22 @@ export async function requirePollForUpdate(store: Store, caller: Caller, pollId:
   const poll = await store.polls.get(pollId);
   if (!poll) throw notFound('poll');
   return poll;
+}
+
+type Rules = readonly { action: Action }[];
+
+/**
+ * Saving, changing or removing a Trigger webhook action is webhook management: it points the
+ * account's responses, signed with its secret, at a URL. Only the roles that manage webhooks may;
+ * an editor may still change every other rule. Call with the caller's write access checked.
+ */
+export async function requireWebhookRuleAccess(store: Store, caller: Caller, accountId: string, before: Rules, after: Rules, policy: UrlPolicy): Promise<void> {
+  if (!webhookRulesChanged(before, after, policy)) return;
+  const membership = await requireAccount(store, caller, accountId, 'write');
+  if (!may(membership.role, 'manage_webhooks')) {
+    throw new DomainError(
+      'role_forbidden',
+      `the ${membership.role} role may not save, change or remove a Trigger webhook action (needs one of: ${rolesFor('manage_webhooks').join(', ')}); the other logic can be saved without it`,
+    );
+  }
 }

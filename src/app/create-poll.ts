@@ -1,7 +1,7 @@
 import { checkRules } from '../domain/logic.js';
 import { newId } from '../domain/ids.js';
 import { buildPollBody, cleanTitle, type Poll, type PollInput } from '../domain/poll.js';
-import { requireAccount } from './access.js';
+import { requireAccount, requireWebhookRuleAccess } from './access.js';
 import { checkRuleTargets } from './check-target.js';
 import { secretForLogic } from './signing-secret.js';
 import type { Caller, Deps } from './ports.js';
@@ -13,6 +13,7 @@ export async function preparePoll(deps: Deps, caller: Caller, input: CreatePollI
   await requireAccount(deps.store, caller, input.accountId, 'write');
   const account = await deps.store.accounts.get(input.accountId);
   const body = buildPollBody(input, account?.defaults ?? {});
+  await requireWebhookRuleAccess(deps.store, caller, input.accountId, [], body.actionLogic, deps.urlPolicy);
   // A new poll has no slides, so survey rules may not name any yet.
   body.actionLogic = checkRules(body.actionLogic, new Set(), deps.urlPolicy, '/actionLogic');
   await checkRuleTargets(deps, body.actionLogic, '/actionLogic');

@@ -5,7 +5,7 @@ import { stripHtml, trimStrings } from '../domain/sanitize.js';
 import { checkPosRule, CHOICE_TYPES, type Slide, type SlideType } from '../domain/slide.js';
 import { checkRuleTargets } from './check-target.js';
 import { secretForLogic } from './signing-secret.js';
-import { requirePoll, requirePollForUpdate } from './access.js';
+import { requirePoll, requirePollForUpdate, requireWebhookRuleAccess } from './access.js';
 import type { Caller, Deps, PollRow, Store } from './ports.js';
 
 export type SlideInput = {
@@ -74,18 +74,22 @@ async function requireSlideForUpdate(store: Store, caller: Caller, slideId: stri
 }
 
 /** The slide, for a caller who may change it; another account's slide is a plain 404. No lock. */
-async function requireSlideAccess(store: Store, caller: Caller, slideId: string): Promise<void> {
+async function requireSlideAccess(store: Store, caller: Caller, slideId: string): Promise<Slide> {
   const found = await store.slides.get(slideId);
   if (!found) throw notFound('slide');
   await requirePoll(store, caller, found.pollId, 'write').catch((e: unknown) => {
     throw e instanceof DomainError && e.code === 'not_found' ? notFound('slide') : e;
   });
+  return found;
 }
 
 export async function createSlide(deps: Deps, caller: Caller, input: SlideInput): Promise<SavedSlide> {
   // Access first (a stranger learns nothing about the URL rules and makes us resolve nothing),
   // then name resolution before the transaction: no lock is held while DNS answers.
-  if (hasWebhookAction(input.logic ?? [])) await requirePoll(deps.store, caller, input.pollId, 'write');
+  if (hasWebhookAction(input.logic ?? [])) {
+    const poll = await requirePoll(deps.store, caller, input.pollId, 'write');
+    await requireWebhookRuleAccess(deps.store, caller, poll.accountId, [], input.logic ?? [], deps.urlPolicy);
+  }
   await checkRuleTargets(deps, input.logic ?? [], '/logic');
   return deps.store.transaction(async (store) => {
     const poll = await requirePollForUpdate(store, caller, input.pollId);
@@ -110,6 +114,7 @@ export async function createSlide(deps: Deps, caller: Caller, input: SlideInput)
       updatedAt: now,
     };
     slide.logic = checkSlide(deps, slide, poll.pageRules, others);
+    await requireWebhookRuleAccess(store, caller, poll.accountId, [], slide.logic, deps.urlPolicy);
     await renumber(store, [...others.slice(0, idx), slide, ...others.slice(idx)], slide.id);
     await store.slides.insert(slide);
     const signingSecret = await secretForLogic(store, poll.accountId, slide.logic, now);
@@ -119,7 +124,10 @@ export async function createSlide(deps: Deps, caller: Caller, input: SlideInput)
 
 export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch): Promise<SavedSlide> {
   // Access first, then name resolution (see createSlide).
-  if (hasWebhookAction(patch.logic ?? [])) await requireSlideAccess(deps.store, caller, patch.slideId);
+  if (patch.logic) {
+    const current = await requireSlideAccess(deps.store, caller, patch.slideId);
+    await requireWebhookRuleAccess(deps.store, caller, current.accountId, current.logic, patch.logic, deps.urlPolicy);
+  }
   await checkRuleTargets(deps, patch.logic ?? [], '/logic');
   return deps.store.transaction(async (store) => {
     const { slide: current, poll } = await requireSlideForUpdate(store, caller, patch.slideId);
@@ -144,6 +152,7 @@ export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch)
       updatedAt: now,
     };
     slide.logic = checkSlide(deps, slide, poll.pageRules, others);
+    await requireWebhookRuleAccess(store, caller, poll.accountId, current.logic, slide.logic, deps.urlPolicy);
     await renumber(store, [...others.slice(0, slide.idx), slide, ...others.slice(slide.idx)], slide.id);
     await store.slides.update(slide);
     const signingSecret = patch.logic ? await secretForLogic(store, poll.accountId, slide.logic, now) : undefined;
@@ -154,6 +163,7 @@ export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch)
 export async function deleteSlide(deps: Deps, caller: Caller, slideId: string): Promise<{ id: string; deleted: true }> {
   return deps.store.transaction(async (store) => {
     const { slide, poll } = await requireSlideForUpdate(store, caller, slideId);
+    await requireWebhookRuleAccess(store, caller, poll.accountId, slide.logic, [], deps.urlPolicy);
     const others = (await store.slides.listByPoll(slide.pollId)).filter((s) => s.id !== slide.id);
     const dangling = others.filter((s) => s.logic.some((r) => r.action.type === 'skip-to' && r.action.slideId === slideId));
     if (dangling.length) {

@@ -1,7 +1,7 @@
-import { checkRules, hasWebhookAction } from '../domain/logic.js';
+import { checkRules } from '../domain/logic.js';
 import { applyPollPatch, cleanTitle, type Poll, type PollPatch } from '../domain/poll.js';
 import { checkPosRule } from '../domain/slide.js';
-import { requirePoll, requirePollForUpdate } from './access.js';
+import { requirePoll, requirePollForUpdate, requireWebhookRuleAccess } from './access.js';
 import { checkRuleTargets } from './check-target.js';
 import { secretForLogic } from './signing-secret.js';
 import type { Caller, Deps } from './ports.js';
@@ -9,14 +9,20 @@ import type { Caller, Deps } from './ports.js';
 export async function updatePoll(deps: Deps, caller: Caller, pollId: string, patch: PollPatch): Promise<{ poll: Poll; signingSecret?: string }> {
   // Access first (a stranger learns nothing about the URL rules and makes us resolve nothing),
   // then name resolution before the transaction: no lock is held while DNS answers.
-  if (hasWebhookAction(patch.actionLogic ?? [])) await requirePoll(deps.store, caller, pollId, 'write');
+  if (patch.actionLogic) {
+    const current = await requirePoll(deps.store, caller, pollId, 'write');
+    await requireWebhookRuleAccess(deps.store, caller, current.accountId, current.actionLogic, patch.actionLogic, deps.urlPolicy);
+  }
   await checkRuleTargets(deps, patch.actionLogic ?? [], '/actionLogic');
   return deps.store.transaction(async (store) => {
     const current = await requirePollForUpdate(store, caller, pollId);
     const slides = await store.slides.listByPoll(pollId);
     const body = applyPollPatch(current, patch);
     checkPosRule(body.pageRules, slides.map((s) => s.type));
-    if (patch.actionLogic) body.actionLogic = checkRules(body.actionLogic, new Set(slides.map((s) => s.id)), deps.urlPolicy, '/actionLogic');
+    if (patch.actionLogic) {
+      body.actionLogic = checkRules(body.actionLogic, new Set(slides.map((s) => s.id)), deps.urlPolicy, '/actionLogic');
+      await requireWebhookRuleAccess(store, caller, current.accountId, current.actionLogic, body.actionLogic, deps.urlPolicy);
+    }
     const fields = {
       title: patch.title !== undefined ? cleanTitle(patch.title) : current.title,
       isVisible: patch.isVisible ?? current.isVisible,

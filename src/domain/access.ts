@@ -18,6 +18,9 @@ const ALLOWED: Record<Need, readonly Role[]> = {
 
 export type Membership = { accountId: string; role: Role; plan: Plan };
 
+export const may = (role: Role, need: Need): boolean => ALLOWED[need].includes(role);
+export const rolesFor = (need: Need): readonly Role[] => ALLOWED[need];
+
 /**
  * Order matters: an account the caller is not in is indistinguishable from a missing one,
  * so membership is checked before anything that could reveal the account exists.

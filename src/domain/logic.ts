@@ -41,3 +41,40 @@ export function checkRules<R extends QuestionRule | SurveyRule>(rules: readonly 
 }
 
 export const hasWebhookAction = (rules: readonly { action: Action }[]): boolean => rules.some((r) => r.action.type === 'trigger-webhook');
+
+/** A value as JSON with object keys sorted, so stored (jsonb) and submitted rules compare equal. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function webhookRuleKeys(rules: readonly { action: Action }[], policy: UrlPolicy): string[] {
+  return rules
+    .filter((r) => r.action.type === 'trigger-webhook')
+    .map((r) => {
+      const action = r.action as { type: 'trigger-webhook'; url: string };
+      let url = action.url;
+      try {
+        url = checkEndpointUrl(url, policy);
+      } catch {
+        // An invalid URL compares as written; it is refused later, after the role check.
+      }
+      return canonical({ ...r, action: { ...action, url } });
+    })
+    .sort();
+}
+
+/**
+ * Whether going from `before` to `after` saves, changes or removes a Trigger webhook action
+ * (its URL or the conditions that fire it). That is webhook management, which not every role
+ * may do; the other rules of the same list may change freely.
+ */
+export function webhookRulesChanged(before: readonly { action: Action }[], after: readonly { action: Action }[], policy: UrlPolicy): boolean {
+  const a = webhookRuleKeys(before, policy);
+  const b = webhookRuleKeys(after, policy);
+  return a.length !== b.length || a.some((k, i) => k !== b[i]);
+}
