@@ -33,7 +33,7 @@ async function fixture() {
   return { pollId: poll.id as string, hooked: hooked.id as string, plain: plain.id as string };
 }
 
-type Case = { name: string; webhook: boolean; run: (key: string) => Promise<{ statusCode: number; body: string; json: () => any }> };
+type Case = { name: string; webhook: boolean; run: (key: string) => ReturnType<typeof send> };
 
 const cases: Case[] = [
   { name: 'POST /poll with a webhook action', webhook: true, run: (k) => send('POST', '/poll', k, { accountId: acct.accountId, title: 'P', actionLogic: [surveyRule(HOOK)] }) },
