@@ -14,6 +14,10 @@ export type CommitResult = { created: boolean; poll: Poll; signingSecret?: strin
  */
 export async function commitPoll(deps: Deps, caller: Caller, previewId: string, input: CreatePollInput): Promise<CommitResult> {
   await requireAccount(deps.store, caller, input.accountId, 'write');
+  // An id that is, or was, another account's is refused as a missing poll would be: what hangs
+  // on it (endpoints, their alert recipients, the delivery log) must never cross accounts.
+  const formerOwner = await deps.store.polls.ownerOfDeleted(previewId);
+  if (formerOwner !== undefined && formerOwner !== input.accountId) throw notFound('poll');
   const existing = await deps.store.polls.get(previewId);
   if (existing) {
     if (existing.accountId !== input.accountId) throw notFound('poll');

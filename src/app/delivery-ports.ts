@@ -96,12 +96,13 @@ export interface WebhookRepo {
 
 export interface EndpointRepo {
   insert(e: Endpoint): Promise<void>;
-  get(id: string): Promise<Endpoint | undefined>;
-  getMany(ids: string[]): Promise<Endpoint[]>;
+  getMany(accountId: string, ids: string[]): Promise<Endpoint[]>;
   /** The endpoint of a logic-triggered URL, made on first use. */
   ensureLogic(e: Omit<Endpoint, 'state' | 'lastSuccessAt' | 'lastGivenUpAt' | 'lastFailure' | 'alertEmailsSent' | 'lastAlertAt' | 'webhookId'>): Promise<string>;
   recordGivenUp(id: string, at: Date, failure: string): Promise<void>;
   delete(id: string): Promise<void>;
+  /** Every endpoint of a poll, saved webhooks' and logic-triggered ones': they go with it. */
+  deleteByPoll(accountId: string, pollId: string): Promise<void>;
 }
 
 export interface BatchRepo {

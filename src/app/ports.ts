@@ -66,7 +66,10 @@ export interface PollRepo {
   lock(id: string): Promise<void>;
   /** Polls with their slides (in order) and webhooks, in one round trip: what submissions need. Unknown ids are left out. */
   getForSubmission(ids: string[]): Promise<PollForSubmission[]>;
-  delete(id: string): Promise<boolean>;
+  /** Deletes the poll and keeps its id as its account's for good (see ownerOfDeleted). */
+  delete(id: string, accountId: string, at: Date): Promise<boolean>;
+  /** The account a deleted poll id belonged to: such an id is never given to another account. */
+  ownerOfDeleted(id: string): Promise<string | undefined>;
   listByAccount(accountId: string, page: PageRequest): Promise<Page<PollRow>>;
 }
 

@@ -196,6 +196,12 @@ export interface AlertEmailsTable {
   sent_at: Time;
 }
 
+export interface DeletedPollsTable {
+  id: string;
+  account_id: string;
+  deleted_at: Time;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   applied_at: Generated<Date>;
@@ -207,6 +213,7 @@ export interface DB {
   memberships: MembershipsTable;
   api_keys: ApiKeysTable;
   polls: PollsTable;
+  deleted_polls: DeletedPollsTable;
   slides: SlidesTable;
   participants: ParticipantsTable;
   responses: ResponsesTable;

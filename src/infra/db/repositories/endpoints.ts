@@ -27,13 +27,9 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
         .values({ id: e.id, account_id: e.accountId, poll_id: e.pollId, webhook_id: e.webhookId, source: e.source, slide_id: e.slideId, url: e.url, created_at: e.createdAt })
         .execute();
     },
-    async get(id) {
-      const r = await db.selectFrom('endpoints').selectAll().where('id', '=', id).executeTakeFirst();
-      return r && toEndpoint(r);
-    },
-    async getMany(ids) {
+    async getMany(accountId, ids) {
       if (!ids.length) return [];
-      const rows = await db.selectFrom('endpoints').selectAll().where('id', 'in', ids).execute();
+      const rows = await db.selectFrom('endpoints').selectAll().where('account_id', '=', accountId).where('id', 'in', ids).execute();
       return rows.map(toEndpoint);
     },
     async ensureLogic(e) {
@@ -41,6 +37,7 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
         db
           .selectFrom('endpoints')
           .select('id')
+          .where('account_id', '=', e.accountId)
           .where('poll_id', '=', e.pollId)
           .where('source', '=', e.source)
           .where((eb) => (e.slideId === null ? eb('slide_id', 'is', null) : eb('slide_id', '=', e.slideId)))
@@ -58,6 +55,9 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
     },
     async delete(id) {
       await db.deleteFrom('endpoints').where('id', '=', id).execute();
+    },
+    async deleteByPoll(accountId, pollId) {
+      await db.deleteFrom('endpoints').where('account_id', '=', accountId).where('poll_id', '=', pollId).execute();
     },
     async recordGivenUp(id, at, failure) {
       await db.updateTable('endpoints').set({ last_given_up_at: at, last_failure: failure }).where('id', '=', id).execute();

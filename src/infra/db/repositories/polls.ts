@@ -71,9 +71,14 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
         webhooks: webhook_rows.map((w) => toWebhook({ ...w, created_at: new Date(w.created_at) })),
       }));
     },
-    async delete(id) {
-      const r = await db.deleteFrom('polls').where('id', '=', id).executeTakeFirst();
+    async delete(id, accountId, at) {
+      const r = await db.deleteFrom('polls').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+      await db.insertInto('deleted_polls').values({ id, account_id: accountId, deleted_at: at }).onConflict((oc) => oc.column('id').doNothing()).execute();
       return Number(r.numDeletedRows) > 0;
+    },
+    async ownerOfDeleted(id) {
+      const r = await db.selectFrom('deleted_polls').select('account_id').where('id', '=', id).executeTakeFirst();
+      return r?.account_id;
     },
     async listByAccount(accountId, page) {
       let q = db.selectFrom('polls').selectAll().where('account_id', '=', accountId);

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { answer } from '../support/fixtures.js';
+
+// Poll ids are chosen by the client on /commit. An id that belongs, or ever belonged, to one
+// account must never carry another account's data onto what hangs on it: logic endpoints with
+// their alert state and recipients, and the delivery log.
+
+let h: Harness;
+let a: TestAccount;
+let b: TestAccount;
+
+beforeAll(async () => {
+  h = await harness();
+  a = await h.account({ name: 'A' });
+  b = await h.account({ name: 'B' });
+});
+afterAll(() => h?.close());
+
+const post = (url: string, payload: object, key: string) => h.app.inject({ method: 'POST', url, headers: bearer(key), payload });
+const HOOK_URL = 'https://hooks.example.com/a-only';
+
+/** A visible poll of `acct` with survey logic that triggers HOOK_URL on completion, answered once. */
+async function answeredLogicPoll(acct: TestAccount, id?: string): Promise<string> {
+  const body = { accountId: acct.accountId, title: 'Logic', actionLogic: [{ on: 'complete', action: { type: 'trigger-webhook', url: HOOK_URL } }] };
+  let pollId: string;
+  if (id) {
+    const res = await post('/commit', { data: { ...(await post('/poll', { ...body, dryRun: true }, acct.key)).json().data, id } }, acct.key);
+    expect(res.statusCode, res.body).toBe(201);
+    pollId = res.json().data.id;
+  } else {
+    pollId = (await post('/poll', body, acct.key)).json().data.id;
+  }
+  const slide = (await post('/slide', { pollId, type: 'short-answer', title: 'Q' }, acct.key)).json().data;
+  expect((await post('/poll/update', { pollId, isVisible: true }, acct.key)).statusCode).toBe(200);
+  await answer(h, { pollId, answers: [{ slideId: slide.id, value: 'hello' }], complete: true });
+  return pollId;
+}
+
+async function endpointsOf(pollId: string) {
+  return h.database.db.selectFrom('endpoints').select(['id', 'account_id']).where('poll_id', '=', pollId).execute();
+}
+
+describe('a deleted poll id', () => {
+  it('cannot be committed by another account, and its endpoints are gone', async () => {
+    const pollId = await answeredLogicPoll(a);
+    const [endpoint] = await endpointsOf(pollId);
+    expect(endpoint?.account_id).toBe(a.accountId);
+
+    const del = await h.app.inject({ method: 'DELETE', url: `/poll?pollId=${pollId}`, headers: bearer(a.key) });
+    expect(del.statusCode, del.body).toBe(200);
+    expect(await endpointsOf(pollId)).toEqual([]);
+
+    const preview = (await post('/poll', { accountId: b.accountId, title: 'Mine now', dryRun: true }, b.key)).json().data;
+    const taken = await post('/commit', { data: { ...preview, id: pollId } }, b.key);
+    expect(taken.statusCode, taken.body).toBe(404);
+    expect(taken.json().code).toBe('not_found');
+    expect(await h.deps.store.polls.get(pollId)).toBeUndefined();
+    // A repeat answers the same: the refusal does not depend on a first attempt.
+    expect((await post('/commit', { data: { ...preview, id: pollId } }, b.key)).statusCode).toBe(404);
+  });
+
+  it("stays its own account's: that account may commit it again, and its deliveries get their own endpoint", async () => {
+    const first = await answeredLogicPoll(a);
+    expect((await h.app.inject({ method: 'DELETE', url: `/poll?pollId=${first}`, headers: bearer(a.key) })).statusCode).toBe(200);
+    const again = await answeredLogicPoll(a, first);
+    expect(again).toBe(first);
+    const endpoints = await endpointsOf(first);
+    expect(endpoints.map((e) => e.account_id)).toEqual([a.accountId]);
+    const deliveries = await h.database.db.selectFrom('deliveries').select(['account_id', 'endpoint_id']).where('poll_id', '=', first).execute();
+    expect(new Set(deliveries.map((d) => d.account_id))).toEqual(new Set([a.accountId]));
+    expect(deliveries.map((d) => d.endpoint_id)).toContain(endpoints[0]!.id);
+  });
+});
+
+describe('a commit', () => {
+  it("of another account's live poll id answers 404, and of the caller's own preview is idempotent", async () => {
+    const live = (await post('/poll', { accountId: a.accountId, title: 'Live' }, a.key)).json().data;
+    const preview = (await post('/poll', { accountId: b.accountId, title: 'B', dryRun: true }, b.key)).json().data;
+    expect((await post('/commit', { data: { ...preview, id: live.id } }, b.key)).statusCode).toBe(404);
+
+    const once = await post('/commit', { data: preview }, b.key);
+    const twice = await post('/commit', { data: preview }, b.key);
+    expect([once.statusCode, twice.statusCode]).toEqual([201, 200]);
+    expect(twice.json().data.id).toBe(once.json().data.id);
+    expect(twice.json().data.accountId).toBe(b.accountId);
+  });
+});
+
+describe('logic endpoints', () => {
+  it('are identified within their account: the same poll id and URL in two accounts make two endpoints', async () => {
+    const base = { pollId: 'poll_shared_by_name', source: 'survey-logic' as const, slideId: null, url: HOOK_URL, createdAt: new Date() };
+    const ofA = await h.deps.store.endpoints.ensureLogic({ ...base, id: 'end_a', accountId: a.accountId });
+    const ofB = await h.deps.store.endpoints.ensureLogic({ ...base, id: 'end_b', accountId: b.accountId });
+    expect([ofA, ofB]).toEqual(['end_a', 'end_b']);
+    expect(await h.deps.store.endpoints.ensureLogic({ ...base, id: 'end_c', accountId: b.accountId })).toBe('end_b');
+    expect(await h.deps.store.endpoints.getMany(b.accountId, ['end_a', 'end_b'])).toHaveLength(1);
+  });
+});
