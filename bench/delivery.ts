@@ -25,7 +25,7 @@ function body(i: number): string {
       participantId: `prt_${i}`,
       anonymous: false,
       participantMetadata: { plan: 'pro', country: 'NL' },
-      responseMetadata: { page: '/checkout/thank_you', device: 'mobile' },
+      responseMetadata: [{ page: '/checkout/thank_you', device: 'mobile' }],
       answers: [
         { slideId: 'sld_a', title: 'How likely are you to recommend us?', type: 'range', value: i % 11, createdAt: at },
         { slideId: 'sld_b', title: 'What could we do better?', type: 'long-answer', value: 'Faster shipping, and a clearer returns page.', createdAt: at },

@@ -24,7 +24,8 @@ export function newDelivery(input: {
     const slide = bySlide.get(r.slideId);
     return slide ? [{ slideId: r.slideId, title: slide.title, type: slide.type, value: r.value, createdAt: r.createdAt }] : [];
   });
-  const latest = input.responses[input.responses.length - 1];
+  // Each submission's metadata once, oldest first: the answers of one submission share one object.
+  const metadata = [...new Set(input.responses.map((r) => r.metadata))];
   const payload = buildPayload({
     type: input.type,
     accountId: input.poll.accountId,
@@ -32,7 +33,7 @@ export function newDelivery(input: {
     participantId: input.participant.id,
     anonymous: !!input.poll.settings.anonymous,
     participantMetadata: input.participant.metadata,
-    responseMetadata: latest?.metadata ?? {},
+    responseMetadata: metadata,
     answers,
     complete: input.participant.complete,
     at: input.at,

@@ -91,7 +91,11 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
       else byParticipant.set(k, [r]);
     }
     for (const w of work) {
-      w.all = byParticipant.get(respondentKey(w.poll.id, w.participant.id)) ?? [];
+      // Oldest first and this submission's answers last, so what merges in order (metadata, a
+      // slide answered twice) ends with the latest; ids made in one millisecond do not sort so.
+      const listed = byParticipant.get(respondentKey(w.poll.id, w.participant.id)) ?? [];
+      const current = new Set(w.responses.map((r) => r.id));
+      w.all = [...listed.filter((r) => !current.has(r.id)), ...listed.filter((r) => current.has(r.id))];
       // The statement decided by itself which answers to add; an accepted submission whose
       // answers it skipped must fail rather than be acknowledged as saved.
       const added = new Set(w.all.map((r) => r.id));

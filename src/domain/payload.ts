@@ -28,7 +28,7 @@ function collect(value: unknown, into: string[], depth = 0): void {
   else if (isPlainObject(value)) Object.values(value).forEach((v) => collect(v, into, depth + 1));
 }
 
-/** SPEC §2.4 rule 1: answers first, then participant metadata, then response metadata; deduplicated, order kept. */
+/** Answers first, then participant metadata, then response metadata (each submission's, in order); deduplicated, order kept. */
 export function extractEmails(answers: readonly { value: unknown }[], participantMetadata: unknown, responseMetadata: unknown): string[] {
   const found: string[] = [];
   answers.forEach((a) => collect(a.value, found));
@@ -44,13 +44,17 @@ export function buildPayload(input: {
   participantId: string;
   anonymous: boolean;
   participantMetadata: Record<string, unknown>;
-  responseMetadata: Record<string, unknown>;
+  /** The metadata of each submission the event covers, oldest first. */
+  responseMetadata: readonly Record<string, unknown>[];
   answers: readonly AnswerForPayload[];
   complete: boolean;
   at: Date;
 }): Payload {
-  // Anonymous mode (rule 2): no address leaves the service, whatever the answers hold.
+  // Anonymous mode: no address leaves the service, whatever the answers hold.
+  // Addresses come from every submission's metadata, so a later one does not hide an earlier one's.
   const emails = input.anonymous ? [] : extractEmails(input.answers, input.participantMetadata, input.responseMetadata);
+  // Several submissions (a batch, or a completed survey) merge their metadata in order: later keys win.
+  const metadata = input.responseMetadata.length === 1 ? input.responseMetadata[0]! : Object.assign({}, ...input.responseMetadata);
   const responses: Payload['responses'] = {};
   for (const a of input.answers) responses[a.slideId] = { slideId: a.slideId, title: a.title, type: a.type, value: a.value, createdAt: a.createdAt.toISOString() };
   return {
@@ -58,7 +62,7 @@ export function buildPayload(input: {
     accountId: input.accountId,
     pollId: input.pollId,
     participantId: input.participantId,
-    metadata: input.responseMetadata,
+    metadata,
     responses,
     submissionsComplete: input.complete,
     timestamp: input.at.getTime(),

@@ -54,7 +54,7 @@ const base = {
   participantId: 'prt_1',
   anonymous: false,
   participantMetadata: { email: 'ann.work@example.org', plan: 'gold' },
-  responseMetadata: { page: '/checkout', ref: 'ads@example.net' },
+  responseMetadata: [{ page: '/checkout', ref: 'ads@example.net' }],
   answers,
   complete: false,
   at: AT,
@@ -122,8 +122,14 @@ describe('buildPayload (SPEC §2.4)', () => {
     expect(p.email).toBe('ann.work@example.org');
   });
 
+  it("several submissions' metadata merge in order (later keys win), with the addresses of each", () => {
+    const p = buildPayload({ ...base, answers: [answers[0]!], participantMetadata: {}, responseMetadata: [{ to: 'early@example.com', page: '/a' }, { page: '/b' }] });
+    expect(p.metadata).toEqual({ to: 'early@example.com', page: '/b' });
+    expect(p.emails).toEqual(['early@example.com']);
+  });
+
   it('no address anywhere → email null and emails []', () => {
-    const p = buildPayload({ ...base, answers: [answers[0]!], participantMetadata: {}, responseMetadata: {} });
+    const p = buildPayload({ ...base, answers: [answers[0]!], participantMetadata: {}, responseMetadata: [] });
     expect(p.email).toBeNull();
     expect(p.emails).toEqual([]);
   });
@@ -134,7 +140,7 @@ describe('buildPayload (SPEC §2.4)', () => {
     expect(p.emails).toEqual([]);
     // The rest of the payload is unchanged.
     expect(p.responses.sld_b!.value).toBe('Ann@Example.com');
-    expect(p.metadata).toEqual(base.responseMetadata);
+    expect(p.metadata).toEqual(base.responseMetadata[0]);
   });
 });
 
