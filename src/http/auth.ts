@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { authenticate } from '../app/access.js';
 import type { Caller, Store } from '../app/ports.js';
+import { DomainError } from '../domain/errors.js';
+import { rateLimiter, type RateLimiter } from './rate-limit.js';
 
 export type AuthMode = 'required' | 'optional' | 'none';
 
@@ -22,9 +24,11 @@ export function bearer(req: FastifyRequest): string | undefined {
 
 /**
  * Runs before the body is parsed, so an unauthenticated caller learns nothing from validation.
- * Rate limits count per key, or per address for anonymous calls.
+ * Rate limits count per key, or per address for anonymous calls. Failed authentications count
+ * per address too, and an address past that budget is refused before its key is looked up, so
+ * guessing keys costs no storage work.
  */
-export function authHook(store: Store, limit: (key: string) => void = () => {}) {
+export function authHook(store: Store, limit: RateLimiter = rateLimiter(0)) {
   return async (req: FastifyRequest) => {
     const mode = req.routeOptions.config?.auth ?? 'required';
     if (mode === 'none') return;
@@ -33,7 +37,14 @@ export function authHook(store: Store, limit: (key: string) => void = () => {}) 
       limit(`ip:${req.ip}`);
       return;
     }
-    req.caller = await authenticate(store, key);
+    const failures = `auth-failed:${req.ip}`;
+    limit.check(failures);
+    try {
+      req.caller = await authenticate(store, key);
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'unauthenticated') limit.spend(failures);
+      throw err;
+    }
     limit(`key:${req.caller.keyId}`);
   };
 }

@@ -1,15 +1,24 @@
 import { DomainError } from '../domain/errors.js';
 
+export type RateLimiter = {
+  /** Counts one request against the key's budget; throws rate_limited once the key is past it. */
+  (key: string): void;
+  /** Throws rate_limited when the key has used its whole budget this window; counts nothing. */
+  check(key: string): void;
+  /** Counts one against the key's budget without refusing anything. */
+  spend(key: string): void;
+};
+
 /**
  * A per-key fixed-window counter, in this process. Each API process enforces its own share;
- * that bounds what one key (or one address, for public routes) can make one process do.
+ * that bounds what one key (or one address, for public routes and failed authentications) can
+ * make one process do.
  */
-export function rateLimiter(perMinute: number, now: () => number = Date.now) {
+export function rateLimiter(perMinute: number, now: () => number = Date.now): RateLimiter {
   const windows = new Map<string, { start: number; count: number }>();
   let lastSweep = now();
-  return (key: string): void => {
-    if (perMinute <= 0) return;
-    const t = now();
+
+  const windowOf = (key: string, t: number) => {
     if (t - lastSweep > 60_000) {
       for (const [k, w] of windows) if (t - w.start >= 60_000) windows.delete(k);
       lastSweep = t;
@@ -19,9 +28,28 @@ export function rateLimiter(perMinute: number, now: () => number = Date.now) {
       w = { start: t, count: 0 };
       windows.set(key, w);
     }
-    if (++w.count > perMinute) {
-      const retryAfter = Math.max(1, Math.ceil((w.start + 60_000 - t) / 1000));
-      throw Object.assign(new DomainError('rate_limited', `more than ${perMinute} requests a minute; try again in ${retryAfter} s`), { retryAfter });
-    }
+    return w;
   };
+  const refuse = (w: { start: number }, t: number): never => {
+    const retryAfter = Math.max(1, Math.ceil((w.start + 60_000 - t) / 1000));
+    throw Object.assign(new DomainError('rate_limited', `more than ${perMinute} requests a minute; try again in ${retryAfter} s`), { retryAfter });
+  };
+
+  const limit = (key: string): void => {
+    if (perMinute <= 0) return;
+    const t = now();
+    const w = windowOf(key, t);
+    if (++w.count > perMinute) refuse(w, t);
+  };
+  const check = (key: string): void => {
+    if (perMinute <= 0) return;
+    const t = now();
+    const w = windows.get(key);
+    if (w && t - w.start < 60_000 && w.count >= perMinute) refuse(w, t);
+  };
+  const spend = (key: string): void => {
+    if (perMinute <= 0) return;
+    windowOf(key, now()).count++;
+  };
+  return Object.assign(limit, { check, spend });
 }

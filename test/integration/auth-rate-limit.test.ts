@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type App } from '../../src/http/app.js';
+import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+
+/**
+ * Failed authentications count per client address against the per-minute budget, and a client
+ * past it is answered 429 before its key is looked up: guessing keys costs no database work.
+ */
+
+const BUDGET = 3;
+const GUESS = 'cvk_' + 'A'.repeat(32);
+
+let h: Harness;
+let acme: TestAccount;
+let app: App;
+let lookups = 0;
+
+beforeAll(async () => {
+  h = await harness();
+  acme = await h.account();
+  const keys = h.deps.store.keys;
+  const store = {
+    ...h.deps.store,
+    keys: {
+      ...keys,
+      findByHash: (hash: string) => {
+        lookups++;
+        return keys.findByHash(hash);
+      },
+    },
+  };
+  app = await buildApp({ deps: { ...h.deps, store }, logger: false, rateLimitPerMinute: BUDGET });
+  await app.ready();
+});
+afterAll(async () => {
+  await app?.close();
+  await h?.close();
+});
+
+const get = (key: string | undefined, remoteAddress: string) =>
+  app.inject({ url: `/polls?accountId=${acme.accountId}`, headers: key ? bearer(key) : {}, remoteAddress });
+
+describe('failed authentications are rate-limited per address', () => {
+  it('answers 401 to the first bad keys, then 429 with Retry-After and no lookup; other addresses and good keys elsewhere are unaffected', async () => {
+    for (let i = 0; i < BUDGET; i++) {
+      const res = await get(`${GUESS}${i}`, '203.0.113.7');
+      expect(res.statusCode, res.body).toBe(401);
+      expect(res.json().code).toBe('unauthenticated');
+    }
+    lookups = 0;
+    const over = await get(`${GUESS}x`, '203.0.113.7');
+    expect(over.statusCode, over.body).toBe(429);
+    expect(over.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(over.json()).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(over.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // Refused before the key is looked up, whether the key is good or not.
+    expect((await get(acme.key, '203.0.113.7')).statusCode).toBe(429);
+    expect(lookups).toBe(0);
+
+    // Another address has its own budget.
+    const elsewhere = await get(`${GUESS}y`, '198.51.100.9');
+    expect(elsewhere.statusCode, elsewhere.body).toBe(401);
+    // A valid key from another address is counted per key, as always.
+    const good = await get(acme.key, '192.0.2.44');
+    expect(good.statusCode, good.body).toBe(200);
+  });
+
+  it('counts requests without any key too', async () => {
+    for (let i = 0; i < BUDGET; i++) expect((await get(undefined, '203.0.113.8')).statusCode).toBe(401);
+    const over = await get(undefined, '203.0.113.8');
+    expect(over.statusCode).toBe(429);
+    expect(over.json().code).toBe('rate_limited');
+  });
+
+  it('successful authentications do not spend the address budget', async () => {
+    const key = await h.member(acme.accountId, 'read_only');
+    for (let i = 0; i < BUDGET; i++) expect((await get(key, '203.0.113.9')).statusCode).toBe(200);
+    // The key is now at its own budget; the address may still fail as often as the budget allows.
+    for (let i = 0; i < BUDGET; i++) expect((await get(`${GUESS}z${i}`, '203.0.113.9')).statusCode).toBe(401);
+  });
+});
