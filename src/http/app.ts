@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Deps } from '../app/ports.js';
+import { DomainError } from '../domain/errors.js';
 import { authHook } from './auth.js';
 import { rateLimiter } from './rate-limit.js';
 import { registerErrorHandling } from './error-handler.js';
@@ -32,6 +33,19 @@ export type AppOptions = {
 
 export type App = FastifyInstance;
 
+/** Throws on any byte sequence that is not UTF-8; a leading byte-order mark is skipped. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The charset parameter of a Content-Type, lower-cased and unquoted, or undefined when absent. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  for (const param of (contentType ?? '').split(';').slice(1)) {
+    const eq = param.indexOf('=');
+    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
+    return param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  }
+  return undefined;
+}
+
 export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
     loggerInstance: typeof opts.logger === 'object' ? opts.logger : undefined,
@@ -57,6 +71,25 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerErrorHandling(app, opts.isUnavailable);
   // Only JSON bodies: anything else is a 415, not a string that fails validation later.
   app.removeContentTypeParser(['text/plain']);
+  // JSON is read as strict UTF-8: bytes that are not UTF-8 are a 400, not U+FFFD, and a body
+  // declared in another charset is a 415. Parsing (empty body, syntax, __proto__ and
+  // constructor keys) stays Fastify's own.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    const charset = charsetOf(req.headers['content-type']);
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      done(new DomainError('unsupported_media_type', `charset ${JSON.stringify(charset.slice(0, 40))} is not supported; send the body as UTF-8 application/json`), undefined);
+      return;
+    }
+    let text: string;
+    try {
+      text = UTF8.decode(body);
+    } catch {
+      done(new DomainError('validation_failed', 'the body is not valid UTF-8', [{ path: '/', message: 'not valid UTF-8' }]), undefined);
+      return;
+    }
+    parseJson(req, text, done);
+  });
   app.decorateRequest('caller', null);
 
   await app.register(swagger, {

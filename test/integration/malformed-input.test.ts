@@ -303,9 +303,29 @@ function bodyCases(r: Route): Case[] {
     send(`content-type ${ct}`, ct.startsWith('application/x-www') ? 'title=a&accountId=b' : JSON.stringify(base), { status: 415, code: 'unsupported_media_type' }, { ...bearer(acme.key), 'content-type': ct });
   }
   send('no content-type', JSON.stringify(base), { status: 415, code: 'unsupported_media_type' }, { ...bearer(acme.key) });
-  send('content-type json with a bogus charset', JSON.stringify(base), undefined, json(acme.key, { 'content-type': 'application/json; charset=klingon' }));
+  for (const charset of ['klingon', 'utf-16', 'UTF-16LE', 'iso-8859-1']) {
+    send(`content-type json; charset=${charset}`, JSON.stringify(base), { status: 415, code: 'unsupported_media_type' }, json(acme.key, { 'content-type': `application/json; charset=${charset}` }));
+  }
+
+  // Bytes that are not UTF-8 are refused, not replaced with U+FFFD.
+  const text = JSON.stringify(base);
+  const value = text.indexOf('":"');
+  const cut = value >= 0 ? value + 3 : text.length;
+  for (const [name, bytes] of Object.entries(NOT_UTF8)) {
+    send(`${name} in the first string`, Buffer.concat([Buffer.from(text.slice(0, cut)), bytes, Buffer.from(text.slice(cut))]), { status: 400, code: 'validation_failed', errorPath: '/' });
+  }
   return cases;
 }
+
+/** Byte sequences a strict UTF-8 decoder refuses. */
+const NOT_UTF8: Record<string, Buffer> = {
+  'a lone continuation byte': Buffer.from([0x80]),
+  'bytes 0xff 0xfe': Buffer.from([0xff, 0xfe]),
+  'an overlong "/"': Buffer.from([0xc0, 0xaf]),
+  'an encoded surrogate': Buffer.from([0xed, 0xa0, 0x80]),
+  'a code point above U+10FFFF': Buffer.from([0xf4, 0x90, 0x80, 0x80]),
+  'a sequence cut short': Buffer.from([0xe2, 0x82]),
+};
 
 function queryCases(r: Route): Case[] {
   const base = baseQuery(r);
@@ -482,6 +502,65 @@ describe('no input produces a 500', () => {
 
   it('leaves Object.prototype alone', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+  });
+});
+
+describe('body encoding', () => {
+  const post = (payload: Buffer | string, contentType = 'application/json') =>
+    h.app.inject({ method: 'POST', url: '/poll', headers: { ...bearer(acme.key), 'content-type': contentType }, payload });
+  const body = (title: string) => JSON.stringify({ accountId: acme.accountId, title });
+
+  it('a title with bytes that are not UTF-8 is a 400 naming the body, and nothing is stored', async () => {
+    const before = (await h.app.inject({ url: `/polls?accountId=${acme.accountId}&limit=100`, headers: bearer(acme.key) })).json().data.length;
+    for (const [name, bytes] of Object.entries(NOT_UTF8)) {
+      const res = await post(Buffer.concat([Buffer.from(`{"accountId":"${acme.accountId}","title":"a`), bytes, Buffer.from('b"}')]));
+      expect(contractIssues({ name, req: { method: 'POST', url: '/poll' }, expect: { status: 400, code: 'validation_failed', errorPath: '/' } }, res)).toEqual([]);
+      expect(res.json().detail).toMatch(/UTF-8/);
+    }
+    const after = (await h.app.inject({ url: `/polls?accountId=${acme.accountId}&limit=100`, headers: bearer(acme.key) })).json().data.length;
+    expect(after).toBe(before);
+  });
+
+  it('a charset other than UTF-8 is a 415, whatever its case or quoting', async () => {
+    for (const ct of ['application/json; charset=utf-16', 'application/json; charset=UTF-16BE', 'application/json;charset="latin1"', 'application/json; charset=us-ascii', 'application/json; charset=']) {
+      const res = await post(body('x'), ct);
+      expect(contractIssues({ name: ct, req: { method: 'POST', url: '/poll' }, expect: { status: 415, code: 'unsupported_media_type' } }, res)).toEqual([]);
+    }
+  });
+
+  it('UTF-8 under any spelling, or no charset, is accepted', async () => {
+    for (const ct of ['application/json', 'application/json; charset=utf-8', 'application/json; charset=UTF-8', 'Application/JSON; Charset=UTF8', 'application/json; charset="utf-8"', 'application/json;charset=utf-8; foo=bar']) {
+      const res = await post(body('ok'), ct);
+      expect(res.statusCode, `${ct}: ${res.body}`).toBe(201);
+    }
+  });
+
+  it('multi-byte UTF-8 is accepted and stored as sent', async () => {
+    const title = 'Grüße, 日本語, 😀🏳️‍🌈';
+    const res = await post(Buffer.from(body(title), 'utf8'));
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().data.title).toBe(title);
+  });
+
+  it('a leading UTF-8 byte-order mark is skipped', async () => {
+    const res = await post(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(body('with a BOM'))]));
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().data.title).toBe('with a BOM');
+  });
+
+  it('size, emptiness, bad JSON and prototype keys are answered as before', async () => {
+    const cases: [Buffer | string, number, string][] = [
+      [Buffer.concat([Buffer.from(body('x'.repeat(1024 * 1024))), Buffer.from([0xff])]), 413, 'payload_too_large'],
+      ['', 400, 'validation_failed'],
+      ['{"title": "a', 400, 'validation_failed'],
+      [body('x').replace(/^{/, '{"__proto__":{"polluted":true},'), 400, 'validation_failed'],
+      [body('x').replace(/^{/, '{"constructor":{"prototype":{"polluted":true}},'), 400, 'validation_failed'],
+    ];
+    for (const [payload, status, code] of cases) {
+      const res = await post(payload);
+      expect(contractIssues({ name: String(payload).slice(0, 40), req: { method: 'POST', url: '/poll' }, expect: { status, code } }, res)).toEqual([]);
+    }
     expect(Object.prototype).not.toHaveProperty('polluted');
   });
 });
