@@ -2,14 +2,14 @@ import { useState } from 'react';
 import { useCursorPages } from './cursor';
 import { useLoad, useSession } from './hooks';
 import { Link } from './router';
-import type { AlertEmail, Page } from './types';
+import type { AlertEmail } from './types';
 import { Badge, ErrorNote, Pager, StatusNote, When } from './ui';
 
 /** The failure-alert emails sent for the account (GET /alerts), newest first, with their content. */
 export function AlertsPage() {
   const { api, account } = useSession();
   const pages = useCursorPages();
-  const alerts = useLoad(() => api.get<Page<AlertEmail>>('/alerts', { accountId: account.accountId, startCursor: pages.cursor, limit: 20 }), `${account.accountId}:${pages.cursor}`);
+  const alerts = useLoad(() => api.get('/alerts', { accountId: account.accountId, startCursor: pages.cursor, limit: 20 }), `${account.accountId}:${pages.cursor}`);
   const list = alerts.data;
   return (
     <>

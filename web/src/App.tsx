@@ -29,7 +29,7 @@ export function App() {
   // A key kept from earlier in this tab: check it again and list its accounts.
   useEffect(() => {
     if (!api || accounts) return;
-    api.get<{ data: Membership[] }>('/accounts').then(
+    api.get('/accounts').then(
       ({ data }) => setAccounts(data),
       (err: unknown) => {
         if (err instanceof ApiError && err.status === 401) signOut('That API key is no longer accepted; sign in again.');

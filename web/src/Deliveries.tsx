@@ -3,7 +3,7 @@ import { useCursorPages } from './cursor';
 import { DeliveryDetail } from './DeliveryDetail';
 import { DeliveryStatusBadge } from './DeliveryStatusBadge';
 import { useLoad, useSession } from './hooks';
-import { DELIVERY_STATUSES, type Delivery, type Page, type Webhook } from './types';
+import { DELIVERY_STATUSES, type DeliveryStatus } from './types';
 import { ErrorNote, isoFromLocal, Pager, StatusNote, When, TableWrap } from './ui';
 
 const REFRESH_MS = 5000;
@@ -14,7 +14,7 @@ const REFRESH_MS = 5000;
  */
 export function Deliveries({ pollId }: { pollId: string }) {
   const { api } = useSession();
-  const [status, setStatus] = useState('');
+  const [status, setStatus] = useState<DeliveryStatus | ''>('');
   const [webhookId, setWebhookId] = useState('');
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
@@ -23,12 +23,12 @@ export function Deliveries({ pollId }: { pollId: string }) {
   const [open, setOpen] = useState<string | null>(null);
   const pages = useCursorPages();
 
-  const hooks = useLoad(() => api.get<Page<Webhook>>('/webhooks', { pollId, limit: 100 }).then((r) => r.data), pollId);
+  const hooks = useLoad(() => api.get('/webhooks', { pollId, limit: 100 }).then((r) => r.data), pollId);
   const scope = webhookId ? { webhookId } : { pollId };
   const fromIso = isoFromLocal(from);
   const toIso = isoFromLocal(to);
   const log = useLoad(
-    () => api.get<Page<Delivery>>('/webhooks/deliveries', { ...scope, status, createdAfter: fromIso, createdBefore: toIso, startCursor: pages.cursor, limit: 20 }),
+    () => api.get('/webhooks/deliveries', { ...scope, status, createdAfter: fromIso, createdBefore: toIso, startCursor: pages.cursor, limit: 20 }),
     JSON.stringify([pollId, webhookId, status, fromIso, toIso, pages.cursor]),
   );
   const { reload } = log;
@@ -72,7 +72,7 @@ export function Deliveries({ pollId }: { pollId: string }) {
       <form className="filters" aria-label="Filter deliveries" onSubmit={(e) => e.preventDefault()}>
         <div>
           <label htmlFor="delivery-status">Status</label>
-          <select id="delivery-status" value={status} onChange={(e) => changeFilter(setStatus)(e.target.value)}>
+          <select id="delivery-status" value={status} onChange={(e) => changeFilter(setStatus)(e.target.value as DeliveryStatus | '')}>
             <option value="">any</option>
             {DELIVERY_STATUSES.map((s) => (
               <option key={s} value={s}>

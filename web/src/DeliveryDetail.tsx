@@ -2,13 +2,12 @@ import { useEffect } from 'react';
 import { AttemptTimeline } from './AttemptTimeline';
 import { DeliveryStatusBadge } from './DeliveryStatusBadge';
 import { useLoad, useSession } from './hooks';
-import type { DeliveryDetail as Detail } from './types';
 import { ErrorNote, StatusNote, When } from './ui';
 
 /** One delivery (GET /webhooks/delivery): its attempts as a timeline and the payload it sends. */
 export function DeliveryDetail({ deliveryId, refresh, onClose }: { deliveryId: string; refresh: number; onClose: () => void }) {
   const { api } = useSession();
-  const detail = useLoad(() => api.get<{ data: Detail }>('/webhooks/delivery', { deliveryId }).then((r) => r.data), deliveryId);
+  const detail = useLoad(() => api.get('/webhooks/delivery', { deliveryId }).then((r) => r.data), deliveryId);
   const { reload } = detail;
   useEffect(() => {
     if (refresh) reload();

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useAction, useSession } from './hooks';
 import { href, navigate } from './router';
-import type { Poll } from './types';
+import type { CommitBody, Poll } from './types';
 import { ErrorNote } from './ui';
 
 /** Create a poll in two steps: a dry run (POST /poll with dryRun) shows what would be saved, then POST /commit saves that preview. */
@@ -12,12 +12,12 @@ export function PollCreate({ onCreated }: { onCreated: () => void }) {
   const [preview, setPreview] = useState<Poll | null>(null);
 
   const dryRun = useAction(async () => {
-    const { data } = await api.post<{ data: Poll }>('/poll', { accountId: account.accountId, title, dryRun: true, settings: { anonymous } });
+    const { data } = await api.post('/poll', { accountId: account.accountId, title, dryRun: true, settings: { anonymous } });
     setPreview(data);
   });
   const commit = useAction(async () => {
     if (!preview) return;
-    const { data } = await api.post<{ data: Poll }>('/commit', { data: preview });
+    const { data } = await api.post('/commit', { data: preview as CommitBody['data'] });
     setPreview(null);
     setTitle('');
     onCreated();

@@ -1,14 +1,13 @@
 import { useCursorPages } from './cursor';
 import { useLoad, useSession } from './hooks';
 import { Link } from './router';
-import type { Page, Poll } from './types';
 import { Badge, ErrorNote, Pager, StatusNote, When, TableWrap } from './ui';
 
 export function PollList() {
   const { api, account } = useSession();
   const pages = useCursorPages();
   const polls = useLoad(
-    () => api.get<Page<Poll>>('/polls', { accountId: account.accountId, startCursor: pages.cursor, limit: 20 }),
+    () => api.get('/polls', { accountId: account.accountId, startCursor: pages.cursor, limit: 20 }),
     `${account.accountId}:${pages.cursor}`,
   );
   const list = polls.data;

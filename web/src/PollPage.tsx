@@ -6,7 +6,6 @@ import { Responses } from './Responses';
 import { Link, POLL_SECTIONS, type PollSection } from './router';
 import { Slides } from './Slides';
 import { Translations } from './Translations';
-import type { Poll } from './types';
 import { ErrorNote, StatusNote } from './ui';
 import { Webhooks } from './Webhooks';
 
@@ -23,7 +22,7 @@ export const WEBHOOK_ROLES = ['owner', 'admin', 'billing_admin'];
 
 export function PollPage({ pollId, section }: { pollId: string; section: PollSection }) {
   const { api, account } = useSession();
-  const poll = useLoad(() => api.get<{ data: Poll }>('/poll', { pollId }).then((r) => r.data), pollId);
+  const poll = useLoad(() => api.get('/poll', { pollId }).then((r) => r.data), pollId);
   // The switch moves at once; it moves back if the update fails.
   const [visible, setVisible] = useState<boolean | null>(null);
   const visibility = useAction(async (isVisible: boolean) => {

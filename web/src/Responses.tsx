@@ -1,7 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { useCursorPages } from './cursor';
 import { useAction, useLoad, useSession } from './hooks';
-import type { Page, ResponseRow, Slide } from './types';
 import { ErrorNote, isoFromLocal, Pager, show, StatusNote, When, TableWrap } from './ui';
 
 type Filters = { createdAfter?: string; createdBefore?: string; limit: number };
@@ -27,9 +26,9 @@ export function Responses({ pollId }: { pollId: string }) {
   const [filters, setFilters] = useState<Filters>({ limit: 20 });
   const pages = useCursorPages();
 
-  const slides = useLoad(() => api.get<{ data: Slide[] }>('/slides', { pollId }).then((r) => r.data), pollId);
+  const slides = useLoad(() => api.get('/slides', { pollId }).then((r) => r.data), pollId);
   const responses = useLoad(
-    () => api.get<Page<ResponseRow>>('/responses', { pollId, ...filters, startCursor: pages.cursor }),
+    () => api.get('/responses', { pollId, ...filters, startCursor: pages.cursor }),
     JSON.stringify([pollId, filters, pages.cursor]),
   );
   const exported = useAction(async () => {

@@ -16,7 +16,7 @@ export function SignIn({ notice, onSignedIn }: { notice?: string | null; onSigne
     setBusy(true);
     setError(null);
     try {
-      const { data } = await createApi(k).get<{ data: Membership[] }>('/accounts');
+      const { data } = await createApi(k).get('/accounts');
       onSignedIn(k, data);
     } catch (err) {
       setError(errorText(err));

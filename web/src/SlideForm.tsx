@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useAction, useSession } from './hooks';
 import { CHOICE_TYPES, conditionValue } from './logic';
 import { LogicEditor, type DraftRule } from './LogicEditor';
-import { SLIDE_TYPES, type LogicRule, type Slide, type SlideType } from './types';
+import { SLIDE_TYPES, type CreateSlideBody, type LogicRule, type Slide, type SlideType } from './types';
 import { ErrorNote } from './ui';
 
 const MULTI_TYPES: SlideType[] = ['question', 'checkbox', 'dropdown'];
@@ -27,7 +27,7 @@ export function SlideForm({ pollId, slides, onAdded }: { pollId: string; slides:
       }),
       action: r.action,
     }));
-    const body: Record<string, unknown> = { pollId, type, title };
+    const body: CreateSlideBody = { pollId, type, title };
     if (subtitle.trim()) body.subtitle = subtitle;
     if (choice) {
       body.answers = answers

@@ -7,7 +7,7 @@ import { ErrorNote, StatusNote } from './ui';
 /** A poll's slides in order (GET /slides), each with its answers and logic; add and delete. */
 export function Slides({ pollId }: { pollId: string }) {
   const { api, account } = useSession();
-  const slides = useLoad(() => api.get<{ data: Slide[] }>('/slides', { pollId }).then((r) => r.data), pollId);
+  const slides = useLoad(() => api.get('/slides', { pollId }).then((r) => r.data), pollId);
   const remove = useAction(async (slide: Slide) => {
     if (!window.confirm(`Delete the slide “${slide.title}”?`)) return;
     await api.del('/slide', { slideId: slide.id });

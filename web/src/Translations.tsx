@@ -32,7 +32,7 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
     // A language not saved yet keeps the rows the form started it with.
     if (!language || !isKnown) return;
     let live = true;
-    api.get<{ data: { translations: Record<string, string> } }>('/poll/translations', { pollId: poll.id, language }).then(
+    api.get('/poll/translations', { pollId: poll.id, language }).then(
       ({ data }) => live && setRows(Object.entries(data.translations).map(([key, value]) => ({ key, value, saved: true }))),
       (err: unknown) => live && setLoadError(err instanceof Error ? err.message : String(err)),
     );
@@ -44,7 +44,7 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
   const save = useAction(async () => {
     const translations: Record<string, string> = {};
     for (const r of rows) if (r.key.trim()) translations[r.key.trim()] = r.value;
-    const { data } = await api.post<{ data: { translations: Record<string, string> } }>('/poll/translations/update', { pollId: poll.id, language, translations });
+    const { data } = await api.post('/poll/translations/update', { pollId: poll.id, language, translations });
     setRows(Object.entries(data.translations).map(([key, value]) => ({ key, value, saved: true })));
     setSaved(`Saved the ${language} translations.`);
     if (!isKnown) onChanged();

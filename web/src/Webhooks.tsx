@@ -3,10 +3,10 @@ import { HealthBadge } from './HealthBadge';
 import { useAction, useLoad, useSession } from './hooks';
 import { LegacySecret } from './LegacySecret';
 import { Link } from './router';
-import type { Page, Webhook } from './types';
+import type { DeliveryRule, Webhook } from './types';
 import { ErrorNote, StatusNote, When } from './ui';
 
-const RULES = {
+const RULES: Record<DeliveryRule, string> = {
   partial: 'Send if partially or fully completed',
   complete: 'Send only if fully completed',
 };
@@ -15,20 +15,20 @@ const RULES = {
 export function Webhooks({ pollId }: { pollId: string }) {
   const { api } = useSession();
   const [url, setUrl] = useState('');
-  const [rule, setRule] = useState<'partial' | 'complete'>('partial');
+  const [rule, setRule] = useState<DeliveryRule>('partial');
   const [message, setMessage] = useState<string | null>(null);
-  const hooks = useLoad(() => api.get<Page<Webhook>>('/webhooks', { pollId, limit: 100 }), pollId);
+  const hooks = useLoad(() => api.get('/webhooks', { pollId, limit: 100 }), pollId);
 
   const create = useAction(async () => {
     // A signingSecret in the answer is shown by the app (SigningSecret), once.
-    const res = await api.post<{ data: Webhook }>('/webhooks', { pollId, url, deliveryRule: rule });
+    const res = await api.post('/webhooks', { pollId, url, deliveryRule: rule });
     setUrl('');
     setMessage(`Created the webhook to ${res.data.url}.`);
     hooks.reload();
   });
   const remove = useAction(async (w: Webhook) => {
     if (!window.confirm(`Delete the webhook to ${w.url}? Its pending deliveries are cancelled.`)) return;
-    const { data } = await api.del<{ data: { cancelledDeliveries: number } }>('/webhooks', { id: w.id });
+    const { data } = await api.del('/webhooks', { id: w.id });
     setMessage(`Deleted the webhook to ${w.url}; ${data.cancelledDeliveries} pending deliveries cancelled.`);
     hooks.reload();
   });
@@ -72,7 +72,7 @@ export function Webhooks({ pollId }: { pollId: string }) {
         <label htmlFor="webhook-url">Endpoint URL (public https)</label>
         <input id="webhook-url" type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://hooks.example.com/canvass" required />
         <label htmlFor="webhook-rule">When to send</label>
-        <select id="webhook-rule" value={rule} onChange={(e) => setRule(e.target.value as 'partial' | 'complete')}>
+        <select id="webhook-rule" value={rule} onChange={(e) => setRule(e.target.value as DeliveryRule)}>
           <option value="partial">{RULES.partial}</option>
           <option value="complete">{RULES.complete}</option>
         </select>

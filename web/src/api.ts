@@ -1,6 +1,8 @@
 // The one client of the Canvass API: sends the bearer key and turns problem documents
 // (RFC 9457, application/problem+json) into ApiError messages a person can read.
 
+import type { Answers, BodyOf, Method, PathOf, QueryOf } from './types';
+
 export type FieldError = { path: string; message: string };
 
 export class ApiError extends Error {
@@ -17,12 +19,19 @@ export class ApiError extends Error {
 
 export type Query = Record<string, string | number | boolean | null | undefined>;
 
+/** A route the dashboard calls with `M`: one the API serves, whose answer is known. */
+export type Route<M extends Method> = PathOf<M> & keyof Answers[M];
+
+/** Query values as forms hold them: an optional parameter may also be null or '', both left out of the URL. */
+export type QueryArgs<Q> = { [K in keyof Q]: Q[K] | (undefined extends Q[K] ? null | '' : never) };
+
+/** Paths, query parameters and bodies are checked against the API's OpenAPI document. */
 export type Api = {
-  get<T>(path: string, query?: Query): Promise<T>;
-  post<T>(path: string, body: unknown): Promise<T>;
-  del<T>(path: string, query: Query): Promise<T>;
+  get<P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>): Promise<Answers['get'][P]>;
+  post<P extends Route<'post'>>(path: P, body: BodyOf<'post', P>): Promise<Answers['post'][P]>;
+  del<P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>): Promise<Answers['delete'][P]>;
   /** A non-JSON answer (the CSV export) as a blob, with the file name the server suggests. */
-  download(path: string, query: Query): Promise<{ blob: Blob; filename: string }>;
+  download<P extends PathOf<'get'>>(path: P, query: QueryArgs<QueryOf<'get', P>>): Promise<{ blob: Blob; filename: string }>;
 };
 
 type Problem = { title?: string; detail?: string; code?: string; status?: number; errors?: FieldError[] };
@@ -80,11 +89,11 @@ export function createApi(key: string, { base = '', onSigningSecret }: ApiOption
     return body as T;
   };
   return {
-    get: async (path, query) => json(await send('GET', withQuery(path, query))),
-    post: async (path, body) => json(await send('POST', path, body)),
-    del: async (path, query) => json(await send('DELETE', withQuery(path, query))),
+    get: async <P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>) => json<Answers['get'][P]>(await send('GET', withQuery(path, query as Query))),
+    post: async <P extends Route<'post'>>(path: P, body: BodyOf<'post', P>) => json<Answers['post'][P]>(await send('POST', path, body)),
+    del: async <P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>) => json<Answers['delete'][P]>(await send('DELETE', withQuery(path, query as Query))),
     async download(path, query) {
-      const res = await send('GET', withQuery(path, query));
+      const res = await send('GET', withQuery(path, query as Query));
       const disposition = res.headers.get('content-disposition') ?? '';
       const filename = /filename="([^"]+)"/.exec(disposition)?.[1] ?? 'export.csv';
       return { blob: await res.blob(), filename };

@@ -41,7 +41,7 @@ export const CHOICE_TYPES: SlideType[] = ['question', 'checkbox', 'dropdown', 'b
 const NUMERIC_TYPES: SlideType[] = ['star-rating', 'range'];
 
 /** A condition value as the API compares it: numbers for numeric slides and gt/lt, true/false for consent. */
-export function conditionValue(op: LogicOp, raw: string, type: SlideType): unknown {
+export function conditionValue(op: LogicOp, raw: string, type: SlideType): LogicCondition['value'] {
   if (op === 'answered') return undefined;
   const t = raw.trim();
   if ((op === 'gt' || op === 'lt' || NUMERIC_TYPES.includes(type)) && t !== '' && !Number.isNaN(Number(t))) return Number(t);
