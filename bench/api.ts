@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../dist/infra/db/database.js';
-import { flushDueBatches } from '../dist/app/flush-batches.js';
+import { flushDueBatches } from '../dist/app/delivery/flush-batches.js';
 import { benchDeps, cpuSplit, freshDatabase, HERE, sleep, type CpuSplit, type Storage } from './lib.js';
 
 const CLI = path.join(HERE, '..', 'dist', 'cli', 'index.js');

@@ -4,8 +4,8 @@ import { Pool } from 'undici';
 import { newId } from '../src/domain/ids.js';
 import { buildPayload } from '../src/domain/payload.js';
 import { signatureHeader } from '../src/domain/signature.js';
-import type { HttpSender, NewDelivery } from '../src/app/delivery-ports.js';
-import type { Deps } from '../src/app/ports.js';
+import type { HttpSender, Deps } from '../src/app/ports/index.js';
+import type { NewDelivery } from '../src/domain/delivery.js';
 // From dist/, as the service runs them (lib.ts says why).
 import { createH1Sender } from '../dist/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../dist/worker/delivery-runner.js';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 // function names by wrapping every closure the code makes, which cost the worker ~3 µs a delivery.
 import { createStore } from '../dist/infra/db/store.js';
 import { openDatabase, type Database } from '../dist/infra/db/database.js';
-import type { Deps } from '../src/app/ports.js';
+import type { Deps } from '../src/app/ports/index.js';
 import { makeTestCa } from '../test/support/tls.js';
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, COMMENT_HEADER, type OpenAPI3 } from 'openapi-typescript';
-import type { Deps } from '../src/app/ports.js';
+import type { Deps } from '../src/app/ports/index.js';
 import { buildApp } from '../src/http/app.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -1,8 +1,8 @@
 import dns from 'node:dns';
 import { readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
-import { seedDefaultAccount } from './app/admin.js';
-import type { Clock, DeliverySettings, Deps } from './app/ports.js';
+import { seedDefaultAccount } from './app/accounts/seed-default-account.js';
+import type { Clock, DeliverySettings, Deps } from './app/ports/index.js';
 import type { Config } from './config/index.js';
 import { buildApp, type App } from './http/app.js';
 import { openDatabase, type Database } from './infra/db/database.js';

@@ -3,7 +3,7 @@ import { DomainError, notFound } from '../domain/errors.js';
 import { hashApiKey } from '../domain/api-key.js';
 import { webhookRulesChanged, type Action } from '../domain/logic.js';
 import type { UrlPolicy } from '../domain/url-policy.js';
-import type { Caller, PollRow, Store } from './ports.js';
+import type { Caller, PollRow, Store } from './ports/index.js';
 
 export async function authenticate(store: Store, apiKey: string | undefined): Promise<Caller> {
   if (!apiKey) throw new DomainError('unauthenticated', 'send an API key as "Authorization: Bearer <key>"');

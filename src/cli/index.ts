@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
-import { createAccount, createKey, rotateSigningSecret, setPlan } from '../app/admin.js';
+import { createAccount } from '../app/accounts/create-account.js';
+import { createKey } from '../app/accounts/create-key.js';
+import { rotateSigningSecret } from '../app/accounts/rotate-signing-secret.js';
+import { setPlan } from '../app/accounts/set-plan.js';
 import { PLANS, ROLES, type Plan, type Role } from '../domain/access.js';
 import { DomainError } from '../domain/errors.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';

@@ -57,3 +57,22 @@ export function composeAlertEmail(c: AlertContent, sequence: number): { subject:
   ].join('\n');
   return { subject, text, html };
 }
+
+/** What an alert email says (SPEC §6.5), kept with the email. */
+export type AlertDetails = AlertContent;
+
+export type AlertEmail = {
+  id: string;
+  accountId: string;
+  endpointId: string;
+  webhookId: string | null;
+  pollId: string;
+  kind: 'first' | 'reminder';
+  sequence: number;
+  recipients: string[];
+  subject: string;
+  text: string;
+  html: string;
+  details: AlertDetails;
+  sentAt: Date;
+};

@@ -56,3 +56,13 @@ export function syntheticAnswer(slide: Slide, rand: () => number, n: number): un
 export function answerableSlides(slides: readonly Slide[]): Slide[] {
   return slides.filter((s) => !NON_ANSWERABLE.has(s.type));
 }
+
+export type ResearchRun = {
+  id: string;
+  pollId: string;
+  accountId: string;
+  participants: number;
+  seed: number;
+  responsesCreated: number;
+  createdAt: Date;
+};

@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Deps } from '../app/ports.js';
+import type { Deps } from '../app/ports/index.js';
 import { DomainError } from '../domain/errors.js';
 import { authHook } from './auth.js';
 import { rateLimiter } from './rate-limit.js';

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { authenticate } from '../app/access.js';
-import type { Caller, Store } from '../app/ports.js';
+import type { Caller, Store } from '../app/ports/index.js';
 import { DomainError } from '../domain/errors.js';
 import { rateLimiter, type RateLimiter } from './rate-limit.js';
 

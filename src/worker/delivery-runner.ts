@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
-import { claimDeliveries, sendAttempt } from '../app/deliver.js';
-import type { ClaimedDelivery } from '../app/delivery-ports.js';
+import { claimDeliveries } from '../app/delivery/claim-deliveries.js';
+import { sendAttempt } from '../app/delivery/send-attempt.js';
+import type { ClaimedDelivery } from '../domain/delivery.js';
 import { resultBatcher } from './result-batcher.js';
-import type { Deps } from '../app/ports.js';
+import type { Deps } from '../app/ports/index.js';
 import { wakeableSleep } from './sleep.js';
 
 export type RunnerOptions = {

@@ -1,5 +1,6 @@
-import { recordAttempts, type AttemptReport, type SentAttempt } from '../app/deliver.js';
-import type { Deps } from '../app/ports.js';
+import { recordAttempts, type AttemptReport } from '../app/delivery/record-attempts.js';
+import { type SentAttempt } from '../app/delivery/send-attempt.js';
+import type { Deps } from '../app/ports/index.js';
 
 /**
  * Gathers sent attempts and records them together: one transaction per batch instead of one

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { checkAlerts } from '../app/check-alerts.js';
-import { flushDueBatches } from '../app/flush-batches.js';
-import type { Deps } from '../app/ports.js';
+import { checkAlerts } from '../app/alerts/check-alerts.js';
+import { flushDueBatches } from '../app/delivery/flush-batches.js';
+import type { Deps } from '../app/ports/index.js';
 import { wakeableSleep } from './sleep.js';
 
 export type SchedulerTask = { name: string; run(deps: Deps): Promise<number> };

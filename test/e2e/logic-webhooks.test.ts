@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rotateSigningSecret } from '../../src/app/admin.js';
+import { rotateSigningSecret } from '../../src/app/accounts/rotate-signing-secret.js';
 import { verifySignature } from '../../src/verify.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook } from '../support/fixtures.js';

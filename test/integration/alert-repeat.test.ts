@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Mailer, OutgoingMail } from '../../src/app/alert-ports.js';
-import { checkAlerts } from '../../src/app/check-alerts.js';
-import type { Deps, Store } from '../../src/app/ports.js';
+import type { Mailer, OutgoingMail, Deps, Store } from '../../src/app/ports/index.js';
+import { checkAlerts } from '../../src/app/alerts/check-alerts.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 import { createWebhook, visiblePoll } from '../support/fixtures.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flushDueBatches } from '../../src/app/flush-batches.js';
+import { flushDueBatches } from '../../src/app/delivery/flush-batches.js';
 import { harness, type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
 

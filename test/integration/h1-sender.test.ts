@@ -2,7 +2,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HttpSender } from '../../src/app/delivery-ports.js';
+import type { HttpSender } from '../../src/app/ports/index.js';
 import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/h1-sender.js';
 import { serverTls } from '../support/tls.js';
 

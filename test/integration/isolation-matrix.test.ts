@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { sql, type RawBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPlan } from '../../src/app/admin.js';
+import { setPlan } from '../../src/app/accounts/set-plan.js';
 import { ROLES, type Plan, type Role } from '../../src/domain/access.js';
 import { newId, type IdPrefix } from '../../src/domain/ids.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/infra/db/database.js';
 import { migrate, migrationNames } from '../../src/infra/db/migrate.js';
-import type { DeliveryStatus } from '../../src/app/delivery-ports.js';
+import type { DeliveryStatus } from '../../src/domain/delivery.js';
 import { createStore } from '../../src/infra/db/store.js';
 import { createPgDatabase, onPostgres } from '../support/db.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NewDelivery } from '../../src/app/delivery-ports.js';
+import type { NewDelivery } from '../../src/domain/delivery.js';
 import type { Database } from '../../src/infra/db/database.js';
 import { createStore } from '../../src/infra/db/store.js';
 import { testDatabase } from '../support/db.js';

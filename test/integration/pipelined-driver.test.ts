@@ -1,9 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, Kysely as KyselyDb } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/infra/db/database.js';
 import { executeThenCommit, executeTogether, PipelinedPostgresDialect } from '../../src/infra/db/pipelined-driver.js';
-import { Kysely as KyselyDb } from 'kysely';
 import { createPgDatabase, onPostgres } from '../support/db.js';
 
 // The driver is PostgreSQL's only (PGlite runs the same helpers as plain statements, which

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPlan } from '../../src/app/admin.js';
+import { setPlan } from '../../src/app/accounts/set-plan.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 import { SPEC_TABLES } from '../support/spec-tables.js';
 

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/app/ports.js';
+import type { Store } from '../../src/app/ports/index.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
 

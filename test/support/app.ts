@@ -1,5 +1,6 @@
-import { createAccount, createKey } from '../../src/app/admin.js';
-import type { Clock, DeliverySettings, Deps } from '../../src/app/ports.js';
+import { createAccount } from '../../src/app/accounts/create-account.js';
+import { createKey } from '../../src/app/accounts/create-key.js';
+import type { Clock, DeliverySettings, Deps } from '../../src/app/ports/index.js';
 import type { Plan, Role } from '../../src/domain/access.js';
 import { buildApp, type App } from '../../src/http/app.js';
 import type { Database } from '../../src/infra/db/database.js';

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import type { Deps } from '../../src/app/ports.js';
+import type { Deps } from '../../src/app/ports/index.js';
 import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../src/worker/delivery-runner.js';
 import { BATCH_FLUSH, startScheduler } from '../../src/worker/scheduler.js';

@@ -1,7 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { getAccountSettings, listMyAccounts, updateAccountSettings, type AccountSettingsPatch } from '../../app/account-settings.js';
-import type { Deps } from '../../app/ports.js';
+import { getAccountSettings } from '../../app/accounts/get-account-settings.js';
+import { listMyAccounts } from '../../app/accounts/list-my-accounts.js';
+import { updateAccountSettings, type AccountSettingsPatch } from '../../app/accounts/update-account-settings.js';
+import type { Deps } from '../../app/ports/index.js';
 import { callerOf } from '../auth.js';
 import { AnyId, Strict } from '../schemas/common.js';
 import { AccountSettingsBody } from '../schemas/poll.js';

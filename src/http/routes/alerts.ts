@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Deps } from '../../app/ports.js';
-import { listAlerts } from '../../app/read-alerts.js';
+import type { Deps } from '../../app/ports/index.js';
+import { listAlerts } from '../../app/alerts/list-alerts.js';
 import { callerOf } from '../auth.js';
 import { AnyId, PageQuery, Strict } from '../schemas/common.js';
 

@@ -1,9 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Readable } from 'node:stream';
-import type { Deps } from '../../app/ports.js';
-import { exportResponsesCsv, listEmails, listParticipants, listResponses } from '../../app/read-responses.js';
-import { createSubmissionQueue } from '../../app/submission-queue.js';
+import type { Deps } from '../../app/ports/index.js';
+import { exportResponsesCsv } from '../../app/responses/export-responses.js';
+import { listEmails } from '../../app/responses/list-emails.js';
+import { listParticipants } from '../../app/responses/list-participants.js';
+import { listResponses } from '../../app/responses/list-responses.js';
+import { createSubmissionQueue } from '../../app/responses/submission-queue.js';
 import { callerOf } from '../auth.js';
 import { queryInstant } from '../validation.js';
 import { PollPageQuery, PollQuery, ResponsesQuery, ScopeQuery, SubmitBody } from '../schemas/webhook.js';

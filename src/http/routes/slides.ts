@@ -1,7 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Deps } from '../../app/ports.js';
-import { createSlide, deleteSlide, listSlides, updateSlide } from '../../app/slides.js';
+import type { Deps } from '../../app/ports/index.js';
+import { createSlide } from '../../app/polls/create-slide.js';
+import { deleteSlide } from '../../app/polls/delete-slide.js';
+import { listSlides } from '../../app/polls/list-slides.js';
+import { updateSlide } from '../../app/polls/update-slide.js';
 import { callerOf } from '../auth.js';
 import { AnyId, Strict } from '../schemas/common.js';
 import { CreateSlideBody, UpdateSlideBody } from '../schemas/slide.js';

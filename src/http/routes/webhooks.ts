@@ -1,8 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Deps } from '../../app/ports.js';
-import { getDelivery, listDeliveries } from '../../app/read-deliveries.js';
-import { createWebhook, deleteWebhook, listWebhooks } from '../../app/webhooks.js';
+import type { Deps } from '../../app/ports/index.js';
+import { getDelivery } from '../../app/webhooks/get-delivery.js';
+import { listDeliveries } from '../../app/webhooks/list-deliveries.js';
+import { createWebhook } from '../../app/webhooks/create-webhook.js';
+import { deleteWebhook } from '../../app/webhooks/delete-webhook.js';
+import { listWebhooks } from '../../app/webhooks/list-webhooks.js';
 import { callerOf } from '../auth.js';
 import { queryInstant } from '../validation.js';
 import { CreateWebhookBody, DeleteWebhookQuery, DeliveryListQuery, DeliveryQuery, WebhookListQuery } from '../schemas/webhook.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Store } from '../../app/ports.js';
+import type { Store } from '../../app/ports/index.js';
 import { accountRepo } from './repositories/accounts.js';
 import { keyRepo } from './repositories/keys.js';
 import { pollRepo } from './repositories/polls.js';

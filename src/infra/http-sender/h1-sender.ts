@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
-import type { HttpSender, SendRequest, SendResult } from '../../app/delivery-ports.js';
+import type { HttpSender, SendRequest, SendResult } from '../../app/ports/index.js';
 import { isIpLiteral, isPublicAddress } from '../../domain/ip-ranges.js';
 import { classifyError } from './classify-error.js';
 import { guardedLookup } from './guarded-lookup.js';

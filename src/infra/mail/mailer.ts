@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
-import type { Mailer, OutgoingMail } from '../../app/alert-ports.js';
+import type { Mailer, OutgoingMail } from '../../app/ports/index.js';
 
 /** SMTP through nodemailer (SMTP_URL). */
 export function smtpMailer(url: string, from: string): Mailer {

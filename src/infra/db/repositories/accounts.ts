@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Account, AccountRepo } from '../../../app/ports.js';
+import type { Account } from '../../../domain/account.js';
+import type { AccountRepo } from '../../../app/ports/index.js';
 import type { Plan } from '../../../domain/access.js';
 import type { DB } from '../schema.js';
 import { json } from './page.js';

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { AlertDetails, AlertEmail, AlertRepo } from '../../../app/alert-ports.js';
+import type { AlertDetails, AlertEmail } from '../../../domain/alert-email.js';
+import type { AlertRepo } from '../../../app/ports/index.js';
 import type { AlertEmailsTable, DB } from '../schema.js';
 import { toEndpoint } from './endpoints.js';
 import { json, toPage } from './page.js';

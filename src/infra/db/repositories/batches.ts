@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { BatchRepo } from '../../../app/delivery-ports.js';
+import type { BatchRepo } from '../../../app/ports/index.js';
 import type { DB } from '../schema.js';
 
 export function batchRepo(db: Kysely<DB>): BatchRepo {

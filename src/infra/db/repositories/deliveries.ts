@@ -1,5 +1,7 @@
 import { CompiledQuery, sql, type Kysely, type QueryResult, type Selectable } from 'kysely';
-import type { Attempt, ClaimedDelivery, Delivery, DeliveryRepo, DeliverySource, DeliveryStatus, NewDelivery } from '../../../app/delivery-ports.js';
+import type { Attempt, ClaimedDelivery, Delivery, DeliveryStatus, NewDelivery } from '../../../domain/delivery.js';
+import type { DeliveryRepo } from '../../../app/ports/index.js';
+import type { DeliverySource } from '../../../domain/webhook.js';
 import { idsMadeBefore } from '../../../domain/ids.js';
 import type { EventType } from '../../../domain/payload.js';
 import type { AttemptsTable, DB, DeliveriesTable } from '../schema.js';

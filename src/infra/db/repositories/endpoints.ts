@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { DeliverySource, Endpoint, EndpointRepo } from '../../../app/delivery-ports.js';
+import type { DeliverySource, Endpoint } from '../../../domain/webhook.js';
+import type { EndpointRepo } from '../../../app/ports/index.js';
 import type { DB, EndpointsTable } from '../schema.js';
 
 export const toEndpoint = (r: Selectable<EndpointsTable>): Endpoint => ({

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { KeyRepo } from '../../../app/ports.js';
+import type { KeyRepo } from '../../../app/ports/index.js';
 import type { DB } from '../schema.js';
 
 export function keyRepo(db: Kysely<DB>): KeyRepo {

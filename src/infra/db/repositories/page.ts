@@ -1,5 +1,5 @@
 import { isoTime } from '../../../domain/iso-time.js';
-import type { Page, PageRequest } from '../../../app/ports.js';
+import type { Page, PageRequest } from '../../../app/ports/index.js';
 
 /** Rows were fetched with limit + 1: the extra one only tells whether another page exists. */
 export function toPage<T extends { id: string }>(rows: T[], page: PageRequest): Page<T> {

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { ParticipantRow, ResponseFilter, ResponseRow } from '../../../app/ports.js';
+import type { ParticipantRow, ResponseRow } from '../../../domain/response.js';
+import type { ResponseFilter } from '../../../app/ports/index.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { json, toPage } from './page.js';
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { PollRepo, PollRow } from '../../../app/ports.js';
+import type { PollRepo, PollRow } from '../../../app/ports/index.js';
 import type { PollBody } from '../../../domain/poll.js';
 import type { DB, PollsTable, SlidesTable, WebhooksTable } from '../schema.js';
 import { toSlide } from './slides.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ResearchRepo, ResponseRepo } from '../../../app/ports.js';
+import type { ResearchRepo, ResponseRepo } from '../../../app/ports/index.js';
 import type { DB } from '../schema.js';
 import { json } from './page.js';
 import { participantReads, participantRow } from './participants.js';

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { SlideRepo } from '../../../app/ports.js';
+import type { SlideRepo } from '../../../app/ports/index.js';
 import type { QuestionRule } from '../../../domain/logic.js';
 import type { Slide, SlideAnswer, SlideType } from '../../../domain/slide.js';
 import type { DB, SlidesTable } from '../schema.js';

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { SubmissionRepo } from '../../../app/ports.js';
+import type { SubmissionRepo } from '../../../app/ports/index.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { executeThenCommit, executeTogether } from '../pipelined-driver.js';
 import { deliveryInserts } from './deliveries.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { UserRepo } from '../../../app/ports.js';
+import type { UserRepo } from '../../../app/ports/index.js';
 import type { Plan, Role } from '../../../domain/access.js';
 import type { DB } from '../schema.js';
 

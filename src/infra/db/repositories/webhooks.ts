@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { DeliveryRule, Webhook, WebhookRepo } from '../../../app/delivery-ports.js';
+import type { DeliveryRule, Webhook } from '../../../domain/webhook.js';
+import type { WebhookRepo } from '../../../app/ports/index.js';
 import type { DB, WebhooksTable } from '../schema.js';
 import { toPage } from './page.js';
 

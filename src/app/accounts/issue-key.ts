@@ -1,0 +1,18 @@
+import { hashApiKey, newApiKey } from '../../domain/api-key.js';
+import { newId } from '../../domain/ids.js';
+import type { Store } from '../ports/index.js';
+
+export async function issueKey(store: Store, userId: string, now: Date): Promise<string> {
+  const apiKey = newApiKey();
+  await store.keys.insert({ id: newId('key', now.getTime()), userId, keyHash: hashApiKey(apiKey), createdAt: now });
+  return apiKey;
+}
+
+export async function userFor(store: Store, email: string, now: Date): Promise<string> {
+  const normalised = email.trim().toLowerCase();
+  const existing = await store.users.findByEmail(normalised);
+  if (existing) return existing.id;
+  const id = newId('usr', now.getTime());
+  await store.users.insert({ id, email: normalised, createdAt: now });
+  return id;
+}

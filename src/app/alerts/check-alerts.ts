@@ -1,0 +1,143 @@
+import { decideAlert, MAX_ALERT_EMAILS } from '../../domain/alert-policy.js';
+import { composeAlertEmail, type AlertContent } from '../../domain/alert-email.js';
+import { newId } from '../../domain/ids.js';
+import { describeConditions } from '../../domain/logic-eval.js';
+import type { Endpoint } from '../../domain/webhook.js';
+import type { Deps, Store } from '../ports/index.js';
+
+const WEEK_MS = 7 * 86_400_000;
+const RULE_WORDS = { partial: 'Send if partially or fully completed', complete: 'Send only if fully completed' } as const;
+
+async function contentFor(store: Store, e: Endpoint, now: Date): Promise<AlertContent | undefined> {
+  const poll = await store.polls.get(e.pollId);
+  if (!poll) return undefined;
+  const slides = await store.slides.listByPoll(poll.id);
+  const title = (id: string) => slides.find((s) => s.id === id)?.title ?? id;
+  let trigger: string;
+  let configuredIn: string;
+  let question: AlertContent['question'] = null;
+  if (e.source === 'webhook') {
+    const w = e.webhookId ? await store.webhooks.get(e.webhookId) : undefined;
+    if (!w) return undefined;
+    trigger = `delivery rule "${RULE_WORDS[w.deliveryRule]}"`;
+    configuredIn = `the survey's webhook settings (webhook ${w.id})`;
+  } else if (e.source === 'question-logic') {
+    const slide = slides.find((s) => s.id === e.slideId);
+    question = { id: e.slideId ?? '', title: slide?.title ?? '(deleted question)' };
+    const rule = slide?.logic.find((r) => r.action.type === 'trigger-webhook' && r.action.url === e.url);
+    if (!rule) return undefined;
+    trigger = `question logic: when ${describeConditions(rule.match, rule.conditions, title)}`;
+    configuredIn = `the survey's workflow actions tab (question logic of "${question.title}")`;
+  } else {
+    const rule = poll.actionLogic.find((r) => r.action.type === 'trigger-webhook' && r.action.url === e.url);
+    if (!rule) return undefined;
+    trigger = `survey action logic on completion: when ${describeConditions(rule.match, rule.conditions ?? [], title)}`;
+    configuredIn = "the survey's workflow actions tab (survey action logic)";
+  }
+  return {
+    endpoint: e.url,
+    survey: { id: poll.id, title: poll.title },
+    question,
+    trigger,
+    configuredIn,
+    whatWentWrong: e.lastFailure ?? 'unknown',
+    responsesLostPastWeek: await store.deliveries.countLost(e.id, new Date(now.getTime() - WEEK_MS)),
+  };
+}
+
+async function recipientsFor(store: Store, accountId: string): Promise<string[]> {
+  const account = await store.accounts.get(accountId);
+  if (account?.notificationRecipients?.length) return account.notificationRecipients;
+  const owner = await store.users.ownerEmail(accountId);
+  return owner ? [owner] : [];
+}
+
+/**
+ * How long an endpoint is held while its email is out, and after a send that failed: minutes,
+ * or less when the operator configured shorter alert windows.
+ */
+const holdMs = (w: { reminderMs: number }, ms: number) => Math.min(ms, w.reminderMs);
+const SENDING_HOLD_MS = 120_000;
+const FAILED_SEND_PAUSE_MS = 300_000;
+
+type Plan = { endpoint: Endpoint; kind: 'first' | 'reminder'; sequence: number; to: string[]; content: AlertContent; now: Date };
+
+/** Phase 1, in a short transaction: pick one due endpoint, decide, compose, and hold it. */
+async function planNext(deps: Deps, windows: { quietMs: number; reminderMs: number }): Promise<Plan | 'handled' | null> {
+  return deps.store.transaction(async (store) => {
+    const now = deps.clock.now();
+    const [e] = await store.alerts.claimCandidates(now, new Date(now.getTime() - windows.quietMs), new Date(now.getTime() - windows.reminderMs), 1);
+    if (!e) return null;
+    const decision = decideAlert(e, now, windows);
+    // The SQL filter mirrors the policy; should they ever disagree, stop rather than spin.
+    if (!decision.send) return null;
+    const sequence = e.state === 'alerted' ? e.alertEmailsSent + 1 : 1;
+    const content = await contentFor(store, e, now);
+    if (!content) {
+      // The poll, webhook or rule is gone: nothing is configured to alert about any more.
+      await store.alerts.markAlerted(e.id, MAX_ALERT_EMAILS, now);
+      return 'handled';
+    }
+    const to = await recipientsFor(store, e.accountId);
+    if (!to.length) {
+      await store.alerts.markAlerted(e.id, sequence, now);
+      return 'handled';
+    }
+    await store.alerts.hold(e.id, new Date(now.getTime() + holdMs(windows, SENDING_HOLD_MS)));
+    return { endpoint: e, kind: decision.send, sequence, to, content, now };
+  });
+}
+
+/** Phase 3: record the email, unless the endpoint changed meanwhile (a success, or another scheduler). */
+async function record(deps: Deps, plan: Plan, mail: { subject: string; text: string; html: string }): Promise<boolean> {
+  return deps.store.transaction(async (store) => {
+    const e = plan.endpoint;
+    const cur = await store.alerts.lockEndpoint(e.id);
+    const unchanged = !!cur && cur.state === e.state && cur.alertEmailsSent === e.alertEmailsSent && cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
+    if (!unchanged) {
+      if (cur) await store.alerts.hold(e.id, null);
+      return false;
+    }
+    await store.alerts.insert({ id: newId('alr', plan.now.getTime()), accountId: e.accountId, endpointId: e.id, webhookId: e.webhookId, pollId: e.pollId, kind: plan.kind, sequence: plan.sequence, recipients: plan.to, ...mail, details: plan.content, sentAt: plan.now });
+    await store.alerts.markAlerted(e.id, plan.sequence, plan.now);
+    return true;
+  });
+}
+
+/**
+ * Sends the failure alerts that are due (SPEC §6.5), in three steps per endpoint: choose and
+ * hold it (a short transaction), send the email holding no lock or connection (SMTP may be
+ * slow), then record it. A crash after sending can repeat an email, never lose one; the hold
+ * keeps other schedulers off the endpoint meanwhile. An email that cannot be sent (say, the
+ * mail server refuses its recipients) pauses that endpoint for a while without holding up the
+ * others; the failures are thrown together at the end so the scheduler logs them.
+ */
+export async function checkAlerts(deps: Deps, limit = 50): Promise<number> {
+  const mailer = deps.mailer;
+  const windows = deps.alerts;
+  if (!mailer || !windows) return 0;
+  let sent = 0;
+  const failed: { endpointId: string; error: unknown }[] = [];
+  for (let i = 0; i < limit; i++) {
+    const plan = await planNext(deps, windows);
+    if (plan === null) break;
+    if (plan === 'handled') continue;
+    const mail = composeAlertEmail(plan.content, plan.sequence);
+    try {
+      await mailer.send({ to: plan.to, ...mail });
+    } catch (error) {
+      failed.push({ endpointId: plan.endpoint.id, error });
+      await deps.store.alerts.hold(plan.endpoint.id, new Date(deps.clock.now().getTime() + holdMs(windows, FAILED_SEND_PAUSE_MS)));
+      continue;
+    }
+    if (await record(deps, plan, mail)) sent++;
+  }
+  if (failed.length) {
+    const first = failed[0]!.error;
+    throw new AggregateError(
+      failed.map((f) => f.error),
+      `${failed.length} failure alert email(s) not sent, retried after a pause (endpoint ${failed[0]!.endpointId}: ${first instanceof Error ? first.message : String(first)})`,
+    );
+  }
+  return sent;
+}

@@ -1,0 +1,43 @@
+import { newDelivery } from './new-delivery.js';
+import type { Deps } from '../ports/index.js';
+import { respondentKey } from '../responses/submit-responses.js';
+
+/**
+ * Turns batches whose window has passed into deliveries. Claim, insert and delete happen in
+ * one transaction, so a crash either flushes a batch entirely or leaves it to flush again.
+ *
+ * What the batches need is read a statement per kind, not per batch: their polls with slides
+ * and webhooks, their respondents, their answers. Read batch by batch (five round trips each)
+ * the flush managed about 600 batches a second on PostgreSQL, fewer than the submissions a
+ * second the API takes, so under load deliveries would have fallen further behind each second.
+ */
+export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> {
+  return deps.store.transaction(async (store) => {
+    const now = deps.clock.now();
+    const due = await store.batches.claimDue(now, limit);
+    if (!due.length) return 0;
+    const polls = new Map((await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]));
+    const keys = new Map(due.map((b) => [respondentKey(b.pollId, b.participantId), { pollId: b.pollId, id: b.participantId }]));
+    const participants = new Map((await store.responses.participantsByKeys([...keys.values()])).map((p) => [respondentKey(p.pollId, p.id), p]));
+    const responses = new Map((await store.responses.byIds([...new Set(due.flatMap((b) => b.responseIds))])).map((r) => [r.id, r]));
+    const deliveries = [];
+    for (const b of due) {
+      const found = polls.get(b.pollId);
+      const webhook = found?.webhooks.find((w) => w.id === b.webhookId);
+      const participant = participants.get(respondentKey(b.pollId, b.participantId));
+      // In the order they were added to the batch: the last is the latest (its metadata goes out).
+      // Ids made in the same millisecond do not sort in that order.
+      const answers = b.responseIds.flatMap((id) => responses.get(id) ?? []);
+      // The poll or webhook was deleted meanwhile (its batches go with it), or nothing is left to send.
+      if (!found || !webhook || !participant || !answers.length) continue;
+      const at = answers.reduce((t, r) => (r.createdAt > t ? r.createdAt : t), answers[0]!.createdAt);
+      deliveries.push(
+        newDelivery({ poll: found.poll, slides: found.slides, participant, responses: answers, type: 'submitted-responses', target: { endpointId: webhook.id, webhookId: webhook.id, source: 'webhook', url: webhook.url }, at }),
+      );
+    }
+    // Delivery ids carry the event time, but they are due now.
+    await store.deliveries.insert(deliveries.map((d) => ({ ...d, nextAttemptAt: now })));
+    await store.batches.delete(due.map((b) => b.id));
+    return deliveries.length;
+  });
+}

@@ -1,0 +1,57 @@
+import { newId } from '../../domain/ids.js';
+import { buildPayload, type EventType } from '../../domain/payload.js';
+import type { Slide } from '../../domain/slide.js';
+import type { DeliverySource } from '../../domain/webhook.js';
+import type { NewDelivery } from '../../domain/delivery.js';
+import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
+import type { PollRow } from '../ports/index.js';
+
+export type Target = { endpointId: string; webhookId: string | null; source: DeliverySource; url: string };
+
+/**
+ * One event to one endpoint. The body is serialised here, once: every attempt sends these
+ * exact bytes, so a consumer's signature check and deduplication see the same event.
+ */
+export function newDelivery(input: {
+  poll: PollRow;
+  slides: readonly Slide[];
+  participant: ParticipantRow;
+  responses: readonly ResponseRow[];
+  type: EventType;
+  target: Target;
+  at: Date;
+}): NewDelivery {
+  const bySlide = new Map(input.slides.map((s) => [s.id, s]));
+  const answers = input.responses.flatMap((r) => {
+    const slide = bySlide.get(r.slideId);
+    return slide ? [{ slideId: r.slideId, title: slide.title, type: slide.type, value: r.value, createdAt: r.createdAt }] : [];
+  });
+  // Each submission's metadata once, oldest first: the answers of one submission share one object.
+  const metadata = [...new Set(input.responses.map((r) => r.metadata))];
+  const payload = buildPayload({
+    type: input.type,
+    accountId: input.poll.accountId,
+    pollId: input.poll.id,
+    participantId: input.participant.id,
+    anonymous: !!input.poll.settings.anonymous,
+    participantMetadata: input.participant.metadata,
+    responseMetadata: metadata,
+    answers,
+    complete: input.participant.complete,
+    at: input.at,
+  });
+  return {
+    id: newId('dlv', input.at.getTime()),
+    accountId: input.poll.accountId,
+    pollId: input.poll.id,
+    webhookId: input.target.webhookId,
+    endpointId: input.target.endpointId,
+    source: input.target.source,
+    url: input.target.url,
+    participantId: input.participant.id,
+    type: input.type,
+    body: JSON.stringify(payload),
+    createdAt: input.at,
+    nextAttemptAt: input.at,
+  };
+}

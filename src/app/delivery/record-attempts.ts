@@ -1,0 +1,67 @@
+import { newId } from '../../domain/ids.js';
+import { decide, describeOutcome, type Decision } from '../../domain/retry-policy.js';
+import { storableText } from '../../domain/sanitize.js';
+import type { Attempt } from '../../domain/delivery.js';
+import type { AttemptResult, Deps } from '../ports/index.js';
+import type { SentAttempt } from './send-attempt.js';
+
+function resultOf(decision: Decision, now: Date): AttemptResult {
+  switch (decision.next) {
+    case 'delivered':
+    case 'rejected':
+    case 'given_up':
+      return { status: decision.next, nextAttemptAt: null, finishedAt: now, dnsFailure: false };
+    case 'retry':
+      return { status: 'pending', nextAttemptAt: new Date(now.getTime() + decision.delayMs), finishedAt: null, dnsFailure: false };
+  }
+}
+
+export type AttemptReport = { deliveryId: string; attempt: number; decision: Decision; applied: boolean };
+
+function attemptRow(a: SentAttempt): Attempt {
+  const o = a.sent.outcome;
+  return {
+    id: newId('att', a.sentAt.getTime()),
+    deliveryId: a.delivery.id,
+    number: a.delivery.attemptCount,
+    sentAt: a.sentAt,
+    statusCode: o.kind === 'response' ? o.statusCode : null,
+    error: o.kind === 'error' ? o.error : o.statusCode >= 300 && o.statusCode < 400 ? 'redirect' : null,
+    durationMs: Math.round(a.sent.durationMs),
+    // The answer body is the endpoint's, whatever it holds: the log keeps what it can store.
+    responseExcerpt: a.sent.excerpt === null ? null : storableText(a.sent.excerpt),
+  };
+}
+
+/**
+ * Records many sent attempts in one transaction: the attempt rows, each delivery's next state,
+ * and the health of the endpoints involved. Until this commits a delivery stays leased, so a
+ * crash before it only means the attempt is sent again (at-least-once), never lost.
+ * A result whose lease was lost (another worker took over, or the webhook was deleted)
+ * decides nothing; its attempt still goes into the log.
+ */
+export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]): Promise<AttemptReport[]> {
+  if (!items.length) return [];
+  const now = deps.clock.now();
+  const decisions = items.map((a) => decide(a.sent.outcome, a.delivery.attemptCount, deps.delivery));
+  const rows = items.map((a, i) => ({
+    attempt: attemptRow(a),
+    leaseToken: a.delivery.leaseToken,
+    result: { ...resultOf(decisions[i]!, now), dnsFailure: a.sent.outcome.kind === 'error' && a.sent.outcome.error === 'dns' },
+  }));
+  const ends = (i: number) => decisions[i]!.next === 'rejected' || decisions[i]!.next === 'given_up';
+  // The usual batch (successes and retries) is one statement; a give-up also updates its
+  // endpoint's health, in the same transaction.
+  const applied = !items.some((_, i) => ends(i))
+    ? await deps.store.deliveries.recordResults(rows, now)
+    : await deps.store.transaction(async (store) => {
+        const done = await store.deliveries.recordResults(rows, now);
+        const failed = new Map<string, string>();
+        items.forEach((a, i) => {
+          if (done.has(a.delivery.id) && ends(i)) failed.set(a.delivery.endpointId, describeOutcome(a.sent.outcome));
+        });
+        for (const [id, failure] of [...failed].sort()) await store.endpoints.recordGivenUp(id, now, failure);
+        return done;
+      });
+  return items.map((a, i) => ({ deliveryId: a.delivery.id, attempt: a.delivery.attemptCount, decision: decisions[i]!, applied: applied.has(a.delivery.id) }));
+}

@@ -1,0 +1,40 @@
+import { isoTime } from '../../domain/iso-time.js';
+import { newSigningSecret, signatureHeader } from '../../domain/signature.js';
+import type { ClaimedDelivery } from '../../domain/delivery.js';
+import type { SendResult, Deps } from '../ports/index.js';
+
+/** Accounts whose webhooks predate signing get their secret at first delivery (SPEC §2.3). */
+async function secretFor(deps: Deps, d: ClaimedDelivery): Promise<string> {
+  if (d.signingSecret) return d.signingSecret;
+  await deps.store.accounts.setSigningSecretIfMissing(d.accountId, newSigningSecret(), deps.clock.now());
+  const account = await deps.store.accounts.get(d.accountId);
+  return account!.signingSecret!;
+}
+
+/** SPEC §6.2: the headers of one attempt, signed afresh with its own t. */
+export function attemptHeaders(deps: Deps, d: ClaimedDelivery, secret: string, sentAt: Date): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': deps.delivery.userAgent,
+    'x-service-signature': signatureHeader(secret, sentAt.getTime(), d.body),
+    'x-service-delivery-id': d.id,
+    'x-service-attempt': String(d.attemptCount),
+    'x-service-triggered-at': isoTime(sentAt),
+  };
+  // Legacy header: saved webhooks only, never logic-triggered deliveries.
+  if (d.source === 'webhook' && d.legacySecret) headers['x-service-secret'] = d.legacySecret;
+  return headers;
+}
+
+/** One attempt that has been sent and awaits recording. */
+export type SentAttempt = { delivery: ClaimedDelivery; sentAt: Date; sent: SendResult };
+
+/** Sends one attempt of a claimed delivery, signed now with the secret current now. */
+export async function sendAttempt(deps: Deps, d: ClaimedDelivery): Promise<SentAttempt> {
+  const sender = deps.sender;
+  if (!sender) throw new Error('sendAttempt needs an HttpSender');
+  const secret = d.signingSecret ?? (await secretFor(deps, d));
+  const sentAt = deps.clock.now();
+  const sent = await sender.send({ url: d.url, body: d.body, headers: attemptHeaders(deps, d, secret, sentAt), timeoutMs: deps.delivery.deliveryTimeoutMs });
+  return { delivery: d, sentAt, sent };
+}

@@ -1,0 +1,18 @@
+import { requirePoll } from '../access.js';
+import type { Caller, Deps } from '../ports/index.js';
+
+/**
+ * Slides, participants, responses, webhooks and open batches go with the poll (foreign keys
+ * cascade); its pending deliveries, logic-triggered ones included, are cancelled; its endpoints
+ * (their alert state) are removed. The id stays the account's: no other account can commit it.
+ */
+export async function deletePoll(deps: Deps, caller: Caller, pollId: string): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
+  return deps.store.transaction(async (store) => {
+    const poll = await requirePoll(store, caller, pollId, 'write');
+    const now = deps.clock.now();
+    const cancelledDeliveries = await store.deliveries.cancel({ pollId }, now);
+    await store.endpoints.deleteByPoll(poll.accountId, pollId);
+    await store.polls.delete(pollId, poll.accountId, now);
+    return { id: pollId, deleted: true as const, cancelledDeliveries };
+  });
+}

@@ -1,0 +1,37 @@
+import { DomainError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import { answerableSlides, seededRandom, syntheticAnswer } from '../../domain/research.js';
+import { requirePoll } from '../access.js';
+import type { Caller, Deps } from '../ports/index.js';
+import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
+import type { ResearchRun } from '../../domain/research.js';
+
+export type StartResearchInput = { pollId: string; participants?: number; seed?: number };
+
+/** Generates synthetic respondents for a synthetic poll; the same seed gives the same answers. */
+export async function startResearch(deps: Deps, caller: Caller, input: StartResearchInput): Promise<ResearchRun> {
+  return deps.store.transaction(async (store) => {
+    const poll = await requirePoll(store, caller, input.pollId, 'write');
+    if (!poll.settings.isSynthetic) throw new DomainError('not_synthetic', 'research can only start on a poll created with isSynthetic: true');
+    const slides = answerableSlides(await store.slides.listByPoll(poll.id));
+    const now = deps.clock.now();
+    const count = input.participants ?? 100;
+    const seed = input.seed ?? Math.floor(Math.random() * 2 ** 31);
+    const rand = seededRandom(seed);
+    const runId = newId('run', now.getTime());
+    const participants: ParticipantRow[] = [];
+    const responses: ResponseRow[] = [];
+    for (let n = 0; n < count; n++) {
+      const participantId = newId('prt', now.getTime());
+      participants.push({ id: participantId, seq: participantId, pollId: poll.id, accountId: poll.accountId, metadata: { researchRunId: runId }, synthetic: true, complete: true, completedAt: now, createdAt: now, updatedAt: now });
+      for (const slide of slides) {
+        responses.push({ id: newId('rsp', now.getTime()), accountId: poll.accountId, pollId: poll.id, participantId, slideId: slide.id, value: syntheticAnswer(slide, rand, n), metadata: { researchRunId: runId }, synthetic: true, createdAt: now });
+      }
+    }
+    await store.responses.insertParticipants(participants);
+    await store.responses.insertResponses(responses);
+    const run: ResearchRun = { id: runId, pollId: poll.id, accountId: poll.accountId, participants: count, seed, responsesCreated: responses.length, createdAt: now };
+    await store.research.insert(run);
+    return run;
+  });
+}

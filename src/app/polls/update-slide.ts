@@ -1,0 +1,49 @@
+import { invalid } from '../../domain/errors.js';
+import { stripHtml, trimStrings } from '../../domain/sanitize.js';
+import { type Slide } from '../../domain/slide.js';
+import { checkRuleTargets } from '../webhooks/check-target.js';
+import { secretForLogic } from '../accounts/ensure-signing-secret.js';
+import { requireWebhookRuleAccess } from '../access.js';
+import type { Caller, Deps } from '../ports/index.js';
+import type { SavedSlide, SlideInput } from './create-slide.js';
+import { checkSlide, cleanAnswers, renumber, requireSlideAccess, requireSlideForUpdate } from './slide-checks.js';
+
+export type SlidePatch = Partial<Omit<SlideInput, 'pollId'>> & { slideId: string };
+
+export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch): Promise<SavedSlide> {
+  // Access first, then name resolution (see createSlide).
+  if (patch.logic) {
+    const current = await requireSlideAccess(deps.store, caller, patch.slideId);
+    await requireWebhookRuleAccess(deps.store, caller, current.accountId, current.logic, patch.logic, deps.urlPolicy);
+  }
+  await checkRuleTargets(deps, patch.logic ?? [], '/logic');
+  return deps.store.transaction(async (store) => {
+    const { slide: current, poll } = await requireSlideForUpdate(store, caller, patch.slideId);
+    const all = await store.slides.listByPoll(poll.id);
+    const others = all.filter((s) => s.id !== current.id);
+    const p = trimStrings(patch);
+    const now = deps.clock.now();
+    let title = current.title;
+    if (p.title !== undefined) {
+      title = stripHtml(p.title);
+      if (!title) throw invalid('/title', 'must not be empty once HTML is removed');
+    }
+    const slide: Slide = {
+      ...current,
+      type: p.type ?? current.type,
+      title,
+      subtitle: p.subtitle !== undefined ? stripHtml(p.subtitle) || null : current.subtitle,
+      answers: p.answers ? cleanAnswers(p.answers, now.getTime()) : current.answers,
+      multi: p.multi ?? current.multi,
+      logic: p.logic ?? current.logic,
+      idx: p.idx !== undefined ? Math.min(p.idx, others.length) : all.findIndex((s) => s.id === current.id),
+      updatedAt: now,
+    };
+    slide.logic = checkSlide(deps, slide, poll.pageRules, others);
+    await requireWebhookRuleAccess(store, caller, poll.accountId, current.logic, slide.logic, deps.urlPolicy);
+    await renumber(store, [...others.slice(0, slide.idx), slide, ...others.slice(slide.idx)], slide.id);
+    await store.slides.update(slide);
+    const signingSecret = patch.logic ? await secretForLogic(store, poll.accountId, slide.logic, now) : undefined;
+    return { slide, ...(signingSecret ? { signingSecret } : {}) };
+  });
+}

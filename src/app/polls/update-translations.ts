@@ -1,0 +1,14 @@
+import { mergeTranslations } from '../../domain/poll.js';
+import { requirePollForUpdate } from '../access.js';
+import type { Caller, Deps } from '../ports/index.js';
+import type { Translations } from './get-translations.js';
+
+/** Merges one language; the others are untouched (SPEC §4.2). */
+export async function updateTranslations(deps: Deps, caller: Caller, input: Translations): Promise<Translations> {
+  return deps.store.transaction(async (store) => {
+    const poll = await requirePollForUpdate(store, caller, input.pollId);
+    const languageSettings = mergeTranslations(poll.languageSettings, input.language, input.translations);
+    await store.polls.update(poll.id, { title: poll.title, isVisible: poll.isVisible, body: { ...poll, languageSettings }, updatedAt: deps.clock.now() });
+    return { pollId: poll.id, language: input.language, translations: languageSettings.languages[input.language]!.translations };
+  });
+}

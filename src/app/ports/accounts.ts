@@ -1,0 +1,34 @@
+import type { Membership, Plan, Role } from '../../domain/access.js';
+import type { AccountDefaults } from '../../domain/poll-defaults.js';
+import type { Account } from '../../domain/account.js';
+
+export interface AccountRepo {
+  insert(a: Omit<Account, 'signingSecret' | 'defaults' | 'notificationRecipients'>): Promise<void>;
+  get(id: string): Promise<Account | undefined>;
+  count(): Promise<number>;
+  setPlan(id: string, plan: Plan, now: Date): Promise<boolean>;
+  setDefaults(id: string, defaults: AccountDefaults, recipients: string[] | null, now: Date): Promise<void>;
+  setSigningSecret(id: string, secret: string, now: Date): Promise<void>;
+  /** Row lock for the rest of the transaction. */
+  lock(id: string): Promise<void>;
+  /** Sets the secret only where none exists; true when this call set it. */
+  setSigningSecretIfMissing(id: string, secret: string, now: Date): Promise<boolean>;
+}
+
+export type AccountMembership = Membership & { accountName: string };
+
+export interface UserRepo {
+  findByEmail(email: string): Promise<{ id: string; email: string } | undefined>;
+  insert(u: { id: string; email: string; createdAt: Date }): Promise<void>;
+  addMembership(m: { accountId: string; userId: string; role: Role; createdAt: Date }): Promise<void>;
+  setRole(accountId: string, userId: string, role: Role): Promise<void>;
+  membership(accountId: string, userId: string): Promise<Membership | undefined>;
+  memberships(userId: string): Promise<AccountMembership[]>;
+  ownerEmail(accountId: string): Promise<string | undefined>;
+}
+
+export interface KeyRepo {
+  insert(k: { id: string; userId: string; keyHash: string; createdAt: Date }): Promise<void>;
+  /** The user a live key belongs to. */
+  findByHash(hash: string): Promise<{ keyId: string; userId: string } | undefined>;
+}

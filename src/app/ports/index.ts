@@ -1,0 +1,57 @@
+export type * from './common.js';
+export type * from './accounts.js';
+export type * from './polls.js';
+export type * from './responses.js';
+export type * from './delivery.js';
+export type * from './alerts.js';
+
+// What a use case is given: the store, the clock and the outside world, gathered here so that
+// the port files below import only common.ts and domain/, never each other.
+import type { AlertRepo, Mailer } from './alerts.js';
+import type { BatchRepo, DeliveryRepo, EndpointRepo, HttpSender, WebhookRepo } from './delivery.js';
+import type { Clock } from './common.js';
+import type { AccountRepo, KeyRepo, UserRepo } from './accounts.js';
+import type { PollRepo, SlideRepo } from './polls.js';
+import type { ResearchRepo, ResponseRepo, SubmissionRepo } from './responses.js';
+
+export interface Store {
+  accounts: AccountRepo;
+  users: UserRepo;
+  keys: KeyRepo;
+  polls: PollRepo;
+  slides: SlideRepo;
+  responses: ResponseRepo;
+  submissions: SubmissionRepo;
+  research: ResearchRepo;
+  webhooks: WebhookRepo;
+  endpoints: EndpointRepo;
+  batches: BatchRepo;
+  deliveries: DeliveryRepo;
+  alerts: AlertRepo;
+  /** Runs fn with repositories bound to one transaction; commits when it resolves. */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+}
+
+/** Who is calling: resolved from the API key by the http layer. */
+export type Caller = { userId: string; keyId: string };
+
+export type DeliverySettings = {
+  retryLadderMs: readonly number[];
+  dnsRetryLadderMs: readonly number[];
+  deliveryTimeoutMs: number;
+  batchWindowMs: number;
+  userAgent: string;
+};
+
+export type Deps = {
+  store: Store;
+  clock: Clock;
+  urlPolicy: { allowPrivateTargets: boolean };
+  delivery: DeliverySettings;
+  /** Absent in processes that never send (CLI). */
+  sender?: HttpSender;
+  mailer?: Mailer;
+  alerts?: { quietMs: number; reminderMs: number };
+  /** Resolves a host name to its addresses (creation-time SSRF check); absent → names are checked at delivery only. */
+  resolveHost?: (host: string) => Promise<string[]>;
+};

@@ -1,0 +1,33 @@
+import type { Poll, PollBody } from '../../domain/poll.js';
+import type { Slide } from '../../domain/slide.js';
+import type { Webhook } from '../../domain/webhook.js';
+import type { Page, PageRequest } from './common.js';
+
+export type PollRow = Omit<Poll, 'slides'>;
+
+export type PollForSubmission = { poll: PollRow; slides: Slide[]; webhooks: Webhook[] };
+
+export interface PollRepo {
+  insert(p: PollRow): Promise<boolean>;
+  get(id: string): Promise<PollRow | undefined>;
+  update(id: string, fields: { title: string; isVisible: boolean; body: PollBody; updatedAt: Date }): Promise<void>;
+  /** Row lock for the rest of the transaction. */
+  lock(id: string): Promise<void>;
+  /** Polls with their slides (in order) and webhooks, in one round trip: what submissions need. Unknown ids are left out. */
+  getForSubmission(ids: string[]): Promise<PollForSubmission[]>;
+  /** Deletes the poll and keeps its id as its account's for good (see ownerOfDeleted). */
+  delete(id: string, accountId: string, at: Date): Promise<boolean>;
+  /** The account a deleted poll id belonged to: such an id is never given to another account. */
+  ownerOfDeleted(id: string): Promise<string | undefined>;
+  listByAccount(accountId: string, page: PageRequest): Promise<Page<PollRow>>;
+}
+
+export interface SlideRepo {
+  listByPoll(pollId: string): Promise<Slide[]>;
+  get(id: string): Promise<Slide | undefined>;
+  insert(s: Slide): Promise<void>;
+  update(s: Slide): Promise<void>;
+  delete(id: string): Promise<void>;
+  /** Moves slides at or after idx one place down so a slide can be inserted there. */
+  shiftFrom(pollId: string, idx: number): Promise<void>;
+}

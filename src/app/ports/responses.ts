@@ -1,0 +1,40 @@
+import type { Batch, NewDelivery } from '../../domain/delivery.js';
+import type { Page, PageRequest } from './common.js';
+import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
+import type { ResearchRun } from '../../domain/research.js';
+
+export type ResponseFilter = { pollId?: string; accountId?: string; createdAfter?: Date; createdBefore?: Date };
+
+export interface ResponseRepo {
+  insertParticipants(rows: ParticipantRow[]): Promise<void>;
+  insertResponses(rows: ResponseRow[]): Promise<void>;
+  getParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
+  /** Many participants in one statement; unknown keys are left out. */
+  participantsByKeys(keys: readonly { pollId: string; id: string }[]): Promise<ParticipantRow[]>;
+  ofParticipant(pollId: string, participantId: string): Promise<ResponseRow[]>;
+  byIds(ids: string[]): Promise<ResponseRow[]>;
+  list(filter: ResponseFilter, page: PageRequest): Promise<Page<ResponseRow>>;
+  listParticipants(filter: { pollId?: string; accountId?: string }, page: PageRequest): Promise<Page<ParticipantRow>>;
+}
+
+/** The writes of a group of submissions: two round trips, whatever the group's size. */
+export interface SubmissionRepo {
+  /**
+   * Inserts the participants that do not exist and locks every one for this transaction; then
+   * inserts their answers, except those of a participant already complete unless `reopens` (the
+   * poll takes resubmissions). Returns the stored participant rows, in any order, and every
+   * answer of those participants, the new ones included, in id order per participant. At most
+   * one entry per (pollId, participant id).
+   */
+  lockAndAddAnswers(entries: { participant: ParticipantRow; responses: ResponseRow[]; reopens: boolean }[]): Promise<{ participants: ParticipantRow[]; answers: ResponseRow[] }>;
+  /**
+   * Stores participants' metadata, completion and updatedAt, adds answers to open batches
+   * (opening those missing; at most one per webhook and participant), and inserts deliveries.
+   * The last statement of its transaction: the commit goes out with it.
+   */
+  writeOutcome(o: { participants: ParticipantRow[]; batches: Batch[]; deliveries: NewDelivery[] }): Promise<void>;
+}
+
+export interface ResearchRepo {
+  insert(r: ResearchRun): Promise<void>;
+}

@@ -1,0 +1,72 @@
+import { newId } from '../../domain/ids.js';
+import { firingQuestionRules, firingSurveyRules, navigation } from '../../domain/logic-eval.js';
+import type { Slide } from '../../domain/slide.js';
+import type { DeliverySource } from '../../domain/webhook.js';
+import type { NewDelivery } from '../../domain/delivery.js';
+import { newDelivery } from '../delivery/new-delivery.js';
+import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
+import type { PollRow, Store } from '../ports/index.js';
+
+export type LogicPlan = { nextSlideId: string | null; ended: boolean; deliveries: NewDelivery[] };
+
+type Ctx = { poll: PollRow; slides: Slide[]; participant: ParticipantRow; responses: ResponseRow[]; all: ResponseRow[]; newlyComplete: boolean; now: Date };
+
+/**
+ * Question logic and survey action logic for one submission: trigger-webhook actions whose
+ * conditions hold become deliveries (same payload, signature and ladder as saved webhooks),
+ * and the other actions tell the widget what comes next. The caller stores the deliveries.
+ */
+export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
+  const bySlide = new Map(ctx.slides.map((s) => [s.id, s]));
+  const targets = new Map<string, { source: DeliverySource; slideId: string | null; url: string; type: 'submitted-responses' | 'completed-survey' }>();
+  let nav = { nextSlideId: null as string | null, ended: false };
+
+  for (const r of ctx.responses) {
+    const slide = bySlide.get(r.slideId);
+    if (!slide) continue;
+    const fired = firingQuestionRules(slide.logic, r.value);
+    for (const rule of fired) {
+      if (rule.action.type === 'trigger-webhook') {
+        targets.set(`q|${slide.id}|${rule.action.url}`, { source: 'question-logic', slideId: slide.id, url: rule.action.url, type: 'submitted-responses' });
+      }
+    }
+    // The last answer of the submission decides where the respondent goes.
+    const action = navigation(fired);
+    const after = ctx.slides.find((s) => s.idx > slide.idx) ?? null;
+    if (action?.type === 'skip-to') nav = { nextSlideId: action.slideId, ended: false };
+    else if (action?.type === 'end-survey') nav = { nextSlideId: null, ended: true };
+    else nav = { nextSlideId: after?.id ?? null, ended: after === null };
+  }
+
+  if (ctx.newlyComplete && ctx.poll.actionLogic.length) {
+    const answers = new Map(ctx.all.map((r) => [r.slideId, r.value]));
+    for (const rule of firingSurveyRules(ctx.poll.actionLogic, answers)) {
+      if (rule.action.type === 'trigger-webhook') {
+        targets.set(`s|${rule.action.url}`, { source: 'survey-logic', slideId: null, url: rule.action.url, type: 'completed-survey' });
+      }
+    }
+  }
+
+  const deliveries: NewDelivery[] = [];
+  for (const t of targets.values()) {
+    const endpointId = await store.endpoints.ensureLogic({
+      id: newId('end', ctx.now.getTime()),
+      accountId: ctx.poll.accountId,
+      pollId: ctx.poll.id,
+      source: t.source,
+      slideId: t.slideId,
+      url: t.url,
+      createdAt: ctx.now,
+    });
+    deliveries.push(
+      newDelivery({
+        ...ctx,
+        responses: t.type === 'completed-survey' ? ctx.all : ctx.responses,
+        type: t.type,
+        target: { endpointId, webhookId: null, source: t.source, url: t.url },
+        at: ctx.now,
+      }),
+    );
+  }
+  return { ...nav, deliveries };
+}

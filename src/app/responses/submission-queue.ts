@@ -1,0 +1,68 @@
+import { respondentKey, submitGroup, type SubmitInput, type SubmitResult } from './submit-responses.js';
+import type { Caller, Deps } from '../ports/index.js';
+
+export type SubmissionQueue = { submit(caller: Caller | null, input: SubmitInput): Promise<SubmitResult> };
+
+type Waiting = { caller: Caller | null; input: SubmitInput; resolve(r: SubmitResult): void; reject(e: unknown): void };
+
+/**
+ * Group commit for submissions. A submission that arrives while `parallel` groups are being
+ * written waits for the next group instead of taking a transaction of its own: under load
+ * many respondents share each round trip, and an idle server still writes the first one at
+ * once (no timer, no added latency).
+ */
+export function createSubmissionQueue(deps: Deps, opts: { maxGroup?: number; parallel?: number } = {}): SubmissionQueue {
+  const maxGroup = opts.maxGroup ?? 64;
+  const parallel = opts.parallel ?? 2;
+  let waiting: Waiting[] = [];
+  let running = 0;
+
+  function take(): Waiting[] {
+    // One submission per respondent in a group: the second must see the first's answers, and a
+    // multi-row upsert cannot touch one row twice. The rest wait for a later group, in order.
+    const group: Waiting[] = [];
+    const rest: Waiting[] = [];
+    const respondents = new Set<string>();
+    for (const w of waiting) {
+      const key = w.input.participantId === undefined ? undefined : respondentKey(w.input.pollId, w.input.participantId);
+      if (group.length < maxGroup && (key === undefined || !respondents.has(key))) {
+        group.push(w);
+        if (key !== undefined) respondents.add(key);
+      } else rest.push(w);
+    }
+    waiting = rest;
+    return group;
+  }
+
+  async function write(group: Waiting[]): Promise<void> {
+    try {
+      const settled = await submitGroup(deps, group);
+      settled.forEach((s, i) => (s.ok ? group[i]!.resolve(s.value) : group[i]!.reject(s.error)));
+    } catch (err) {
+      if (group.length === 1) return group[0]!.reject(err);
+      // The group's transaction rolled back (a deadlock with another writer, or one submission
+      // the database refused): each is written alone, so one bad submission fails only itself.
+      await Promise.all(group.map((w) => write([w])));
+    }
+  }
+
+  function pump(): void {
+    while (running < parallel && waiting.length) {
+      const group = take();
+      running++;
+      void write(group).finally(() => {
+        running--;
+        pump();
+      });
+    }
+  }
+
+  return {
+    submit(caller, input) {
+      return new Promise<SubmitResult>((resolve, reject) => {
+        waiting.push({ caller, input, resolve, reject });
+        pump();
+      });
+    },
+  };
+}

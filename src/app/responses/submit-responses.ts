@@ -1,0 +1,228 @@
+import { checkAnswerValue } from '../../domain/answer.js';
+import { DomainError, invalid, notFound } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import { NON_ANSWERABLE } from '../../domain/slide.js';
+import type { Batch, NewDelivery } from '../../domain/delivery.js';
+import { newDelivery } from '../delivery/new-delivery.js';
+import { planLogic } from './plan-logic.js';
+import type { Caller, Deps, PollForSubmission, Store } from '../ports/index.js';
+import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
+
+export type SubmitInput = {
+  pollId: string;
+  participantId?: string;
+  answers: { slideId: string; value: unknown }[];
+  metadata?: Record<string, unknown>;
+  participantMetadata?: Record<string, unknown>;
+  complete?: boolean;
+};
+
+export type SubmitResult = {
+  participantId: string;
+  responseIds: string[];
+  complete: boolean;
+  nextSlideId: string | null;
+  ended: boolean;
+};
+
+export type Submission = { caller: Caller | null; input: SubmitInput };
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** One submission on its way through a group. */
+type Work = PollForSubmission & {
+  at: number;
+  input: SubmitInput;
+  participant: ParticipantRow;
+  responses: ResponseRow[];
+  all: ResponseRow[];
+  newlyComplete: boolean;
+};
+
+/** One respondent of one poll, as a map key. */
+export const respondentKey = (pollId: string, participantId: string) => `${pollId}\u0000${participantId}`;
+
+/**
+ * Stores respondents' answers and, in the same transaction, everything their webhooks need
+ * (open batches, deliveries). An answer is acknowledged only after that commits, so nothing
+ * a respondent was told is saved can be lost to a crash.
+ *
+ * Several submissions share the transaction and each statement (group commit): the cost of a
+ * round trip is paid once per group, not once per respondent. A submission refused for its
+ * own reasons (unknown poll, bad answer, already complete) is refused alone, because every
+ * such check runs before it writes anything: its participant upsert, when the row existed,
+ * changed nothing. The caller keeps one submission per respondent in a group.
+ */
+export async function submitGroup(deps: Deps, subs: readonly Submission[]): Promise<Settled<SubmitResult>[]> {
+  const out: Settled<SubmitResult>[] = new Array(subs.length);
+  const now = deps.clock.now();
+  await deps.store.transaction(async (store) => {
+    const polls = new Map((await store.polls.getForSubmission([...new Set(subs.map((s) => s.input.pollId))])).map((p) => [p.poll.id, p]));
+    let work: Work[] = [];
+    for (const [at, sub] of subs.entries()) {
+      try {
+        const loaded = await checkSubmission(store, polls.get(sub.input.pollId), sub);
+        work.push({ ...loaded, at, input: sub.input, ...fresh(loaded, sub.input, now) });
+      } catch (e) {
+        refuse(out, at, e);
+      }
+    }
+
+    // Inserted if new, locked either way: concurrent submissions of one respondent queue here.
+    // The answers are added after the lock, so the listing sees what a concurrent submission of
+    // the same respondent committed while this one waited; a refused respondent's are not added.
+    const { participants, answers } = await store.submissions.lockAndAddAnswers(
+      work.map((w) => ({ participant: w.participant, responses: w.responses, reopens: reopens(w.poll) })),
+    );
+    const stored = new Map(participants.map((p) => [respondentKey(p.pollId, p.id), p]));
+    work = work.filter((w) => {
+      try {
+        w.participant = merged(w, stored.get(respondentKey(w.poll.id, w.participant.id))!, now);
+        return true;
+      } catch (e) {
+        refuse(out, w.at, e);
+        return false;
+      }
+    });
+
+    const byParticipant = new Map<string, ResponseRow[]>();
+    for (const r of answers) {
+      const k = respondentKey(r.pollId, r.participantId);
+      const list = byParticipant.get(k);
+      if (list) list.push(r);
+      else byParticipant.set(k, [r]);
+    }
+    for (const w of work) {
+      // Oldest first and this submission's answers last, so what merges in order (metadata, a
+      // slide answered twice) ends with the latest; ids made in one millisecond do not sort so.
+      const listed = byParticipant.get(respondentKey(w.poll.id, w.participant.id)) ?? [];
+      const current = new Set(w.responses.map((r) => r.id));
+      w.all = [...listed.filter((r) => !current.has(r.id)), ...listed.filter((r) => current.has(r.id))];
+      // The statement decided by itself which answers to add; an accepted submission whose
+      // answers it skipped must fail rather than be acknowledged as saved.
+      const added = new Set(w.all.map((r) => r.id));
+      if (!w.responses.every((r) => added.has(r.id))) throw new Error(`answers of participant ${w.participant.id} were not stored`);
+    }
+
+    const changed: ParticipantRow[] = [];
+    for (const w of work) {
+      const before = w.participant;
+      const answered = new Set(w.all.map((r) => r.slideId));
+      const everyAnswered = w.slides.filter((s) => !NON_ANSWERABLE.has(s.type)).every((s) => answered.has(s.id));
+      const complete = before.complete || !!w.input.complete || (w.slides.length > 0 && everyAnswered);
+      w.newlyComplete = complete && !before.complete;
+      w.participant = { ...before, complete, completedAt: w.newlyComplete ? now : before.completedAt, updatedAt: now };
+      // Nothing to write when neither completion nor metadata changed (the upsert stored the rest).
+      if (w.newlyComplete || w.input.participantMetadata) changed.push(w.participant);
+    }
+
+    const batches: Batch[] = [];
+    const deliveries: NewDelivery[] = [];
+    for (const w of work) {
+      forWebhooks(deps, w, now, batches, deliveries);
+      const logic = await planLogic(store, { ...w, now });
+      deliveries.push(...logic.deliveries);
+      out[w.at] = {
+        ok: true,
+        value: {
+          participantId: w.participant.id,
+          responseIds: w.responses.map((r) => r.id),
+          complete: w.participant.complete,
+          nextSlideId: logic.nextSlideId,
+          ended: logic.ended || w.participant.complete,
+        },
+      };
+    }
+    await store.submissions.writeOutcome({ participants: changed, batches, deliveries });
+  });
+  return out;
+}
+
+/** A DomainError refuses one submission; anything else fails the whole group. */
+function refuse(out: Settled<SubmitResult>[], at: number, error: unknown): void {
+  if (!(error instanceof DomainError)) throw error;
+  out[at] = { ok: false, error };
+}
+
+/** The checks that need no writes: the poll takes answers from this caller, and each answer fits its slide. */
+async function checkSubmission(store: Store, loaded: PollForSubmission | undefined, { caller, input }: Submission): Promise<PollForSubmission> {
+  if (!loaded || !loaded.poll.isVisible) throw notFound('poll');
+  const { poll, slides } = loaded;
+  if (poll.settings.apiOnly && !(caller && (await store.users.membership(poll.accountId, caller.userId)))) {
+    if (!caller) throw new DomainError('unauthenticated', 'this poll takes answers through the API only: send a key of its account');
+    throw notFound('poll');
+  }
+  const byId = new Map(slides.map((s) => [s.id, s]));
+  input.answers.forEach((a, i) => {
+    const slide = byId.get(a.slideId);
+    if (!slide) throw invalid(`/answers/${i}/slideId`, `no slide ${a.slideId} in this poll`);
+    checkAnswerValue(slide, a.value, `/answers/${i}/value`);
+  });
+  return loaded;
+}
+
+/** The participant row to insert if the respondent is new, and the answer rows. */
+function fresh({ poll }: PollForSubmission, input: SubmitInput, now: Date): Pick<Work, 'participant' | 'responses' | 'all' | 'newlyComplete'> {
+  const participantId = input.participantId ?? newId('prt', now.getTime());
+  const participant: ParticipantRow = {
+    id: participantId,
+    seq: newId('prt', now.getTime()),
+    pollId: poll.id,
+    accountId: poll.accountId,
+    metadata: input.participantMetadata ?? {},
+    synthetic: false,
+    complete: false,
+    completedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const responses = input.answers.map((a) => ({
+    id: newId('rsp', now.getTime()),
+    accountId: poll.accountId,
+    pollId: poll.id,
+    participantId,
+    slideId: a.slideId,
+    value: a.value,
+    metadata: input.metadata ?? {},
+    synthetic: false,
+    createdAt: now,
+  }));
+  return { participant, responses, all: [], newlyComplete: false };
+}
+
+/** Whether a respondent who has completed the poll may submit again. */
+const reopens = (poll: Work['poll']): boolean => !!poll.settings.allowResubmissions;
+
+/** The stored participant with this submission's metadata merged in; refuses a resubmission the poll does not allow. */
+function merged(w: Work, stored: ParticipantRow, now: Date): ParticipantRow {
+  if (stored.complete && !reopens(w.poll)) {
+    throw new DomainError('conflict', 'this participant has already completed the poll and it does not allow resubmissions');
+  }
+  return w.input.participantMetadata ? { ...stored, metadata: { ...stored.metadata, ...w.input.participantMetadata }, updatedAt: now } : stored;
+}
+
+function forWebhooks(deps: Deps, w: Work, now: Date, batches: Batch[], deliveries: NewDelivery[]): void {
+  const window = deps.delivery.batchWindowMs;
+  const ctx = { poll: w.poll, slides: w.slides, participant: w.participant };
+  for (const hook of w.webhooks) {
+    const target = { endpointId: hook.id, webhookId: hook.id, source: 'webhook' as const, url: hook.url };
+    if (hook.deliveryRule === 'complete') {
+      // "Send only if fully completed": once, when the respondent reaches the end.
+      if (w.newlyComplete) deliveries.push(newDelivery({ ...ctx, responses: w.all, type: 'completed-survey', target, at: now }));
+    } else if (w.responses.length) {
+      if (window === 0) deliveries.push(newDelivery({ ...ctx, responses: w.responses, type: 'submitted-responses', target, at: now }));
+      else {
+        batches.push({
+          id: newId('bat', now.getTime()),
+          webhookId: hook.id,
+          endpointId: hook.id,
+          accountId: w.poll.accountId,
+          pollId: w.poll.id,
+          participantId: w.participant.id,
+          responseIds: w.responses.map((r) => r.id),
+          flushAt: new Date(now.getTime() + window),
+          createdAt: now,
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import { DomainError } from '../../domain/errors.js';
+import { isIpLiteral, isPublicAddress } from '../../domain/ip-ranges.js';
+import type { Action } from '../../domain/logic.js';
+import { checkEndpointUrl } from '../../domain/url-policy.js';
+import type { Deps } from '../ports/index.js';
+
+/**
+ * A webhook or logic URL at save time: the syntactic policy, then, for a name, what it resolves
+ * to now. A name that does not resolve yet is accepted (it is checked again on the address each
+ * delivery connects to); one that resolves to a non-public address is refused here.
+ */
+export async function checkTargetUrl(deps: Deps, raw: string, path: string): Promise<string> {
+  const url = checkEndpointUrl(raw, deps.urlPolicy, path);
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (deps.urlPolicy.allowPrivateTargets || !deps.resolveHost || isIpLiteral(host)) return url;
+  const addresses = await deps.resolveHost(host).catch(() => [] as string[]);
+  const bad = addresses.find((a) => !isPublicAddress(a));
+  if (bad) {
+    throw new DomainError('invalid_url', `${path} must be a public https:// URL: ${host} resolves to ${bad}`, [{ path, message: `resolves to a non-public address (${bad})` }]);
+  }
+  return url;
+}
+
+/** Every trigger-webhook URL in a list of rules. */
+export async function checkRuleTargets(deps: Deps, rules: readonly { action: Action }[], basePath: string): Promise<void> {
+  for (const [i, r] of rules.entries()) {
+    if (r.action.type === 'trigger-webhook') await checkTargetUrl(deps, r.action.url, `${basePath}/${i}/action/url`);
+  }
+}
