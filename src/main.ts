@@ -6,6 +6,8 @@ import type { Clock, DeliverySettings, Deps } from './app/ports/index.js';
 import type { Config } from './config/index.js';
 import { buildApp, type App } from './http/app.js';
 import { openDatabase, type Database } from './infra/db/database.js';
+import { migrate } from './infra/db/migrate.js';
+import { createSubmissionQueue } from './app/responses/submission-queue.js';
 import { isStorageUnavailable } from './infra/db/unavailable.js';
 import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
@@ -56,10 +58,15 @@ export async function openRuntime(config: Config, opts: { schema?: 'apply' | 'ch
   return { config, database, deps, logger, close: () => database.close() };
 }
 
+/** Brings the schema up to date; returns the migrations applied. */
+export const applyMigrations = (rt: Runtime): Promise<string[]> => migrate(rt.database.db);
+
 export async function buildHttp(rt: Runtime): Promise<App> {
   let draining = false;
   const app = await buildApp({
     deps: rt.deps,
+    // Respondents' submissions are grouped into shared transactions by this queue.
+    submissions: createSubmissionQueue(rt.deps),
     logger: rt.logger,
     version: VERSION,
     rateLimitPerMinute: rt.config.rateLimitPerMinute,

@@ -5,12 +5,8 @@ import { createKey } from '../app/accounts/create-key.js';
 import { rotateSigningSecret } from '../app/accounts/rotate-signing-secret.js';
 import { setPlan } from '../app/accounts/set-plan.js';
 import { PLANS, ROLES, type Plan, type Role } from '../domain/access.js';
-import { DomainError } from '../domain/errors.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
-import { DataDirLockedError } from '../infra/db/data-dir-lock.js';
-import { SchemaOutOfDateError } from '../infra/db/database.js';
-import { migrate } from '../infra/db/migrate.js';
-import { createLogger, openRuntime, runWorker, serve, VERSION, type Runtime } from '../main.js';
+import { applyMigrations, createLogger, openRuntime, runWorker, serve, VERSION, type Runtime } from '../main.js';
 import { fail, print } from './output.js';
 
 const oneOf =
@@ -30,7 +26,7 @@ function config(json: boolean): Config {
 }
 
 function explain(json: boolean, e: unknown): never {
-  if (e instanceof DataDirLockedError || e instanceof SchemaOutOfDateError || e instanceof DomainError) fail(json, e.message);
+  // Start-up refusals (a locked data directory, a schema behind) and domain errors say what to do.
   fail(json, e instanceof Error ? e.message : String(e));
 }
 
@@ -104,7 +100,7 @@ program
   .option('--json', 'print one JSON object')
   .action((opts: { json?: boolean }) =>
     withRuntime(!!opts.json, async (rt) => {
-      const applied = await migrate(rt.database.db);
+      const applied = await applyMigrations(rt);
       print(!!opts.json, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'schema already up to date');
     }, { schema: 'none' }),
   );

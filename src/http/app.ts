@@ -3,11 +3,12 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Deps } from '../app/ports/index.js';
+import type { SubmissionQueue } from '../app/responses/submission-queue.js';
 import { DomainError } from '../domain/errors.js';
 import { authHook } from './auth.js';
 import { rateLimiter } from './rate-limit.js';
 import { registerErrorHandling } from './error-handler.js';
-import { accountRoutes } from './routes/account.js';
+import { accountRoutes } from './routes/accounts.js';
 import { alertRoutes } from './routes/alerts.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
@@ -19,6 +20,7 @@ import { validatorCompiler } from './validation.js';
 
 export type AppOptions = {
   deps: Deps;
+  submissions: SubmissionQueue;
   logger?: FastifyBaseLogger | boolean;
   version?: string;
   /** Requests a minute per API key (or per address for public routes); 0 turns limiting off. */
@@ -112,7 +114,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await api.register(slideRoutes(opts.deps));
     await api.register(accountRoutes(opts.deps));
     await api.register(webhookRoutes(opts.deps));
-    await api.register(responseRoutes(opts.deps));
+    await api.register(responseRoutes(opts.deps, opts.submissions));
     await api.register(alertRoutes(opts.deps));
   });
   return app;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../../src/http/app.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { type App } from '../../src/http/app.js';
+import { bearer, harness, type Harness, type TestAccount, testApp } from '../support/app.js';
 
 /**
  * Failed authentications count per client address against the per-minute budget, and a client
@@ -29,7 +29,7 @@ beforeAll(async () => {
       },
     },
   };
-  app = await buildApp({ deps: { ...h.deps, store }, logger: false, rateLimitPerMinute: BUDGET });
+  app = await testApp({ deps: { ...h.deps, store }, logger: false, rateLimitPerMinute: BUDGET });
   await app.ready();
 });
 afterAll(async () => {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/app.js';
-import { harness, type Harness } from '../support/app.js';
+import { harness, type Harness, testApp } from '../support/app.js';
 
 type Schema = { type?: string; required?: string[]; properties?: Record<string, unknown> };
 type Operation = {
@@ -153,7 +152,7 @@ describe('health', () => {
 
   it('/readyz answers 503 when not ready, or when the readiness check throws', async () => {
     for (const ready of [async () => false, async () => Promise.reject(new Error('storage gone'))]) {
-      const app = await buildApp({ deps: h.deps, logger: false, ready });
+      const app = await testApp({ deps: h.deps, logger: false, ready });
       try {
         const res = await app.inject({ url: '/readyz' });
         expect(res.statusCode).toBe(503);

@@ -1,10 +1,10 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../../src/http/app.js';
+import { type App } from '../../src/http/app.js';
 import { retentionTask } from '../../src/worker/scheduler.js';
 import { newId } from '../../src/domain/ids.js';
 import { isStorageUnavailable } from '../../src/infra/db/unavailable.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { bearer, harness, type Harness, type TestAccount, testApp } from '../support/app.js';
 
 let h: Harness;
 let acme: TestAccount;
@@ -13,7 +13,7 @@ let limited: App;
 beforeAll(async () => {
   h = await harness();
   acme = await h.account();
-  limited = await buildApp({ deps: h.deps, logger: false, rateLimitPerMinute: 3 });
+  limited = await testApp({ deps: h.deps, logger: false, rateLimitPerMinute: 3 });
   await limited.ready();
 });
 afterAll(async () => {
@@ -71,7 +71,7 @@ describe('storage outage', () => {
   it('answers 503 with Retry-After, not 500, when the database cannot be reached', async () => {
     const down = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
     const store = { ...h.deps.store, keys: { ...h.deps.store.keys, findByHash: async () => Promise.reject(down) } };
-    const app = await buildApp({ deps: { ...h.deps, store }, logger: false, isUnavailable: isStorageUnavailable });
+    const app = await testApp({ deps: { ...h.deps, store }, logger: false, isUnavailable: isStorageUnavailable });
     const res = await app.inject({ url: `/polls?accountId=${acme.accountId}`, headers: bearer(acme.key) });
     await app.close();
     expect(res.statusCode).toBe(503);
@@ -89,7 +89,7 @@ describe('storage outage', () => {
 
 describe('request timeouts', () => {
   it('cuts off a client that never finishes sending its request', async () => {
-    const app = await buildApp({ deps: h.deps, logger: false, requestTimeoutMs: 500 });
+    const app = await testApp({ deps: h.deps, logger: false, requestTimeoutMs: 500 });
     await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = app.server.address() as net.AddressInfo;
     const started = Date.now();

@@ -1,8 +1,9 @@
+import { createSubmissionQueue } from '../../src/app/responses/submission-queue.js';
 import { createAccount } from '../../src/app/accounts/create-account.js';
 import { createKey } from '../../src/app/accounts/create-key.js';
 import type { Clock, DeliverySettings, Deps } from '../../src/app/ports/index.js';
 import type { Plan, Role } from '../../src/domain/access.js';
-import { buildApp, type App } from '../../src/http/app.js';
+import { buildApp, type App, type AppOptions } from '../../src/http/app.js';
 import type { Database } from '../../src/infra/db/database.js';
 import { createStore } from '../../src/infra/db/store.js';
 import { testDatabase } from './db.js';
@@ -48,7 +49,7 @@ export async function harness(opts: { allowPrivateTargets?: boolean; delivery?: 
     urlPolicy: { allowPrivateTargets: opts.allowPrivateTargets ?? false },
     delivery: { ...TEST_DELIVERY, ...opts.delivery },
   };
-  const app = await buildApp({ deps, logger: false });
+  const app = await buildApp({ deps, submissions: createSubmissionQueue(deps), logger: false });
   await app.ready();
   return {
     app,
@@ -71,3 +72,6 @@ export async function harness(opts: { allowPrivateTargets?: boolean; delivery?: 
 }
 
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/** The API as a test builds it, with a submission queue of its own over the given deps. */
+export const testApp = (opts: Omit<AppOptions, 'submissions'>) => buildApp({ ...opts, submissions: createSubmissionQueue(opts.deps) });

@@ -13,7 +13,8 @@ import { updatePoll } from '../../app/polls/update-poll.js';
 import type { PollPatch } from '../../domain/poll.js';
 import { callerOf } from '../auth.js';
 import { AnyId, PageQuery, Strict } from '../schemas/common.js';
-import { CommitBody, CreatePollBody, LanguageCode, ResearchBody, TranslationsBody, UpdatePollBody } from '../schemas/poll.js';
+import { CommitBody, CreatePollBody, ResearchBody, TranslationsBody, UpdatePollBody } from '../schemas/polls.js';
+import { LanguageCode } from '../schemas/settings.js';
 
 const tags = ['polls'];
 

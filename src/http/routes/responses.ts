@@ -6,18 +6,18 @@ import { exportResponsesCsv } from '../../app/responses/export-responses.js';
 import { listEmails } from '../../app/responses/list-emails.js';
 import { listParticipants } from '../../app/responses/list-participants.js';
 import { listResponses } from '../../app/responses/list-responses.js';
-import { createSubmissionQueue } from '../../app/responses/submission-queue.js';
+import type { SubmissionQueue } from '../../app/responses/submission-queue.js';
 import { callerOf } from '../auth.js';
 import { queryInstant } from '../validation.js';
-import { PollPageQuery, PollQuery, ResponsesQuery, ScopeQuery, SubmitBody } from '../schemas/webhook.js';
+import { PollPageQuery, PollQuery } from '../schemas/queries.js';
+import { ResponsesQuery, ScopeQuery, SubmitBody } from '../schemas/responses.js';
 
 const tags = ['responses'];
 
 export const responseRoutes =
-  (deps: Deps): FastifyPluginAsync =>
+  (deps: Deps, submissions: SubmissionQueue): FastifyPluginAsync =>
   async (root) => {
     const app = root.withTypeProvider<TypeBoxTypeProvider>();
-    const submissions = createSubmissionQueue(deps);
     app.post(
       '/participant/responses',
       { config: { auth: 'optional' }, schema: { tags, summary: 'Submit answers (public for visible polls; apiOnly polls need a key of the account)', body: SubmitBody, security: [] } },

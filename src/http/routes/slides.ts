@@ -7,7 +7,7 @@ import { listSlides } from '../../app/polls/list-slides.js';
 import { updateSlide } from '../../app/polls/update-slide.js';
 import { callerOf } from '../auth.js';
 import { AnyId, Strict } from '../schemas/common.js';
-import { CreateSlideBody, UpdateSlideBody } from '../schemas/slide.js';
+import { CreateSlideBody, UpdateSlideBody } from '../schemas/slides.js';
 
 const tags = ['slides'];
 

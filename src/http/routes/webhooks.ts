@@ -8,7 +8,7 @@ import { deleteWebhook } from '../../app/webhooks/delete-webhook.js';
 import { listWebhooks } from '../../app/webhooks/list-webhooks.js';
 import { callerOf } from '../auth.js';
 import { queryInstant } from '../validation.js';
-import { CreateWebhookBody, DeleteWebhookQuery, DeliveryListQuery, DeliveryQuery, WebhookListQuery } from '../schemas/webhook.js';
+import { CreateWebhookBody, DeleteWebhookQuery, DeliveryListQuery, DeliveryQuery, WebhookListQuery } from '../schemas/webhooks.js';
 
 const tags = ['webhooks'];
 

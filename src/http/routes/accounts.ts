@@ -6,7 +6,7 @@ import { updateAccountSettings, type AccountSettingsPatch } from '../../app/acco
 import type { Deps } from '../../app/ports/index.js';
 import { callerOf } from '../auth.js';
 import { AnyId, Strict } from '../schemas/common.js';
-import { AccountSettingsBody } from '../schemas/poll.js';
+import { AccountSettingsBody } from '../schemas/accounts.js';
 
 const tags = ['account'];
 
