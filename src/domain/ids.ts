@@ -37,12 +37,30 @@ function timePart(ms: number): string {
   return t;
 }
 
+/** The base62 string one greater (wrapping to all zeros past the largest). */
+function increment(s: string): string {
+  let i = s.length - 1;
+  while (i >= 0 && s[i] === 'z') i--;
+  if (i < 0) return '0'.repeat(s.length);
+  return s.slice(0, i) + BASE62[BASE62.indexOf(s[i]!) + 1] + '0'.repeat(s.length - i - 1);
+}
+
+let lastMs = -1;
+let lastTail = '';
+
 /**
- * Ids sort by creation time (8 chars of millisecond time, base62 fixed width) then
- * by 14 random chars, so cursor paging can order by id alone.
+ * Ids sort by creation time (8 chars of millisecond time, base62 fixed width) then by 14
+ * chars that start at random in each millisecond and count up within it, so cursor paging can
+ * order by id alone and the ids one process makes in one millisecond sort in the order made.
  */
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
-  return `${prefix}_${timePart(nowMs)}${randomBase62(14)}`;
+  const ms = Math.floor(nowMs);
+  if (ms === lastMs) lastTail = increment(lastTail);
+  else {
+    lastMs = ms;
+    lastTail = randomBase62(14);
+  }
+  return `${prefix}_${timePart(ms)}${lastTail}`;
 }
 
 /** Every id of this kind made before `ms` sorts below this string, and none made at or after it does. */

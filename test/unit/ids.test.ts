@@ -13,3 +13,17 @@ describe('idsMadeBefore', () => {
     }
   });
 });
+
+describe('newId', () => {
+  it('sorts the ids made in one millisecond in the order they were made, and keeps them unique', () => {
+    const t = Date.UTC(2026, 10, 24, 12, 0, 0, 0);
+    const made = Array.from({ length: 5_000 }, (_, i) => newId(i % 2 ? 'rsp' : 'dlv', t).slice(4));
+    expect([...made].sort()).toEqual(made);
+    expect(new Set(made).size).toBe(made.length);
+  });
+
+  it('starts each millisecond at random', () => {
+    const tails = new Set(Array.from({ length: 200 }, (_, i) => newId('rsp', 1_000_000 + i).slice(-14)));
+    expect(tails.size).toBe(200);
+  });
+});
