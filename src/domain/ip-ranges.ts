@@ -12,13 +12,13 @@ const V4_BLOCKED: V4Range[] = [
   [ip4('127.0.0.0'), 8],
   [ip4('169.254.0.0'), 16], // link-local, cloud metadata
   [ip4('172.16.0.0'), 12],
-  [ip4('192.0.0.0'), 24],
-  [ip4('192.0.2.0'), 24],
-  [ip4('192.88.99.0'), 24],
+  [ip4('192.0.0.0'), 24], // IETF protocol assignments
+  [ip4('192.0.2.0'), 24], // documentation (TEST-NET-1)
+  [ip4('192.88.99.0'), 24], // 6to4 relay anycast (deprecated)
   [ip4('192.168.0.0'), 16],
-  [ip4('198.18.0.0'), 15],
-  [ip4('198.51.100.0'), 24],
-  [ip4('203.0.113.0'), 24],
+  [ip4('198.18.0.0'), 15], // benchmarking
+  [ip4('198.51.100.0'), 24], // documentation (TEST-NET-2)
+  [ip4('203.0.113.0'), 24], // documentation (TEST-NET-3)
   [ip4('224.0.0.0'), 4], // multicast
   [ip4('240.0.0.0'), 4], // reserved, broadcast
 ];
@@ -74,8 +74,11 @@ function v6Blocked(g: number[]): boolean {
   if (firstSixZero) return true; // ::, ::1 and the deprecated IPv4-compatible ::a.b.c.d
   if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return v4Blocked(v4); // IPv4-mapped
   if (a === 0x64 && b === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return v4Blocked(v4); // NAT64
-  if ((a & 0xe000) !== 0x2000) return true; // only 2000::/3 is global unicast
+  // Only 2000::/3 is global unicast: this also refuses 100::/64 (discard), 64:ff9b:1::/48
+  // (local-use NAT64), 5f00::/16 (SRv6), fc00::/7, fe80::/10, fec0::/10 and ff00::/8.
+  if ((a & 0xe000) !== 0x2000) return true;
   if (a === 0x2001 && b === 0x0db8) return true; // documentation
+  if (a === 0x3fff && b < 0x1000) return true; // documentation, 3fff::/20 (RFC 9637)
   if (a === 0x2001 && b < 0x0200) return true; // IETF protocol assignments, Teredo, benchmarking
   if (a === 0x2002) return v4Blocked((g[1] ?? 0) * 65536 + (g[2] ?? 0)); // 6to4 wraps an IPv4
   return false;

@@ -25,6 +25,8 @@ export function checkEndpointUrl(raw: string, policy: UrlPolicy, path = 'url'): 
   }
   if (url.protocol !== 'https:') refuse(path, raw, 'the scheme must be https');
   if (url.username || url.password) refuse(path, raw, 'credentials in the URL are not allowed');
+  // Port 0 names no service: nothing can ever be connected to there.
+  if (url.port === '0') refuse(path, raw, 'port 0 cannot be connected to');
   const host = url.hostname;
   if (host.startsWith('[') || isIpLiteral(host)) {
     if (!policy.allowPrivateTargets && !isPublicAddress(host)) refuse(path, raw, 'the address is not public');

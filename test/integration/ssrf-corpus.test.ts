@@ -93,6 +93,12 @@ const LITERALS: [why: string, url: string][] = [
   ['v6 multicast', 'https://[ff02::1]/'],
   ['TEST-NET-1', 'https://192.0.2.1/'],
   ['v6 documentation', 'https://[2001:db8::1]/'],
+  ['v6 documentation 3fff::/20', 'https://[3fff::1]/'],
+  ['v6 documentation 3fff::/20, last address', 'https://[3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff]/'],
+  ['v6 discard-only', 'https://[100::1]/'],
+  ['v6 local-use NAT64 of a public address', 'https://[64:ff9b:1::808:808]/'],
+  ['v6 SRv6 SIDs', 'https://[5f00::1]/'],
+  ['benchmarking 198.18/15', 'https://198.18.0.1/'],
   ['Teredo', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/'],
   // names that are loopback or internal by themselves
   ['localhost', 'https://localhost/'],
@@ -112,6 +118,10 @@ const LITERALS: [why: string, url: string][] = [
   ['backslash after a private host', 'https://127.0.0.1\\@hooks.example.com/'],
   ['fragment after a private host', 'https://127.0.0.1#@hooks.example.com/'],
   ['plain http to metadata', 'http://169.254.169.254/'],
+  // a port nothing can connect to
+  ['port 0 on a public name', 'https://hooks.example.com:0/'],
+  ['port 0 on a public address', 'https://8.8.8.8:0/'],
+  ['port 0 on a public v6 address', 'https://[2606:4700:4700::1111]:0/'],
 ];
 
 /** Public targets: accepted, so the refusals above come from the address and not from the route. */
@@ -140,6 +150,7 @@ const SAVE_TIME: Record<string, string[]> = {
   'nat64.example.com': ['64:ff9b::7f00:1'],
   'multicast.example.com': ['224.0.0.1'],
   'broadcast.example.com': ['255.255.255.255'],
+  'v6-documentation.example.com': ['3fff::1'],
   'mixed.example.com': ['93.184.216.34', '10.0.0.1'],
   'mixed-v6.example.com': ['2606:4700::1', '::1'],
   '127.0.0.1.nip.io': ['127.0.0.1'],
@@ -155,6 +166,7 @@ const SAVE_TIME: Record<string, string[]> = {
   'mapped.rebind.test': ['93.184.216.34'],
   'zero.rebind.test': ['93.184.216.34'],
   'mixed.rebind.test': ['93.184.216.34'],
+  'doc-v6.rebind.test': ['93.184.216.34'],
 };
 
 const NAMES: [why: string, url: string][] = [
@@ -180,6 +192,7 @@ const NAMES: [why: string, url: string][] = [
   ['name → NAT64 loopback', 'https://nat64.example.com/'],
   ['name → multicast', 'https://multicast.example.com/'],
   ['name → broadcast', 'https://broadcast.example.com/'],
+  ['name → v6 documentation 3fff::/20', 'https://v6-documentation.example.com/'],
   ['name → one public and one private address', 'https://mixed.example.com/'],
   ['name → one public and one private v6 address', 'https://mixed-v6.example.com/'],
   ['a nip.io-style name', 'https://127.0.0.1.nip.io/'],
@@ -331,6 +344,7 @@ const DELIVERY_TIME: Record<string, LookupAddress[]> = {
   'mapped.rebind.test': [{ address: '::ffff:127.0.0.1', family: 6 }],
   'zero.rebind.test': [{ address: '0.0.0.0', family: 4 }],
   'mixed.rebind.test': [{ address: '10.0.0.1', family: 4 }, { address: '::1', family: 6 }],
+  'doc-v6.rebind.test': [{ address: '3fff::1', family: 6 }],
 };
 
 describe('at delivery: names that resolve late or rebind', () => {
@@ -377,6 +391,13 @@ describe('at delivery: names that resolve late or rebind', () => {
       lookups.length = 0;
       expect((await guarded.send({ ...req, url: 'https://10.1.2.3/x' })).outcome).toEqual({ kind: 'error', error: 'blocked_address' });
       expect((await guarded.send({ ...req, url: 'https://[::1]/x' })).outcome).toEqual({ kind: 'error', error: 'blocked_address' });
+      expect((await guarded.send({ ...req, url: 'https://[3fff::1]/x' })).outcome).toEqual({ kind: 'error', error: 'blocked_address' });
+      // Port 0 can never be connected to, whatever the address and in either mode.
+      for (const sender of [open, guarded]) {
+        for (const url of ['https://receiver.test:0/x', 'https://8.8.8.8:0/x', 'https://[2606:4700:4700::1111]:0/x']) {
+          expect((await sender.send({ ...req, url })).outcome, url).toEqual({ kind: 'error', error: 'blocked_address' });
+        }
+      }
       expect(lookups).toEqual([]);
       for (const sender of [open, guarded]) {
         const sent = sender.send({ ...req, url: 'not a url' });
@@ -396,7 +417,7 @@ describe('at delivery: names that resolve late or rebind', () => {
     const port = receiver.port;
     const poll = await visiblePoll(h, acme, { title: 'Rebinding' });
     // receiver.test does not resolve when the first webhook is saved, and resolves publicly for the second.
-    const hosts = ['receiver.test', 'RECEIVER.test', 'late.test', 'rebind.test', 'Rebind-Dot.TEST.', 'v6.rebind.test', 'meta.rebind.test', 'ten.rebind.test', 'mapped.rebind.test', 'zero.rebind.test', 'mixed.rebind.test'];
+    const hosts = ['receiver.test', 'RECEIVER.test', 'late.test', 'rebind.test', 'Rebind-Dot.TEST.', 'v6.rebind.test', 'meta.rebind.test', 'ten.rebind.test', 'mapped.rebind.test', 'zero.rebind.test', 'mixed.rebind.test', 'doc-v6.rebind.test'];
     const hooks: string[] = [];
     for (const [i, host] of hosts.entries()) {
       if (i === 1) SAVE_TIME['receiver.test'] = ['93.184.216.34'];

@@ -83,6 +83,16 @@ describe('checkEndpointUrl: refused with invalid_url', () => {
     ['IPv6 unique local fd', 'https://[fd12:3456::1]/'],
     ['IPv6 multicast', 'https://[ff02::1]/'],
     ['IPv6 documentation', 'https://[2001:db8::1]/'],
+    ['IPv6 documentation 3fff::/20', 'https://[3fff::1]/'],
+    ['IPv6 documentation 3fff::/20, last address', 'https://[3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff]/'],
+    ['IPv6 discard-only', 'https://[100::1]/'],
+    ['IPv6 local-use NAT64', 'https://[64:ff9b:1::a00:1]/'],
+    ['IPv6 SRv6 SIDs', 'https://[5f00::1]/'],
+    ['IPv6 benchmarking', 'https://[2001:2::1]/'],
+    ['port 0', 'https://example.com:0/'],
+    ['port 0 written as 00', 'https://example.com:00/hook'],
+    ['port 0 on a public IPv4 address', 'https://8.8.8.8:0/'],
+    ['port 0 on a public IPv6 address', 'https://[2606:4700:4700::1111]:0/'],
     ['NAT64 of loopback', 'https://[64:ff9b::7f00:1]/'],
     ['6to4 of private', 'https://[2002:c0a8:0101::1]/'],
     ['underscore in a label', 'https://my_hooks.example.com/'],
@@ -119,7 +129,7 @@ describe('checkEndpointUrl with allowPrivateTargets', () => {
     expect(() => checkEndpointUrl(raw, lax)).not.toThrow();
   });
 
-  it.each(['http://127.0.0.1:8443/hook', 'http://localhost/', 'https://user:pw@127.0.0.1/', 'https://bad_name.localhost/', 'not a url'])('still refuses %s', (raw) => {
+  it.each(['http://127.0.0.1:8443/hook', 'http://localhost/', 'https://user:pw@127.0.0.1/', 'https://bad_name.localhost/', 'not a url', 'https://127.0.0.1:0/', 'https://receiver:0/hook'])('still refuses %s', (raw) => {
     expect(thrown(() => checkEndpointUrl(raw, lax)).code).toBe('invalid_url');
   });
 
@@ -184,6 +194,9 @@ describe('isPublicAddress', () => {
     ['::ffff:808:808', true],
     ['64:ff9b::808:808', true],
     ['2002:0808:0808::1', true],
+    ['3ffe::1', true],
+    ['3fff:1000::1', true],
+    ['2620:4f:8000::1', true],
     ['2606:4700:4700:0:0:0:0:1111', true],
     // IPv6, not public
     ['::', false],
@@ -206,6 +219,32 @@ describe('isPublicAddress', () => {
     ['fd00::1', false],
     ['ff02::1', false],
     ['2001:db8::1', false],
+    ['2001:db8:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['3fff::', false],
+    ['3fff::1', false],
+    ['3fff:abc::1', false],
+    ['3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['[3fff::1]', false],
+    ['100::', false],
+    ['100::ffff:ffff:ffff:ffff', false],
+    ['64:ff9b:1::', false],
+    ['64:ff9b:1:ffff::808:808', false],
+    ['5f00::1', false],
+    ['2001:2::1', false],
+    ['2001:10::1', false],
+    ['2001:20::1', false],
+    ['fec0::1', false],
+    ['::ffff:0:0', false],
+    ['::ffff:100.64.0.1', false],
+    ['::ffff:192.0.0.9', false],
+    ['::ffff:192.0.2.1', false],
+    ['::ffff:198.18.0.1', false],
+    ['::ffff:198.51.100.1', false],
+    ['::ffff:203.0.113.1', false],
+    ['::ffff:240.0.0.1', false],
+    ['::ffff:255.255.255.255', false],
+    ['64:ff9b::c000:201', false],
+    ['2002:c000:201::', false],
     ['2001::1', false],
     ['2001:1ff::1', false],
     ['100::1', false],

@@ -1,16 +1,15 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { AccountSwitcher } from './AccountSwitcher';
-import { AlertsPage } from './AlertsPage';
-import { ApiError, createApi, errorText } from './api';
-import { SessionContext } from './hooks';
-import { PollPage } from './PollPage';
-import { PollsPage } from './PollsPage';
-import { Link, navigate, useRoute, BASE } from './router';
-import { forget, storeAccount, storedAccount, storedKey, storeKey } from './session';
-import { SignIn } from './SignIn';
-import { SigningSecret } from './SigningSecret';
-import type { Membership } from './types';
-import { ErrorNote, StatusNote } from './ui';
+import type { Membership } from './api/types';
+import { AlertsPage } from './pages/alerts/AlertsPage';
+import { PollPage } from './pages/poll/PollPage';
+import { PollsPage } from './pages/polls/PollsPage';
+import { SignIn } from './pages/sign-in/SignIn';
+import { AccountSwitcher } from './ui/AccountSwitcher';
+import { SigningSecret } from './ui/SigningSecret';
+import { ApiError, createApi, errorText } from './ui/api';
+import { ErrorNote, StatusNote } from './ui/components';
+import { Link, navigate, useRoute, BASE } from './ui/router';
+import { SessionContext, forget, storeAccount, storedAccount, storedKey, storeKey } from './ui/session';
 
 const SERVED_PLANS = ['premium', 'enterprise'];
 

@@ -117,6 +117,8 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
     if (!t) {
       const u = new URL(url);
       if (u.protocol !== 'https:') throw new Error(`not an https URL: ${url}`);
+      // Port 0 names no service: refused like a blocked address, in either mode and without a lookup.
+      if (u.port === '0') throw Object.assign(new Error(`port 0 of ${u.hostname} cannot be connected to`), { code: 'CANVASS_BLOCKED_ADDRESS' });
       const host = u.hostname.replace(/^\[|\]$/g, '');
       t = { origin: u.origin, host, port: Number(u.port || 443), hostHeader: u.host, path: u.pathname + u.search, blockedLiteral: isIpLiteral(host) && !isPublicAddress(host) };
       if (targets.size >= 10_000) targets.clear();

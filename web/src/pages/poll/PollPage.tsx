@@ -1,0 +1,97 @@
+import { useState } from 'react';
+import { ErrorNote, StatusNote } from '../../ui/components';
+import { useAction, useLoad } from '../../ui/hooks';
+import { Link, POLL_SECTIONS, type PollSection } from '../../ui/router';
+import { useSession } from '../../ui/session';
+import { Deliveries } from './deliveries/Deliveries';
+import { PollOverview } from './overview/PollOverview';
+import { Responses } from './responses/Responses';
+import { Slides } from './slides/Slides';
+import { Translations } from './translations/Translations';
+import { Webhooks } from './webhooks/Webhooks';
+import './poll.css';
+
+const LABELS: Record<PollSection, string> = {
+  overview: 'Overview',
+  slides: 'Slides',
+  translations: 'Translations',
+  responses: 'Responses',
+  webhooks: 'Webhooks',
+  deliveries: 'Deliveries',
+};
+
+export const WEBHOOK_ROLES = ['owner', 'admin', 'billing_admin'];
+
+export function PollPage({ pollId, section }: { pollId: string; section: PollSection }) {
+  const { api, account } = useSession();
+  const poll = useLoad(() => api.get('/poll', { pollId }).then((r) => r.data), pollId);
+  // The switch moves at once; it moves back if the update fails.
+  const [visible, setVisible] = useState<boolean | null>(null);
+  const visibility = useAction(async (isVisible: boolean) => {
+    setVisible(isVisible);
+    try {
+      await api.post('/poll/update', { pollId, isVisible });
+    } catch (err) {
+      setVisible(null);
+      throw err;
+    }
+    poll.reload();
+  });
+
+  const p = poll.data;
+  if (!p) {
+    return (
+      <>
+        <p>
+          <Link to={{ name: 'polls' }}>← All polls</Link>
+        </p>
+        {poll.error ? <ErrorNote>{poll.error}</ErrorNote> : <StatusNote>Loading the poll…</StatusNote>}
+      </>
+    );
+  }
+  const canWrite = account.role !== 'read_only';
+  const canWebhooks = WEBHOOK_ROLES.includes(account.role);
+
+  return (
+    <>
+      <p className="crumbs">
+        <Link to={{ name: 'polls' }}>← All polls</Link>
+      </p>
+      <div className="poll-head">
+        <div>
+          <h1>{p.title}</h1>
+          <p className="muted mono small">{p.id}</p>
+        </div>
+        <label className="switch">
+          <input
+            type="checkbox"
+            role="switch"
+            checked={visible ?? p.isVisible}
+            disabled={!canWrite}
+            onChange={(e) => void visibility.go(e.target.checked)}
+          />
+          <span>Visible to respondents</span>
+        </label>
+      </div>
+      <ErrorNote>{visibility.error}</ErrorNote>
+      <nav aria-label="Poll sections" className="tabs">
+        {POLL_SECTIONS.map((s) => (
+          <Link key={s} to={{ name: 'poll', pollId, section: s }} current={s === section}>
+            {LABELS[s]}
+          </Link>
+        ))}
+      </nav>
+      <div className="section-body">
+        {section === 'overview' && <PollOverview poll={p} />}
+        {section === 'slides' && <Slides pollId={pollId} />}
+        {section === 'translations' && <Translations poll={p} onChanged={poll.reload} />}
+        {section === 'responses' && <Responses pollId={pollId} />}
+        {(section === 'webhooks' || section === 'deliveries') && !canWebhooks && (
+          <p className="notice">Webhooks and their deliveries are managed by owners, admins and billing admins; your role here is {account.role.replace('_', ' ')}.</p>
+        )}
+        {section === 'webhooks' && canWebhooks && <Webhooks pollId={pollId} />}
+        {section === 'deliveries' && canWebhooks && <Deliveries pollId={pollId} />}
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,63 @@
+import type { Slide } from '../../../api/types';
+import { ErrorNote, StatusNote } from '../../../ui/components';
+import { useAction, useLoad } from '../../../ui/hooks';
+import { useSession } from '../../../ui/session';
+import { describeRule } from '../logic/logic';
+import { SlideForm } from './SlideForm';
+import './slides.css';
+
+/** A poll's slides in order (GET /slides), each with its answers and logic; add and delete. */
+export function Slides({ pollId }: { pollId: string }) {
+  const { api, account } = useSession();
+  const slides = useLoad(() => api.get('/slides', { pollId }).then((r) => r.data), pollId);
+  const remove = useAction(async (slide: Slide) => {
+    if (!window.confirm(`Delete the slide “${slide.title}”?`)) return;
+    await api.del('/slide', { slideId: slide.id });
+    slides.reload();
+  });
+  const list = slides.data ?? [];
+  const canWrite = account.role !== 'read_only';
+
+  return (
+    <section aria-labelledby="slides-title">
+      <h2 id="slides-title">Slides</h2>
+      <ErrorNote>{slides.error ?? remove.error}</ErrorNote>
+      {slides.loading && !slides.data && <StatusNote>Loading slides…</StatusNote>}
+      {slides.data && list.length === 0 && <p>No slides yet. Respondents need at least one to answer.</p>}
+      <ol className="slides">
+        {list.map((s) => (
+          <li key={s.id} className="card">
+            <div className="row">
+              <h3>
+                {s.title} <span className="badge badge-neutral">{s.type}</span>
+              </h3>
+              {canWrite && (
+                <button type="button" className="danger" onClick={() => void remove.go(s)} aria-label={`Delete slide ${s.title}`}>
+                  Delete
+                </button>
+              )}
+            </div>
+            {s.subtitle && <p>{s.subtitle}</p>}
+            <p className="muted mono small">{s.id}</p>
+            {s.answers.length > 0 && (
+              <p>
+                Answers{s.multi ? ' (several allowed)' : ''}: {s.answers.map((a) => a.title).join(' · ')}
+              </p>
+            )}
+            {s.logic && s.logic.length > 0 && (
+              <div>
+                <h4>Logic</h4>
+                <ul className="logic-list">
+                  {s.logic.map((r, i) => (
+                    <li key={i}>{describeRule(r, list)}</li>
+                  ))}
+                </ul>
+              </div>
+            )}
+          </li>
+        ))}
+      </ol>
+      {canWrite && <SlideForm pollId={pollId} slides={list} onAdded={slides.reload} />}
+    </section>
+  );
+}

@@ -1,0 +1,88 @@
+import { useState, type FormEvent } from 'react';
+import type { DeliveryRule, Webhook } from '../../../api/types';
+import { ErrorNote, StatusNote, When } from '../../../ui/components';
+import { useAction, useLoad } from '../../../ui/hooks';
+import { Link } from '../../../ui/router';
+import { useSession } from '../../../ui/session';
+import { HealthBadge } from './HealthBadge';
+import { LegacySecret } from './LegacySecret';
+import './webhooks.css';
+
+const RULES: Record<DeliveryRule, string> = {
+  partial: 'Send if partially or fully completed',
+  complete: 'Send only if fully completed',
+};
+
+/** A poll's webhooks (20 at most): create, delete, legacy secret, health. */
+export function Webhooks({ pollId }: { pollId: string }) {
+  const { api } = useSession();
+  const [url, setUrl] = useState('');
+  const [rule, setRule] = useState<DeliveryRule>('partial');
+  const [message, setMessage] = useState<string | null>(null);
+  const hooks = useLoad(() => api.get('/webhooks', { pollId, limit: 100 }), pollId);
+
+  const create = useAction(async () => {
+    // A signingSecret in the answer is shown by the app (SigningSecret), once.
+    const res = await api.post('/webhooks', { pollId, url, deliveryRule: rule });
+    setUrl('');
+    setMessage(`Created the webhook to ${res.data.url}.`);
+    hooks.reload();
+  });
+  const remove = useAction(async (w: Webhook) => {
+    if (!window.confirm(`Delete the webhook to ${w.url}? Its pending deliveries are cancelled.`)) return;
+    const { data } = await api.del('/webhooks', { id: w.id });
+    setMessage(`Deleted the webhook to ${w.url}; ${data.cancelledDeliveries} pending deliveries cancelled.`);
+    hooks.reload();
+  });
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void create.go();
+  };
+  const list = hooks.data?.data ?? [];
+
+  return (
+    <section aria-labelledby="webhooks-title">
+      <h2 id="webhooks-title">Webhooks</h2>
+      {message && <StatusNote>{message}</StatusNote>}
+      <ErrorNote>{hooks.error ?? remove.error}</ErrorNote>
+      {hooks.loading && !hooks.data && <StatusNote>Loading webhooks…</StatusNote>}
+      {hooks.data && list.length === 0 && <p>No webhooks on this poll yet.</p>}
+      <ul className="webhooks">
+        {list.map((w) => (
+          <li key={w.id} className="card">
+            <div className="row">
+              <h3 className="url">{w.url}</h3>
+              <button type="button" className="danger" onClick={() => void remove.go(w)} aria-label={`Delete webhook ${w.url}`}>
+                Delete
+              </button>
+            </div>
+            <p className="muted mono small">{w.id}</p>
+            <p>
+              {RULES[w.deliveryRule]} · created <When at={w.createdAt} />
+            </p>
+            <HealthBadge health={w.health} />
+            <LegacySecret webhookId={w.id} secret={w.legacySecret} />
+            <p>
+              <Link to={{ name: 'poll', pollId, section: 'deliveries' }}>Delivery log</Link>
+            </p>
+          </li>
+        ))}
+      </ul>
+      <form onSubmit={submit} className="card" aria-labelledby="webhook-form-title">
+        <h3 id="webhook-form-title">Add a webhook</h3>
+        <label htmlFor="webhook-url">Endpoint URL (public https)</label>
+        <input id="webhook-url" type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://hooks.example.com/canvass" required />
+        <label htmlFor="webhook-rule">When to send</label>
+        <select id="webhook-rule" value={rule} onChange={(e) => setRule(e.target.value as DeliveryRule)}>
+          <option value="partial">{RULES.partial}</option>
+          <option value="complete">{RULES.complete}</option>
+        </select>
+        <ErrorNote>{create.error}</ErrorNote>
+        <button type="submit" className="primary" disabled={create.busy}>
+          {create.busy ? 'Creating…' : 'Create webhook'}
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,104 @@
+// The one client of the Canvass API: sends the bearer key and turns problem documents
+// (RFC 9457, application/problem+json) into ApiError messages a person can read.
+
+import type { Answers, BodyOf, Method, PathOf, QueryOf } from '../api/types';
+
+export type FieldError = { path: string; message: string };
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | undefined,
+    readonly errors: FieldError[] = [],
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export type Query = Record<string, string | number | boolean | null | undefined>;
+
+/** A route the dashboard calls with `M`: one the API serves, whose answer is known. */
+export type Route<M extends Method> = PathOf<M> & keyof Answers[M];
+
+/** Query values as forms hold them: an optional parameter may also be null or '', both left out of the URL. */
+export type QueryArgs<Q> = { [K in keyof Q]: Q[K] | (undefined extends Q[K] ? null | '' : never) };
+
+/** Paths, query parameters and bodies are checked against the API's OpenAPI document. */
+export type Api = {
+  get<P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>): Promise<Answers['get'][P]>;
+  post<P extends Route<'post'>>(path: P, body: BodyOf<'post', P>): Promise<Answers['post'][P]>;
+  del<P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>): Promise<Answers['delete'][P]>;
+  /** A non-JSON answer (the CSV export) as a blob, with the file name the server suggests. */
+  download<P extends PathOf<'get'>>(path: P, query: QueryArgs<QueryOf<'get', P>>): Promise<{ blob: Blob; filename: string }>;
+};
+
+type Problem = { title?: string; detail?: string; code?: string; status?: number; errors?: FieldError[] };
+
+export function withQuery(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+/** The message of a problem document: its detail (or title), plus the fields it names when the detail does not. */
+export function problemMessage(p: Problem, status: number): string {
+  const main = p.detail || p.title || `The server answered ${status}`;
+  const fields = (p.errors ?? []).filter((e) => !main.includes(e.path)).map((e) => `${e.path} ${e.message}`);
+  return fields.length ? `${main} (${fields.join('; ')})` : main;
+}
+
+async function toError(res: Response): Promise<ApiError> {
+  const text = await res.text().catch(() => '');
+  let p: Problem = {};
+  try {
+    p = JSON.parse(text) as Problem;
+  } catch {
+    p = { detail: text.slice(0, 200) || res.statusText };
+  }
+  return new ApiError(problemMessage(p, res.status), res.status, p.code, p.errors ?? []);
+}
+
+export type ApiOptions = {
+  base?: string;
+  /**
+   * Called when an answer carries the account's signing secret: the call that created it
+   * (a first webhook, or a first trigger-webhook logic rule on a poll or slide) returns it once.
+   */
+  onSigningSecret?: (secret: string) => void;
+};
+
+export function createApi(key: string, { base = '', onSigningSecret }: ApiOptions = {}): Api {
+  async function send(method: string, path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (err) {
+      throw new ApiError(`Could not reach Canvass: ${err instanceof Error ? err.message : String(err)}`, 0, 'network');
+    }
+    if (!res.ok) throw await toError(res);
+    return res;
+  }
+  const json = async <T>(res: Response) => {
+    const body = (await res.json()) as T & { signingSecret?: unknown };
+    if (typeof body.signingSecret === 'string' && onSigningSecret) onSigningSecret(body.signingSecret);
+    return body as T;
+  };
+  return {
+    get: async <P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>) => json<Answers['get'][P]>(await send('GET', withQuery(path, query as Query))),
+    post: async <P extends Route<'post'>>(path: P, body: BodyOf<'post', P>) => json<Answers['post'][P]>(await send('POST', path, body)),
+    del: async <P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>) => json<Answers['delete'][P]>(await send('DELETE', withQuery(path, query as Query))),
+    async download(path, query) {
+      const res = await send('GET', withQuery(path, query as Query));
+      const disposition = res.headers.get('content-disposition') ?? '';
+      const filename = /filename="([^"]+)"/.exec(disposition)?.[1] ?? 'export.csv';
+      return { blob: await res.blob(), filename };
+    },
+  };
+}
+
+export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

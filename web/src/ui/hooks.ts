@@ -1,0 +1,55 @@
+import { useCallback, useEffect, useState } from 'react';
+import { errorText } from './api';
+
+export type Loaded<T> = { data: T | undefined; error: string | null; loading: boolean; reload: () => void };
+
+/** Runs `load` when `key` changes (and on reload()); a late answer for an old key is dropped. */
+export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
+  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({ data: undefined, error: null, loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => live && setState({ data, error: null, loading: false }),
+      (err: unknown) => live && setState((s) => ({ data: s.data, error: errorText(err), loading: false })),
+    );
+    return () => {
+      live = false;
+    };
+    // `load` is recreated on each render; `key` says when what it loads has changed.
+  }, [key, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { ...state, reload };
+}
+
+/** An action with a busy flag and an error message, for forms and buttons. */
+export function useAction<A extends unknown[]>(run: (...args: A) => Promise<void>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const go = async (...args: A) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await run(...args);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, go, setError };
+}
+
+/** Cursor paging state: the startCursor of each page opened so far (null for the first). */
+export function useCursorPages() {
+  const [stack, setStack] = useState<(string | null)[]>([null]);
+  const page = stack.length - 1;
+  return {
+    page,
+    cursor: stack[page] ?? null,
+    first: () => setStack([null]),
+    prev: () => setStack((s) => (s.length > 1 ? s.slice(0, -1) : s)),
+    next: (endCursor: string | null) => endCursor && setStack((s) => [...s, endCursor]),
+  };
+}
