@@ -18,7 +18,16 @@ async function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<strin
   return JSON.parse(out) as Record<string, string>;
 }
 
-export type ApiResult = { storage: Storage; route: string; connections: number; requestsPerSecond: number; p99Ms: number; errors: number; non2xx: number; cpu: CpuSplit };
+export type ApiResult = {
+  storage: Storage;
+  route: string;
+  connections: number;
+  requestsPerSecond: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+  cpu: CpuSplit;
+};
 export type FlushResult = { storage: Storage; batches: number; perSecond: number; cpu: CpuSplit };
 
 /**
@@ -27,7 +36,9 @@ export type FlushResult = { storage: Storage; batches: number; perSecond: number
  * Run here, in this process, on the database the server left (it has stopped).
  */
 async function flushAll(storage: Storage, url: string | undefined, dataDir: string): Promise<FlushResult> {
-  const database = await openDatabase(url ? { databaseUrl: url, dataDir: '', schema: 'check' } : { dataDir, schema: 'check' });
+  const database = await openDatabase(
+    url ? { databaseUrl: url, dataDir: '', schema: 'check' } : { dataDir, schema: 'check' },
+  );
   try {
     const afterEveryWindow = new Date(Date.now() + 60_000);
     const deps = { ...benchDeps(database), clock: { now: () => afterEveryWindow } };
@@ -35,7 +46,7 @@ async function flushAll(storage: Storage, url: string | undefined, dataDir: stri
     const cpu = cpuSplit(process.pid);
     const started = performance.now();
     let batches = 0;
-    for (let n; (n = await flushDueBatches(deps)) > 0; ) batches += n;
+    for (let n; (n = await flushDueBatches(deps)) > 0;) batches += n;
     const seconds = (performance.now() - started) / 1000;
     return { storage, batches, perSecond: batches / seconds, cpu: { ...cpu(batches), otherUs: NaN } };
   } finally {
@@ -57,11 +68,28 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: Ap
   await fresh?.database.close().catch(() => {});
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-api-'));
   const port = 3900 + Math.floor(Math.random() * 500);
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', CANVASS_RATE_LIMIT_PER_MINUTE: '0', CANVASS_DATA_DIR: dataDir, ...(fresh?.url ? { DATABASE_URL: fresh.url } : {}) };
-  const { accountId, apiKey } = await cli(env, ['accounts', 'create', '--name', 'Bench', '--owner-email', 'bench@example.com']);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    CANVASS_RATE_LIMIT_PER_MINUTE: '0',
+    CANVASS_DATA_DIR: dataDir,
+    ...(fresh?.url ? { DATABASE_URL: fresh.url } : {}),
+  };
+  const { accountId, apiKey } = await cli(env, [
+    'accounts',
+    'create',
+    '--name',
+    'Bench',
+    '--owner-email',
+    'bench@example.com',
+  ]);
   // BENCH_CPU_PROF=dir: the server writes a V8 CPU profile there when it stops.
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const server = spawn(process.execPath, [...prof, CLI, 'serve', '--no-worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const server = spawn(process.execPath, [...prof, CLI, 'serve', '--no-worker'], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const base = `http://127.0.0.1:${port}`;
   const stop = async () => {
     // A server that already stopped or died (its error is on stderr) fires no second 'exit'.
@@ -77,18 +105,45 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: Ap
       await sleep(100);
     }
     const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-    const post = async (url: string, body: unknown) => (await (await fetch(base + url, { method: 'POST', headers: auth, body: JSON.stringify(body) })).json()) as { data: { id: string } };
+    const post = async (url: string, body: unknown) =>
+      (await (await fetch(base + url, { method: 'POST', headers: auth, body: JSON.stringify(body) })).json()) as {
+        data: { id: string };
+      };
     const poll = (await post('/poll', { accountId, title: 'Bench poll' })).data;
     const slide = (await post('/slide', { pollId: poll.id, type: 'short-answer', title: 'Why?' })).data;
     await post('/poll/update', { pollId: poll.id, isVisible: true });
     await post('/webhooks', { pollId: poll.id, url: 'https://hooks.example.com/bench', deliveryRule: 'partial' });
     const run = async (route: string, body: unknown, headers: Record<string, string>, connections: number) => {
       const cpu = cpuSplit(server.pid!);
-      const r = await autocannon({ url: base + route, method: 'POST', connections, duration: seconds, headers, body: JSON.stringify(body) });
-      return { storage, route, connections, requestsPerSecond: r.requests.average, p99Ms: r.latency.p99, errors: r.errors, non2xx: r.non2xx, cpu: cpu(r.requests.total) } satisfies ApiResult;
+      const r = await autocannon({
+        url: base + route,
+        method: 'POST',
+        connections,
+        duration: seconds,
+        headers,
+        body: JSON.stringify(body),
+      });
+      return {
+        storage,
+        route,
+        connections,
+        requestsPerSecond: r.requests.average,
+        p99Ms: r.latency.p99,
+        errors: r.errors,
+        non2xx: r.non2xx,
+        cpu: cpu(r.requests.total),
+      } satisfies ApiResult;
     };
     const routes: [string, unknown, Record<string, string>][] = [
-      ['/participant/responses', { pollId: poll.id, answers: [{ slideId: slide.id, value: 'Because it is fast' }], metadata: { page: '/thank_you' } }, { 'content-type': 'application/json' }],
+      [
+        '/participant/responses',
+        {
+          pollId: poll.id,
+          answers: [{ slideId: slide.id, value: 'Because it is fast' }],
+          metadata: { page: '/thank_you' },
+        },
+        { 'content-type': 'application/json' },
+      ],
       ['/poll', { accountId, title: 'Load test poll', displaySettings: { align: 'left' } }, auth],
     ];
     // BENCH_API_ROUTE=/poll: only the routes that match (to profile one at a time).
@@ -98,7 +153,12 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: Ap
       for (const connections of LEVELS) results.push(await run(route, body, headers, connections));
     }
     await stop();
-    return { api: results, flush: results.some((r) => r.route === '/participant/responses') ? await flushAll(storage, fresh?.url, dataDir) : undefined };
+    return {
+      api: results,
+      flush: results.some((r) => r.route === '/participant/responses')
+        ? await flushAll(storage, fresh?.url, dataDir)
+        : undefined,
+    };
   } finally {
     await stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -15,7 +15,9 @@ export async function claimCost(storage: Storage, pending: number, samples = 40)
     const db = fresh.database.db;
     const due = Math.max(128, Math.floor(pending / 100));
     // The claim joins the account (for its signing secret) like production rows would.
-    await sql`INSERT INTO accounts (id, name, plan, signing_secret, created_at, updated_at) VALUES ('acc_bench', 'Bench', 'premium', 'whsec_bench', now(), now())`.execute(db);
+    await sql`INSERT INTO accounts (id, name, plan, signing_secret, created_at, updated_at) VALUES ('acc_bench', 'Bench', 'premium', 'whsec_bench', now(), now())`.execute(
+      db,
+    );
     await sql`
       INSERT INTO deliveries (id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, status, body, created_at)
       SELECT 'dlv_' || lpad(g::text, 22, '0'), 'acc_bench', 'poll_bench', NULL, 'end_' || (g % 100), 'webhook', 'https://127.0.0.1/e',
@@ -34,7 +36,12 @@ export async function claimCost(storage: Storage, pending: number, samples = 40)
       await db
         .transaction()
         .execute(async (trx) => {
-          const claimed = await createStore(trx).deliveries.claim(new Date(), 128, new Date(Date.now() + 60_000), 'bench');
+          const claimed = await createStore(trx).deliveries.claim(
+            new Date(),
+            128,
+            new Date(Date.now() + 60_000),
+            'bench',
+          );
           if (claimed.length !== 128) throw new Error(`claimed ${claimed.length}`);
           times.push(performance.now() - started);
           throw new RollBack();

@@ -9,7 +9,18 @@ import type { NewDelivery } from '../src/domain/delivery.js';
 // From dist/, as the service runs them (lib.ts says why).
 import { createH1Sender } from '../dist/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../dist/worker/delivery-runner.js';
-import { benchDeps, cpuSplit, freshDatabase, percentile, profileSpan, SECRET, sleep, type CpuSplit, type Receiver, type Storage } from './lib.js';
+import {
+  benchDeps,
+  cpuSplit,
+  freshDatabase,
+  percentile,
+  profileSpan,
+  SECRET,
+  sleep,
+  type CpuSplit,
+  type Receiver,
+  type Storage,
+} from './lib.js';
 
 // The service's defaults (CANVASS_WORKER_CONCURRENCY, main.ts): the raw baseline gets as many lanes.
 export const CONCURRENCY = 512;
@@ -28,8 +39,20 @@ function body(i: number): string {
       responseMetadata: [{ page: '/checkout/thank_you', device: 'mobile' }],
       answers: [
         { slideId: 'sld_a', title: 'How likely are you to recommend us?', type: 'range', value: i % 11, createdAt: at },
-        { slideId: 'sld_b', title: 'What could we do better?', type: 'long-answer', value: 'Faster shipping, and a clearer returns page.', createdAt: at },
-        { slideId: 'sld_c', title: 'Your email', type: 'email-capture', value: `person${i}@example.com`, createdAt: at },
+        {
+          slideId: 'sld_b',
+          title: 'What could we do better?',
+          type: 'long-answer',
+          value: 'Faster shipping, and a clearer returns page.',
+          createdAt: at,
+        },
+        {
+          slideId: 'sld_c',
+          title: 'Your email',
+          type: 'email-capture',
+          value: `person${i}@example.com`,
+          createdAt: at,
+        },
       ],
       complete: true,
       at,
@@ -47,14 +70,32 @@ async function seedAccount(deps: Deps, receiverPort: number, endpoints: number):
   return urls;
 }
 
-async function insertDeliveries(deps: Deps, urls: string[], count: number, dueAt: (i: number) => Date): Promise<{ id: string; due: number }[]> {
+async function insertDeliveries(
+  deps: Deps,
+  urls: string[],
+  count: number,
+  dueAt: (i: number) => Date,
+): Promise<{ id: string; due: number }[]> {
   const out: { id: string; due: number }[] = [];
   for (let start = 0; start < count; start += 1000) {
     const rows: NewDelivery[] = [];
     for (let i = start; i < Math.min(count, start + 1000); i++) {
       const due = dueAt(i);
       const id = newId('dlv');
-      rows.push({ id, accountId: 'acc_bench', pollId: 'poll_bench', webhookId: null, endpointId: `end_${i % urls.length}`, source: 'webhook', url: urls[i % urls.length]!, participantId: `prt_${i}`, type: 'submitted-responses', body: body(i), createdAt: new Date(), nextAttemptAt: due });
+      rows.push({
+        id,
+        accountId: 'acc_bench',
+        pollId: 'poll_bench',
+        webhookId: null,
+        endpointId: `end_${i % urls.length}`,
+        source: 'webhook',
+        url: urls[i % urls.length]!,
+        participantId: `prt_${i}`,
+        type: 'submitted-responses',
+        body: body(i),
+        createdAt: new Date(),
+        nextAttemptAt: due,
+      });
       out.push({ id, due: due.getTime() });
     }
     await deps.store.deliveries.insert(rows);
@@ -105,10 +146,26 @@ function runWorker(deps: Deps) {
   };
 }
 
-export type ThroughputResult = { storage: Storage; endpoints: number; deliveries: number; seconds: number; perSecond: number; p50Ms: number; p99Ms: number; badSignatures: number; duplicates: number; cpu: CpuSplit };
+export type ThroughputResult = {
+  storage: Storage;
+  endpoints: number;
+  deliveries: number;
+  seconds: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  badSignatures: number;
+  duplicates: number;
+  cpu: CpuSplit;
+};
 
 /** `count` deliveries, all due at once, spread over `endpoints` URLs: how fast does the worker drain them? */
-export async function throughput(storage: Storage, receiver: Receiver, endpoints: number, count: number): Promise<ThroughputResult> {
+export async function throughput(
+  storage: Storage,
+  receiver: Receiver,
+  endpoints: number,
+  count: number,
+): Promise<ThroughputResult> {
   const fresh = await freshDatabase(storage);
   try {
     const deps = benchDeps(fresh.database);
@@ -132,16 +189,42 @@ export async function throughput(storage: Storage, receiver: Receiver, endpoints
     const used = cpu(count);
     await stopProfile();
     await worker.stop();
-    const stats = await receiver.ask<{ requests: number; unique: number; badSignatures: number; arrivals: [string, number][] }>({ cmd: 'stats' });
+    const stats = await receiver.ask<{
+      requests: number;
+      unique: number;
+      badSignatures: number;
+      arrivals: [string, number][];
+    }>({ cmd: 'stats' });
     const arrival = new Map(stats.arrivals);
-    const latencies = rows.map((r) => (arrival.get(r.id) ?? NaN) - started).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-    return { storage, endpoints, deliveries: count, seconds, perSecond: count / seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), badSignatures: stats.badSignatures, duplicates: stats.requests - stats.unique, cpu: used };
+    const latencies = rows
+      .map((r) => (arrival.get(r.id) ?? NaN) - started)
+      .filter((x) => !Number.isNaN(x))
+      .sort((a, b) => a - b);
+    return {
+      storage,
+      endpoints,
+      deliveries: count,
+      seconds,
+      perSecond: count / seconds,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      badSignatures: stats.badSignatures,
+      duplicates: stats.requests - stats.unique,
+      cpu: used,
+    };
   } finally {
     await fresh.drop();
   }
 }
 
-export type PacedResult = { storage: Storage; rate: number; deliveries: number; p50Ms: number; p99Ms: number; maxMs: number };
+export type PacedResult = {
+  storage: Storage;
+  rate: number;
+  deliveries: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+};
 
 /** Deliveries falling due at a steady `rate` per second: latency from due time to the receiver's 2xx. */
 export async function paced(storage: Storage, receiver: Receiver, rate: number, count: number): Promise<PacedResult> {
@@ -162,17 +245,40 @@ export async function paced(storage: Storage, receiver: Receiver, rate: number, 
     await worker.stop();
     const stats = await receiver.ask<{ arrivals: [string, number][] }>({ cmd: 'stats' });
     const arrival = new Map(stats.arrivals);
-    const latencies = rows.slice(warm).map((r) => (arrival.get(r.id) ?? NaN) - r.due).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-    return { storage, rate, deliveries: count, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: latencies[latencies.length - 1] ?? NaN };
+    const latencies = rows
+      .slice(warm)
+      .map((r) => (arrival.get(r.id) ?? NaN) - r.due)
+      .filter((x) => !Number.isNaN(x))
+      .sort((a, b) => a - b);
+    return {
+      storage,
+      rate,
+      deliveries: count,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      maxMs: latencies[latencies.length - 1] ?? NaN,
+    };
   } finally {
     await fresh.drop();
   }
 }
 
 /** The same signed bodies POSTed by a bare undici pool: what the network and receiver allow. */
-export async function rawBaseline(receiver: Receiver, endpoints: number, count: number): Promise<{ endpoints: number; perSecond: number; cpu: CpuSplit }> {
+export async function rawBaseline(
+  receiver: Receiver,
+  endpoints: number,
+  count: number,
+): Promise<{ endpoints: number; perSecond: number; cpu: CpuSplit }> {
   let pool = pools.get(receiver.port);
-  if (!pool) pools.set(receiver.port, (pool = new Pool(`https://127.0.0.1:${receiver.port}`, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 30_000 })));
+  if (!pool)
+    pools.set(
+      receiver.port,
+      (pool = new Pool(`https://127.0.0.1:${receiver.port}`, {
+        connections: CONNECTIONS,
+        pipelining: 1,
+        keepAliveTimeout: 30_000,
+      })),
+    );
   const bodies = Array.from({ length: count }, (_, i) => body(i));
   await receiver.ask({ cmd: 'reset' });
   let next = 0;

@@ -34,7 +34,9 @@ export function tlsDir(): string {
 export type Storage = 'postgres' | 'pglite';
 
 /** A fresh database of either kind; drop() removes it. */
-export async function freshDatabase(storage: Storage): Promise<{ database: Database; url?: string; drop(): Promise<void> }> {
+export async function freshDatabase(
+  storage: Storage,
+): Promise<{ database: Database; url?: string; drop(): Promise<void> }> {
   if (storage === 'pglite') {
     const database = await openDatabase({ dataDir: '', memory: true, schema: 'apply' });
     return { database, drop: () => database.close() };

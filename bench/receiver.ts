@@ -17,7 +17,11 @@ let requests = 0;
 let badSignatures = 0;
 
 const server = https.createServer(
-  { key: readFileSync(path.join(dir, 'server.key')), cert: readFileSync(path.join(dir, 'server.crt')), keepAliveTimeout: 120_000 },
+  {
+    key: readFileSync(path.join(dir, 'server.key')),
+    cert: readFileSync(path.join(dir, 'server.crt')),
+    keepAliveTimeout: 120_000,
+  },
   (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -25,7 +29,13 @@ const server = https.createServer(
       const now = Date.now();
       requests++;
       const body = Buffer.concat(chunks);
-      const failure = checkSignature({ secret, header: req.headers['x-service-signature'] as string, rawBody: body, toleranceMs: 300_000, nowMs: now });
+      const failure = checkSignature({
+        secret,
+        header: req.headers['x-service-signature'] as string,
+        rawBody: body,
+        toleranceMs: 300_000,
+        nowMs: now,
+      });
       if (failure) badSignatures++;
       const id = req.headers['x-service-delivery-id'] as string;
       if (!first.has(id)) first.set(id, now);

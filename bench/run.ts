@@ -24,15 +24,23 @@ import { workerMemory } from './memory.js';
 const dir = tlsDir();
 // The CA must be trusted when the process starts: re-run this script with it in the environment.
 if (process.env.NODE_EXTRA_CA_CERTS !== path.join(dir, 'ca.crt')) {
-  const r = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.crt') } });
+  const r = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.crt') },
+  });
   process.exit(r.status ?? 1);
 }
 
-const wanted = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ['delivery', 'paced', 'claim', 'api', 'memory']);
+const wanted = new Set(
+  process.argv.slice(2).length ? process.argv.slice(2) : ['delivery', 'paced', 'claim', 'api', 'memory'],
+);
 const storages: Storage[] = (process.env.BENCH_STORAGE?.split(',') as Storage[] | undefined) ?? ['postgres', 'pglite'];
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version }, at: new Date().toISOString() };
+const results: Record<string, unknown> = {
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
+  at: new Date().toISOString(),
+};
 const round = (n: number) => (Number.isFinite(n) ? Math.round(n * 10) / 10 : n);
 const round2 = (n: number) => (Number.isFinite(n) ? Math.round(n * 100) / 100 : n);
 const cpuText = (c: CpuSplit) => `${Math.round(c.selfUs)} / ${Math.round(c.otherUs)} / ${Math.round(c.postgresUs)}`;
@@ -61,25 +69,51 @@ try {
           const raw = (before.perSecond + after.perSecond) / 2;
           before = after;
           all.push({ ...t, rawPerSecond: raw, ratio: t.perSecond / raw, rawCpu: after.cpu });
-          console.log(`delivery ${storage} ${endpoints} endpoint(s): ${round(t.perSecond)}/s (raw ${round(raw)}/s, ratio ${round2(t.perSecond / raw)}), p50 ${round(t.p50Ms)} ms, p99 ${round(t.p99Ms)} ms, dup ${t.duplicates}, bad sig ${t.badSignatures}`);
-          console.log(`  CPU µs per delivery, this process / receiver / PostgreSQL: worker ${cpuText(t.cpu)}, raw ${cpuText(after.cpu)}`);
+          console.log(
+            `delivery ${storage} ${endpoints} endpoint(s): ${round(t.perSecond)}/s (raw ${round(raw)}/s, ratio ${round2(t.perSecond / raw)}), p50 ${round(t.p50Ms)} ms, p99 ${round(t.p99Ms)} ms, dup ${t.duplicates}, bad sig ${t.badSignatures}`,
+          );
+          console.log(
+            `  CPU µs per delivery, this process / receiver / PostgreSQL: worker ${cpuText(t.cpu)}, raw ${cpuText(after.cpu)}`,
+          );
         }
         const median = [...all].sort((a, b) => a.ratio - b.ratio)[Math.floor(all.length / 2)]!;
         rows.push({ ...median, roundRatios: all.map((x) => x.ratio) });
       }
     }
     results.delivery = rows;
-    console.table(rows.map((r) => ({ storage: r.storage, endpoints: r.endpoints, 'deliveries/s': round(r.perSecond), 'raw/s': round(r.rawPerSecond), ratio: round2(r.ratio), rounds: r.roundRatios.map(round2).join(' '), 'CPU µs worker/recv/pg': cpuText(r.cpu), 'p50 ms': round(r.p50Ms), 'p99 ms': round(r.p99Ms) })));
+    console.table(
+      rows.map((r) => ({
+        storage: r.storage,
+        endpoints: r.endpoints,
+        'deliveries/s': round(r.perSecond),
+        'raw/s': round(r.rawPerSecond),
+        ratio: round2(r.ratio),
+        rounds: r.roundRatios.map(round2).join(' '),
+        'CPU µs worker/recv/pg': cpuText(r.cpu),
+        'p50 ms': round(r.p50Ms),
+        'p99 ms': round(r.p99Ms),
+      })),
+    );
   }
   if (wanted.has('paced')) {
     const rows = [];
     for (const storage of storages) {
       const p = await paced(storage, receiver, 1000, Number(process.env.BENCH_PACED ?? 10_000));
       rows.push(p);
-      console.log(`paced ${storage} 1000/s: p50 ${round(p.p50Ms)} ms, p99 ${round(p.p99Ms)} ms, max ${round(p.maxMs)} ms`);
+      console.log(
+        `paced ${storage} 1000/s: p50 ${round(p.p50Ms)} ms, p99 ${round(p.p99Ms)} ms, max ${round(p.maxMs)} ms`,
+      );
     }
     results.paced = rows;
-    console.table(rows.map((r) => ({ storage: r.storage, 'rate/s': r.rate, 'p50 ms': round(r.p50Ms), 'p99 ms': round(r.p99Ms), 'max ms': round(r.maxMs) })));
+    console.table(
+      rows.map((r) => ({
+        storage: r.storage,
+        'rate/s': r.rate,
+        'p50 ms': round(r.p50Ms),
+        'p99 ms': round(r.p99Ms),
+        'max ms': round(r.maxMs),
+      })),
+    );
   }
   if (wanted.has('claim')) {
     const rows: ClaimResult[] = [];
@@ -89,7 +123,15 @@ try {
       console.log(`claim postgres ${pending} pending: median ${round(c.medianMs)} ms, p99 ${round(c.p99Ms)} ms`);
     }
     results.claim = rows;
-    console.table(rows.map((r) => ({ pending: r.pending, due: r.due, 'median ms': round(r.medianMs), 'p99 ms': round(r.p99Ms), 'vs 10k': round(r.medianMs / rows[0]!.medianMs) })));
+    console.table(
+      rows.map((r) => ({
+        pending: r.pending,
+        due: r.due,
+        'median ms': round(r.medianMs),
+        'p99 ms': round(r.p99Ms),
+        'vs 10k': round(r.medianMs / rows[0]!.medianMs),
+      })),
+    );
   }
   if (wanted.has('api')) {
     const rows = [];
@@ -101,8 +143,26 @@ try {
     }
     results.api = rows;
     results.flush = flushes;
-    console.table(rows.map((r) => ({ storage: r.storage, route: r.route, connections: r.connections, 'req/s': round(r.requestsPerSecond), 'p99 ms': r.p99Ms, errors: r.errors, non2xx: r.non2xx, 'CPU µs load/server/pg': cpuText(r.cpu) })));
-    console.table(flushes.map((f) => ({ storage: f.storage, 'batches flushed': f.batches, 'batches/s': round(f.perSecond), 'CPU µs flush/pg': `${Math.round(f.cpu.selfUs)} / ${Math.round(f.cpu.postgresUs)}` })));
+    console.table(
+      rows.map((r) => ({
+        storage: r.storage,
+        route: r.route,
+        connections: r.connections,
+        'req/s': round(r.requestsPerSecond),
+        'p99 ms': r.p99Ms,
+        errors: r.errors,
+        non2xx: r.non2xx,
+        'CPU µs load/server/pg': cpuText(r.cpu),
+      })),
+    );
+    console.table(
+      flushes.map((f) => ({
+        storage: f.storage,
+        'batches flushed': f.batches,
+        'batches/s': round(f.perSecond),
+        'CPU µs flush/pg': `${Math.round(f.cpu.selfUs)} / ${Math.round(f.cpu.postgresUs)}`,
+      })),
+    );
   }
   if (wanted.has('memory')) {
     const m = await workerMemory(receiver);

@@ -36,7 +36,11 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   }
   const raw = await readBody(req);
   try {
-    verifySignature({ secret: secret!, header: req.headers['x-service-signature'] as string | undefined, rawBody: raw });
+    verifySignature({
+      secret: secret!,
+      header: req.headers['x-service-signature'] as string | undefined,
+      rawBody: raw,
+    });
   } catch (e) {
     const reason = e instanceof WebhookVerificationError ? e.reason : 'error';
     console.warn(`rejected: ${reason}`);
@@ -52,13 +56,22 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     return;
   }
   seen.add(deliveryId);
-  const event = JSON.parse(raw.toString('utf8')) as { type: string; pollId: string; participantId: string; responses: Record<string, unknown>; email: string | null };
-  console.log(`${deliveryId} attempt ${attempt}: ${event.type} poll=${event.pollId} participant=${event.participantId} answers=${Object.keys(event.responses).length} email=${event.email ?? '-'}`);
+  const event = JSON.parse(raw.toString('utf8')) as {
+    type: string;
+    pollId: string;
+    participantId: string;
+    responses: Record<string, unknown>;
+    email: string | null;
+  };
+  console.log(
+    `${deliveryId} attempt ${attempt}: ${event.type} poll=${event.pollId} participant=${event.participantId} answers=${Object.keys(event.responses).length} email=${event.email ?? '-'}`,
+  );
   res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
 }
 
 const port = Number(process.env.PORT ?? 8443);
-const listener = (req: IncomingMessage, res: ServerResponse) => void handle(req, res).catch(() => res.writeHead(500).end());
+const listener = (req: IncomingMessage, res: ServerResponse) =>
+  void handle(req, res).catch(() => res.writeHead(500).end());
 const server =
   process.env.TLS_KEY && process.env.TLS_CERT
     ? https.createServer({ key: readFileSync(process.env.TLS_KEY), cert: readFileSync(process.env.TLS_CERT) }, listener)

@@ -24,10 +24,15 @@ const HEADER = `${COMMENT_HEADER}// Source: GET /openapi.json. Regenerate with \
 async function openapiDocument(): Promise<OpenAPI3> {
   // Routes use their dependencies only while answering a request, and the document's own
   // route is outside the API: no store, clock or mailer is needed.
-  const app = await buildApp({ deps: {} as Deps, submissions: { submit: () => Promise.reject(new Error('not served')) }, logger: false });
+  const app = await buildApp({
+    deps: {} as Deps,
+    submissions: { submit: () => Promise.reject(new Error('not served')) },
+    logger: false,
+  });
   try {
     const res = await app.inject({ method: 'GET', url: '/openapi.json' });
-    if (res.statusCode !== 200) throw new Error(`GET /openapi.json answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
+    if (res.statusCode !== 200)
+      throw new Error(`GET /openapi.json answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
     return res.json() as OpenAPI3;
   } finally {
     await app.close();
@@ -65,7 +70,9 @@ const DIFF_LINES = 60;
 
 /** The start of `diff -u committed fresh`, or nothing where diff is not installed. */
 function diffExcerpt(committed: string, fresh: string): string {
-  const res = spawnSync('diff', ['-u', '--label', 'committed', '--label', 'generated', committed, fresh], { encoding: 'utf8' });
+  const res = spawnSync('diff', ['-u', '--label', 'committed', '--label', 'generated', committed, fresh], {
+    encoding: 'utf8',
+  });
   if (res.error || !res.stdout) return '';
   const lines = res.stdout.split('\n');
   const more = lines.length > DIFF_LINES ? `\n… ${lines.length - DIFF_LINES} more lines` : '';
@@ -89,7 +96,9 @@ async function main(): Promise<void> {
       console.log(`${relative} matches GET /openapi.json`);
       return;
     }
-    const what = existsSync(TARGET) ? `is out of date with the API's OpenAPI document:\n${diffExcerpt(TARGET, temp)}` : 'is missing.\n';
+    const what = existsSync(TARGET)
+      ? `is out of date with the API's OpenAPI document:\n${diffExcerpt(TARGET, temp)}`
+      : 'is missing.\n';
     console.error(
       `${relative} ${what}` +
         `The route schemas in src/http changed: run \`npm run gen:web-types\`, fix what \`npx tsc -p web/tsconfig.json\` then reports, and commit ${relative}.`,

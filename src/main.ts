@@ -19,7 +19,9 @@ import path from 'node:path';
 
 /** The only module that knows every layer: it builds the object graph for each process kind. */
 
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 export const systemClock: Clock = { now: () => new Date() };
 
@@ -42,12 +44,22 @@ export function deliverySettings(config: Config): DeliverySettings {
 }
 
 export function createLogger(config: Config, destination: 1 | 2 = 1): Logger {
-  return pino({ level: config.logLevel, base: { service: 'canvass' } }, pino.destination({ fd: destination, sync: destination === 2 }));
+  return pino(
+    { level: config.logLevel, base: { service: 'canvass' } },
+    pino.destination({ fd: destination, sync: destination === 2 }),
+  );
 }
 
-export async function openRuntime(config: Config, opts: { schema?: 'apply' | 'check' | 'none'; logger?: Logger; clock?: Clock } = {}): Promise<Runtime> {
+export async function openRuntime(
+  config: Config,
+  opts: { schema?: 'apply' | 'check' | 'none'; logger?: Logger; clock?: Clock } = {},
+): Promise<Runtime> {
   const logger = opts.logger ?? createLogger(config);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: opts.schema });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    schema: opts.schema,
+  });
   const deps: Deps = {
     store: createStore(database.db),
     clock: opts.clock ?? systemClock,
@@ -91,8 +103,15 @@ export type Worker = { stop(): Promise<void>; wake(): void };
  */
 export function startWorker(rt: Runtime): Worker {
   const sender = createH1Sender({ allowPrivateTargets: rt.config.allowPrivateTargets });
-  const mailer = rt.config.smtpUrl ? smtpMailer(rt.config.smtpUrl, rt.config.mailFrom) : outboxMailer(path.join(rt.config.dataDir, 'outbox'), rt.config.mailFrom);
-  const deps: Deps = { ...rt.deps, sender, mailer, alerts: { quietMs: rt.config.alertQuietMs, reminderMs: rt.config.alertReminderMs } };
+  const mailer = rt.config.smtpUrl
+    ? smtpMailer(rt.config.smtpUrl, rt.config.mailFrom)
+    : outboxMailer(path.join(rt.config.dataDir, 'outbox'), rt.config.mailFrom);
+  const deps: Deps = {
+    ...rt.deps,
+    sender,
+    mailer,
+    alerts: { quietMs: rt.config.alertQuietMs, reminderMs: rt.config.alertReminderMs },
+  };
   const controller = new AbortController();
   const logger = rt.logger.child({ component: 'worker' });
   const runner = startDeliveryRunner(deps, controller.signal, {
@@ -104,7 +123,12 @@ export function startWorker(rt: Runtime): Worker {
     drainMs: rt.config.deliveryTimeoutMs + 2_000,
     logger,
   });
-  const scheduler = startScheduler(deps, controller.signal, { tickMs: rt.config.schedulerTickMs, tasks: [BATCH_FLUSH, ALERT_CHECK, retentionTask(rt.config.retentionMs)], logger, onWork: () => runner.wake() });
+  const scheduler = startScheduler(deps, controller.signal, {
+    tickMs: rt.config.schedulerTickMs,
+    tasks: [BATCH_FLUSH, ALERT_CHECK, retentionTask(rt.config.retentionMs)],
+    logger,
+    onWork: () => runner.wake(),
+  });
   let stopping: Promise<void> | undefined;
   return {
     wake: () => runner.wake(),
@@ -132,7 +156,10 @@ export async function runWorker(config: Config): Promise<{ stop(): Promise<void>
 }
 
 /** `canvass serve`: HTTP API (and, unless told otherwise, the worker) until a signal arrives. */
-export async function serve(config: Config, opts: { worker: boolean; out?: (line: string) => void }): Promise<{ stop(): Promise<void>; url: string }> {
+export async function serve(
+  config: Config,
+  opts: { worker: boolean; out?: (line: string) => void },
+): Promise<{ stop(): Promise<void>; url: string }> {
   const rt = await openRuntime(config);
   const out = opts.out ?? ((line: string) => process.stdout.write(line + '\n'));
   if (rt.database.kind === 'pglite') {
@@ -145,10 +172,11 @@ export async function serve(config: Config, opts: { worker: boolean; out?: (line
   }
   const worker = opts.worker ? startWorker(rt) : undefined;
   const app = await buildHttp(rt);
-  if (worker) app.addHook('onResponse', async (req) => {
-    // Respondent submissions may have queued deliveries: look now rather than at the next poll.
-    if (req.method === 'POST') worker.wake();
-  });
+  if (worker)
+    app.addHook('onResponse', async (req) => {
+      // Respondent submissions may have queued deliveries: look now rather than at the next poll.
+      if (req.method === 'POST') worker.wake();
+    });
   const url = await app.listen({ port: config.port, host: config.host });
   rt.logger.info({ url, storage: rt.database.kind, worker: opts.worker }, 'canvass serving');
   let stopping: Promise<void> | undefined;

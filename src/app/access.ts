@@ -46,7 +46,14 @@ type Rules = readonly { action: Action }[];
  * account's responses, signed with its secret, at a URL. Only the roles that manage webhooks may;
  * an editor may still change every other rule. Call with the caller's write access checked.
  */
-export async function requireWebhookRuleAccess(store: Store, caller: Caller, accountId: string, before: Rules, after: Rules, policy: UrlPolicy): Promise<void> {
+export async function requireWebhookRuleAccess(
+  store: Store,
+  caller: Caller,
+  accountId: string,
+  before: Rules,
+  after: Rules,
+  policy: UrlPolicy,
+): Promise<void> {
   if (!webhookRulesChanged(before, after, policy)) return;
   const membership = await requireAccount(store, caller, accountId, 'write');
   if (!may(membership.role, 'manage_webhooks')) {

@@ -31,7 +31,11 @@ function explain(json: boolean, e: unknown): never {
 }
 
 /** Runs an operator command against storage; logs go to stderr so stdout holds only the answer. */
-async function withRuntime(json: boolean, fn: (rt: Runtime) => Promise<void>, opts: { schema?: 'apply' | 'check' | 'none' } = {}): Promise<void> {
+async function withRuntime(
+  json: boolean,
+  fn: (rt: Runtime) => Promise<void>,
+  opts: { schema?: 'apply' | 'check' | 'none' } = {},
+): Promise<void> {
   const cfg = config(json);
   let rt: Runtime | undefined;
   try {
@@ -53,7 +57,11 @@ async function runUntilSignal(start: (cfg: Config) => Promise<{ stop(): Promise<
   } catch (e) {
     explain(false, e);
   }
-  const shutdown = () => void running.stop().then(() => process.exit(0), () => process.exit(1));
+  const shutdown = () =>
+    void running.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
 }
@@ -65,7 +73,8 @@ const program = new Command('canvass')
   .configureOutput({
     outputError: (message, write) => {
       write(message);
-      if (process.argv.includes('--json')) process.stdout.write(JSON.stringify({ error: message.replace(/^error:\s*/, '').trim() }) + '\n');
+      if (process.argv.includes('--json'))
+        process.stdout.write(JSON.stringify({ error: message.replace(/^error:\s*/, '').trim() }) + '\n');
     },
   });
 
@@ -99,10 +108,18 @@ program
   .description('bring the database schema up to date')
   .option('--json', 'print one JSON object')
   .action((opts: { json?: boolean }) =>
-    withRuntime(!!opts.json, async (rt) => {
-      const applied = await applyMigrations(rt);
-      print(!!opts.json, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'schema already up to date');
-    }, { schema: 'none' }),
+    withRuntime(
+      !!opts.json,
+      async (rt) => {
+        const applied = await applyMigrations(rt);
+        print(
+          !!opts.json,
+          { applied },
+          applied.length ? `applied: ${applied.join(', ')}` : 'schema already up to date',
+        );
+      },
+      { schema: 'none' },
+    ),
   );
 
 const accounts = program.command('accounts').description('manage accounts');

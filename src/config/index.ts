@@ -22,7 +22,10 @@ export type Config = Readonly<{
 }>;
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, message: string) {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
     super(`${variable}: ${message}`);
     this.name = 'ConfigError';
   }
@@ -88,7 +91,9 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(env.CANVASS_DATA_DIR?.trim() || './data'),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.CANVASS_MAIL_FROM?.trim() || 'Canvass <alerts@localhost>',
-    retryLadderMs: Object.freeze(ladder(env, 'CANVASS_RETRY_LADDER_MS', [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000], 5)),
+    retryLadderMs: Object.freeze(
+      ladder(env, 'CANVASS_RETRY_LADDER_MS', [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000], 5),
+    ),
     dnsRetryLadderMs: Object.freeze(ladder(env, 'CANVASS_DNS_RETRY_LADDER_MS', [60_000, 180_000], 2)),
     deliveryTimeoutMs: int(env, 'CANVASS_DELIVERY_TIMEOUT_MS', 10_000, 1, 600_000),
     batchWindowMs: int(env, 'CANVASS_BATCH_WINDOW_MS', 5_000, 0, 3_600_000),

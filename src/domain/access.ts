@@ -31,7 +31,10 @@ export function authorize(membership: Membership | undefined, need: Need): Membe
     throw new DomainError('plan_required', 'API access requires the premium plan or higher');
   }
   if (!ALLOWED[need].includes(membership.role)) {
-    throw new DomainError('role_forbidden', `the ${membership.role} role may not do this (needs one of: ${ALLOWED[need].join(', ')})`);
+    throw new DomainError(
+      'role_forbidden',
+      `the ${membership.role} role may not do this (needs one of: ${ALLOWED[need].join(', ')})`,
+    );
   }
   return membership;
 }

@@ -38,8 +38,20 @@ export function quietSince(h: Pick<EndpointHealth, 'lastSuccessAt' | 'createdAt'
 }
 
 export const COMMON_CAUSES: readonly { cause: string; fix: string }[] = [
-  { cause: '404 Not Found', fix: 'the route is gone, or the URL was a test-only URL: point the webhook at the live route' },
-  { cause: '401 Unauthorized or 403 Forbidden', fix: 'the endpoint rejects the request: it must not demand a bearer token or API key; verify the X-Service-Signature header instead' },
-  { cause: '410 Gone', fix: 'the hosted hook (automation platform) was deleted or expired: create a new one and update the URL' },
-  { cause: 'timeouts', fix: 'the endpoint must answer 2xx within 10 seconds: acknowledge at once and do slow work afterwards' },
+  {
+    cause: '404 Not Found',
+    fix: 'the route is gone, or the URL was a test-only URL: point the webhook at the live route',
+  },
+  {
+    cause: '401 Unauthorized or 403 Forbidden',
+    fix: 'the endpoint rejects the request: it must not demand a bearer token or API key; verify the X-Service-Signature header instead',
+  },
+  {
+    cause: '410 Gone',
+    fix: 'the hosted hook (automation platform) was deleted or expired: create a new one and update the URL',
+  },
+  {
+    cause: 'timeouts',
+    fix: 'the endpoint must answer 2xx within 10 seconds: acknowledge at once and do slow work afterwards',
+  },
 ];

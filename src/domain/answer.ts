@@ -11,7 +11,8 @@ export function checkAnswerValue(slide: Slide, value: unknown, path: string): vo
     const options = slide.answers.map((a) => a.title);
     const allowed = options.length ? options : slide.type === 'binary' ? ['Yes', 'No'] : [];
     if (slide.multi) {
-      if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== 'string')) bad('a non-empty array of answer titles');
+      if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== 'string'))
+        bad('a non-empty array of answer titles');
       for (const v of value as string[]) if (!allowed.includes(v)) bad(`answers among: ${allowed.join(', ')}`);
       return;
     }
@@ -20,7 +21,8 @@ export function checkAnswerValue(slide: Slide, value: unknown, path: string): vo
   }
   switch (slide.type) {
     case 'star-rating':
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 5) bad('a whole number from 1 to 5');
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 5)
+        bad('a whole number from 1 to 5');
       return;
     case 'range':
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 10) bad('a number from 0 to 10');
@@ -32,7 +34,8 @@ export function checkAnswerValue(slide: Slide, value: unknown, path: string): vo
       if (typeof value !== 'string' || !/^https?:\/\/\S+$/.test(value) || value.length > 2048) bad('a URL');
       return;
     case 'email-capture':
-      if (typeof value !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value) || value.length > 320) bad('an email address');
+      if (typeof value !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value) || value.length > 320)
+        bad('an email address');
       return;
     case 'date':
       if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) bad('a date string');

@@ -21,10 +21,15 @@ export type Delivery = {
   finishedAt: Date | null;
 };
 
-export type NewDelivery = Omit<Delivery, 'status' | 'attemptCount' | 'finishedAt' | 'nextAttemptAt'> & { nextAttemptAt: Date };
+export type NewDelivery = Omit<Delivery, 'status' | 'attemptCount' | 'finishedAt' | 'nextAttemptAt'> & {
+  nextAttemptAt: Date;
+};
 
 /** A delivery leased to this worker for one attempt, with what signing needs right now. */
-export type ClaimedDelivery = Pick<Delivery, 'id' | 'accountId' | 'endpointId' | 'source' | 'url' | 'attemptCount' | 'body'> & {
+export type ClaimedDelivery = Pick<
+  Delivery,
+  'id' | 'accountId' | 'endpointId' | 'source' | 'url' | 'attemptCount' | 'body'
+> & {
   leaseToken: string;
   signingSecret: string | null;
   legacySecret: string | null;

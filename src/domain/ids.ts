@@ -1,6 +1,22 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'end' | 'ans' | 'acc' | 'usr' | 'key' | 'poll' | 'sld' | 'rsp' | 'whk' | 'dlv' | 'att' | 'prt' | 'run' | 'alr' | 'eml' | 'bat';
+export type IdPrefix =
+  | 'end'
+  | 'ans'
+  | 'acc'
+  | 'usr'
+  | 'key'
+  | 'poll'
+  | 'sld'
+  | 'rsp'
+  | 'whk'
+  | 'dlv'
+  | 'att'
+  | 'prt'
+  | 'run'
+  | 'alr'
+  | 'eml'
+  | 'bat';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -69,8 +85,24 @@ export function idsMadeBefore(prefix: IdPrefix, ms: number): string {
 }
 
 export const ID_PATTERN: Record<IdPrefix, RegExp> = Object.fromEntries(
-  (['end', 'ans', 'acc', 'usr', 'key', 'poll', 'sld', 'rsp', 'whk', 'dlv', 'att', 'prt', 'run', 'alr', 'eml', 'bat'] as IdPrefix[]).map((p) => [
-    p,
-    new RegExp(`^${p}_[0-9A-Za-z]{22}$`),
-  ]),
+  (
+    [
+      'end',
+      'ans',
+      'acc',
+      'usr',
+      'key',
+      'poll',
+      'sld',
+      'rsp',
+      'whk',
+      'dlv',
+      'att',
+      'prt',
+      'run',
+      'alr',
+      'eml',
+      'bat',
+    ] as IdPrefix[]
+  ).map((p) => [p, new RegExp(`^${p}_[0-9A-Za-z]{22}$`)]),
 ) as Record<IdPrefix, RegExp>;

@@ -14,12 +14,22 @@ export function conditionHolds(c: Condition, value: unknown): boolean {
     case 'answered':
       return isAnswered(value);
     case 'equals':
-      return isAnswered(value) && (Array.isArray(value) && !Array.isArray(c.value) ? value.length === 1 && sameValue(value[0], c.value) : sameValue(value, c.value));
+      return (
+        isAnswered(value) &&
+        (Array.isArray(value) && !Array.isArray(c.value)
+          ? value.length === 1 && sameValue(value[0], c.value)
+          : sameValue(value, c.value))
+      );
     case 'not-equals':
       return isAnswered(value) && !conditionHolds({ op: 'equals', value: c.value }, value);
     case 'contains':
-      if (Array.isArray(value)) return Array.isArray(c.value) ? c.value.every((x) => value.some((v) => sameValue(v, x))) : value.some((v) => sameValue(v, c.value));
-      return typeof value === 'string' && typeof c.value === 'string' && value.toLowerCase().includes(c.value.toLowerCase());
+      if (Array.isArray(value))
+        return Array.isArray(c.value)
+          ? c.value.every((x) => value.some((v) => sameValue(v, x)))
+          : value.some((v) => sameValue(v, c.value));
+      return (
+        typeof value === 'string' && typeof c.value === 'string' && value.toLowerCase().includes(c.value.toLowerCase())
+      );
     case 'gt':
     case 'lt': {
       const a = typeof value === 'number' ? value : Number(value);
@@ -37,12 +47,24 @@ function matches(match: 'all' | 'any', results: boolean[]): boolean {
 
 /** The question rules of a slide that hold for this answer, in order. */
 export function firingQuestionRules(rules: readonly QuestionRule[], value: unknown): QuestionRule[] {
-  return rules.filter((r) => matches(r.match, r.conditions.map((c) => conditionHolds(c, value))));
+  return rules.filter((r) =>
+    matches(
+      r.match,
+      r.conditions.map((c) => conditionHolds(c, value)),
+    ),
+  );
 }
 
 /** Survey action rules (on complete) that hold, given every answer by slide id. */
 export function firingSurveyRules(rules: readonly SurveyRule[], answers: ReadonlyMap<string, unknown>): SurveyRule[] {
-  return rules.filter((r) => r.on === 'complete' && matches(r.match ?? 'all', (r.conditions ?? []).map((c) => conditionHolds(c, answers.get(c.slideId)))));
+  return rules.filter(
+    (r) =>
+      r.on === 'complete' &&
+      matches(
+        r.match ?? 'all',
+        (r.conditions ?? []).map((c) => conditionHolds(c, answers.get(c.slideId))),
+      ),
+  );
 }
 
 /** What the widget does next: the first navigation action among the firing rules. */
@@ -51,11 +73,17 @@ export function navigation(fired: readonly { action: Action }[]): Action | undef
 }
 
 /** A human description of a rule's condition, for alert emails. */
-export function describeConditions(match: 'all' | 'any' | undefined, conditions: readonly (Condition & { slideId?: string })[], slideTitle: (id: string) => string): string {
+export function describeConditions(
+  match: 'all' | 'any' | undefined,
+  conditions: readonly (Condition & { slideId?: string })[],
+  slideTitle: (id: string) => string,
+): string {
   if (!conditions.length) return 'always';
   const parts = conditions.map((c) => {
     const subject = c.slideId ? `the answer to "${slideTitle(c.slideId)}"` : 'the answer';
-    return c.op === 'answered' ? `${subject} is given` : `${subject} ${c.op.replace('-', ' ')} ${JSON.stringify(c.value)}`;
+    return c.op === 'answered'
+      ? `${subject} is given`
+      : `${subject} ${c.op.replace('-', ' ')} ${JSON.stringify(c.value)}`;
   });
   return parts.join(match === 'any' ? ' or ' : ' and ');
 }

@@ -21,10 +21,20 @@ export type SurveyRule = { on: 'complete'; match?: 'all' | 'any'; conditions?: S
  * reads as what it is. Returns the rules with webhook URLs in their normalised form, the
  * same form a saved webhook's URL takes (one endpoint, one spelling).
  */
-export function checkRules<R extends QuestionRule | SurveyRule>(rules: readonly R[], pollSlideIds: ReadonlySet<string>, policy: UrlPolicy, basePath: string): R[] {
+export function checkRules<R extends QuestionRule | SurveyRule>(
+  rules: readonly R[],
+  pollSlideIds: ReadonlySet<string>,
+  policy: UrlPolicy,
+  basePath: string,
+): R[] {
   const errors: FieldError[] = [];
   const normalised = rules.map((rule, i) =>
-    rule.action.type === 'trigger-webhook' ? { ...rule, action: { ...rule.action, url: checkEndpointUrl(rule.action.url, policy, `${basePath}/${i}/action/url`) } } : rule,
+    rule.action.type === 'trigger-webhook'
+      ? {
+          ...rule,
+          action: { ...rule.action, url: checkEndpointUrl(rule.action.url, policy, `${basePath}/${i}/action/url`) },
+        }
+      : rule,
   );
   rules.forEach((rule, i) => {
     const at = `${basePath}/${i}`;
@@ -32,22 +42,29 @@ export function checkRules<R extends QuestionRule | SurveyRule>(rules: readonly 
       errors.push({ path: `${at}/action/slideId`, message: 'no such slide in this poll' });
     }
     (rule.conditions ?? []).forEach((c, j) => {
-      if ('slideId' in c && !pollSlideIds.has(String(c.slideId))) errors.push({ path: `${at}/conditions/${j}/slideId`, message: 'no such slide in this poll' });
-      if (c.op !== 'answered' && c.value === undefined) errors.push({ path: `${at}/conditions/${j}/value`, message: `the ${c.op} operator needs a value` });
+      if ('slideId' in c && !pollSlideIds.has(String(c.slideId)))
+        errors.push({ path: `${at}/conditions/${j}/slideId`, message: 'no such slide in this poll' });
+      if (c.op !== 'answered' && c.value === undefined)
+        errors.push({ path: `${at}/conditions/${j}/value`, message: `the ${c.op} operator needs a value` });
     });
   });
-  if (errors.length) throw new DomainError('validation_failed', 'the logic refers to something that does not exist', errors);
+  if (errors.length)
+    throw new DomainError('validation_failed', 'the logic refers to something that does not exist', errors);
   return normalised;
 }
 
-export const hasWebhookAction = (rules: readonly { action: Action }[]): boolean => rules.some((r) => r.action.type === 'trigger-webhook');
+export const hasWebhookAction = (rules: readonly { action: Action }[]): boolean =>
+  rules.some((r) => r.action.type === 'trigger-webhook');
 
 /** A value as JSON with object keys sorted, so stored (jsonb) and submitted rules compare equal. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -73,7 +90,11 @@ function webhookRuleKeys(rules: readonly { action: Action }[], policy: UrlPolicy
  * (its URL or the conditions that fire it). That is webhook management, which not every role
  * may do; the other rules of the same list may change freely.
  */
-export function webhookRulesChanged(before: readonly { action: Action }[], after: readonly { action: Action }[], policy: UrlPolicy): boolean {
+export function webhookRulesChanged(
+  before: readonly { action: Action }[],
+  after: readonly { action: Action }[],
+  policy: UrlPolicy,
+): boolean {
   const a = webhookRuleKeys(before, policy);
   const b = webhookRuleKeys(after, policy);
   return a.length !== b.length || a.some((k, i) => k !== b[i]);

@@ -18,7 +18,8 @@ export type Payload = {
   emails: string[];
 };
 
-const EMAIL = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+/g;
+const EMAIL =
+  /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+/g;
 
 function collect(value: unknown, into: string[], depth = 0): void {
   if (depth > 8) return;
@@ -29,7 +30,11 @@ function collect(value: unknown, into: string[], depth = 0): void {
 }
 
 /** Answers first, then participant metadata, then response metadata (each submission's, in order); deduplicated, order kept. */
-export function extractEmails(answers: readonly { value: unknown }[], participantMetadata: unknown, responseMetadata: unknown): string[] {
+export function extractEmails(
+  answers: readonly { value: unknown }[],
+  participantMetadata: unknown,
+  responseMetadata: unknown,
+): string[] {
   const found: string[] = [];
   answers.forEach((a) => collect(a.value, found));
   collect(participantMetadata, found);
@@ -54,9 +59,17 @@ export function buildPayload(input: {
   // Addresses come from every submission's metadata, so a later one does not hide an earlier one's.
   const emails = input.anonymous ? [] : extractEmails(input.answers, input.participantMetadata, input.responseMetadata);
   // Several submissions (a batch, or a completed survey) merge their metadata in order: later keys win.
-  const metadata = input.responseMetadata.length === 1 ? input.responseMetadata[0]! : Object.assign({}, ...input.responseMetadata);
+  const metadata =
+    input.responseMetadata.length === 1 ? input.responseMetadata[0]! : Object.assign({}, ...input.responseMetadata);
   const responses: Payload['responses'] = {};
-  for (const a of input.answers) responses[a.slideId] = { slideId: a.slideId, title: a.title, type: a.type, value: a.value, createdAt: a.createdAt.toISOString() };
+  for (const a of input.answers)
+    responses[a.slideId] = {
+      slideId: a.slideId,
+      title: a.title,
+      type: a.type,
+      value: a.value,
+      createdAt: a.createdAt.toISOString(),
+    };
   return {
     type: input.type,
     accountId: input.accountId,

@@ -59,7 +59,12 @@ export const SPEC_DEFAULTS = {
 } as const;
 
 /** The objects whose defaults an account may override (DESIGN §2, PATCH /account/settings). */
-export const ACCOUNT_LEVEL_OBJECTS = ['displaySettings', 'emailDisplaySettings', 'smsDisplaySettings', 'visibilitySettings'] as const;
+export const ACCOUNT_LEVEL_OBJECTS = [
+  'displaySettings',
+  'emailDisplaySettings',
+  'smsDisplaySettings',
+  'visibilitySettings',
+] as const;
 export type AccountLevelObject = (typeof ACCOUNT_LEVEL_OBJECTS)[number];
 export type AccountDefaults = Partial<Record<AccountLevelObject, Record<string, unknown>>>;
 

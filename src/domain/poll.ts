@@ -78,19 +78,37 @@ export function checkSchedule(schedule: Schedule | null | undefined): void {
  */
 export function buildPollBody(input: PollInput, account: AccountDefaults): PollBody {
   const req = trimStrings(input);
-  if (req.isSynthetic !== undefined && req.settings?.isSynthetic !== undefined && req.isSynthetic !== req.settings.isSynthetic) {
+  if (
+    req.isSynthetic !== undefined &&
+    req.settings?.isSynthetic !== undefined &&
+    req.isSynthetic !== req.settings.isSynthetic
+  ) {
     throw invalid('/isSynthetic', 'disagrees with settings.isSynthetic');
   }
-  const settings = deepMerge({ ...SPEC_DEFAULTS.settings }, req.settings, { isSynthetic: req.isSynthetic ?? req.settings?.isSynthetic ?? false });
+  const settings = deepMerge({ ...SPEC_DEFAULTS.settings }, req.settings, {
+    isSynthetic: req.isSynthetic ?? req.settings?.isSynthetic ?? false,
+  });
   const body: PollBody = {
     pageRules: req.pageRules ?? [],
     pageExcludeRules: req.pageExcludeRules ?? null,
     settings: settings as PollBody['settings'],
     displaySettings: deepMerge({ ...SPEC_DEFAULTS.displaySettings }, account.displaySettings, req.displaySettings),
-    emailDisplaySettings: deepMerge({ ...SPEC_DEFAULTS.emailDisplaySettings }, account.emailDisplaySettings, req.emailDisplaySettings),
-    smsDisplaySettings: deepMerge({ ...SPEC_DEFAULTS.smsDisplaySettings }, account.smsDisplaySettings, req.smsDisplaySettings),
+    emailDisplaySettings: deepMerge(
+      { ...SPEC_DEFAULTS.emailDisplaySettings },
+      account.emailDisplaySettings,
+      req.emailDisplaySettings,
+    ),
+    smsDisplaySettings: deepMerge(
+      { ...SPEC_DEFAULTS.smsDisplaySettings },
+      account.smsDisplaySettings,
+      req.smsDisplaySettings,
+    ),
     pageDisplaySettings: req.pageDisplaySettings ?? null,
-    visibilitySettings: deepMerge({ ...SPEC_DEFAULTS.visibilitySettings }, account.visibilitySettings, req.visibilitySettings),
+    visibilitySettings: deepMerge(
+      { ...SPEC_DEFAULTS.visibilitySettings },
+      account.visibilitySettings,
+      req.visibilitySettings,
+    ),
     targetingSettings: req.targetingSettings ?? null,
     schedule: req.schedule ?? null,
     languageSettings: req.languageSettings ?? null,
@@ -110,9 +128,12 @@ export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
   const p = trimStrings(patch);
   const wanted = p.isSynthetic ?? (p.settings?.isSynthetic as boolean | undefined);
   if (wanted !== undefined && wanted !== current.settings.isSynthetic) {
-    throw new DomainError('immutable_field', 'isSynthetic cannot change after creation', [{ path: '/settings/isSynthetic', message: 'immutable after creation' }]);
+    throw new DomainError('immutable_field', 'isSynthetic cannot change after creation', [
+      { path: '/settings/isSynthetic', message: 'immutable after creation' },
+    ]);
   }
-  const mergeOrKeep = (cur: Obj | null, next: Obj | undefined) => (next === undefined ? cur : deepMerge(cur ?? {}, next));
+  const mergeOrKeep = (cur: Obj | null, next: Obj | undefined) =>
+    next === undefined ? cur : deepMerge(cur ?? {}, next);
   const body: PollBody = {
     ...current,
     pageRules: p.pageRules ?? current.pageRules,
@@ -133,14 +154,21 @@ export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
 }
 
 /** Merges one language's translations; every other language is left as it was. */
-export function mergeTranslations(current: LanguageSettings | null, language: string, translations: Record<string, string>): LanguageSettings {
+export function mergeTranslations(
+  current: LanguageSettings | null,
+  language: string,
+  translations: Record<string, string>,
+): LanguageSettings {
   const base: LanguageSettings = current ?? { defaultLanguage: language, languages: {} };
   const existing = base.languages[language];
   return {
     ...base,
     languages: {
       ...base.languages,
-      [language]: { enabled: existing?.enabled ?? true, translations: { ...(existing?.translations ?? {}), ...trimStrings(translations) } },
+      [language]: {
+        enabled: existing?.enabled ?? true,
+        translations: { ...(existing?.translations ?? {}), ...trimStrings(translations) },
+      },
     },
   };
 }

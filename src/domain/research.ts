@@ -43,7 +43,9 @@ export function syntheticAnswer(slide: Slide, rand: () => number, n: number): un
     case 'phone-capture':
       return `+1555${String(1000000 + Math.floor(rand() * 8999999))}`;
     case 'date':
-      return new Date(Date.UTC(2020 + Math.floor(rand() * 6), Math.floor(rand() * 12), 1 + Math.floor(rand() * 28))).toISOString().slice(0, 10);
+      return new Date(Date.UTC(2020 + Math.floor(rand() * 6), Math.floor(rand() * 12), 1 + Math.floor(rand() * 28)))
+        .toISOString()
+        .slice(0, 10);
     case 'file-upload':
       return `https://example.com/uploads/synthetic-${n}.pdf`;
     case 'legal-consent':

@@ -1,7 +1,5 @@
 /** What one attempt came to, as seen from the sender (SPEC §3, §6.4). */
-export type AttemptOutcome =
-  | { kind: 'response'; statusCode: number }
-  | { kind: 'error'; error: DeliveryError };
+export type AttemptOutcome = { kind: 'response'; statusCode: number } | { kind: 'error'; error: DeliveryError };
 
 export type DeliveryError = 'timeout' | 'refused' | 'reset' | 'tls' | 'dns' | 'blocked_address' | 'network';
 
@@ -9,10 +7,7 @@ export type Ladders = { retryLadderMs: readonly number[]; dnsRetryLadderMs: read
 
 /** What happens to the delivery next. */
 export type Decision =
-  | { next: 'delivered' }
-  | { next: 'retry'; delayMs: number }
-  | { next: 'rejected' }
-  | { next: 'given_up' };
+  { next: 'delivered' } | { next: 'retry'; delayMs: number } | { next: 'rejected' } | { next: 'given_up' };
 
 export type AttemptClass = 'success' | 'temporary' | 'permanent' | 'dns';
 
@@ -42,7 +37,9 @@ export function decide(outcome: AttemptOutcome, attemptNumber: number, ladders: 
       return { next: 'rejected' };
     case 'dns': {
       const delay = ladders.dnsRetryLadderMs[attemptNumber - 1];
-      return attemptNumber >= ladders.dnsRetryLadderMs.length + 1 || delay === undefined ? { next: 'given_up' } : { next: 'retry', delayMs: delay };
+      return attemptNumber >= ladders.dnsRetryLadderMs.length + 1 || delay === undefined
+        ? { next: 'given_up' }
+        : { next: 'retry', delayMs: delay };
     }
     case 'temporary': {
       const delay = ladders.retryLadderMs[attemptNumber - 1];

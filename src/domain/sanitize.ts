@@ -24,7 +24,14 @@ export function storableText(s: string): string {
 }
 
 const TAG = /<\/?[a-zA-Z!][^<>]*>/g;
-const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'", '&nbsp;': ' ' };
+const ENTITIES: Record<string, string> = {
+  '&amp;': '&',
+  '&lt;': '<',
+  '&gt;': '>',
+  '&quot;': '"',
+  '&#39;': "'",
+  '&nbsp;': ' ',
+};
 
 /**
  * Plain text for titles: tags removed, common entities decoded, whitespace collapsed.

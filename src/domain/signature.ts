@@ -19,7 +19,13 @@ export function newSigningSecret(): string {
 export type VerifyFailure = 'missing_header' | 'malformed_header' | 'timestamp_out_of_tolerance' | 'signature_mismatch';
 
 /** Parses and checks a signature header; returns the reason it fails, or null when it holds. */
-export function checkSignature(opts: { secret: string; header: string | undefined | null; rawBody: string | Uint8Array; toleranceMs: number; nowMs: number }): VerifyFailure | null {
+export function checkSignature(opts: {
+  secret: string;
+  header: string | undefined | null;
+  rawBody: string | Uint8Array;
+  toleranceMs: number;
+  nowMs: number;
+}): VerifyFailure | null {
   if (!opts.header) return 'missing_header';
   let t: string | undefined;
   const v1: string[] = [];

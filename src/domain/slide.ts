@@ -3,8 +3,21 @@ import type { QuestionRule } from './logic.js';
 import { POS_RULES } from './poll-defaults.js';
 
 export const SLIDE_TYPES = [
-  'question', 'checkbox', 'dropdown', 'binary', 'star-rating', 'range', 'short-answer', 'long-answer',
-  'email-capture', 'phone-capture', 'date', 'file-upload', 'legal-consent', 'copy', 'thank-you',
+  'question',
+  'checkbox',
+  'dropdown',
+  'binary',
+  'star-rating',
+  'range',
+  'short-answer',
+  'long-answer',
+  'email-capture',
+  'phone-capture',
+  'date',
+  'file-upload',
+  'legal-consent',
+  'copy',
+  'thank-you',
 ] as const;
 export type SlideType = (typeof SLIDE_TYPES)[number];
 
@@ -36,6 +49,9 @@ export function isPosPoll(pageRules: readonly string[]): boolean {
 /** SPEC §2.1: a poll for the point-of-sale surfaces cannot contain file-upload slides. */
 export function checkPosRule(pageRules: readonly string[], slideTypes: readonly SlideType[]): void {
   if (isPosPoll(pageRules) && slideTypes.includes('file-upload')) {
-    throw new DomainError('pos_file_upload', 'a point-of-sale poll (page rule /pos/post-purchase or /pos/home) cannot contain file-upload slides');
+    throw new DomainError(
+      'pos_file_upload',
+      'a point-of-sale poll (page rule /pos/post-purchase or /pos/home) cannot contain file-upload slides',
+    );
   }
 }

@@ -7,7 +7,9 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 const NON_PUBLIC_SUFFIXES = ['localhost', 'local', 'internal', 'home.arpa', 'localdomain'];
 
 function refuse(path: string, raw: string, why: string): never {
-  throw new DomainError('invalid_url', `${path} must be a public https:// URL: ${why}`, [{ path, message: `${why} (${raw.slice(0, 200)})` }]);
+  throw new DomainError('invalid_url', `${path} must be a public https:// URL: ${why}`, [
+    { path, message: `${why} (${raw.slice(0, 200)})` },
+  ]);
 }
 
 /**
@@ -38,7 +40,8 @@ export function checkEndpointUrl(raw: string, policy: UrlPolicy, path = 'url'): 
   if (/^\d+$/.test(labels[labels.length - 1] ?? '')) refuse(path, raw, 'the host name is not valid');
   if (!policy.allowPrivateTargets) {
     if (labels.length < 2) refuse(path, raw, 'the host name is not a public name');
-    if (NON_PUBLIC_SUFFIXES.some((s) => name === s || name.endsWith('.' + s))) refuse(path, raw, 'the host name is not public');
+    if (NON_PUBLIC_SUFFIXES.some((s) => name === s || name.endsWith('.' + s)))
+      refuse(path, raw, 'the host name is not public');
   }
   return url.toString();
 }

@@ -43,7 +43,11 @@ function charsetOf(contentType: string | undefined): string | undefined {
   for (const param of (contentType ?? '').split(';').slice(1)) {
     const eq = param.indexOf('=');
     if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
-    return param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    return param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
   }
   return undefined;
 }
@@ -66,9 +70,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.setValidatorCompiler(validatorCompiler());
   app.addHook('onResponse', async (req, reply) => {
     const ms = reply.elapsedTime;
-    if (reply.statusCode >= 500) req.log.error({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'request failed');
-    else if (ms > 1000) req.log.warn({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'slow request');
-    else if (req.log.level === 'debug' || req.log.level === 'trace') req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'request');
+    if (reply.statusCode >= 500)
+      req.log.error({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'request failed');
+    else if (ms > 1000)
+      req.log.warn({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'slow request');
+    else if (req.log.level === 'debug' || req.log.level === 'trace')
+      req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'request');
   });
   registerErrorHandling(app, opts.isUnavailable);
   // Only JSON bodies: anything else is a 415, not a string that fails validation later.
@@ -80,14 +87,25 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     const charset = charsetOf(req.headers['content-type']);
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      done(new DomainError('unsupported_media_type', `charset ${JSON.stringify(charset.slice(0, 40))} is not supported; send the body as UTF-8 application/json`), undefined);
+      done(
+        new DomainError(
+          'unsupported_media_type',
+          `charset ${JSON.stringify(charset.slice(0, 40))} is not supported; send the body as UTF-8 application/json`,
+        ),
+        undefined,
+      );
       return;
     }
     let text: string;
     try {
       text = UTF8.decode(body);
     } catch {
-      done(new DomainError('validation_failed', 'the body is not valid UTF-8', [{ path: '/', message: 'not valid UTF-8' }]), undefined);
+      done(
+        new DomainError('validation_failed', 'the body is not valid UTF-8', [
+          { path: '/', message: 'not valid UTF-8' },
+        ]),
+        undefined,
+      );
       return;
     }
     parseJson(req, text, done);
@@ -96,7 +114,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Canvass API', version: opts.version ?? '0.0.0', description: 'Polls and signed, retried response webhooks.' },
+      info: {
+        title: 'Canvass API',
+        version: opts.version ?? '0.0.0',
+        description: 'Polls and signed, retried response webhooks.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'cvk_… API key' } } },
       security: [{ bearer: [] }],
     },

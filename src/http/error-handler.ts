@@ -32,11 +32,19 @@ function fromFastify(err: FastifyError): Problem | undefined {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problem('unsupported_media_type', 'send the body as application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return problem('validation_failed', 'the body is empty; send a JSON object', [{ path: '/', message: 'body is empty' }]);
+      return problem('validation_failed', 'the body is empty; send a JSON object', [
+        { path: '/', message: 'body is empty' },
+      ]);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return problem('validation_failed', 'the Content-Length header does not match the body', [{ path: 'header:content-length', message: 'does not match the body' }]);
+      return problem('validation_failed', 'the Content-Length header does not match the body', [
+        { path: 'header:content-length', message: 'does not match the body' },
+      ]);
   }
-  if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || /JSON|prototype/i.test(err.message) && err.statusCode === 400) {
+  if (
+    err instanceof SyntaxError ||
+    err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    (/JSON|prototype/i.test(err.message) && err.statusCode === 400)
+  ) {
     return problem('validation_failed', 'the body is not valid JSON', [{ path: '/', message: 'not valid JSON' }]);
   }
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
@@ -57,9 +65,18 @@ export function registerErrorHandling(app: FastifyInstance, isUnavailable: Unava
     if (err instanceof DomainError) body = problem(err.code, err.message, err.errors);
     else if (err.validation) {
       const errors = ajvPaths(err.validation as AjvError[], err.validationContext);
-      body = problem('validation_failed', errors.map((e) => `${e.path} ${e.message}`).join('; ').slice(0, 1000), errors);
+      body = problem(
+        'validation_failed',
+        errors
+          .map((e) => `${e.path} ${e.message}`)
+          .join('; ')
+          .slice(0, 1000),
+        errors,
+      );
     } else if (err instanceof RangeError && /call stack/i.test(err.message)) {
-      body = problem('validation_failed', 'the body is nested too deeply', [{ path: '/', message: 'nested too deeply' }]);
+      body = problem('validation_failed', 'the body is nested too deeply', [
+        { path: '/', message: 'nested too deeply' },
+      ]);
     } else if (isUnavailable(err)) {
       req.log.warn({ err: err.message }, 'storage unavailable');
       body = problem('unavailable', 'storage is unreachable right now; try again shortly');
@@ -69,10 +86,14 @@ export function registerErrorHandling(app: FastifyInstance, isUnavailable: Unava
       req.log.error({ err }, 'unhandled error');
       body = internalProblem();
     }
-    if (body.code === 'rate_limited') reply.header('retry-after', String((err as { retryAfter?: number }).retryAfter ?? 60));
+    if (body.code === 'rate_limited')
+      reply.header('retry-after', String((err as { retryAfter?: number }).retryAfter ?? 60));
     void reply.status(body.status).type('application/problem+json').send(body);
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.status(404).type('application/problem+json').send(problem('not_found', `no route ${req.method} ${req.url.split('?')[0]}`));
+    void reply
+      .status(404)
+      .type('application/problem+json')
+      .send(problem('not_found', `no route ${req.method} ${req.url.split('?')[0]}`));
   });
 }

@@ -47,7 +47,14 @@ export type Problem = {
 };
 
 export function problem(code: ErrorCode, detail: string, errors?: FieldError[]): Problem {
-  return { type: `/problems/${code}`, title: TITLES[code], status: STATUS[code], detail, code, ...(errors?.length ? { errors } : {}) };
+  return {
+    type: `/problems/${code}`,
+    title: TITLES[code],
+    status: STATUS[code],
+    detail,
+    code,
+    ...(errors?.length ? { errors } : {}),
+  };
 }
 
 export const internalProblem = (): Problem => ({

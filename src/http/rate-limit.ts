@@ -32,7 +32,10 @@ export function rateLimiter(perMinute: number, now: () => number = Date.now): Ra
   };
   const refuse = (w: { start: number }, t: number): never => {
     const retryAfter = Math.max(1, Math.ceil((w.start + 60_000 - t) / 1000));
-    throw Object.assign(new DomainError('rate_limited', `more than ${perMinute} requests a minute; try again in ${retryAfter} s`), { retryAfter });
+    throw Object.assign(
+      new DomainError('rate_limited', `more than ${perMinute} requests a minute; try again in ${retryAfter} s`),
+      { retryAfter },
+    );
   };
 
   const limit = (key: string): void => {

@@ -47,7 +47,9 @@ function guarded(validate: ValidateFunction) {
     if (!ok) return false;
     const bad = unstorable(data);
     if (bad === undefined) return true;
-    check.errors = [{ instancePath: bad.path, schemaPath: '#', keyword: 'unstorable', params: {}, message: bad.message }];
+    check.errors = [
+      { instancePath: bad.path, schemaPath: '#', keyword: 'unstorable', params: {}, message: bad.message },
+    ];
     return false;
   };
   check.errors = null as ErrorObject[] | null;

@@ -37,7 +37,11 @@ export type Runner = { done: Promise<void>; wake(): void };
 export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: RunnerOptions): Runner {
   const leased = new Map<string, string>();
   const debug = opts.logger.isLevelEnabled('debug');
-  const results = resultBatcher(deps, { maxBatch: Math.max(1, opts.claimBatch), delayMs: 5, parallel: opts.writers ?? 1 });
+  const results = resultBatcher(deps, {
+    maxBatch: Math.max(1, opts.claimBatch),
+    delayMs: 5,
+    parallel: opts.writers ?? 1,
+  });
   const idle = wakeableSleep(signal);
   // Attempts sending (slot held until the answer is in), and all attempts not yet recorded.
   let sending = 0;
@@ -56,7 +60,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         idle.wake();
       }
       const r = await results.record(sent);
-      if (debug) opts.logger.debug({ deliveryId: r.deliveryId, attempt: r.attempt, next: r.decision.next, applied: r.applied }, 'attempt recorded');
+      if (debug)
+        opts.logger.debug(
+          { deliveryId: r.deliveryId, attempt: r.attempt, next: r.decision.next, applied: r.applied },
+          'attempt recorded',
+        );
     } catch (err) {
       opts.logger.error({ err, deliveryId: d.id }, 'attempt failed to record; the lease will expire and it is retried');
     } finally {
@@ -87,7 +95,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       const recording = unfinished - sending;
       // Claim in batches: with every slot busy, claiming each slot as it frees would make one
       // round trip per delivery. Wait until half a batch is free (or nothing is busy).
-      if (free <= 0 || recording >= opts.concurrency || (sending > 0 && free < Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2)))) {
+      if (
+        free <= 0 ||
+        recording >= opts.concurrency ||
+        (sending > 0 && free < Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2)))
+      ) {
         // Every slot freed, answer received or result written wakes this sleep (no wake can
         // slip in between the check above and here: nothing awaits in between).
         await idle.sleep(opts.idleMs);

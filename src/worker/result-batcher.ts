@@ -27,7 +27,10 @@ export function resultBatcher(deps: Deps, opts: { maxBatch: number; delayMs: num
     writing++;
     const batch = queue.splice(0, opts.maxBatch);
     try {
-      const reports = await recordAttempts(deps, batch.map((w) => w.item));
+      const reports = await recordAttempts(
+        deps,
+        batch.map((w) => w.item),
+      );
       batch.forEach((w, i) => w.resolve(reports[i]!));
     } catch (e) {
       batch.forEach((w) => w.reject(e));

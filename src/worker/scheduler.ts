@@ -29,7 +29,11 @@ export function retentionTask(retentionMs: number): SchedulerTask {
  * Runs periodic tasks every tick. A task that did work runs again at once (there may be more);
  * a failing task is logged and tried at the next tick.
  */
-export function startScheduler(deps: Deps, signal: AbortSignal, opts: { tickMs: number; tasks: SchedulerTask[]; logger: Logger; onWork?: () => void }): Promise<void> {
+export function startScheduler(
+  deps: Deps,
+  signal: AbortSignal,
+  opts: { tickMs: number; tasks: SchedulerTask[]; logger: Logger; onWork?: () => void },
+): Promise<void> {
   const idle = wakeableSleep(signal);
   // During an outage every tick fails the same way: log the first, then at most every 30 s.
   const lastLogged = new Map<string, number>();

@@ -36,7 +36,8 @@ afterAll(async () => {
 });
 
 const mailsTo = (addr: string) => sink.messages.filter((m) => m.to.includes(addr));
-const waitMails = (addr: string, n: number, timeoutMs = 10_000) => sink.waitFor((all) => all.filter((m) => m.to.includes(addr)).length >= n, timeoutMs).then(() => mailsTo(addr));
+const waitMails = (addr: string, n: number, timeoutMs = 10_000) =>
+  sink.waitFor((all) => all.filter((m) => m.to.includes(addr)).length >= n, timeoutMs).then(() => mailsTo(addr));
 
 const SERVE_LADDER = [100, 150, 200, 250, 300];
 const SERVE_QUIET = 1_500;
@@ -64,7 +65,11 @@ function spawnServe() {
     LOG_LEVEL: 'info',
   };
   delete env.DATABASE_URL;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+    cwd: process.cwd(),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -74,12 +79,15 @@ function spawnServe() {
     async ready(timeoutMs = 55_000): Promise<{ base: string; key: string }> {
       const started = Date.now();
       while (!/"msg":"canvass serving"/.test(stdout)) {
-        if (child.exitCode !== null || Date.now() - started > timeoutMs) throw new Error(`serve did not start:\n${stdout}\n${stderr}`);
+        if (child.exitCode !== null || Date.now() - started > timeoutMs)
+          throw new Error(`serve did not start:\n${stdout}\n${stderr}`);
         await sleep(50);
       }
       const key = /Owner API key, shown only this once: (cvk_[0-9A-Za-z]{32})\n/.exec(stdout)?.[1];
       if (!key) throw new Error(`no owner key line in:\n${stdout}`);
-      const base = (JSON.parse(stdout.split('\n').find((l) => l.includes('"msg":"canvass serving"'))!) as { url: string }).url;
+      const base = (
+        JSON.parse(stdout.split('\n').find((l) => l.includes('"msg":"canvass serving"'))!) as { url: string }
+      ).url;
       return { base, key };
     },
     async stop() {
@@ -99,7 +107,11 @@ describe('a spawned `canvass serve`, configured only by its environment', () => 
   it('retries on CANVASS_RETRY_LADDER_MS, then alerts through SMTP_URL on CANVASS_ALERT_QUIET_MS / CANVASS_ALERT_REMINDER_MS', async () => {
     const { base, key } = server;
     const api = async (method: string, url: string, body?: Json) => {
-      const res = await fetch(base + url, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+      const res = await fetch(base + url, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
       const json = (await res.json()) as { data: Json & { id: string } };
       expect(res.status, JSON.stringify(json)).toBeLessThan(300);
       return json.data;
@@ -111,15 +123,25 @@ describe('a spawned `canvass serve`, configured only by its environment', () => 
     const slide = await api('POST', '/slide', { pollId: poll.id, type: 'short-answer', title: 'Say something' });
     await api('POST', '/poll/update', { pollId: poll.id, isVisible: true });
     receiver.script('/cli-down', [{ status: 503 }]);
-    const hook = await api('POST', '/webhooks', { pollId: poll.id, url: receiver.url('/cli-down'), deliveryRule: 'partial' });
+    const hook = await api('POST', '/webhooks', {
+      pollId: poll.id,
+      url: receiver.url('/cli-down'),
+      deliveryRule: 'partial',
+    });
     const createdAt = Date.parse(hook.createdAt as string);
-    const sub = await fetch(base + '/participant/responses', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pollId: poll.id, answers: [{ slideId: slide.id, value: 'hello' }] }) });
+    const sub = await fetch(base + '/participant/responses', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pollId: poll.id, answers: [{ slideId: slide.id, value: 'hello' }] }),
+    });
     expect(sub.status).toBe(201);
 
     // The configured ladder: six attempts, each retry after (at least) its configured delay.
     // A retry is scheduled from when the previous answer came back, so the gaps seen by the
     // receiver are never shorter than the delays; the spec's ladder would take hours.
-    const reqs = (await receiver.waitFor((r) => r.filter((x) => x.path === '/cli-down').length >= 6, 20_000)).filter((x) => x.path === '/cli-down');
+    const reqs = (await receiver.waitFor((r) => r.filter((x) => x.path === '/cli-down').length >= 6, 20_000)).filter(
+      (x) => x.path === '/cli-down',
+    );
     const gaps = reqs.slice(1).map((r, i) => r.at - reqs[i]!.at);
     SERVE_LADDER.forEach((d, i) => expect(gaps[i]).toBeGreaterThanOrEqual(d - 20));
     expect(reqs.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2', '3', '4', '5', '6']);

@@ -32,7 +32,19 @@ let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let worker: ReturnType<typeof startTestWorker>;
 
 type Json = Record<string, unknown>;
-type AlertView = { id: string; kind: string; sequence: number; recipients: string[]; subject: string; text: string; html: string; details: Json; webhookId: string | null; pollId: string; sentAt: string };
+type AlertView = {
+  id: string;
+  kind: string;
+  sequence: number;
+  recipients: string[];
+  subject: string;
+  text: string;
+  html: string;
+  details: Json;
+  webhookId: string | null;
+  pollId: string;
+  sentAt: string;
+};
 type Health = { state: string; lastSuccessAt: string | null; lastGivenUpAt: string | null; alertEmailsSent: number };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -40,7 +52,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 beforeAll(async () => {
   receiver = await startReceiver();
   sink = await startSmtpSink({ refuse: (a) => a.startsWith('nobody@') });
-  h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: 0, retryLadderMs: [100, 100, 100, 100, 100] } });
+  h = await harness({
+    allowPrivateTargets: true,
+    delivery: { batchWindowMs: 0, retryLadderMs: [100, 100, 100, 100, 100] },
+  });
   h.clock.ms = Date.now();
   // A real clock: the worker, the alert windows and the SMTP server all run in wall time.
   h.deps.clock = { now: () => new Date() };
@@ -53,9 +68,12 @@ afterAll(async () => {
   await h?.close();
 });
 
-
 async function ownerEmail(acct: TestAccount): Promise<string> {
-  const u = await h.database.db.selectFrom('users').select('email').where('id', '=', acct.userId).executeTakeFirstOrThrow();
+  const u = await h.database.db
+    .selectFrom('users')
+    .select('email')
+    .where('id', '=', acct.userId)
+    .executeTakeFirstOrThrow();
   return u.email;
 }
 
@@ -65,14 +83,20 @@ async function get<T>(acct: TestAccount, url: string): Promise<T> {
   return res.json() as T;
 }
 
-const alertsOf = async (acct: TestAccount) => (await get<{ data: AlertView[] }>(acct, `/alerts?accountId=${acct.accountId}&limit=100`)).data;
+const alertsOf = async (acct: TestAccount) =>
+  (await get<{ data: AlertView[] }>(acct, `/alerts?accountId=${acct.accountId}&limit=100`)).data;
 /**
  * The stored alerts once there are n. The email is sent inside the transaction that stores it
  * (a crash may repeat an email, never lose one), so the SMTP server can see it a moment before
  * the row is committed.
  */
-const storedAlerts = (acct: TestAccount, n: number) => until(() => alertsOf(acct), (a) => a.length >= n);
-const healthOf = async (acct: TestAccount, pollId: string) => (await get<{ data: { id: string; health: Health }[] }>(acct, `/webhooks?pollId=${pollId}`)).data[0]!.health;
+const storedAlerts = (acct: TestAccount, n: number) =>
+  until(
+    () => alertsOf(acct),
+    (a) => a.length >= n,
+  );
+const healthOf = async (acct: TestAccount, pollId: string) =>
+  (await get<{ data: { id: string; health: Health }[] }>(acct, `/webhooks?pollId=${pollId}`)).data[0]!.health;
 
 async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -85,18 +109,34 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs =
 }
 
 const mailsTo = (addr: string) => sink.messages.filter((m) => m.to.includes(addr));
-const waitMails = (addr: string, n: number, timeoutMs = 10_000) => sink.waitFor((all) => all.filter((m) => m.to.includes(addr)).length >= n, timeoutMs).then(() => mailsTo(addr));
+const waitMails = (addr: string, n: number, timeoutMs = 10_000) =>
+  sink.waitFor((all) => all.filter((m) => m.to.includes(addr)).length >= n, timeoutMs).then(() => mailsTo(addr));
 
 /** Waits for the delivery a receiver path got to reach a final status; returns its id. */
 async function finalStatus(acct: TestAccount, receiverPath: string, nth: number, status: string): Promise<string> {
   const reqs = await receiver.waitFor((r) => r.filter((x) => x.path === receiverPath).length >= nth);
   const id = reqs.filter((x) => x.path === receiverPath)[nth - 1]!.headers['x-service-delivery-id']!;
-  await until(() => get<{ data: { status: string } }>(acct, `/webhooks/delivery?deliveryId=${id}`), (d) => d.data.status === status);
+  await until(
+    () => get<{ data: { status: string } }>(acct, `/webhooks/delivery?deliveryId=${id}`),
+    (d) => d.data.status === status,
+  );
   return id;
 }
 
 /** What every alert email must say (SPEC §6.5), checked on the raw SMTP message and the stored copy. */
-function expectAlertMail(m: SunkMail, stored: AlertView, want: { to: string[]; endpoint: string; pollId: string; failure: string; lost: number; configured: RegExp; trigger: RegExp }) {
+function expectAlertMail(
+  m: SunkMail,
+  stored: AlertView,
+  want: {
+    to: string[];
+    endpoint: string;
+    pollId: string;
+    failure: string;
+    lost: number;
+    configured: RegExp;
+    trigger: RegExp;
+  },
+) {
   const headers = mailHeaders(m.raw);
   const body = mailBody(m.raw);
   expect(m.to.sort()).toEqual([...want.to].sort());
@@ -118,14 +158,23 @@ function expectAlertMail(m: SunkMail, stored: AlertView, want: { to: string[]; e
   }
   expect(stored.html).toContain('<table');
   expect(stored.recipients.sort()).toEqual([...want.to].sort());
-  expect(stored.details).toMatchObject({ endpoint: want.endpoint, survey: { id: want.pollId }, whatWentWrong: want.failure, responsesLostPastWeek: want.lost });
+  expect(stored.details).toMatchObject({
+    endpoint: want.endpoint,
+    survey: { id: want.pollId },
+    whatWentWrong: want.failure,
+    responsesLostPastWeek: want.lost,
+  });
 }
 
 describe('outbox mailer (no SMTP_URL)', () => {
   it('writes the alert as an .eml file once the quiet period has passed, and stores it', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'canvass-outbox-'));
     try {
-      const deps: Deps = { ...worker.deps, mailer: outboxMailer(dir, FROM), alerts: { quietMs: QUIET, reminderMs: REMINDER } };
+      const deps: Deps = {
+        ...worker.deps,
+        mailer: outboxMailer(dir, FROM),
+        alerts: { quietMs: QUIET, reminderMs: REMINDER },
+      };
       const acct = await h.account();
       const owner = await ownerEmail(acct);
       receiver.script('/outbox-gone', [{ status: 410 }]);
@@ -160,7 +209,13 @@ describe('outbox mailer (no SMTP_URL)', () => {
       expect(headers.from).toBe(FROM);
       expect(headers.to).toBe(owner);
       const [stored] = await alertsOf(acct);
-      expect(stored).toMatchObject({ kind: 'first', sequence: 1, recipients: [owner], webhookId: hook.data.id, pollId: poll.pollId });
+      expect(stored).toMatchObject({
+        kind: 'first',
+        sequence: 1,
+        recipients: [owner],
+        webhookId: hook.data.id,
+        pollId: poll.pollId,
+      });
       expect(Date.parse(stored!.sentAt)).toBeGreaterThanOrEqual(createdAt + QUIET);
       expect(headers.subject).toBe(stored!.subject);
       const body = mailBody(raw);
@@ -180,8 +235,16 @@ describe('SMTP alerts from the scheduler', () => {
   const stop = new AbortController();
   let scheduler: Promise<void>;
   beforeAll(() => {
-    const deps: Deps = { ...worker.deps, mailer: smtpMailer(sink.url, FROM), alerts: { quietMs: QUIET, reminderMs: REMINDER } };
-    scheduler = startScheduler(deps, stop.signal, { tickMs: 50, tasks: [ALERT_CHECK], logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+    const deps: Deps = {
+      ...worker.deps,
+      mailer: smtpMailer(sink.url, FROM),
+      alerts: { quietMs: QUIET, reminderMs: REMINDER },
+    };
+    scheduler = startScheduler(deps, stop.signal, {
+      tickMs: 50,
+      tasks: [ALERT_CHECK],
+      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    });
   });
   afterAll(async () => {
     stop.abort();
@@ -237,7 +300,15 @@ describe('SMTP alerts from the scheduler', () => {
       ['reminder', 2],
       ['first', 1],
     ]);
-    const want = { to: [owner], endpoint: url, pollId: poll.pollId, failure: 'HTTP 410', lost: 1, configured: /webhook settings/, trigger: /Send if partially or fully completed/ };
+    const want = {
+      to: [owner],
+      endpoint: url,
+      pollId: poll.pollId,
+      failure: 'HTTP 410',
+      lost: 1,
+      configured: /webhook settings/,
+      trigger: /Send if partially or fully completed/,
+    };
     [...stored].reverse().forEach((a, i) => {
       expectAlertMail(three[i]!, a, want);
       expect(a.webhookId).toBe(hook.data.id);
@@ -252,7 +323,10 @@ describe('SMTP alerts from the scheduler', () => {
     receiver.script(path1, [{ status: 200 }]);
     await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'second' }] });
     await finalStatus(acct, path1, 2, 'delivered');
-    const healed = await until(() => healthOf(acct, poll.pollId), (x) => x.state === 'healthy');
+    const healed = await until(
+      () => healthOf(acct, poll.pollId),
+      (x) => x.state === 'healthy',
+    );
     expect(healed.alertEmailsSent).toBe(0);
     expect(healed.lastSuccessAt).not.toBeNull();
     const successAt = Date.parse(healed.lastSuccessAt!);
@@ -275,7 +349,11 @@ describe('SMTP alerts from the scheduler', () => {
 
     // Another account cannot read these alerts.
     const rival = await h.account();
-    const res = await h.app.inject({ method: 'GET', url: `/alerts?accountId=${acct.accountId}`, headers: bearer(rival.key) });
+    const res = await h.app.inject({
+      method: 'GET',
+      url: `/alerts?accountId=${acct.accountId}`,
+      headers: bearer(rival.key),
+    });
     expect(res.statusCode).toBe(404);
   });
 
@@ -292,7 +370,13 @@ describe('SMTP alerts from the scheduler', () => {
     receiver.script('/gone-team', [{ status: 404 }]);
     const poll = await visiblePoll(h, acct);
     await createWebhook(h, acct, poll.pollId, receiver.url('/gone-team'), 'complete');
-    await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'a' }, { slideId: poll.q2, value: 'a@example.com' }] });
+    await answer(h, {
+      pollId: poll.pollId,
+      answers: [
+        { slideId: poll.q1, value: 'a' },
+        { slideId: poll.q2, value: 'a@example.com' },
+      ],
+    });
     await finalStatus(acct, '/gone-team', 1, 'rejected');
     const [m] = await waitMails('ops@example.com', 1);
     expect(m!.to.sort()).toEqual(['oncall@example.net', 'ops@example.com']);
@@ -315,21 +399,50 @@ describe('SMTP alerts from the scheduler', () => {
     const url = receiver.url('/gone-logic');
     receiver.script('/gone-logic', [{ status: 401 }]);
     const headers = bearer(acct.key);
-    const poll = (await h.app.inject({ method: 'POST', url: '/poll', headers, payload: { accountId: acct.accountId, title: 'Logic alerts' } })).json().data;
+    const poll = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/poll',
+        headers,
+        payload: { accountId: acct.accountId, title: 'Logic alerts' },
+      })
+    ).json().data;
     const slide = await h.app.inject({
       method: 'POST',
       url: '/slide',
       headers,
-      payload: { pollId: poll.id, type: 'star-rating', title: 'Rate the checkout', logic: [{ match: 'all', conditions: [{ op: 'lt', value: 3 }], action: { type: 'trigger-webhook', url } }] },
+      payload: {
+        pollId: poll.id,
+        type: 'star-rating',
+        title: 'Rate the checkout',
+        logic: [{ match: 'all', conditions: [{ op: 'lt', value: 3 }], action: { type: 'trigger-webhook', url } }],
+      },
     });
     expect(slide.statusCode, slide.body).toBe(201);
     const slideId = slide.json().data.id;
-    expect((await h.app.inject({ method: 'POST', url: '/poll/update', headers, payload: { pollId: poll.id, isVisible: true } })).statusCode).toBe(200);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: '/poll/update',
+          headers,
+          payload: { pollId: poll.id, isVisible: true },
+        })
+      ).statusCode,
+    ).toBe(200);
     await answer(h, { pollId: poll.id, answers: [{ slideId, value: 1 }] });
     await finalStatus(acct, '/gone-logic', 1, 'rejected');
     const [m] = await waitMails(owner, 1);
     const [stored] = await storedAlerts(acct, 1);
-    expectAlertMail(m!, stored!, { to: [owner], endpoint: url, pollId: poll.id, failure: 'HTTP 401', lost: 1, configured: /workflow actions tab/, trigger: /question logic: when the answer lt 3/ });
+    expectAlertMail(m!, stored!, {
+      to: [owner],
+      endpoint: url,
+      pollId: poll.id,
+      failure: 'HTTP 401',
+      lost: 1,
+      configured: /workflow actions tab/,
+      trigger: /question logic: when the answer lt 3/,
+    });
     expect(stored!.webhookId).toBeNull();
     expect(stored!.details.question).toEqual({ id: slideId, title: 'Rate the checkout' });
     expect(stored!.text).toContain('Question: Rate the checkout');
@@ -338,7 +451,12 @@ describe('SMTP alerts from the scheduler', () => {
   it('an account whose recipients the mail server refuses does not hold up alerts for others', async () => {
     // Made first, so its endpoint comes first when due endpoints are taken in id order.
     const bad = await h.account();
-    const badSettings = await h.app.inject({ method: 'PATCH', url: '/account/settings', headers: bearer(bad.key), payload: { accountId: bad.accountId, notificationRecipients: ['nobody@example.com'] } });
+    const badSettings = await h.app.inject({
+      method: 'PATCH',
+      url: '/account/settings',
+      headers: bearer(bad.key),
+      payload: { accountId: bad.accountId, notificationRecipients: ['nobody@example.com'] },
+    });
     expect(badSettings.statusCode, badSettings.body).toBe(200);
     const good = await h.account();
     const goodOwner = await ownerEmail(good);
@@ -357,7 +475,10 @@ describe('SMTP alerts from the scheduler', () => {
     expect(await storedAlerts(good, 1)).toHaveLength(1);
     // The refused email was tried (before the other, in id order), is neither stored nor
     // counted, and is tried again at later checks.
-    await until(async () => sink.refused.filter((a) => a === 'nobody@example.com').length, (n) => n >= 2);
+    await until(
+      async () => sink.refused.filter((a) => a === 'nobody@example.com').length,
+      (n) => n >= 2,
+    );
     expect(await alertsOf(bad)).toEqual([]);
     expect(await healthOf(bad, badPoll.pollId)).toMatchObject({ state: 'healthy', alertEmailsSent: 0 });
   });

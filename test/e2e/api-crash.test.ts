@@ -2,7 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/verify.js';
 import { onPostgres } from '../support/db.js';
 import { listAll, surveyWithWebhooks, until } from '../support/e2e.js';
-import { apiClient, freePort, pool, runCanvassJson, spawnCanvass, waitForHttp, processStorage, type CanvassProcess, type Env } from '../support/processes.js';
+import {
+  apiClient,
+  freePort,
+  pool,
+  runCanvassJson,
+  spawnCanvass,
+  waitForHttp,
+  processStorage,
+  type CanvassProcess,
+  type Env,
+} from '../support/processes.js';
 import { startReceiver, type Received } from '../support/receiver.js';
 
 /**
@@ -71,10 +81,15 @@ describe(`SIGKILL of the API mid-burst (real processes, ${onPostgres ? 'PostgreS
     let accountId: string;
     let key: string;
     if (onPostgres) {
-      const made = await runCanvassJson<{ accountId: string; apiKey: string }>(['accounts', 'create', '--name', 'Crash', '--owner-email', 'crash@example.com', '--json'], env);
+      const made = await runCanvassJson<{ accountId: string; apiKey: string }>(
+        ['accounts', 'create', '--name', 'Crash', '--owner-email', 'crash@example.com', '--json'],
+        env,
+      );
       ({ accountId, apiKey: key } = made);
     } else {
-      const m = await first.proc.waitForOutput(/(acc_[A-Za-z0-9]+)[^\n]*\n[^\n]*Owner API key, shown only this once: (cvk_[A-Za-z0-9]+)/);
+      const m = await first.proc.waitForOutput(
+        /(acc_[A-Za-z0-9]+)[^\n]*\n[^\n]*Owner API key, shown only this once: (cvk_[A-Za-z0-9]+)/,
+      );
       [accountId, key] = [m[1]!, m[2]!];
     }
     const survey = await surveyWithWebhooks(apiClient(first.base, key), accountId, {
@@ -98,7 +113,11 @@ describe(`SIGKILL of the API mid-burst (real processes, ${onPostgres ? 'PostgreS
     const respondent = apiClient(first.base, null);
     const submit = async (a: Answer): Promise<boolean> => {
       try {
-        const r = await respondent('POST', '/participant/responses', { pollId: survey.pollId, participantId: a.participantId, answers: [{ slideId: a.slideId, value: a.value }] });
+        const r = await respondent('POST', '/participant/responses', {
+          pollId: survey.pollId,
+          participantId: a.participantId,
+          answers: [{ slideId: a.slideId, value: a.value }],
+        });
         if (r.status !== 201) {
           unexpected.push(`${r.status} ${JSON.stringify(r.json)}`);
           return false;
@@ -121,7 +140,8 @@ describe(`SIGKILL of the API mid-burst (real processes, ${onPostgres ? 'PostgreS
       PARALLEL,
       async (i) => {
         const participantId = `burst-${i}`;
-        if (await submit({ participantId, slideId: slideA, value: `first ${i}` })) await submit({ participantId, slideId: slideB, value: `second ${i}` });
+        if (await submit({ participantId, slideId: slideA, value: `first ${i}` }))
+          await submit({ participantId, slideId: slideB, value: `second ${i}` });
       },
     );
     expect(unexpected, 'answers other than 201 before the kill').toEqual([]);
@@ -133,7 +153,10 @@ describe(`SIGKILL of the API mid-burst (real processes, ${onPostgres ? 'PostgreS
     const participantOf = (r: Received) => parse(r).participantId;
     const sentBefore = new Set(receiver.received.filter((r) => r.path === PARTIAL).map(participantOf));
     const ackedParticipants = new Set(acked.map((a) => a.participantId));
-    expect([...ackedParticipants].filter((p) => !sentBefore.has(p)).length, 'acknowledged participants not yet delivered at the kill').toBeGreaterThan(0);
+    expect(
+      [...ackedParticipants].filter((p) => !sentBefore.has(p)).length,
+      'acknowledged participants not yet delivered at the kill',
+    ).toBeGreaterThan(0);
 
     receiver.script(PARTIAL, [{ status: 200 }]);
     receiver.script(COMPLETE, [{ status: 200 }]);
@@ -141,9 +164,16 @@ describe(`SIGKILL of the API mid-burst (real processes, ${onPostgres ? 'PostgreS
     const api = apiClient(second.base, key);
 
     // Storage kept every acknowledged answer.
-    const stored = await listAll<{ participantId: string; slideId: string; value: unknown }>(api, `/responses?pollId=${survey.pollId}`);
+    const stored = await listAll<{ participantId: string; slideId: string; value: unknown }>(
+      api,
+      `/responses?pollId=${survey.pollId}`,
+    );
     const storedKeys = new Set(stored.map((r) => `${r.participantId} ${r.slideId} ${JSON.stringify(r.value)}`));
-    for (const a of acked) expect(storedKeys.has(`${a.participantId} ${a.slideId} ${JSON.stringify(a.value)}`), `stored: ${JSON.stringify(a)}`).toBe(true);
+    for (const a of acked)
+      expect(
+        storedKeys.has(`${a.participantId} ${a.slideId} ${JSON.stringify(a.value)}`),
+        `stored: ${JSON.stringify(a)}`,
+      ).toBe(true);
 
     // Delivered: each acknowledged answer in some submitted-responses delivery of its participant,
     // and each participant whose second (completing) answer was acknowledged in a completed-survey one.
@@ -159,27 +189,41 @@ describe(`SIGKILL of the API mid-burst (real processes, ${onPostgres ? 'PostgreS
       }
       const lost: string[] = [];
       for (const a of acked) {
-        if (!(partial.get(a.participantId) ?? []).some((p) => p.type === 'submitted-responses' && p.responses[a.slideId]?.value === a.value)) lost.push(`partial ${JSON.stringify(a)}`);
+        if (
+          !(partial.get(a.participantId) ?? []).some(
+            (p) => p.type === 'submitted-responses' && p.responses[a.slideId]?.value === a.value,
+          )
+        )
+          lost.push(`partial ${JSON.stringify(a)}`);
       }
       for (const id of completedBoth) {
-        const ok = (complete.get(id) ?? []).some((p) => p.type === 'completed-survey' && Object.keys(p.responses).length === 2);
+        const ok = (complete.get(id) ?? []).some(
+          (p) => p.type === 'completed-survey' && Object.keys(p.responses).length === 2,
+        );
         if (!ok) lost.push(`completed-survey of ${id}`);
       }
       return lost;
     };
-    await until('every acknowledged answer to arrive', () => missing().length === 0, LEASE_MS + 30_000).catch((e: Error) => {
-      throw new Error(`${e.message}; still missing ${missing().length}: ${missing().slice(0, 5).join('; ')}`);
-    });
+    await until('every acknowledged answer to arrive', () => missing().length === 0, LEASE_MS + 30_000).catch(
+      (e: Error) => {
+        throw new Error(`${e.message}; still missing ${missing().length}: ${missing().slice(0, 5).join('; ')}`);
+      },
+    );
 
     // The log agrees: nothing left pending or in flight, nothing given up.
     const settledStates = async () => {
       const states = new Map<string, number>();
       for (const w of survey.webhookIds) {
-        for (const d of await listAll<{ status: string }>(api, `/webhooks/deliveries?webhookId=${w}`)) states.set(d.status, (states.get(d.status) ?? 0) + 1);
+        for (const d of await listAll<{ status: string }>(api, `/webhooks/deliveries?webhookId=${w}`))
+          states.set(d.status, (states.get(d.status) ?? 0) + 1);
       }
       return states;
     };
-    await until('the delivery log to settle', async () => [...(await settledStates()).keys()].every((s) => s === 'delivered'), 20_000);
+    await until(
+      'the delivery log to settle',
+      async () => [...(await settledStates()).keys()].every((s) => s === 'delivered'),
+      20_000,
+    );
 
     // What arrived is signed and a delivery id always carries the same bytes.
     const bodyOf = new Map<string, string>();

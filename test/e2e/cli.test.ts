@@ -64,7 +64,13 @@ function succeeded(run: Run): Record<string, unknown> {
 /** `canvass serve` on a free port, waited for until /healthz answers. */
 async function startServe(env: Env): Promise<{ proc: CanvassProcess; base: string }> {
   const port = await freePort();
-  const proc = spawnCanvass('canvass serve', ['serve'], { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', CANVASS_RATE_LIMIT_PER_MINUTE: '0', ...env });
+  const proc = spawnCanvass('canvass serve', ['serve'], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    CANVASS_RATE_LIMIT_PER_MINUTE: '0',
+    ...env,
+  });
   live.add(proc);
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/healthz`, 150_000, proc);
@@ -78,54 +84,73 @@ async function stopServe(proc: CanvassProcess): Promise<void> {
 }
 
 describe('arguments and environment are checked before storage is touched', () => {
-  it('a bad plan or role is refused with a message naming the allowed values, and creates nothing', async () => {
-    const dir = path.join(tmp, 'never');
-    const env = { CANVASS_DATA_DIR: dir };
-    const [plan, setPlan, role] = await Promise.all([
-      canvass(['accounts', 'create', '--name', 'N', '--owner-email', 'n@example.com', '--plan', 'gold'], env),
-      canvass(['accounts', 'set-plan', '--account', 'acc_x', '--plan', 'platinum', '--json'], env),
-      canvass(['keys', 'create', '--account', 'acc_x', '--email', 'e@example.com', '--role', 'boss', '--json'], env),
-    ]);
-    for (const [run, what] of [[plan, 'plan'], [setPlan, 'plan'], [role, 'role']] as const) {
-      expect(run.code, run.stderr).not.toBe(0);
-      expect(run.stderr).toMatch(new RegExp(`${what} must be one of`));
-    }
-    expect(plan.stderr).toMatch(/free, basic, premium, enterprise/);
-    expect(role.stderr).toMatch(/owner, admin, billing_admin, editor, read_only/);
-    // With --json the failure is still one JSON object on stdout.
-    expect(oneObject(setPlan)).toEqual({ error: expect.stringMatching(/plan must be one of/) });
-    expect(oneObject(role)).toEqual({ error: expect.stringMatching(/role must be one of/) });
-    expect(existsSync(dir)).toBe(false);
-  }, SLOW);
+  it(
+    'a bad plan or role is refused with a message naming the allowed values, and creates nothing',
+    async () => {
+      const dir = path.join(tmp, 'never');
+      const env = { CANVASS_DATA_DIR: dir };
+      const [plan, setPlan, role] = await Promise.all([
+        canvass(['accounts', 'create', '--name', 'N', '--owner-email', 'n@example.com', '--plan', 'gold'], env),
+        canvass(['accounts', 'set-plan', '--account', 'acc_x', '--plan', 'platinum', '--json'], env),
+        canvass(['keys', 'create', '--account', 'acc_x', '--email', 'e@example.com', '--role', 'boss', '--json'], env),
+      ]);
+      for (const [run, what] of [
+        [plan, 'plan'],
+        [setPlan, 'plan'],
+        [role, 'role'],
+      ] as const) {
+        expect(run.code, run.stderr).not.toBe(0);
+        expect(run.stderr).toMatch(new RegExp(`${what} must be one of`));
+      }
+      expect(plan.stderr).toMatch(/free, basic, premium, enterprise/);
+      expect(role.stderr).toMatch(/owner, admin, billing_admin, editor, read_only/);
+      // With --json the failure is still one JSON object on stdout.
+      expect(oneObject(setPlan)).toEqual({ error: expect.stringMatching(/plan must be one of/) });
+      expect(oneObject(role)).toEqual({ error: expect.stringMatching(/role must be one of/) });
+      expect(existsSync(dir)).toBe(false);
+    },
+    SLOW,
+  );
 
-  it('a bad environment value stops start-up with a message naming the variable', async () => {
-    const dir = path.join(tmp, 'never-env');
-    const runs = await Promise.all([
-      canvass(['serve'], { CANVASS_DATA_DIR: dir, PORT: 'abc' }),
-      canvass(['accounts', 'create', '--name', 'N', '--owner-email', 'n@example.com', '--json'], { CANVASS_DATA_DIR: dir, PORT: 'abc' }),
-      canvass(['serve'], { CANVASS_DATA_DIR: dir, PORT: '70000' }),
-      canvass(['serve'], { CANVASS_DATA_DIR: dir, CANVASS_RETRY_LADDER_MS: '1,2' }),
-      canvass(['serve'], { CANVASS_DATA_DIR: dir, DATABASE_URL: 'mysql://localhost/x' }),
-    ]);
-    const [port, create, range, ladder, url] = runs as [Run, Run, Run, Run, Run];
-    for (const run of runs) expect(run.code, run.stdout + run.stderr).not.toBe(0);
-    expect(port.stderr).toMatch(/PORT/);
-    expect(port.stderr).toMatch(/abc/);
-    expect(create.stderr).toMatch(/PORT/);
-    expect(oneObject(create)).toEqual({ error: expect.stringMatching(/PORT/) });
-    expect(range.stderr).toMatch(/PORT.*65535/);
-    expect(ladder.stderr).toMatch(/CANVASS_RETRY_LADDER_MS/);
-    expect(url.stderr).toMatch(/DATABASE_URL/);
-    expect(existsSync(dir)).toBe(false);
-  }, SLOW);
+  it(
+    'a bad environment value stops start-up with a message naming the variable',
+    async () => {
+      const dir = path.join(tmp, 'never-env');
+      const runs = await Promise.all([
+        canvass(['serve'], { CANVASS_DATA_DIR: dir, PORT: 'abc' }),
+        canvass(['accounts', 'create', '--name', 'N', '--owner-email', 'n@example.com', '--json'], {
+          CANVASS_DATA_DIR: dir,
+          PORT: 'abc',
+        }),
+        canvass(['serve'], { CANVASS_DATA_DIR: dir, PORT: '70000' }),
+        canvass(['serve'], { CANVASS_DATA_DIR: dir, CANVASS_RETRY_LADDER_MS: '1,2' }),
+        canvass(['serve'], { CANVASS_DATA_DIR: dir, DATABASE_URL: 'mysql://localhost/x' }),
+      ]);
+      const [port, create, range, ladder, url] = runs as [Run, Run, Run, Run, Run];
+      for (const run of runs) expect(run.code, run.stdout + run.stderr).not.toBe(0);
+      expect(port.stderr).toMatch(/PORT/);
+      expect(port.stderr).toMatch(/abc/);
+      expect(create.stderr).toMatch(/PORT/);
+      expect(oneObject(create)).toEqual({ error: expect.stringMatching(/PORT/) });
+      expect(range.stderr).toMatch(/PORT.*65535/);
+      expect(ladder.stderr).toMatch(/CANVASS_RETRY_LADDER_MS/);
+      expect(url.stderr).toMatch(/DATABASE_URL/);
+      expect(existsSync(dir)).toBe(false);
+    },
+    SLOW,
+  );
 });
 
 describe('canvass migrate (embedded)', () => {
-  it('applies every migration to a new data directory, then nothing', async () => {
-    const env = { CANVASS_DATA_DIR: path.join(tmp, 'migrate') };
-    expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: migrationNames() });
-    expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: [] });
-  }, SLOW);
+  it(
+    'applies every migration to a new data directory, then nothing',
+    async () => {
+      const env = { CANVASS_DATA_DIR: path.join(tmp, 'migrate') };
+      expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: migrationNames() });
+      expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: [] });
+    },
+    SLOW,
+  );
 });
 
 describe('embedded storage: serve, the directory lock and operator commands', () => {
@@ -140,117 +165,190 @@ describe('embedded storage: serve, the directory lock and operator commands', ()
     env = { CANVASS_DATA_DIR: path.join(tmp, 'embedded') };
   });
 
-  it('serve on an empty data directory creates the Default account and prints its owner key once', async () => {
-    server = await startServe(env);
-    const out = server.proc.output();
-    const keys = out.match(/cvk_[0-9A-Za-z]+/g) ?? [];
-    expect(keys, out).toHaveLength(1);
-    defaultKey = keys[0]!;
-    expect(defaultKey).toMatch(KEY);
-    expect(out).toMatch(/Owner API key, shown only this once: cvk_/);
-    defaultAccountId = /Default account (acc_[0-9A-Za-z]+)/.exec(out)![1]!;
+  it(
+    'serve on an empty data directory creates the Default account and prints its owner key once',
+    async () => {
+      server = await startServe(env);
+      const out = server.proc.output();
+      const keys = out.match(/cvk_[0-9A-Za-z]+/g) ?? [];
+      expect(keys, out).toHaveLength(1);
+      defaultKey = keys[0]!;
+      expect(defaultKey).toMatch(KEY);
+      expect(out).toMatch(/Owner API key, shown only this once: cvk_/);
+      defaultAccountId = /Default account (acc_[0-9A-Za-z]+)/.exec(out)![1]!;
 
-    const api = apiClient(server.base, defaultKey);
-    const accounts = await api('GET', '/accounts');
-    expect(accounts.status).toBe(200);
-    expect(accounts.json.data).toEqual([expect.objectContaining({ accountId: defaultAccountId, role: 'owner', plan: 'premium' })]);
-  }, SLOW);
+      const api = apiClient(server.base, defaultKey);
+      const accounts = await api('GET', '/accounts');
+      expect(accounts.status).toBe(200);
+      expect(accounts.json.data).toEqual([
+        expect.objectContaining({ accountId: defaultAccountId, role: 'owner', plan: 'premium' }),
+      ]);
+    },
+    SLOW,
+  );
 
-  it('the printed key works: POST /poll saves a poll with every SPEC §2.2 default', async () => {
-    const api = apiClient(server!.base, defaultKey);
-    const res = await api('POST', '/poll', { accountId: defaultAccountId, title: 'First poll' });
-    expect(res.status).toBe(201);
-    const poll = res.json.data as Record<string, unknown>;
-    expect(poll).toMatchObject({ accountId: defaultAccountId, title: 'First poll', isVisible: false, slides: [] });
-    expect(poll.id).toMatch(/^poll_/);
-    for (const [field, value] of Object.entries(SPEC_DEFAULTS)) expect(poll[field], field).toEqual(value);
-    const read = await api('GET', `/poll?pollId=${String(poll.id)}`);
-    expect(read.json.data).toEqual(poll);
-    expect((await apiClient(server!.base, null)('POST', '/poll', { accountId: defaultAccountId, title: 'x' })).status).toBe(401);
-  }, SLOW);
+  it(
+    'the printed key works: POST /poll saves a poll with every SPEC §2.2 default',
+    async () => {
+      const api = apiClient(server!.base, defaultKey);
+      const res = await api('POST', '/poll', { accountId: defaultAccountId, title: 'First poll' });
+      expect(res.status).toBe(201);
+      const poll = res.json.data as Record<string, unknown>;
+      expect(poll).toMatchObject({ accountId: defaultAccountId, title: 'First poll', isVisible: false, slides: [] });
+      expect(poll.id).toMatch(/^poll_/);
+      for (const [field, value] of Object.entries(SPEC_DEFAULTS)) expect(poll[field], field).toEqual(value);
+      const read = await api('GET', `/poll?pollId=${String(poll.id)}`);
+      expect(read.json.data).toEqual(poll);
+      expect(
+        (await apiClient(server!.base, null)('POST', '/poll', { accountId: defaultAccountId, title: 'x' })).status,
+      ).toBe(401);
+    },
+    SLOW,
+  );
 
-  it('while serve runs, other processes on the same directory stop at once and say it is in use', async () => {
-    const runs = await Promise.all([
-      // The Default owner's email: had this succeeded, the Default key would see a second account.
-      canvass(['accounts', 'create', '--name', 'Sneaky', '--owner-email', 'owner@localhost', '--json'], env),
-      canvass(['keys', 'create', '--account', defaultAccountId, '--email', 'sneaky@example.com', '--role', 'owner'], env),
-      canvass(['migrate', '--json'], env),
-      canvass(['serve'], { ...env, PORT: String(await freePort()) }),
-    ]);
-    for (const run of runs) {
-      expect(run.code, run.stdout + run.stderr).not.toBe(0);
-      expect(run.stderr).toMatch(/data directory .* is in use by another Canvass process/);
-      // "At once": no waiting for the lock, and no database opened (that alone takes seconds).
-      expect(run.ms).toBeLessThan(30_000);
-    }
-    expect(oneObject(runs[0]!)).toEqual({ error: expect.stringMatching(/in use/) });
-    expect(oneObject(runs[2]!)).toEqual({ error: expect.stringMatching(/in use/) });
-    // The server did not notice.
-    const api = apiClient(server!.base, defaultKey);
-    expect((await api('GET', '/accounts')).json.data).toHaveLength(1);
-    expect((await fetch(`${server!.base}/readyz`)).status).toBe(200);
-  }, SLOW);
+  it(
+    'while serve runs, other processes on the same directory stop at once and say it is in use',
+    async () => {
+      const runs = await Promise.all([
+        // The Default owner's email: had this succeeded, the Default key would see a second account.
+        canvass(['accounts', 'create', '--name', 'Sneaky', '--owner-email', 'owner@localhost', '--json'], env),
+        canvass(
+          ['keys', 'create', '--account', defaultAccountId, '--email', 'sneaky@example.com', '--role', 'owner'],
+          env,
+        ),
+        canvass(['migrate', '--json'], env),
+        canvass(['serve'], { ...env, PORT: String(await freePort()) }),
+      ]);
+      for (const run of runs) {
+        expect(run.code, run.stdout + run.stderr).not.toBe(0);
+        expect(run.stderr).toMatch(/data directory .* is in use by another Canvass process/);
+        // "At once": no waiting for the lock, and no database opened (that alone takes seconds).
+        expect(run.ms).toBeLessThan(30_000);
+      }
+      expect(oneObject(runs[0]!)).toEqual({ error: expect.stringMatching(/in use/) });
+      expect(oneObject(runs[2]!)).toEqual({ error: expect.stringMatching(/in use/) });
+      // The server did not notice.
+      const api = apiClient(server!.base, defaultKey);
+      expect((await api('GET', '/accounts')).json.data).toHaveLength(1);
+      expect((await fetch(`${server!.base}/readyz`)).status).toBe(200);
+    },
+    SLOW,
+  );
 
-  it('serve stops cleanly on SIGTERM and releases the directory', async () => {
-    await stopServe(server!.proc);
-    server = undefined;
-    expect(existsSync(path.join(env.CANVASS_DATA_DIR!, 'canvass.lock'))).toBe(false);
-  }, SLOW);
+  it(
+    'serve stops cleanly on SIGTERM and releases the directory',
+    async () => {
+      await stopServe(server!.proc);
+      server = undefined;
+      expect(existsSync(path.join(env.CANVASS_DATA_DIR!, 'canvass.lock'))).toBe(false);
+    },
+    SLOW,
+  );
 
-  it('accounts create --json prints {accountId, userId, apiKey}', async () => {
-    const r = succeeded(await canvass(['accounts', 'create', '--name', 'Acme', '--owner-email', 'owner@localhost', '--json'], env));
-    expect(Object.keys(r).sort()).toEqual(['accountId', 'apiKey', 'userId']);
-    expect(r.accountId).toMatch(/^acc_[0-9A-Za-z]{22}$/);
-    expect(r.userId).toMatch(/^usr_[0-9A-Za-z]{22}$/);
-    expect(r.apiKey).toMatch(KEY);
-    expect(r.apiKey).not.toBe(defaultKey);
-    created = r as typeof created;
-  }, SLOW);
+  it(
+    'accounts create --json prints {accountId, userId, apiKey}',
+    async () => {
+      const r = succeeded(
+        await canvass(['accounts', 'create', '--name', 'Acme', '--owner-email', 'owner@localhost', '--json'], env),
+      );
+      expect(Object.keys(r).sort()).toEqual(['accountId', 'apiKey', 'userId']);
+      expect(r.accountId).toMatch(/^acc_[0-9A-Za-z]{22}$/);
+      expect(r.userId).toMatch(/^usr_[0-9A-Za-z]{22}$/);
+      expect(r.apiKey).toMatch(KEY);
+      expect(r.apiKey).not.toBe(defaultKey);
+      created = r as typeof created;
+    },
+    SLOW,
+  );
 
-  it('accounts set-plan --json prints {accountId, plan}; an unknown account fails with a message', async () => {
-    expect(succeeded(await canvass(['accounts', 'set-plan', '--account', created.accountId, '--plan', 'basic', '--json'], env))).toEqual({ accountId: created.accountId, plan: 'basic' });
-    const missing = await canvass(['accounts', 'set-plan', '--account', 'acc_0000000000000000000000', '--plan', 'basic', '--json'], env);
-    expect(missing.code).not.toBe(0);
-    expect(missing.stderr).toMatch(/account not found/);
-    expect(oneObject(missing)).toEqual({ error: 'account not found' });
-  }, SLOW);
+  it(
+    'accounts set-plan --json prints {accountId, plan}; an unknown account fails with a message',
+    async () => {
+      expect(
+        succeeded(
+          await canvass(['accounts', 'set-plan', '--account', created.accountId, '--plan', 'basic', '--json'], env),
+        ),
+      ).toEqual({ accountId: created.accountId, plan: 'basic' });
+      const missing = await canvass(
+        ['accounts', 'set-plan', '--account', 'acc_0000000000000000000000', '--plan', 'basic', '--json'],
+        env,
+      );
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toMatch(/account not found/);
+      expect(oneObject(missing)).toEqual({ error: 'account not found' });
+    },
+    SLOW,
+  );
 
-  it('keys create --json prints {userId, apiKey, role}', async () => {
-    const r = succeeded(await canvass(['keys', 'create', '--account', created.accountId, '--email', 'Editor@Example.com', '--role', 'editor', '--json'], env));
-    expect(Object.keys(r).sort()).toEqual(['apiKey', 'role', 'userId']);
-    expect(r).toMatchObject({ userId: expect.stringMatching(/^usr_/), role: 'editor', apiKey: expect.stringMatching(KEY) });
-    expect(r.userId).not.toBe(created.userId);
-    editorKey = r.apiKey as string;
-  }, SLOW);
+  it(
+    'keys create --json prints {userId, apiKey, role}',
+    async () => {
+      const r = succeeded(
+        await canvass(
+          [
+            'keys',
+            'create',
+            '--account',
+            created.accountId,
+            '--email',
+            'Editor@Example.com',
+            '--role',
+            'editor',
+            '--json',
+          ],
+          env,
+        ),
+      );
+      expect(Object.keys(r).sort()).toEqual(['apiKey', 'role', 'userId']);
+      expect(r).toMatchObject({
+        userId: expect.stringMatching(/^usr_/),
+        role: 'editor',
+        apiKey: expect.stringMatching(KEY),
+      });
+      expect(r.userId).not.toBe(created.userId);
+      editorKey = r.apiKey as string;
+    },
+    SLOW,
+  );
 
-  it('migrate --json on a directory that is up to date applies nothing', async () => {
-    expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: [] });
-  }, SLOW);
+  it(
+    'migrate --json on a directory that is up to date applies nothing',
+    async () => {
+      expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: [] });
+    },
+    SLOW,
+  );
 
-  it('a second serve prints no key; the keys made meanwhile work; the refused commands changed nothing', async () => {
-    server = await startServe(env);
-    expect(server.proc.output()).not.toMatch(/cvk_|Default account/);
+  it(
+    'a second serve prints no key; the keys made meanwhile work; the refused commands changed nothing',
+    async () => {
+      server = await startServe(env);
+      expect(server.proc.output()).not.toMatch(/cvk_|Default account/);
 
-    const accounts = await apiClient(server.base, defaultKey)('GET', '/accounts');
-    expect(accounts.status).toBe(200);
-    const mine = accounts.json.data as { accountId: string; role: string; plan: string }[];
-    // Default + Acme (same owner email); "Sneaky" was never created.
-    expect(mine.map((a) => a.accountId).sort()).toEqual([defaultAccountId, created.accountId].sort());
-    expect(mine.find((a) => a.accountId === created.accountId)).toMatchObject({ role: 'owner', plan: 'basic' });
+      const accounts = await apiClient(server.base, defaultKey)('GET', '/accounts');
+      expect(accounts.status).toBe(200);
+      const mine = accounts.json.data as { accountId: string; role: string; plan: string }[];
+      // Default + Acme (same owner email); "Sneaky" was never created.
+      expect(mine.map((a) => a.accountId).sort()).toEqual([defaultAccountId, created.accountId].sort());
+      expect(mine.find((a) => a.accountId === created.accountId)).toMatchObject({ role: 'owner', plan: 'basic' });
 
-    const editor = await apiClient(server.base, editorKey)('GET', '/accounts');
-    expect(editor.json.data).toEqual([expect.objectContaining({ accountId: created.accountId, role: 'editor', plan: 'basic' })]);
-    // set-plan took effect: basic is below premium.
-    const denied = await apiClient(server.base, created.apiKey)('GET', `/polls?accountId=${created.accountId}`);
-    expect(denied.status).toBe(403);
-    expect(denied.json.code).toBe('plan_required');
-    // keys create while locked did not add its member.
-    const polls = await apiClient(server.base, defaultKey)('GET', `/polls?accountId=${defaultAccountId}`);
-    expect((polls.json.data as unknown[]).length).toBe(1);
+      const editor = await apiClient(server.base, editorKey)('GET', '/accounts');
+      expect(editor.json.data).toEqual([
+        expect.objectContaining({ accountId: created.accountId, role: 'editor', plan: 'basic' }),
+      ]);
+      // set-plan took effect: basic is below premium.
+      const denied = await apiClient(server.base, created.apiKey)('GET', `/polls?accountId=${created.accountId}`);
+      expect(denied.status).toBe(403);
+      expect(denied.json.code).toBe('plan_required');
+      // keys create while locked did not add its member.
+      const polls = await apiClient(server.base, defaultKey)('GET', `/polls?accountId=${defaultAccountId}`);
+      expect((polls.json.data as unknown[]).length).toBe(1);
 
-    await stopServe(server.proc);
-    server = undefined;
-  }, SLOW);
+      await stopServe(server.proc);
+      server = undefined;
+    },
+    SLOW,
+  );
 });
 
 describe.skipIf(!onPostgres)('PostgreSQL (DATABASE_URL)', () => {
@@ -267,31 +365,43 @@ describe.skipIf(!onPostgres)('PostgreSQL (DATABASE_URL)', () => {
     await made?.drop();
   });
 
-  it('serve refuses an un-migrated database and says to run `canvass migrate`', async () => {
-    const run = await canvass(['serve'], { ...env, PORT: String(await freePort()) });
-    expect(run.code).not.toBe(0);
-    expect(run.stderr).toMatch(/canvass migrate/);
-    expect(run.stderr).toMatch(/not up to date/);
-  }, SLOW);
+  it(
+    'serve refuses an un-migrated database and says to run `canvass migrate`',
+    async () => {
+      const run = await canvass(['serve'], { ...env, PORT: String(await freePort()) });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toMatch(/canvass migrate/);
+      expect(run.stderr).toMatch(/not up to date/);
+    },
+    SLOW,
+  );
 
-  it('migrate --json applies every migration, then nothing; serve then starts without seeding', async () => {
-    expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: migrationNames() });
-    expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: [] });
+  it(
+    'migrate --json applies every migration, then nothing; serve then starts without seeding',
+    async () => {
+      expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: migrationNames() });
+      expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: [] });
 
-    const server = await startServe(env);
-    expect(server.proc.output()).not.toMatch(/cvk_|Default account/);
-    expect((await fetch(`${server.base}/readyz`)).status).toBe(200);
+      const server = await startServe(env);
+      expect(server.proc.output()).not.toMatch(/cvk_|Default account/);
+      expect((await fetch(`${server.base}/readyz`)).status).toBe(200);
 
-    // Operator commands work beside a running server (no directory lock with PostgreSQL).
-    const acct = succeeded(await canvass(['accounts', 'create', '--name', 'PG', '--owner-email', 'pg@example.com', '--json'], env));
-    const api = apiClient(server.base, acct.apiKey as string);
-    const res = await api('POST', '/poll', { accountId: acct.accountId, title: 'On PostgreSQL' });
-    expect(res.status).toBe(201);
-    expect((res.json.data as Record<string, unknown>).settings).toEqual(SPEC_DEFAULTS.settings);
-    const accounts = await api('GET', '/accounts');
-    expect(accounts.json.data).toEqual([expect.objectContaining({ accountId: acct.accountId, role: 'owner', plan: 'premium' })]);
+      // Operator commands work beside a running server (no directory lock with PostgreSQL).
+      const acct = succeeded(
+        await canvass(['accounts', 'create', '--name', 'PG', '--owner-email', 'pg@example.com', '--json'], env),
+      );
+      const api = apiClient(server.base, acct.apiKey as string);
+      const res = await api('POST', '/poll', { accountId: acct.accountId, title: 'On PostgreSQL' });
+      expect(res.status).toBe(201);
+      expect((res.json.data as Record<string, unknown>).settings).toEqual(SPEC_DEFAULTS.settings);
+      const accounts = await api('GET', '/accounts');
+      expect(accounts.json.data).toEqual([
+        expect.objectContaining({ accountId: acct.accountId, role: 'owner', plan: 'premium' }),
+      ]);
 
-    await stopServe(server.proc);
-    expect(existsSync(env.CANVASS_DATA_DIR!)).toBe(false);
-  }, SLOW);
+      await stopServe(server.proc);
+      expect(existsSync(env.CANVASS_DATA_DIR!)).toBe(false);
+    },
+    SLOW,
+  );
 });

@@ -86,7 +86,9 @@ describe.skipIf(onPostgres)('crash recovery (real processes, embedded storage)',
   it('SIGKILL with deliveries in flight: a restarted serve delivers every acknowledged response', async () => {
     receiver.script(PATH, [{ status: 200, delayMs: REPLY_DELAY_MS }]);
     const first = await startServe();
-    const seeded = await first.proc.waitForOutput(/(acc_[A-Za-z0-9]+)[^\n]*\n[^\n]*Owner API key, shown only this once: (cvk_[A-Za-z0-9]+)/);
+    const seeded = await first.proc.waitForOutput(
+      /(acc_[A-Za-z0-9]+)[^\n]*\n[^\n]*Owner API key, shown only this once: (cvk_[A-Za-z0-9]+)/,
+    );
     const [, accountId, key] = seeded;
     let api = apiClient(first.base, key!);
 
@@ -106,7 +108,11 @@ describe.skipIf(onPostgres)('crash recovery (real processes, embedded storage)',
     // Respondents (no key). Only what was acknowledged with a 201 must arrive.
     const acked = new Map<string, string[]>();
     const submit = (base: string, i: number) =>
-      apiClient(base, null)('POST', '/participant/responses', { pollId, participantId: `resp-${i}`, answers: [{ slideId, value: `answer ${i}` }] }).then(
+      apiClient(base, null)('POST', '/participant/responses', {
+        pollId,
+        participantId: `resp-${i}`,
+        answers: [{ slideId, value: `answer ${i}` }],
+      }).then(
         (r) => {
           if (r.status === 201) acked.set(`resp-${i}`, (r.json.data as { responseIds: string[] }).responseIds);
           else expect(r.status, JSON.stringify(r.json)).toBe(201);
@@ -143,7 +149,8 @@ describe.skipIf(onPostgres)('crash recovery (real processes, embedded storage)',
     // Nothing acknowledged was lost from storage.
     const stored = await all<{ id: string; participantId: string }>(api, `/responses?pollId=${pollId}`);
     const storedIds = new Set(stored.map((r) => r.id));
-    for (const [participant, ids] of acked) for (const id of ids) expect(storedIds.has(id), `response ${id} of ${participant}`).toBe(true);
+    for (const [participant, ids] of acked)
+      for (const id of ids) expect(storedIds.has(id), `response ${id} of ${participant}`).toBe(true);
 
     const participantOf = (r: Received) => (JSON.parse(r.rawBody) as { participantId: string }).participantId;
     await until(
@@ -161,11 +168,17 @@ describe.skipIf(onPostgres)('crash recovery (real processes, embedded storage)',
     );
     expect(hooks().length).toBeGreaterThan(before);
 
-    const deliveries = await all<{ id: string; participantId: string; status: string; attemptCount: number }>(api, `/webhooks/deliveries?webhookId=${webhookId}`);
+    const deliveries = await all<{ id: string; participantId: string; status: string; attemptCount: number }>(
+      api,
+      `/webhooks/deliveries?webhookId=${webhookId}`,
+    );
     const byParticipant = new Map(deliveries.map((d) => [d.participantId, d]));
     for (const p of acked.keys()) {
       const d = byParticipant.get(p);
-      if (d?.status !== 'delivered') expect.fail(`delivery of ${p}: ${JSON.stringify(d && (await api('GET', `/webhooks/delivery?deliveryId=${d.id}`)).json.data)}`);
+      if (d?.status !== 'delivered')
+        expect.fail(
+          `delivery of ${p}: ${JSON.stringify(d && (await api('GET', `/webhooks/delivery?deliveryId=${d.id}`)).json.data)}`,
+        );
     }
     expect(deliveries.every((d) => d.status === 'delivered')).toBe(true);
 

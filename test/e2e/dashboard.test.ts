@@ -80,7 +80,10 @@ beforeAll(async () => {
 
   receiver = await startReceiver();
   receiver.script('/gone', [{ status: 410, body: 'this endpoint is gone' }]);
-  h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: 0, retryLadderMs: [200, 200, 200, 200, 200] } });
+  h = await harness({
+    allowPrivateTargets: true,
+    delivery: { batchWindowMs: 0, retryLadderMs: [200, 200, 200, 200, 200] },
+  });
   h.clock.ms = Date.now();
   // A real clock: the worker, the alert windows and the browser all run in wall time.
   h.deps.clock = { now: () => new Date() };
@@ -88,7 +91,11 @@ beforeAll(async () => {
   outbox = mkdtempSync(path.join(os.tmpdir(), 'canvass-dashboard-outbox-'));
   const controller = new AbortController();
   const scheduler = startScheduler(
-    { ...worker.deps, mailer: outboxMailer(outbox, 'Canvass <alerts@localhost>'), alerts: { quietMs: QUIET_MS, reminderMs: 60 * 60_000 } },
+    {
+      ...worker.deps,
+      mailer: outboxMailer(outbox, 'Canvass <alerts@localhost>'),
+      alerts: { quietMs: QUIET_MS, reminderMs: 60 * 60_000 },
+    },
     controller.signal,
     { tickMs: 50, tasks: [ALERT_CHECK], logger: pino({ level: 'silent' }) },
   );
@@ -97,7 +104,11 @@ beforeAll(async () => {
   // A user in two accounts: owner of Acme, editor of Beta.
   acct = await h.account({ name: 'Acme' });
   beta = await h.account({ name: 'Beta' });
-  const owner = await h.database.db.selectFrom('users').select('email').where('id', '=', acct.userId).executeTakeFirstOrThrow();
+  const owner = await h.database.db
+    .selectFrom('users')
+    .select('email')
+    .where('id', '=', acct.userId)
+    .executeTakeFirstOrThrow();
   await h.member(beta.accountId, 'editor', owner.email);
 
   await h.app.listen({ port: 0, host: '127.0.0.1' });
@@ -138,7 +149,10 @@ describe('dashboard at /app', () => {
 
     // The account switcher lists both memberships with role and plan.
     const switcher = page.getByLabel('Account', { exact: true });
-    expect(await switcher.locator('option').allTextContents()).toEqual(['Acme — owner, premium', 'Beta — editor, premium']);
+    expect(await switcher.locator('option').allTextContents()).toEqual([
+      'Acme — owner, premium',
+      'Beta — editor, premium',
+    ]);
     await switcher.selectOption(beta.accountId);
     await page.getByText('No polls yet').waitFor();
     await switcher.selectOption(acct.accountId);
@@ -149,7 +163,9 @@ describe('dashboard at /app', () => {
     await page.getByRole('heading', { name: 'Preview — not saved yet' }).waitFor();
     const previewId = (await page.locator('.preview dd.mono').textContent())!;
     expect(previewId).toMatch(/^poll_/);
-    expect((await h.app.inject({ method: 'GET', url: `/poll?pollId=${previewId}`, headers: bearer(acct.key) })).statusCode).toBe(404);
+    expect(
+      (await h.app.inject({ method: 'GET', url: `/poll?pollId=${previewId}`, headers: bearer(acct.key) })).statusCode,
+    ).toBe(404);
     await shot('02-poll-preview');
     await page.getByRole('button', { name: 'Save poll' }).click();
     await page.getByRole('heading', { name: 'Checkout survey', level: 1 }).waitFor();
@@ -160,7 +176,13 @@ describe('dashboard at /app', () => {
     const visible = page.getByRole('switch', { name: 'Visible to respondents' });
     expect(await visible.isChecked()).toBe(false);
     await visible.check();
-    await until('poll visible', async () => (await h.app.inject({ method: 'GET', url: `/poll?pollId=${pollId}`, headers: bearer(acct.key) })).json().data.isVisible, (v) => v === true);
+    await until(
+      'poll visible',
+      async () =>
+        (await h.app.inject({ method: 'GET', url: `/poll?pollId=${pollId}`, headers: bearer(acct.key) })).json().data
+          .isVisible,
+      (v) => v === true,
+    );
 
     // A choice slide with question logic.
     await page.getByRole('link', { name: 'Slides' }).click();
@@ -173,9 +195,13 @@ describe('dashboard at /app', () => {
     await page.getByRole('button', { name: 'Add slide' }).click();
     await page.getByText('If the answer equals "Bad" → end the survey').waitFor();
     await shot('03-slides');
-    const slides = (await h.app.inject({ method: 'GET', url: `/slides?pollId=${pollId}`, headers: bearer(acct.key) })).json().data as { id: string; logic: unknown }[];
+    const slides = (
+      await h.app.inject({ method: 'GET', url: `/slides?pollId=${pollId}`, headers: bearer(acct.key) })
+    ).json().data as { id: string; logic: unknown }[];
     expect(slides).toHaveLength(1);
-    expect(slides[0]!.logic).toEqual([{ match: 'any', conditions: [{ op: 'equals', value: 'Bad' }], action: { type: 'end-survey' } }]);
+    expect(slides[0]!.logic).toEqual([
+      { match: 'any', conditions: [{ op: 'equals', value: 'Bad' }], action: { type: 'end-survey' } },
+    ]);
 
     // A translation.
     await page.getByRole('link', { name: 'Translations' }).click();
@@ -184,7 +210,11 @@ describe('dashboard at /app', () => {
     await page.getByLabel('Text for title').fill('Le paiement, ça s’est bien passé ?');
     await page.getByRole('button', { name: 'Save fr' }).click();
     await page.getByText('Saved the fr translations.').waitFor();
-    const fr = await h.app.inject({ method: 'GET', url: `/poll/translations?pollId=${pollId}&language=fr`, headers: bearer(acct.key) });
+    const fr = await h.app.inject({
+      method: 'GET',
+      url: `/poll/translations?pollId=${pollId}&language=fr`,
+      headers: bearer(acct.key),
+    });
     expect(fr.json().data.translations).toEqual({ title: 'Le paiement, ça s’est bien passé ?' });
 
     // Webhooks: the first shows the account's signing secret once; a second one fails for good.
@@ -199,7 +229,9 @@ describe('dashboard at /app', () => {
     await page.getByRole('button', { name: 'Create webhook' }).click();
     await page.getByRole('heading', { name: receiver.url('/gone') }).waitFor();
     expect(await page.getByTestId('signing-secret').count()).toBe(0);
-    const hooks = (await h.app.inject({ method: 'GET', url: `/webhooks?pollId=${pollId}`, headers: bearer(acct.key) })).json().data as { id: string; url: string; legacySecret: string }[];
+    const hooks = (
+      await h.app.inject({ method: 'GET', url: `/webhooks?pollId=${pollId}`, headers: bearer(acct.key) })
+    ).json().data as { id: string; url: string; legacySecret: string }[];
     const good = hooks.find((w) => w.url.endsWith('/hook'))!;
     const card = page.locator('.webhooks > li', { hasText: receiver.url('/hook') });
     await card.getByRole('button', { name: 'Reveal legacy secret' }).click();
@@ -220,11 +252,15 @@ describe('dashboard at /app', () => {
     await page.getByRole('link', { name: 'Deliveries' }).click();
     await page.getByLabel('Webhook', { exact: true }).selectOption(good.id);
     const row = page.locator('table.deliveries tbody tr', { hasText: 'delivered' });
-    await until('a delivered delivery in the log', async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      await sleep(300);
-      return row.count();
-    }, (n) => n === 1);
+    await until(
+      'a delivered delivery in the log',
+      async () => {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        await sleep(300);
+        return row.count();
+      },
+      (n) => n === 1,
+    );
     await row.getByRole('button', { name: /^View delivery/ }).click();
     const timeline = page.getByRole('list', { name: 'Attempts' });
     await timeline.waitFor();
@@ -238,11 +274,15 @@ describe('dashboard at /app', () => {
     // Filters: the failing webhook's delivery is rejected; status filter narrows the log.
     await page.getByLabel('Webhook', { exact: true }).selectOption('');
     await page.getByLabel('Status', { exact: true }).selectOption('rejected');
-    await until('the rejected delivery', async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      await sleep(300);
-      return page.locator('table.deliveries tbody tr').allTextContents();
-    }, (rows) => rows.length === 1 && rows[0]!.includes('rejected') && rows[0]!.includes('/gone'));
+    await until(
+      'the rejected delivery',
+      async () => {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        await sleep(300);
+        return page.locator('table.deliveries tbody tr').allTextContents();
+      },
+      (rows) => rows.length === 1 && rows[0]!.includes('rejected') && rows[0]!.includes('/gone'),
+    );
 
     // Responses: the table, a time filter, and the CSV export through the bearer header.
     await page.getByRole('link', { name: 'Responses' }).click();
@@ -254,14 +294,24 @@ describe('dashboard at /app', () => {
     await page.getByRole('button', { name: 'Clear' }).click();
     await page.locator('table tbody tr', { hasText: 'Great' }).waitFor();
     await shot('06-responses');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe(`responses-${pollId}.csv`);
     const csv = readFileSync((await download.path())!, 'utf8');
     expect(csv.split('\n')[0]).toMatch(/^responseId,participantId,slideId/);
     expect(csv).toContain(',ann,');
 
     // Alerts: the failing endpoint is alerted once the quiet period has passed.
-    await until('an alert email', async () => (await h.app.inject({ method: 'GET', url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })).json().data.length, (n) => n >= 1);
+    await until(
+      'an alert email',
+      async () =>
+        (
+          await h.app.inject({ method: 'GET', url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })
+        ).json().data.length,
+      (n) => n >= 1,
+    );
     await page.getByRole('link', { name: 'Alerts' }).click();
     await page.getByRole('heading', { name: 'Alerts', level: 1 }).waitFor();
     const alert = page.locator('.alerts > li').first();
@@ -308,7 +358,11 @@ describe('dashboard at /app', () => {
     await phone.getByRole('link', { name: 'Checkout survey' }).click();
     await phone.getByRole('link', { name: 'Deliveries' }).click();
     await phone.locator('table.deliveries tbody tr').first().waitFor();
-    await phone.locator('table.deliveries tbody tr').first().getByRole('button', { name: /^View delivery/ }).click();
+    await phone
+      .locator('table.deliveries tbody tr')
+      .first()
+      .getByRole('button', { name: /^View delivery/ })
+      .click();
     await phone.getByRole('list', { name: 'Attempts' }).waitFor();
     expect(await overflow()).toEqual([]);
     await shot('09-mobile-deliveries', phone);

@@ -32,7 +32,12 @@ describe('delivery end to end', () => {
     const hook = await createWebhook(h, acct, poll.pollId, receiver.url('/hook'));
     expect(hook.signingSecret).toMatch(/^whsec_/);
     const p = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'A friend' }] });
-    await answer(h, { pollId: poll.pollId, participantId: p.participantId, answers: [{ slideId: poll.q2, value: 'Ann@Example.com' }], participantMetadata: { email: 'ann.work@example.org' } });
+    await answer(h, {
+      pollId: poll.pollId,
+      participantId: p.participantId,
+      answers: [{ slideId: poll.q2, value: 'Ann@Example.com' }],
+      participantMetadata: { email: 'ann.work@example.org' },
+    });
     const [req] = await receiver.waitFor((r) => r.length >= 1);
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received).toHaveLength(1);
@@ -45,7 +50,11 @@ describe('delivery end to end', () => {
     expect(req!.headers['x-service-delivery-id']).toMatch(/^dlv_/);
     expect(req!.headers['x-service-secret']).toBe(hook.data.legacySecret);
     expect(req!.headers['content-type']).toBe('application/json');
-    verifySignature({ secret: hook.signingSecret!, header: req!.headers['x-service-signature'], rawBody: req!.rawBody });
+    verifySignature({
+      secret: hook.signingSecret!,
+      header: req!.headers['x-service-signature'],
+      rawBody: req!.rawBody,
+    });
     const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(req!.headers['x-service-signature']!)!;
     expect(createHmac('sha256', hook.signingSecret!).update(`${t}.${req!.rawBody}`).digest('hex')).toBe(v1);
   });

@@ -22,7 +22,14 @@ const DEADLINE_MS = 1_500;
 const USER_AGENT = 'Canvass-Webhooks/test';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-type AttemptJson = { number: number; sentAt: string; statusCode: number | null; error: string | null; durationMs: number; responseExcerpt: string | null };
+type AttemptJson = {
+  number: number;
+  sentAt: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  responseExcerpt: string | null;
+};
 type DeliveryJson = {
   id: string;
   webhookId: string | null;
@@ -47,7 +54,10 @@ const secrets = new Map<string, string>();
 const expected = new Map<string, { secretOfAttempt: string[]; legacySecret: string }>();
 
 beforeAll(async () => {
-  h = await harness({ allowPrivateTargets: true, delivery: { retryLadderMs: LADDER, dnsRetryLadderMs: DNS_LADDER, deliveryTimeoutMs: DEADLINE_MS, batchWindowMs: 0 } });
+  h = await harness({
+    allowPrivateTargets: true,
+    delivery: { retryLadderMs: LADDER, dnsRetryLadderMs: DNS_LADDER, deliveryTimeoutMs: DEADLINE_MS, batchWindowMs: 0 },
+  });
   h.clock.ms = Date.now();
   // A real clock: the worker's leases and retry times must line up with wall time.
   h.deps.clock = { now: () => new Date() };
@@ -86,7 +96,12 @@ async function deliveriesOf(a: TestAccount, webhookId: string): Promise<Delivery
 }
 
 /** The one delivery of a webhook, once it satisfies `done`. */
-async function settled(a: TestAccount, webhookId: string, done: (d: DeliveryJson) => boolean, timeoutMs = 15_000): Promise<DeliveryJson> {
+async function settled(
+  a: TestAccount,
+  webhookId: string,
+  done: (d: DeliveryJson) => boolean,
+  timeoutMs = 15_000,
+): Promise<DeliveryJson> {
   return until(
     `a delivery of ${webhookId} to settle`,
     async () => {
@@ -102,7 +117,8 @@ async function settled(a: TestAccount, webhookId: string, done: (d: DeliveryJson
 
 const finished = (d: DeliveryJson) => ['delivered', 'rejected', 'given_up', 'cancelled'].includes(d.status);
 const at = (p: string) => receiver.received.filter((r) => r.path === p);
-const hmac = (secret: string, t: string, body: string) => createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+const hmac = (secret: string, t: string, body: string) =>
+  createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
 
 /** One request as SPEC §6.2/§6.3 and DESIGN §3 describe it, checked two independent ways. */
 function checkSigned(req: Received, secret: string, legacySecret: string | null) {
@@ -139,7 +155,17 @@ function rejectsWith(secret: string, req: Received, reason: string) {
 let paths = 0;
 
 /** A visible poll with a webhook on its own receiver path; one answer is submitted unless told not to. */
-async function scenario(name: string, replies: Reply[], opts: { url?: string; account?: TestAccount; pollExtra?: Record<string, unknown>; rule?: 'partial' | 'complete'; submit?: boolean } = {}) {
+async function scenario(
+  name: string,
+  replies: Reply[],
+  opts: {
+    url?: string;
+    account?: TestAccount;
+    pollExtra?: Record<string, unknown>;
+    rule?: 'partial' | 'complete';
+    submit?: boolean;
+  } = {},
+) {
   const a = opts.account ?? acct;
   const p = `/${name}-${++paths}`;
   receiver.script(p, replies);
@@ -149,7 +175,10 @@ async function scenario(name: string, replies: Reply[], opts: { url?: string; ac
   const secret = secrets.get(a.accountId)!;
   expect(secret).toMatch(/^whsec_/);
   expected.set(p, { secretOfAttempt: [secret], legacySecret: hook.data.legacySecret });
-  const submitted = opts.submit === false ? undefined : await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: `case ${name}` }] });
+  const submitted =
+    opts.submit === false
+      ? undefined
+      : await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: `case ${name}` }] });
   return { p, poll, hook, secret, account: a, submitted, requests: () => at(p) };
 }
 
@@ -181,7 +210,14 @@ describe('delivery outcome matrix (SPEC §3, §6.4)', () => {
     const reqs = c.requests();
     expect(reqs).toHaveLength(1);
     checkAttemptsSeen(reqs, d.id, c.secret, c.hook.data.legacySecret);
-    expect(d).toMatchObject({ status: 'delivered', attemptCount: 1, webhookId: c.hook.data.id, source: 'webhook', type: 'submitted-responses', nextAttemptAt: null });
+    expect(d).toMatchObject({
+      status: 'delivered',
+      attemptCount: 1,
+      webhookId: c.hook.data.id,
+      source: 'webhook',
+      type: 'submitted-responses',
+      nextAttemptAt: null,
+    });
     expect(d.finishedAt).not.toBeNull();
     expect(d.attempts).toHaveLength(1);
     expect(d.attempts[0]).toMatchObject({ number: 1, statusCode: 200, error: null, responseExcerpt: 'thanks' });
@@ -346,7 +382,11 @@ describe('delivery outcome matrix (SPEC §3, §6.4)', () => {
     const queued = await getDelivery(acct, listed!.id);
     expect(queued).toMatchObject({ status: 'pending', attemptCount: 1 });
     expect(queued.attempts.map((a) => a.statusCode)).toEqual([503]);
-    const del = await h.app.inject({ method: 'DELETE', url: `/webhooks?id=${c.hook.data.id}`, headers: bearer(acct.key) });
+    const del = await h.app.inject({
+      method: 'DELETE',
+      url: `/webhooks?id=${c.hook.data.id}`,
+      headers: bearer(acct.key),
+    });
     expect(del.statusCode, del.body).toBe(200);
     expect(del.json().data).toMatchObject({ id: c.hook.data.id, deleted: true });
     expect(del.json().data.cancelledDeliveries).toBeGreaterThanOrEqual(1);
@@ -388,29 +428,55 @@ describe('delivery outcome matrix (SPEC §3, §6.4)', () => {
 
 describe('payload rules', () => {
   it('"complete" rule: fires once, when the respondent finishes, with all of their answers', async () => {
-    const c = await scenario('complete', [{ status: 200 }], { rule: 'complete', submit: false, pollExtra: { settings: { allowResubmissions: true } } });
+    const c = await scenario('complete', [{ status: 200 }], {
+      rule: 'complete',
+      submit: false,
+      pollExtra: { settings: { allowResubmissions: true } },
+    });
     // Finishing by answering every slide, over two submissions.
     const first = await answer(h, { pollId: c.poll.pollId, answers: [{ slideId: c.poll.q1, value: 'Ads' }] });
     expect(first.complete).toBe(false);
     await sleep(600);
     expect(c.requests()).toHaveLength(0);
-    const done = await answer(h, { pollId: c.poll.pollId, participantId: first.participantId, answers: [{ slideId: c.poll.q2, value: 'eve@example.com' }] });
+    const done = await answer(h, {
+      pollId: c.poll.pollId,
+      participantId: first.participantId,
+      answers: [{ slideId: c.poll.q2, value: 'eve@example.com' }],
+    });
     expect(done.complete).toBe(true);
     await receiver.waitFor(() => c.requests().length >= 1);
     // Finishing by saying so (complete: true) after one answer.
-    const early = await answer(h, { pollId: c.poll.pollId, answers: [{ slideId: c.poll.q1, value: 'Radio' }], complete: true });
+    const early = await answer(h, {
+      pollId: c.poll.pollId,
+      answers: [{ slideId: c.poll.q1, value: 'Radio' }],
+      complete: true,
+    });
     expect(early.complete).toBe(true);
     await receiver.waitFor(() => c.requests().length >= 2);
     // More answers after finishing (resubmissions allowed) do not fire it again.
-    await answer(h, { pollId: c.poll.pollId, participantId: first.participantId, answers: [{ slideId: c.poll.q1, value: 'Changed my mind' }] });
-    await answer(h, { pollId: c.poll.pollId, participantId: early.participantId, answers: [{ slideId: c.poll.q2, value: 'fin@example.com' }], complete: true });
+    await answer(h, {
+      pollId: c.poll.pollId,
+      participantId: first.participantId,
+      answers: [{ slideId: c.poll.q1, value: 'Changed my mind' }],
+    });
+    await answer(h, {
+      pollId: c.poll.pollId,
+      participantId: early.participantId,
+      answers: [{ slideId: c.poll.q2, value: 'fin@example.com' }],
+      complete: true,
+    });
     await sleep(800);
     const reqs = c.requests();
     expect(reqs).toHaveLength(2);
     const bodies = reqs.map((r) => JSON.parse(r.rawBody));
     const ofFirst = bodies.find((b) => b.participantId === first.participantId);
     const ofEarly = bodies.find((b) => b.participantId === early.participantId);
-    expect(ofFirst).toMatchObject({ type: 'completed-survey', submissionsComplete: true, email: 'eve@example.com', emails: ['eve@example.com'] });
+    expect(ofFirst).toMatchObject({
+      type: 'completed-survey',
+      submissionsComplete: true,
+      email: 'eve@example.com',
+      emails: ['eve@example.com'],
+    });
     expect(Object.keys(ofFirst.responses).sort()).toEqual([c.poll.q1, c.poll.q2].sort());
     expect(ofFirst.responses[c.poll.q1].value).toBe('Ads');
     expect(ofEarly).toMatchObject({ type: 'completed-survey', submissionsComplete: true, email: null, emails: [] });
@@ -424,7 +490,10 @@ describe('payload rules', () => {
   });
 
   it('anonymous poll: email null and emails [] whatever the answers and metadata hold', async () => {
-    const c = await scenario('anon', [{ status: 200 }], { submit: false, pollExtra: { settings: { anonymous: true } } });
+    const c = await scenario('anon', [{ status: 200 }], {
+      submit: false,
+      pollExtra: { settings: { anonymous: true } },
+    });
     await answer(h, {
       pollId: c.poll.pollId,
       answers: [
@@ -455,7 +524,16 @@ describe('saved webhooks and logic-triggered deliveries', () => {
       method: 'POST',
       url: '/slide/update',
       headers: bearer(acct.key),
-      payload: { slideId: c.poll.q1, logic: [{ match: 'all', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url: receiver.url(logicPath) } }] },
+      payload: {
+        slideId: c.poll.q1,
+        logic: [
+          {
+            match: 'all',
+            conditions: [{ op: 'answered' }],
+            action: { type: 'trigger-webhook', url: receiver.url(logicPath) },
+          },
+        ],
+      },
     });
     expect(upd.statusCode, upd.body).toBe(200);
     await answer(h, { pollId: c.poll.pollId, answers: [{ slideId: c.poll.q1, value: 'from logic' }] });
@@ -502,4 +580,3 @@ describe('every request received', () => {
     }
   });
 });
-

@@ -2,7 +2,16 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../support/db.js';
 import { listAll, surveyWithWebhooks, until, type Api } from '../support/e2e.js';
-import { apiClient, freePort, runCanvassJson, spawnCanvass, waitForHttp, processStorage, type CanvassProcess, type Env } from '../support/processes.js';
+import {
+  apiClient,
+  freePort,
+  runCanvassJson,
+  spawnCanvass,
+  waitForHttp,
+  processStorage,
+  type CanvassProcess,
+  type Env,
+} from '../support/processes.js';
 import { startReceiver } from '../support/receiver.js';
 
 /**
@@ -25,7 +34,13 @@ const QUICK = '/drain-quick';
 const SLOW = '/drain-slow';
 const LOCKED = '/drain-locked';
 
-type Delivery = { id: string; participantId: string; status: string; attemptCount: number; nextAttemptAt: string | null };
+type Delivery = {
+  id: string;
+  participantId: string;
+  status: string;
+  attemptCount: number;
+  nextAttemptAt: string | null;
+};
 type Detail = Delivery & { attempts: { number: number; statusCode: number | null; error: string | null }[] };
 type Survey = Awaited<ReturnType<typeof surveyWithWebhooks>>;
 
@@ -51,7 +66,10 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
   };
   storage = await processStorage(env, 'drain');
-  ({ accountId, apiKey: key } = await runCanvassJson<{ accountId: string; apiKey: string }>(['accounts', 'create', '--name', 'Drain', '--owner-email', 'drain@example.com', '--json'], env));
+  ({ accountId, apiKey: key } = await runCanvassJson<{ accountId: string; apiKey: string }>(
+    ['accounts', 'create', '--name', 'Drain', '--owner-email', 'drain@example.com', '--json'],
+    env,
+  ));
   if (onPostgres) apiServer = await startServe('canvass serve --no-worker', false);
 });
 afterAll(async () => {
@@ -62,7 +80,11 @@ afterAll(async () => {
 
 async function startServe(name: string, worker: boolean) {
   const port = await freePort();
-  const proc = spawnCanvass(name, worker ? ['serve'] : ['serve', '--no-worker'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
+  const proc = spawnCanvass(name, worker ? ['serve'] : ['serve', '--no-worker'], {
+    ...env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+  });
   procs.push(proc);
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/healthz`, 60_000, proc);
@@ -89,12 +111,18 @@ async function inspect<T>(fn: (api: Api) => Promise<T>): Promise<T> {
   }
 }
 
-const deliveriesOf = (api: Api, s: Survey) => listAll<Delivery>(api, `/webhooks/deliveries?webhookId=${s.webhookIds[0]}`);
-const detail = async (api: Api, id: string) => (await api('GET', `/webhooks/delivery?deliveryId=${id}`)).json.data as Detail;
+const deliveriesOf = (api: Api, s: Survey) =>
+  listAll<Delivery>(api, `/webhooks/deliveries?webhookId=${s.webhookIds[0]}`);
+const detail = async (api: Api, id: string) =>
+  (await api('GET', `/webhooks/delivery?deliveryId=${id}`)).json.data as Detail;
 
 async function answer(api: Api, s: Survey, n: number, prefix: string): Promise<void> {
   for (let i = 0; i < n; i++) {
-    const r = await api('POST', '/participant/responses', { pollId: s.pollId, participantId: `${prefix}-${i}`, answers: [{ slideId: s.slideIds[0], value: `${prefix} ${i}` }] });
+    const r = await api('POST', '/participant/responses', {
+      pollId: s.pollId,
+      participantId: `${prefix}-${i}`,
+      answers: [{ slideId: s.slideIds[0], value: `${prefix} ${i}` }],
+    });
     expect(r.status, JSON.stringify(r.json)).toBe(201);
   }
 }
@@ -102,7 +130,9 @@ async function answer(api: Api, s: Survey, n: number, prefix: string): Promise<v
 const at = (p: string) => receiver.received.filter((r) => r.path === p);
 
 /** SIGTERM, then how long the process took to exit and how. */
-async function terminate(proc: CanvassProcess): Promise<{ ms: number; code: number | null; signal: NodeJS.Signals | null }> {
+async function terminate(
+  proc: CanvassProcess,
+): Promise<{ ms: number; code: number | null; signal: NodeJS.Signals | null }> {
   const t0 = Date.now();
   proc.child.kill('SIGTERM');
   const kill = setTimeout(() => proc.child.kill('SIGKILL'), 60_000);
@@ -117,8 +147,16 @@ describe(`SIGTERM drains (real processes, ${onPostgres ? 'PostgreSQL' : 'embedde
     receiver.script(SLOW, [{ status: 200, delayMs: SLOW_REPLY_MS }]);
     receiver.script(LOCKED, [{ status: 200, delayMs: 300 }]);
     const w1 = await startWorker('worker 1');
-    for (const [name, p] of [['quick', QUICK], ['slow', SLOW], ['locked', LOCKED]] as const) {
-      surveys[name] = await surveyWithWebhooks(w1.api, accountId, { title: `Drain ${name}`, slides: ['Anything?'], webhooks: [{ url: receiver.url(p), deliveryRule: 'partial' }] });
+    for (const [name, p] of [
+      ['quick', QUICK],
+      ['slow', SLOW],
+      ['locked', LOCKED],
+    ] as const) {
+      surveys[name] = await surveyWithWebhooks(w1.api, accountId, {
+        title: `Drain ${name}`,
+        slides: ['Anything?'],
+        webhooks: [{ url: receiver.url(p), deliveryRule: 'partial' }],
+      });
     }
 
     await answer(w1.api, surveys.quick!, 6, 'quick');
@@ -151,7 +189,9 @@ describe(`SIGTERM drains (real processes, ${onPostgres ? 'PostgreSQL' : 'embedde
     const w2 = await startWorker('worker 2');
     await answer(w2.api, surveys.slow!, 4, 'slow');
     await receiver.waitFor(() => at(SLOW).length === 4, 20_000);
-    const leasedUntil = Math.min(...(await deliveriesOf(w2.api, surveys.slow!)).map((d) => Date.parse(d.nextAttemptAt!)));
+    const leasedUntil = Math.min(
+      ...(await deliveriesOf(w2.api, surveys.slow!)).map((d) => Date.parse(d.nextAttemptAt!)),
+    );
     const firstSent = Math.min(...at(SLOW).map((r) => r.at));
     const stopped = await terminate(w2.proc);
     const exitedAt = Date.now();
@@ -179,57 +219,74 @@ describe(`SIGTERM drains (real processes, ${onPostgres ? 'PostgreSQL' : 'embedde
     await receiver.waitFor(() => at(SLOW).filter((r) => r.headers['x-service-attempt'] === '2').length === 4, 15_000);
     const resent = at(SLOW).filter((r) => r.headers['x-service-attempt'] === '2');
     expect(Math.max(...resent.map((r) => r.at)) - readyAt).toBeLessThan(5_000);
-    await until('the retries to be recorded', async () => (await deliveriesOf(w3.api, surveys.slow!)).every((d) => d.status === 'delivered' && d.attemptCount === 2), 15_000);
+    await until(
+      'the retries to be recorded',
+      async () =>
+        (await deliveriesOf(w3.api, surveys.slow!)).every((d) => d.status === 'delivered' && d.attemptCount === 2),
+      15_000,
+    );
     if (!apiServer) expect(await w3.proc.stop(), w3.proc.output()).toEqual({ code: 0, signal: null });
   }, 85_000);
 
   // Only PostgreSQL lets the test hold a lock against the worker's writes.
-  it.skipIf(!onPostgres)('attempts it cannot record within the drain window are released: due at once, taken by the next worker', async () => {
-    const w3 = procs.find((p) => p.name === 'canvass worker 3')!;
-    const api = apiServer!.api;
-    // Hold the attempt log: the worker's result transactions wait on it.
-    const blocker = new pg.Client({ connectionString: storage!.url! });
-    await blocker.connect();
-    let locked = true;
-    try {
-      await blocker.query('BEGIN');
-      await blocker.query('LOCK TABLE attempts IN SHARE MODE');
-      await answer(api, surveys.locked!, 4, 'locked');
-      await receiver.waitFor(() => at(LOCKED).length === 4, 20_000);
-      await new Promise((r) => setTimeout(r, 1_000)); // answered, and stuck recording
-      const held = await deliveriesOf(api, surveys.locked!);
-      for (const d of held) expect(d, JSON.stringify(d)).toMatchObject({ status: 'in_flight', attemptCount: 1 });
-      const leasedUntil = Math.min(...held.map((d) => Date.parse(d.nextAttemptAt!)));
+  it.skipIf(!onPostgres)(
+    'attempts it cannot record within the drain window are released: due at once, taken by the next worker',
+    async () => {
+      const w3 = procs.find((p) => p.name === 'canvass worker 3')!;
+      const api = apiServer!.api;
+      // Hold the attempt log: the worker's result transactions wait on it.
+      const blocker = new pg.Client({ connectionString: storage!.url! });
+      await blocker.connect();
+      let locked = true;
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query('LOCK TABLE attempts IN SHARE MODE');
+        await answer(api, surveys.locked!, 4, 'locked');
+        await receiver.waitFor(() => at(LOCKED).length === 4, 20_000);
+        await new Promise((r) => setTimeout(r, 1_000)); // answered, and stuck recording
+        const held = await deliveriesOf(api, surveys.locked!);
+        for (const d of held) expect(d, JSON.stringify(d)).toMatchObject({ status: 'in_flight', attemptCount: 1 });
+        const leasedUntil = Math.min(...held.map((d) => Date.parse(d.nextAttemptAt!)));
 
-      const t0 = Date.now();
-      w3.child.kill('SIGTERM');
-      await w3.waitForOutput(/were released/, DRAIN_MS + 10_000);
-      const releasedAt = Date.now();
-      expect(releasedAt - t0).toBeGreaterThanOrEqual(DRAIN_MS - 500);
-      expect(releasedAt - t0).toBeLessThan(DRAIN_MS + 4_000);
-      expect(w3.output()).toMatch(/"released":4/);
+        const t0 = Date.now();
+        w3.child.kill('SIGTERM');
+        await w3.waitForOutput(/were released/, DRAIN_MS + 10_000);
+        const releasedAt = Date.now();
+        expect(releasedAt - t0).toBeGreaterThanOrEqual(DRAIN_MS - 500);
+        expect(releasedAt - t0).toBeLessThan(DRAIN_MS + 4_000);
+        expect(w3.output()).toMatch(/"released":4/);
 
-      // Given back: pending and due now, long before the lease would have expired; the attempt
-      // may have reached the endpoint, so its number stays used.
-      for (const d of await deliveriesOf(api, surveys.locked!)) {
-        expect(d, JSON.stringify(d)).toMatchObject({ status: 'pending', attemptCount: 1 });
-        expect(Date.parse(d.nextAttemptAt!)).toBeLessThanOrEqual(releasedAt);
-        expect(Date.parse(d.nextAttemptAt!)).toBeLessThan(leasedUntil - 2_000);
+        // Given back: pending and due now, long before the lease would have expired; the attempt
+        // may have reached the endpoint, so its number stays used.
+        for (const d of await deliveriesOf(api, surveys.locked!)) {
+          expect(d, JSON.stringify(d)).toMatchObject({ status: 'pending', attemptCount: 1 });
+          expect(Date.parse(d.nextAttemptAt!)).toBeLessThanOrEqual(releasedAt);
+          expect(Date.parse(d.nextAttemptAt!)).toBeLessThan(leasedUntil - 2_000);
+        }
+        await blocker.query('ROLLBACK');
+        locked = false;
+        const exit = await Promise.race([w3.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000))]);
+        expect(exit, w3.output()).toEqual({ code: 0, signal: null });
+      } finally {
+        if (locked) await blocker.query('ROLLBACK').catch(() => {});
+        await blocker.end();
       }
-      await blocker.query('ROLLBACK');
-      locked = false;
-      const exit = await Promise.race([w3.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000))]);
-      expect(exit, w3.output()).toEqual({ code: 0, signal: null });
-    } finally {
-      if (locked) await blocker.query('ROLLBACK').catch(() => {});
-      await blocker.end();
-    }
-    // Its late result was fenced off by the release: logged, but deciding nothing.
-    for (const d of await deliveriesOf(api, surveys.locked!)) expect(d.status).toBe('pending');
+      // Its late result was fenced off by the release: logged, but deciding nothing.
+      for (const d of await deliveriesOf(api, surveys.locked!)) expect(d.status).toBe('pending');
 
-    receiver.script(LOCKED, [{ status: 200 }]);
-    await startWorker('worker 4');
-    await receiver.waitFor(() => at(LOCKED).filter((r) => r.headers['x-service-attempt'] === '2').length === 4, 15_000);
-    await until('the released deliveries to be delivered', async () => (await deliveriesOf(api, surveys.locked!)).every((d) => d.status === 'delivered' && d.attemptCount === 2), 15_000);
-  }, 80_000);
+      receiver.script(LOCKED, [{ status: 200 }]);
+      await startWorker('worker 4');
+      await receiver.waitFor(
+        () => at(LOCKED).filter((r) => r.headers['x-service-attempt'] === '2').length === 4,
+        15_000,
+      );
+      await until(
+        'the released deliveries to be delivered',
+        async () =>
+          (await deliveriesOf(api, surveys.locked!)).every((d) => d.status === 'delivered' && d.attemptCount === 2),
+        15_000,
+      );
+    },
+    80_000,
+  );
 });

@@ -48,7 +48,14 @@ async function logicPoll(acct: TestAccount, ratingHook: string, doneHook?: strin
     method: 'POST',
     url: '/slide',
     headers: bearer(acct.key),
-    payload: { pollId: poll.id, type: 'star-rating', title: 'Rate us', logic: [{ match: 'all', conditions: [{ op: 'lt', value: 3 }], action: { type: 'trigger-webhook', url: ratingHook } }] },
+    payload: {
+      pollId: poll.id,
+      type: 'star-rating',
+      title: 'Rate us',
+      logic: [
+        { match: 'all', conditions: [{ op: 'lt', value: 3 }], action: { type: 'trigger-webhook', url: ratingHook } },
+      ],
+    },
   });
   expect(ratingRes.statusCode, ratingRes.body).toBe(201);
   const rating = ratingRes.json().data;
@@ -64,7 +71,8 @@ async function logicPoll(acct: TestAccount, ratingHook: string, doneHook?: strin
 }
 
 const at = (path: string) => (r: Received[]) => r.filter((x) => x.path === path);
-const waitAt = async (path: string, n: number, timeoutMs?: number) => at(path)(await receiver.waitFor((r) => at(path)(r).length >= n, timeoutMs));
+const waitAt = async (path: string, n: number, timeoutMs?: number) =>
+  at(path)(await receiver.waitFor((r) => at(path)(r).length >= n, timeoutMs));
 
 function expectSigned(req: Received, secret: string) {
   verifySignature({ secret, header: req.headers['x-service-signature'], rawBody: req.rawBody });
@@ -87,7 +95,13 @@ function expectLogicHeaders(req: Received, attempt: number) {
 }
 
 async function deliveryOf(acct: TestAccount, id: string) {
-  return call(acct, 'GET', `/webhooks/delivery?deliveryId=${id}`) as Promise<{ status: string; source: string; webhookId: string | null; attemptCount: number; attempts: { number: number; statusCode: number | null }[] }>;
+  return call(acct, 'GET', `/webhooks/delivery?deliveryId=${id}`) as Promise<{
+    status: string;
+    source: string;
+    webhookId: string | null;
+    attemptCount: number;
+    attempts: { number: number; statusCode: number | null }[];
+  }>;
 }
 
 async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
@@ -108,7 +122,11 @@ describe('logic-triggered deliveries end to end', () => {
     expect(p.signingSecret).toMatch(/^whsec_/);
     const hook = await createWebhook(h, acct, p.pollId, receiver.url('/saved1'), 'partial');
     expect(hook.signingSecret).toBeUndefined();
-    const r = await answer(h, { pollId: p.pollId, answers: [{ slideId: p.rating, value: 2 }], participantMetadata: { email: 'Pat@Example.com' } });
+    const r = await answer(h, {
+      pollId: p.pollId,
+      answers: [{ slideId: p.rating, value: 2 }],
+      participantMetadata: { email: 'Pat@Example.com' },
+    });
 
     const [logicReq] = await waitAt('/q1', 1);
     const [savedReq] = await waitAt('/saved1', 1);
@@ -119,15 +137,37 @@ describe('logic-triggered deliveries end to end', () => {
 
     const logicBody = JSON.parse(logicReq!.rawBody);
     const savedBody = JSON.parse(savedReq!.rawBody);
-    expect(Object.keys(logicBody).sort()).toEqual(['accountId', 'email', 'emails', 'metadata', 'participantId', 'pollId', 'responses', 'submissionsComplete', 'timestamp', 'type']);
+    expect(Object.keys(logicBody).sort()).toEqual([
+      'accountId',
+      'email',
+      'emails',
+      'metadata',
+      'participantId',
+      'pollId',
+      'responses',
+      'submissionsComplete',
+      'timestamp',
+      'type',
+    ]);
     expect(Object.keys(logicBody).sort()).toEqual(Object.keys(savedBody).sort());
-    expect(logicBody).toMatchObject({ type: 'submitted-responses', accountId: acct.accountId, pollId: p.pollId, participantId: r.participantId, submissionsComplete: false, email: 'pat@example.com', emails: ['pat@example.com'] });
+    expect(logicBody).toMatchObject({
+      type: 'submitted-responses',
+      accountId: acct.accountId,
+      pollId: p.pollId,
+      participantId: r.participantId,
+      submissionsComplete: false,
+      email: 'pat@example.com',
+      emails: ['pat@example.com'],
+    });
     expect(logicBody.responses).toEqual(savedBody.responses);
     expect(logicBody.responses[p.rating]).toMatchObject({ slideId: p.rating, value: 2, type: 'star-rating' });
     // Two events, two delivery ids.
     expect(logicReq!.headers['x-service-delivery-id']).not.toBe(savedReq!.headers['x-service-delivery-id']);
 
-    const d = await until(() => deliveryOf(acct, logicReq!.headers['x-service-delivery-id']!), (x) => x.status === 'delivered');
+    const d = await until(
+      () => deliveryOf(acct, logicReq!.headers['x-service-delivery-id']!),
+      (x) => x.status === 'delivered',
+    );
     expect(d).toMatchObject({ source: 'question-logic', webhookId: null, attemptCount: 1 });
   });
 
@@ -143,19 +183,34 @@ describe('logic-triggered deliveries end to end', () => {
     const acct = await h.account();
     const p = await logicPoll(acct, receiver.url('/q-unused'), receiver.url('/done2'));
     const first = await answer(h, { pollId: p.pollId, answers: [{ slideId: p.rating, value: 5 }] });
-    await answer(h, { pollId: p.pollId, participantId: first.participantId, answers: [{ slideId: p.comment, value: 'All good' }] });
+    await answer(h, {
+      pollId: p.pollId,
+      participantId: first.participantId,
+      answers: [{ slideId: p.comment, value: 'All good' }],
+    });
     const [req] = await waitAt('/done2', 1);
     // No saved webhook ever existed, so no create call returned a secret: the account got one
     // at this first delivery (SPEC §2.3), readable here only from storage.
-    const account = await h.database.db.selectFrom('accounts').select('signing_secret').where('id', '=', acct.accountId).executeTakeFirstOrThrow();
+    const account = await h.database.db
+      .selectFrom('accounts')
+      .select('signing_secret')
+      .where('id', '=', acct.accountId)
+      .executeTakeFirstOrThrow();
     expect(account.signing_secret).toMatch(/^whsec_/);
     expectSigned(req!, account.signing_secret!);
     expectLogicHeaders(req!, 1);
     const body = JSON.parse(req!.rawBody);
-    expect(body).toMatchObject({ type: 'completed-survey', submissionsComplete: true, participantId: first.participantId });
+    expect(body).toMatchObject({
+      type: 'completed-survey',
+      submissionsComplete: true,
+      participantId: first.participantId,
+    });
     expect(Object.keys(body.responses).sort()).toEqual([p.rating, p.comment].sort());
     expect(at('/q-unused')(receiver.received)).toEqual([]);
-    const d = await until(() => deliveryOf(acct, req!.headers['x-service-delivery-id']!), (x) => x.status === 'delivered');
+    const d = await until(
+      () => deliveryOf(acct, req!.headers['x-service-delivery-id']!),
+      (x) => x.status === 'delivered',
+    );
     expect(d).toMatchObject({ source: 'survey-logic', webhookId: null });
   });
 
@@ -174,14 +229,23 @@ describe('logic-triggered deliveries end to end', () => {
     const [, a2] = await waitAt('/flaky', 2);
     expectLogicHeaders(a2!, 2);
     expectSigned(a2!, after.signingSecret);
-    expect(() => verifySignature({ secret: before.signingSecret, header: a2!.headers['x-service-signature'], rawBody: a2!.rawBody })).toThrow();
+    expect(() =>
+      verifySignature({
+        secret: before.signingSecret,
+        header: a2!.headers['x-service-signature'],
+        rawBody: a2!.rawBody,
+      }),
+    ).toThrow();
 
     expect(a2!.headers['x-service-delivery-id']).toBe(a1!.headers['x-service-delivery-id']);
     expect(a2!.rawBody).toBe(a1!.rawBody);
     expect(a2!.headers['x-service-signature']).not.toBe(a1!.headers['x-service-signature']);
     expect(a2!.at - a1!.at).toBeGreaterThanOrEqual(LADDER[0]! - 50);
 
-    const d = await until(() => deliveryOf(acct, a1!.headers['x-service-delivery-id']!), (x) => x.status === 'delivered');
+    const d = await until(
+      () => deliveryOf(acct, a1!.headers['x-service-delivery-id']!),
+      (x) => x.status === 'delivered',
+    );
     expect(d.attempts.map((x) => [x.number, x.statusCode])).toEqual([
       [1, 503],
       [2, 200],
@@ -198,15 +262,28 @@ describe('logic-triggered deliveries end to end', () => {
     const reqs = await waitAt('/down', 6, 20_000);
     expect(reqs.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2', '3', '4', '5', '6']);
     expect(new Set(reqs.map((r) => r.headers['x-service-delivery-id'])).size).toBe(1);
-    for (let i = 1; i < reqs.length; i++) expect(reqs[i]!.at - reqs[i - 1]!.at).toBeGreaterThanOrEqual(LADDER[i - 1]! - 50);
+    for (let i = 1; i < reqs.length; i++)
+      expect(reqs[i]!.at - reqs[i - 1]!.at).toBeGreaterThanOrEqual(LADDER[i - 1]! - 50);
     const id = reqs[0]!.headers['x-service-delivery-id']!;
-    const d = await until(() => deliveryOf(acct, id), (x) => x.status === 'given_up');
+    const d = await until(
+      () => deliveryOf(acct, id),
+      (x) => x.status === 'given_up',
+    );
     expect(d.attemptCount).toBe(6);
     await new Promise((r) => setTimeout(r, 800));
     expect(at('/down')(receiver.received)).toHaveLength(6);
     // The logic endpoint records the give-up for failure alerts.
-    const endpoint = await h.database.db.selectFrom('endpoints').selectAll().where('poll_id', '=', p.pollId).executeTakeFirstOrThrow();
-    expect(endpoint).toMatchObject({ source: 'question-logic', slide_id: p.rating, webhook_id: null, last_failure: 'HTTP 503' });
+    const endpoint = await h.database.db
+      .selectFrom('endpoints')
+      .selectAll()
+      .where('poll_id', '=', p.pollId)
+      .executeTakeFirstOrThrow();
+    expect(endpoint).toMatchObject({
+      source: 'question-logic',
+      slide_id: p.rating,
+      webhook_id: null,
+      last_failure: 'HTTP 503',
+    });
     expect(endpoint.last_given_up_at).not.toBeNull();
   });
 
@@ -217,7 +294,10 @@ describe('logic-triggered deliveries end to end', () => {
     const r = await answer(h, { pollId: p.pollId, answers: [{ slideId: p.rating, value: 5 }], complete: true });
     expect(r.complete).toBe(true);
     const [req] = await waitAt('/gone', 1);
-    const d = await until(() => deliveryOf(acct, req!.headers['x-service-delivery-id']!), (x) => x.status === 'rejected');
+    const d = await until(
+      () => deliveryOf(acct, req!.headers['x-service-delivery-id']!),
+      (x) => x.status === 'rejected',
+    );
     expect(d.attempts.map((x) => x.statusCode)).toEqual([410]);
     await new Promise((r2) => setTimeout(r2, LADDER[0]! + 400));
     expect(at('/gone')(receiver.received)).toHaveLength(1);

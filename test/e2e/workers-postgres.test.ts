@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/verify.js';
 import { createPgDatabase } from '../support/db.js';
-import { apiClient, freePort, pool, runCanvassJson, spawnCanvass, waitForHttp, type CanvassProcess, type Env } from '../support/processes.js';
+import {
+  apiClient,
+  freePort,
+  pool,
+  runCanvassJson,
+  spawnCanvass,
+  waitForHttp,
+  type CanvassProcess,
+  type Env,
+} from '../support/processes.js';
 import { startReceiver, type Received } from '../support/receiver.js';
 
 /**
@@ -64,7 +73,10 @@ async function count(api: ReturnType<typeof apiClient>, webhookId: string, statu
   let n = 0;
   let cursor: string | null = null;
   do {
-    const res = await api('GET', `/webhooks/deliveries?webhookId=${webhookId}&status=${status}&limit=100${cursor ? `&startCursor=${cursor}` : ''}`);
+    const res = await api(
+      'GET',
+      `/webhooks/deliveries?webhookId=${webhookId}&status=${status}&limit=100${cursor ? `&startCursor=${cursor}` : ''}`,
+    );
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     n += (res.json.data as unknown[]).length;
     cursor = res.json.hasNextPage ? (res.json.endCursor as string) : null;
@@ -77,12 +89,19 @@ describe.skipIf(!PG)('three workers and an API on one PostgreSQL database (real 
     const migrated = await runCanvassJson<{ applied: string[] }>(['migrate', '--json'], env);
     expect(migrated.applied.length).toBeGreaterThan(0);
     const port = await freePort();
-    const server = spawnCanvass('canvass serve --no-worker', ['serve', '--no-worker'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
+    const server = spawnCanvass('canvass serve --no-worker', ['serve', '--no-worker'], {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    });
     procs.push(server);
     const workers = [1, 2, 3].map((n) => spawnCanvass(`canvass worker ${n}`, ['worker'], env));
     procs.push(...workers);
     // The CLI works beside the running processes (PostgreSQL has no single-writer lock).
-    const account = await runCanvassJson<{ accountId: string; userId: string; apiKey: string }>(['accounts', 'create', '--name', 'Scale', '--owner-email', 'scale@example.com', '--json'], env);
+    const account = await runCanvassJson<{ accountId: string; userId: string; apiKey: string }>(
+      ['accounts', 'create', '--name', 'Scale', '--owner-email', 'scale@example.com', '--json'],
+      env,
+    );
     expect(account.apiKey).toMatch(/^cvk_/);
     const base = `http://127.0.0.1:${port}`;
     await waitForHttp(`${base}/healthz`, 60_000, server);
@@ -106,10 +125,13 @@ describe.skipIf(!PG)('three workers and an API on one PostgreSQL database (real 
       secret ||= hook.json.signingSecret as string;
     }
     expect(secret).toMatch(/^whsec_/);
-    const script = (replies: Parameters<typeof receiver.script>[1]) => paths.forEach((p) => receiver.script(p, replies));
+    const script = (replies: Parameters<typeof receiver.script>[1]) =>
+      paths.forEach((p) => receiver.script(p, replies));
     // Nothing left in any other state (each such list is one short page when all is well).
     const settled = async () => {
-      for (const w of webhookIds) for (const status of ['pending', 'in_flight', 'rejected', 'given_up', 'cancelled']) if ((await count(api, w, status)) > 0) return false;
+      for (const w of webhookIds)
+        for (const status of ['pending', 'in_flight', 'rejected', 'given_up', 'cancelled'])
+          if ((await count(api, w, status)) > 0) return false;
       return true;
     };
     const delivered = async () => {
@@ -121,7 +143,11 @@ describe.skipIf(!PG)('three workers and an API on one PostgreSQL database (real 
     const respondent = apiClient(base, null);
     const acked = new Set<string>();
     const submit = async (i: number) => {
-      const r = await respondent('POST', '/participant/responses', { pollId, participantId: `r-${i}`, answers: [{ slideId, value: `answer ${i}` }] });
+      const r = await respondent('POST', '/participant/responses', {
+        pollId,
+        participantId: `r-${i}`,
+        answers: [{ slideId, value: `answer ${i}` }],
+      });
       expect(r.status, JSON.stringify(r.json)).toBe(201);
       acked.add(`r-${i}`);
     };
@@ -178,18 +204,22 @@ describe.skipIf(!PG)('three workers and an API on one PostgreSQL database (real 
     // SPEC §3: a 2xx ends a delivery. An id sent more than once must have failed (or died
     // unrecorded) before: a recorded 2xx followed by another attempt is a double claim.
     const perId = new Map<string, number>();
-    for (const r of hooks()) perId.set(r.headers['x-service-delivery-id']!, (perId.get(r.headers['x-service-delivery-id']!) ?? 0) + 1);
+    for (const r of hooks())
+      perId.set(r.headers['x-service-delivery-id']!, (perId.get(r.headers['x-service-delivery-id']!) ?? 0) + 1);
     for (const [id, n] of perId) {
       if (n === 1) continue;
       const d = await api('GET', `/webhooks/delivery?deliveryId=${id}`);
       const detail = d.json.data as { attemptCount: number; attempts: { number: number; statusCode: number | null }[] };
       expect(n).toBeLessThanOrEqual(detail.attemptCount);
-      const early = detail.attempts.slice(0, -1).filter((a) => a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300);
+      const early = detail.attempts
+        .slice(0, -1)
+        .filter((a) => a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300);
       expect(early, `${id} was sent again after a recorded 2xx`).toEqual([]);
     }
     for (const r of hooks()) verifySignature({ secret, header: r.headers['x-service-signature'], rawBody: r.rawBody });
 
     // The survivors and the API stop cleanly.
-    for (const proc of [workers[1]!, workers[2]!, server]) expect(await proc.stop(), proc.output()).toEqual({ code: 0, signal: null });
+    for (const proc of [workers[1]!, workers[2]!, server])
+      expect(await proc.stop(), proc.output()).toEqual({ code: 0, signal: null });
   }, 120_000);
 });

@@ -54,8 +54,17 @@ describe('failure-alert emails across a crash between sending and recording', ()
     };
     await expect(checkAlerts({ ...deps, store: dying })).rejects.toThrow('killed after sending');
     expect(sent).toHaveLength(1);
-    const stored = async () => (await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })).json().data as { sequence: number; subject: string }[];
-    const health = async () => ((await h.app.inject({ url: `/webhooks?pollId=${poll.pollId}`, headers: bearer(acct.key) })).json().data as { health: { state: string; alertEmailsSent: number } }[])[0]!.health;
+    const stored = async () =>
+      (await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })).json().data as {
+        sequence: number;
+        subject: string;
+      }[];
+    const health = async () =>
+      (
+        (await h.app.inject({ url: `/webhooks?pollId=${poll.pollId}`, headers: bearer(acct.key) })).json().data as {
+          health: { state: string; alertEmailsSent: number };
+        }[]
+      )[0]!.health;
     expect(await stored()).toEqual([]);
     expect(await health()).toMatchObject({ state: 'healthy', alertEmailsSent: 0 });
 

@@ -17,7 +17,14 @@ describe('flushing due batches', () => {
 
   const bodiesOf = async (webhookId: string) =>
     (await h.deps.store.deliveries.list({ accountIds: [acme.accountId], webhookId }, { limit: 50 })).data.map(
-      (d) => JSON.parse(d.body) as { pollId: string; participantId: string; responses: Record<string, { value: unknown }>; metadata: unknown; submissionsComplete: boolean },
+      (d) =>
+        JSON.parse(d.body) as {
+          pollId: string;
+          participantId: string;
+          responses: Record<string, { value: unknown }>;
+          metadata: unknown;
+          submissionsComplete: boolean;
+        },
     );
 
   it('makes one delivery per batch, of its respondent’s answers to its webhook, across polls and in several rounds', async () => {
@@ -28,10 +35,24 @@ describe('flushing due batches', () => {
     const c = (await createWebhook(h, acme, p2.pollId, 'https://hooks.example.com/c')).data.id;
 
     // r1 answers twice within the window (one batch of two answers); r2 and r3 once each.
-    await answer(h, { pollId: p1.pollId, participantId: 'r1', answers: [{ slideId: p1.q1, value: 'r1 first' }], metadata: { step: 1 } });
-    await answer(h, { pollId: p1.pollId, participantId: 'r1', answers: [{ slideId: p1.q2, value: 'r1@example.com' }], metadata: { step: 2 } });
+    await answer(h, {
+      pollId: p1.pollId,
+      participantId: 'r1',
+      answers: [{ slideId: p1.q1, value: 'r1 first' }],
+      metadata: { step: 1 },
+    });
+    await answer(h, {
+      pollId: p1.pollId,
+      participantId: 'r1',
+      answers: [{ slideId: p1.q2, value: 'r1@example.com' }],
+      metadata: { step: 2 },
+    });
     await answer(h, { pollId: p1.pollId, participantId: 'r2', answers: [{ slideId: p1.q1, value: 'r2 only' }] });
-    await answer(h, { pollId: p2.pollId, participantId: 'r3', answers: [{ slideId: p2.q1, value: 'r3 on the second poll' }] });
+    await answer(h, {
+      pollId: p2.pollId,
+      participantId: 'r3',
+      answers: [{ slideId: p2.q1, value: 'r3 on the second poll' }],
+    });
 
     expect(await flushDueBatches(h.deps, 3)).toBe(0); // nothing due before the window ends
     h.clock.advance(h.deps.delivery.batchWindowMs + 1);
@@ -41,7 +62,13 @@ describe('flushing due batches', () => {
     expect(await flushDueBatches(h.deps, 3)).toBe(0);
 
     const toA = (await bodiesOf(a)).sort((x, y) => x.participantId.localeCompare(y.participantId));
-    expect(toA.map((d) => [d.pollId, d.participantId, Object.fromEntries(Object.entries(d.responses).map(([k, v]) => [k, v.value]))])).toEqual([
+    expect(
+      toA.map((d) => [
+        d.pollId,
+        d.participantId,
+        Object.fromEntries(Object.entries(d.responses).map(([k, v]) => [k, v.value])),
+      ]),
+    ).toEqual([
       [p1.pollId, 'r1', { [p1.q1]: 'r1 first', [p1.q2]: 'r1@example.com' }],
       [p1.pollId, 'r2', { [p1.q1]: 'r2 only' }],
     ]);
@@ -51,7 +78,9 @@ describe('flushing due batches', () => {
     expect(toA[0]!.submissionsComplete).toBe(true);
     expect(toA[1]!.submissionsComplete).toBe(false);
     for (const hook of [b, c]) {
-      expect((await bodiesOf(hook)).map((d) => [d.pollId, d.participantId, Object.values(d.responses).map((r) => r.value)])).toEqual([[p2.pollId, 'r3', ['r3 on the second poll']]]);
+      expect(
+        (await bodiesOf(hook)).map((d) => [d.pollId, d.participantId, Object.values(d.responses).map((r) => r.value)]),
+      ).toEqual([[p2.pollId, 'r3', ['r3 on the second poll']]]);
     }
   });
 });

@@ -22,7 +22,10 @@ describe('GET /webhooks/deliveries time filters', () => {
       h.clock.advance(60_000);
     }
     const list = async (q: string) => {
-      const res = await h.app.inject({ url: `/webhooks/deliveries?webhookId=${hook.data.id}${q}`, headers: bearer(acct.key) });
+      const res = await h.app.inject({
+        url: `/webhooks/deliveries?webhookId=${hook.data.id}${q}`,
+        headers: bearer(acct.key),
+      });
       expect(res.statusCode, res.body).toBe(200);
       return (res.json().data as { createdAt: string }[]).map((d) => d.createdAt);
     };
@@ -31,7 +34,10 @@ describe('GET /webhooks/deliveries time filters', () => {
     const before = new Date(Date.parse(times[2]!) - 1).toISOString();
     expect(await list(`&createdAfter=${after}`)).toEqual([times[2], times[1]]);
     expect(await list(`&createdAfter=${after}&createdBefore=${before}`)).toEqual([times[1]]);
-    const bad = await h.app.inject({ url: `/webhooks/deliveries?webhookId=${hook.data.id}&createdAfter=yesterday`, headers: bearer(acct.key) });
+    const bad = await h.app.inject({
+      url: `/webhooks/deliveries?webhookId=${hook.data.id}&createdAfter=yesterday`,
+      headers: bearer(acct.key),
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().errors[0].path).toBe('query:/createdAfter');
   });

@@ -79,13 +79,32 @@ describe('GET /openapi.json', () => {
 
   it('documents the poll fields of DESIGN §2 on POST /poll and POST /poll/update', () => {
     const create = op('post /poll')!.requestBody!.content['application/json']!.schema.properties!;
-    for (const f of ['accountId', 'title', 'dryRun', 'isSynthetic', 'pageRules', 'pageExcludeRules', 'settings', 'displaySettings', 'emailDisplaySettings', 'smsDisplaySettings', 'pageDisplaySettings', 'visibilitySettings', 'targetingSettings', 'schedule', 'languageSettings', 'actionLogic']) {
+    for (const f of [
+      'accountId',
+      'title',
+      'dryRun',
+      'isSynthetic',
+      'pageRules',
+      'pageExcludeRules',
+      'settings',
+      'displaySettings',
+      'emailDisplaySettings',
+      'smsDisplaySettings',
+      'pageDisplaySettings',
+      'visibilitySettings',
+      'targetingSettings',
+      'schedule',
+      'languageSettings',
+      'actionLogic',
+    ]) {
       expect(create, f).toHaveProperty(f);
     }
     const update = op('post /poll/update')!.requestBody!.content['application/json']!.schema.properties!;
-    for (const f of ['pollId', 'isVisible', 'title', 'settings', 'languageSettings']) expect(update, f).toHaveProperty(f);
+    for (const f of ['pollId', 'isVisible', 'title', 'settings', 'languageSettings'])
+      expect(update, f).toHaveProperty(f);
     const slide = op('post /slide')!.requestBody!.content['application/json']!.schema.properties!;
-    for (const f of ['pollId', 'type', 'title', 'subtitle', 'answers', 'multi', 'idx', 'logic']) expect(slide, f).toHaveProperty(f);
+    for (const f of ['pollId', 'type', 'title', 'subtitle', 'answers', 'multi', 'idx', 'logic'])
+      expect(slide, f).toHaveProperty(f);
   });
 
   it('lists every poll, slide and account route that takes a query, with its parameters', () => {
@@ -94,11 +113,20 @@ describe('GET /openapi.json', () => {
       expect(o, key).toBeDefined();
       expect(o!.summary, key).toEqual(expect.any(String));
       const params = (o!.parameters ?? []).filter((p) => p.in === 'query');
-      for (const name of required) expect(params.find((p) => p.name === name), `${key} ?${name}`).toMatchObject({ required: true, schema: { type: 'string' } });
+      for (const name of required)
+        expect(
+          params.find((p) => p.name === name),
+          `${key} ?${name}`,
+        ).toMatchObject({ required: true, schema: { type: 'string' } });
     }
     const list = op('get /polls')!.parameters!;
     expect(list.find((p) => p.name === 'startCursor')).toMatchObject({ required: false });
-    expect(list.find((p) => p.name === 'limit')?.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    expect(list.find((p) => p.name === 'limit')?.schema).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+    });
   });
 
   it('keeps plumbing out of the API listing', () => {

@@ -3,7 +3,16 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
-import { apiRoutes, branches, contractIssues, mustSend, routeName, sample, type ApiRoute, type Schema } from '../support/openapi.js';
+import {
+  apiRoutes,
+  branches,
+  contractIssues,
+  mustSend,
+  routeName,
+  sample,
+  type ApiRoute,
+  type Schema,
+} from '../support/openapi.js';
 
 /**
  * Property-based fuzzing of every route in GET /openapi.json (DESIGN §2: "never answer 500 to
@@ -24,7 +33,19 @@ const TIME_MS = Number(process.env.CANVASS_FUZZ_MS ?? 8_000);
 // ---------------------------------------------------------------------------------------------
 // Ids: generated as references, resolved to live rows when the request is sent
 
-const REFS = ['ref:poll', 'ref:slide', 'ref:slide2', 'ref:webhook', 'ref:delivery', 'ref:account', 'ref:preview', 'ref:foreignPoll', 'ref:foreignAccount', 'ref:foreignSlide', 'ref:missingPoll'] as const;
+const REFS = [
+  'ref:poll',
+  'ref:slide',
+  'ref:slide2',
+  'ref:webhook',
+  'ref:delivery',
+  'ref:account',
+  'ref:preview',
+  'ref:foreignPoll',
+  'ref:foreignAccount',
+  'ref:foreignSlide',
+  'ref:missingPoll',
+] as const;
 type Ref = (typeof REFS)[number];
 const ID_NAMES = new Set(['accountId', 'pollId', 'slideId', 'webhookId', 'deliveryId', 'id', 'participantId']);
 
@@ -38,7 +59,12 @@ let live: Live;
 let routes: ApiRoute[];
 
 async function inject(method: string, url: string, key: string, payload?: unknown): Promise<Record<string, unknown>> {
-  const res = await h.app.inject({ method: method as 'POST', url, headers: bearer(key), ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+  const res = await h.app.inject({
+    method: method as 'POST',
+    url,
+    headers: bearer(key),
+    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+  });
   if (res.statusCode >= 300) throw new Error(`fixture ${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
   return res.json().data as Record<string, unknown>;
 }
@@ -47,19 +73,46 @@ async function inject(method: string, url: string, key: string, payload?: unknow
 async function buildFixtures(): Promise<void> {
   const poll = await inject('POST', '/poll', acme.key, { accountId: acme.accountId, title: 'Fuzz target' });
   const q1 = await inject('POST', '/slide', acme.key, { pollId: poll.id, type: 'short-answer', title: 'Why?' });
-  const q2 = await inject('POST', '/slide', acme.key, { pollId: poll.id, type: 'question', title: 'Which?', answers: [{ title: 'a' }, { title: 'b' }] });
+  const q2 = await inject('POST', '/slide', acme.key, {
+    pollId: poll.id,
+    type: 'question',
+    title: 'Which?',
+    answers: [{ title: 'a' }, { title: 'b' }],
+  });
   await inject('POST', '/poll/update', acme.key, { pollId: poll.id, isVisible: true });
-  const hook = await inject('POST', '/webhooks', acme.key, { pollId: poll.id, url: 'https://hooks.example.com/fuzz', deliveryRule: 'partial' });
-  const res = await h.app.inject({ method: 'POST', url: '/participant/responses', payload: { pollId: poll.id, answers: [{ slideId: q1.id, value: 'x' }] } });
+  const hook = await inject('POST', '/webhooks', acme.key, {
+    pollId: poll.id,
+    url: 'https://hooks.example.com/fuzz',
+    deliveryRule: 'partial',
+  });
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/participant/responses',
+    payload: { pollId: poll.id, answers: [{ slideId: q1.id, value: 'x' }] },
+  });
   if (res.statusCode !== 201) throw new Error(`fixture answer: ${res.statusCode} ${res.body}`);
-  const deliveries = (await h.app.inject({ url: `/webhooks/deliveries?webhookId=${String(hook.id)}`, headers: bearer(acme.key) })).json().data as { id: string }[];
-  live = { ...live, 'ref:poll': String(poll.id), 'ref:slide': String(q1.id), 'ref:slide2': String(q2.id), 'ref:webhook': String(hook.id), 'ref:delivery': deliveries[0]?.id ?? newId('dlv') };
+  const deliveries = (
+    await h.app.inject({ url: `/webhooks/deliveries?webhookId=${String(hook.id)}`, headers: bearer(acme.key) })
+  ).json().data as { id: string }[];
+  live = {
+    ...live,
+    'ref:poll': String(poll.id),
+    'ref:slide': String(q1.id),
+    'ref:slide2': String(q2.id),
+    'ref:webhook': String(hook.id),
+    'ref:delivery': deliveries[0]?.id ?? newId('dlv'),
+  };
 }
 
 /** Puts back what an earlier run deleted (DELETE /poll, /slide, /webhooks are fuzzed too). */
 async function ensureFixtures(): Promise<void> {
   const s = h.deps.store;
-  const [poll, slide, slide2, hook] = await Promise.all([s.polls.get(live['ref:poll']), s.slides.get(live['ref:slide']), s.slides.get(live['ref:slide2']), s.webhooks.get(live['ref:webhook'])]);
+  const [poll, slide, slide2, hook] = await Promise.all([
+    s.polls.get(live['ref:poll']),
+    s.slides.get(live['ref:slide']),
+    s.slides.get(live['ref:slide2']),
+    s.webhooks.get(live['ref:webhook']),
+  ]);
   if (!poll || !slide || !slide2 || !hook) await buildFixtures();
 }
 
@@ -73,8 +126,42 @@ function resolveRefs(v: unknown): unknown {
 // ---------------------------------------------------------------------------------------------
 // Values from schemas
 
-const ODD_STRINGS = ['', ' ', '\u0000', 'a\u0000b', '\ud800', 'x\udfff', '😀🏳️‍🌈', '\u202e', 'zero\u200bwidth', '<script>alert(1)</script>', "'; DROP TABLE polls; --", '%00', '../../etc/passwd', '${jndi:ldap://x}', '__proto__', 'constructor', 'null', 'NaN', '-0', '1e400', 'x'.repeat(3000)];
-const ODD_NUMBERS = [0, -0, -1, 0.5, 1e-300, 1e21, 2 ** 31, 2 ** 53 + 2, -(2 ** 63), Number.MAX_VALUE, Number.MIN_VALUE];
+const ODD_STRINGS = [
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfff',
+  '😀🏳️‍🌈',
+  '\u202e',
+  'zero\u200bwidth',
+  '<script>alert(1)</script>',
+  "'; DROP TABLE polls; --",
+  '%00',
+  '../../etc/passwd',
+  '${jndi:ldap://x}',
+  '__proto__',
+  'constructor',
+  'null',
+  'NaN',
+  '-0',
+  '1e400',
+  'x'.repeat(3000),
+];
+const ODD_NUMBERS = [
+  0,
+  -0,
+  -1,
+  0.5,
+  1e-300,
+  1e21,
+  2 ** 31,
+  2 ** 53 + 2,
+  -(2 ** 63),
+  Number.MAX_VALUE,
+  Number.MIN_VALUE,
+];
 
 const junk: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
@@ -103,9 +190,17 @@ const dateTime: fc.Arbitrary<string> = fc.oneof(
       ss: fc.integer({ min: 0, max: 59 }),
       frac: fc.constantFrom('', '.0', '.999', '.123456789'),
       t: fc.constantFrom('T', 't'),
-      off: fc.oneof(fc.constantFrom('Z', 'z'), fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 })).map(([s, a, b]) => `${s}${pad(a, 2)}:${pad(b, 2)}`)),
+      off: fc.oneof(
+        fc.constantFrom('Z', 'z'),
+        fc
+          .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+          .map(([s, a, b]) => `${s}${pad(a, 2)}:${pad(b, 2)}`),
+      ),
     })
-    .map((x) => `${pad(x.y, 4)}-${pad(x.mo, 2)}-${pad(x.d, 2)}${x.t}${pad(x.hh, 2)}:${pad(x.mm, 2)}:${pad(x.ss, 2)}${x.frac}${x.off}`),
+    .map(
+      (x) =>
+        `${pad(x.y, 4)}-${pad(x.mo, 2)}-${pad(x.d, 2)}${x.t}${pad(x.hh, 2)}:${pad(x.mm, 2)}:${pad(x.ss, 2)}${x.frac}${x.off}`,
+    ),
   fc
     .record({
       date: fc.constantFrom('0000-01-01', '0001-01-01', '1970-01-01', '2016-12-31', '9999-12-31'),
@@ -115,11 +210,41 @@ const dateTime: fc.Arbitrary<string> = fc.oneof(
     .map((x) => `${x.date}T${x.time}${x.off}`),
 );
 
-const URLS = ['https://hooks.example.com/fuzz', 'https://8.8.8.8/x', 'https://[2606:4700:4700::1111]/x', 'https://127.0.0.1/', 'https://[::1]/', 'https://0x7f.1/', 'https://169.254.169.254/', 'https://localhost/', 'http://hooks.example.com/', 'https://user:pw@hooks.example.com/', 'https://münchen.example/', 'https://a..b/', 'https://example.com:99999/', 'javascript:alert(1)', 'https://'];
-const url = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...URLS) }, { weight: 2, arbitrary: fc.webUrl({ validSchemes: ['https', 'http'], withQueryParameters: true, withFragments: true }) }, { weight: 1, arbitrary: text(80) });
+const URLS = [
+  'https://hooks.example.com/fuzz',
+  'https://8.8.8.8/x',
+  'https://[2606:4700:4700::1111]/x',
+  'https://127.0.0.1/',
+  'https://[::1]/',
+  'https://0x7f.1/',
+  'https://169.254.169.254/',
+  'https://localhost/',
+  'http://hooks.example.com/',
+  'https://user:pw@hooks.example.com/',
+  'https://münchen.example/',
+  'https://a..b/',
+  'https://example.com:99999/',
+  'javascript:alert(1)',
+  'https://',
+];
+const url = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...URLS) },
+  {
+    weight: 2,
+    arbitrary: fc.webUrl({ validSchemes: ['https', 'http'], withQueryParameters: true, withFragments: true }),
+  },
+  { weight: 1, arbitrary: text(80) },
+);
 
 /** The live row a field of that name names, when a request is meant to get through. */
-const OWN: Record<string, Ref[]> = { accountId: ['ref:account'], pollId: ['ref:poll'], slideId: ['ref:slide', 'ref:slide2'], webhookId: ['ref:webhook'], deliveryId: ['ref:delivery'], id: ['ref:webhook'] };
+const OWN: Record<string, Ref[]> = {
+  accountId: ['ref:account'],
+  pollId: ['ref:poll'],
+  slideId: ['ref:slide', 'ref:slide2'],
+  webhookId: ['ref:webhook'],
+  deliveryId: ['ref:delivery'],
+  id: ['ref:webhook'],
+};
 
 /** Mostly the field's own kind of live id; sometimes another account's, a missing one, another kind, or text. */
 const idValue = (name: string): fc.Arbitrary<string> =>
@@ -150,7 +275,10 @@ const cache = new Map<string, Map<Schema, fc.Arbitrary<unknown>>>();
 function value(s: Schema, mode: Mode, name = '', depth = 0): fc.Arbitrary<unknown> {
   const memo = name ? undefined : (cache.get(mode) ?? cache.set(mode, new Map()).get(mode)!);
   if (memo?.has(s)) return memo.get(s)!;
-  const arb = mode === 'clean' ? valid(s, mode, name, depth) : fc.oneof({ weight: 8, arbitrary: valid(s, mode, name, depth) }, { weight: 1, arbitrary: junk });
+  const arb =
+    mode === 'clean'
+      ? valid(s, mode, name, depth)
+      : fc.oneof({ weight: 8, arbitrary: valid(s, mode, name, depth) }, { weight: 1, arbitrary: junk });
   memo?.set(s, arb);
   return arb;
 }
@@ -171,26 +299,51 @@ function valid(s: Schema, mode: Mode, name: string, depth: number): fc.Arbitrary
       const patterns = Object.entries(s.patternProperties ?? {});
       if (patterns.length) {
         const [p, child] = patterns[0]!;
-        extra = fc.dictionary(matching(p) ?? fc.string({ maxLength: 10 }), value(child, mode, 'x', depth + 1), { maxKeys: 3 });
-      } else if (s.additionalProperties && typeof s.additionalProperties === 'object' && !('not' in s.additionalProperties)) {
-        extra = fc.dictionary(fc.string({ maxLength: 20 }), value(s.additionalProperties as Schema, mode, 'x', depth + 1), { maxKeys: 4 });
+        extra = fc.dictionary(matching(p) ?? fc.string({ maxLength: 10 }), value(child, mode, 'x', depth + 1), {
+          maxKeys: 3,
+        });
+      } else if (
+        s.additionalProperties &&
+        typeof s.additionalProperties === 'object' &&
+        !('not' in s.additionalProperties)
+      ) {
+        extra = fc.dictionary(
+          fc.string({ maxLength: 20 }),
+          value(s.additionalProperties as Schema, mode, 'x', depth + 1),
+          { maxKeys: 4 },
+        );
       }
-      const unknown = mode === 'clean' ? fc.constant({}) : fc.oneof({ weight: 9, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), junk, { maxKeys: 2 }) });
+      const unknown =
+        mode === 'clean'
+          ? fc.constant({})
+          : fc.oneof(
+              { weight: 9, arbitrary: fc.constant({}) },
+              { weight: 1, arbitrary: fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), junk, { maxKeys: 2 }) },
+            );
       return fc.tuple(known, extra, unknown).map(([a, b, c]) => ({ ...c, ...b, ...a }));
     }
     case 'array': {
       const item = Array.isArray(s.items) ? s.items[0] : s.items;
       const max = Math.min(s.maxItems ?? 4, 4);
       const items = item ? value(item, mode, name, depth + 1) : junk;
-      return mode === 'clean' ? fc.array(items, { minLength: Math.min(s.minItems ?? 0, max), maxLength: max }) : fc.array(items, { maxLength: Math.max(max, 1) });
+      return mode === 'clean'
+        ? fc.array(items, { minLength: Math.min(s.minItems ?? 0, max), maxLength: max })
+        : fc.array(items, { maxLength: Math.max(max, 1) });
     }
     case 'integer': {
       const inRange = fc.integer({ min: s.minimum ?? -1_000_000, max: s.maximum ?? 1_000_000 });
-      return mode === 'clean' ? inRange : fc.oneof({ weight: 4, arbitrary: inRange }, { weight: 1, arbitrary: fc.constantFrom(...ODD_NUMBERS, (s.minimum ?? 0) - 1, (s.maximum ?? 0) + 1) });
+      return mode === 'clean'
+        ? inRange
+        : fc.oneof(
+            { weight: 4, arbitrary: inRange },
+            { weight: 1, arbitrary: fc.constantFrom(...ODD_NUMBERS, (s.minimum ?? 0) - 1, (s.maximum ?? 0) + 1) },
+          );
     }
     case 'number': {
       const inRange = fc.double({ noNaN: true, noDefaultInfinity: true, min: s.minimum, max: s.maximum });
-      return mode === 'clean' ? inRange : fc.oneof({ weight: 4, arbitrary: inRange }, { weight: 1, arbitrary: fc.constantFrom(...ODD_NUMBERS) });
+      return mode === 'clean'
+        ? inRange
+        : fc.oneof({ weight: 4, arbitrary: inRange }, { weight: 1, arbitrary: fc.constantFrom(...ODD_NUMBERS) });
     }
     case 'boolean':
       return fc.boolean();
@@ -204,23 +357,38 @@ function valid(s: Schema, mode: Mode, name: string, depth: number): fc.Arbitrary
 }
 
 function stringValue(s: Schema, mode: Mode, name: string): fc.Arbitrary<string> {
-  if (s.pattern?.startsWith('^poll_')) return fc.oneof({ weight: 4, arbitrary: fc.constantFrom<string>('ref:preview', 'ref:poll', 'ref:foreignPoll', 'ref:missingPoll') }, { weight: 1, arbitrary: idValue('') });
+  if (s.pattern?.startsWith('^poll_'))
+    return fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc.constantFrom<string>('ref:preview', 'ref:poll', 'ref:foreignPoll', 'ref:missingPoll'),
+      },
+      { weight: 1, arbitrary: idValue('') },
+    );
   if (ID_NAMES.has(name)) return idValue(name);
   if (/url/i.test(name)) return url;
   if (s.format === 'date-time') return dateTime;
-  if (s.format === 'email') return mode === 'clean' ? fc.emailAddress() : fc.oneof({ weight: 3, arbitrary: fc.emailAddress() }, { weight: 1, arbitrary: text(60) });
+  if (s.format === 'email')
+    return mode === 'clean'
+      ? fc.emailAddress()
+      : fc.oneof({ weight: 3, arbitrary: fc.emailAddress() }, { weight: 1, arbitrary: text(60) });
   const max = Math.min(s.maxLength ?? 60, 60);
   const min = Math.min(s.minLength ?? 0, max);
-  const bySchema = (s.pattern ? matching(s.pattern) : undefined) ?? fc.string({ unit: 'grapheme', minLength: min, maxLength: max });
+  const bySchema =
+    (s.pattern ? matching(s.pattern) : undefined) ?? fc.string({ unit: 'grapheme', minLength: min, maxLength: max });
   if (mode === 'clean') return bySchema;
-  const over = s.maxLength !== undefined && s.maxLength <= 5000 ? [{ weight: 1, arbitrary: fc.constant('y'.repeat(s.maxLength + 1)) }] : [];
+  const over =
+    s.maxLength !== undefined && s.maxLength <= 5000
+      ? [{ weight: 1, arbitrary: fc.constant('y'.repeat(s.maxLength + 1)) }]
+      : [];
   return fc.oneof({ weight: 6, arbitrary: bySchema }, { weight: 2, arbitrary: text(max) }, ...over);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-type Auth = 'owner' | 'readOnly' | 'editor' | 'foreign' | 'none' | 'garbage' | 'lowercase' | 'basic' | 'long' | 'twoSpaces';
+type Auth =
+  'owner' | 'readOnly' | 'editor' | 'foreign' | 'none' | 'garbage' | 'lowercase' | 'basic' | 'long' | 'twoSpaces';
 type Gen = {
   route: ApiRoute;
   body: { kind: 'json'; value: unknown } | { kind: 'raw'; text: string } | { kind: 'none' };
@@ -235,7 +403,14 @@ type Gen = {
 const fillRefs = (name: string, s: Schema): unknown => {
   if (ID_NAMES.has(name) || s.pattern?.startsWith('^poll_')) {
     if (s.pattern?.startsWith('^poll_')) return 'ref:preview';
-    const refs: Record<string, Ref> = { accountId: 'ref:account', pollId: 'ref:poll', slideId: 'ref:slide', webhookId: 'ref:webhook', deliveryId: 'ref:delivery', id: 'ref:webhook' };
+    const refs: Record<string, Ref> = {
+      accountId: 'ref:account',
+      pollId: 'ref:poll',
+      slideId: 'ref:slide',
+      webhookId: 'ref:webhook',
+      deliveryId: 'ref:delivery',
+      id: 'ref:webhook',
+    };
     return refs[name];
   }
   if (/url/i.test(name)) return 'https://hooks.example.com/fuzz-base';
@@ -247,7 +422,9 @@ const fillRefs = (name: string, s: Schema): unknown => {
 const baseBody = (r: ApiRoute) => (r.body ? sample(r.body, fillRefs, '', ['short-answer']) : undefined);
 
 function baseQuery(r: ApiRoute): [string, string][] {
-  const out: [string, string][] = r.query.filter(mustSend).map((p) => [p.name, String(sample(p.schema, fillRefs, p.name))]);
+  const out: [string, string][] = r.query
+    .filter(mustSend)
+    .map((p) => [p.name, String(sample(p.schema, fillRefs, p.name))]);
   // Routes scoped by one of several optional ids want one of them.
   if (!out.some(([k]) => ID_NAMES.has(k))) {
     const scope = r.query.find((p) => ID_NAMES.has(p.name));
@@ -256,20 +433,58 @@ function baseQuery(r: ApiRoute): [string, string][] {
   return out;
 }
 
-const asQueryValues = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x) ?? '')) : [typeof v === 'string' ? v : JSON.stringify(v) ?? '']);
+const asQueryValues = (v: unknown): string[] =>
+  Array.isArray(v)
+    ? v.map((x) => (typeof x === 'string' ? x : (JSON.stringify(x) ?? '')))
+    : [typeof v === 'string' ? v : (JSON.stringify(v) ?? '')];
 
 function queryArb(r: ApiRoute, mode: Mode): fc.Arbitrary<[string, string][]> {
   const params = r.query.map((p) =>
-    fc.option(value(p.schema, mode, p.name).map((v) => asQueryValues(v).map((x): [string, string] => [p.name, x])), { freq: mustSend(p) ? 10 : 2 }),
+    fc.option(
+      value(p.schema, mode, p.name).map((v) => asQueryValues(v).map((x): [string, string] => [p.name, x])),
+      { freq: mustSend(p) ? 10 : 2 },
+    ),
   );
-  const extraKey = fc.oneof(fc.constantFrom(...r.query.map((p) => p.name), 'startCursor', 'limit', '__proto__', 'constructor', 'a[b]', 'x.y', ''), fc.string({ maxLength: 10 }));
-  const extras = mode === 'clean' ? fc.constant([]) : fc.oneof({ weight: 6, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(fc.tuple(extraKey, text(30)), { minLength: 1, maxLength: 2 }) });
+  const extraKey = fc.oneof(
+    fc.constantFrom(
+      ...r.query.map((p) => p.name),
+      'startCursor',
+      'limit',
+      '__proto__',
+      'constructor',
+      'a[b]',
+      'x.y',
+      '',
+    ),
+    fc.string({ maxLength: 10 }),
+  );
+  const extras =
+    mode === 'clean'
+      ? fc.constant([])
+      : fc.oneof(
+          { weight: 6, arbitrary: fc.constant([]) },
+          { weight: 1, arbitrary: fc.array(fc.tuple(extraKey, text(30)), { minLength: 1, maxLength: 2 }) },
+        );
   return fc.tuple(fc.tuple(...params), extras).map(([ps, ex]) => [...ps.flatMap((x) => x ?? []), ...ex]);
 }
 
 const RAW_QUERY_TAILS = ['', '%', '%E0%A4%A', '%00', '&&&', '=', 'limit=%FF', 'pollId', '&pollId[]=x', '+', '%2B%20'];
 
-const headerName = fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/).filter((n) => !['host', 'content-length', 'content-type', 'authorization', 'transfer-encoding', 'connection', 'expect', 'upgrade'].includes(n));
+const headerName = fc
+  .stringMatching(/^[a-z][a-z0-9-]{0,15}$/)
+  .filter(
+    (n) =>
+      ![
+        'host',
+        'content-length',
+        'content-type',
+        'authorization',
+        'transfer-encoding',
+        'connection',
+        'expect',
+        'upgrade',
+      ].includes(n),
+  );
 const headerValue = fc.stringMatching(/^[\x20-\x7e]{0,40}$/);
 const KNOWN_HEADERS: fc.Arbitrary<[string, string]> = fc.oneof(
   fc.tuple(fc.constant('content-encoding'), fc.constantFrom('gzip', 'br', 'deflate', 'identity', 'x-unknown')),
@@ -280,7 +495,23 @@ const KNOWN_HEADERS: fc.Arbitrary<[string, string]> = fc.oneof(
   fc.tuple(fc.constant('if-none-match'), fc.constantFrom('*', '"x"')),
 );
 
-const CONTENT_TYPES = ['application/json; charset=utf-8', 'application/json;charset=UTF-8', 'APPLICATION/JSON', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'application/vnd.api+json', 'application/merge-patch+json', 'text/plain', 'text/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '', ';', 'application/json, text/plain', 'application/json; boundary="'];
+const CONTENT_TYPES = [
+  'application/json; charset=utf-8',
+  'application/json;charset=UTF-8',
+  'APPLICATION/JSON',
+  'application/json; charset=latin1',
+  'application/json; charset=utf-16',
+  'application/vnd.api+json',
+  'application/merge-patch+json',
+  'text/plain',
+  'text/json',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  '',
+  ';',
+  'application/json, text/plain',
+  'application/json; boundary="',
+];
 
 type Focus = { body: number; query: number; headers: number };
 
@@ -298,31 +529,67 @@ function routeArb(route: ApiRoute, focus: Focus): fc.Arbitrary<Gen> {
   const body: fc.Arbitrary<Gen['body']> = route.body
     ? fc.oneof(
         { weight: 10 - focus.body, arbitrary: fc.constant({ kind: 'json' as const, value: baseBody(route) }) },
-        { weight: focus.body * 2, arbitrary: value(route.body, 'clean').map((v) => ({ kind: 'json' as const, value: v })) },
-        { weight: focus.body * 2, arbitrary: value(route.body, 'mixed').map((v) => ({ kind: 'json' as const, value: v })) },
-        { weight: focus.body, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => ({ kind: 'json' as const, value: v })) },
+        {
+          weight: focus.body * 2,
+          arbitrary: value(route.body, 'clean').map((v) => ({ kind: 'json' as const, value: v })),
+        },
+        {
+          weight: focus.body * 2,
+          arbitrary: value(route.body, 'mixed').map((v) => ({ kind: 'json' as const, value: v })),
+        },
+        {
+          weight: focus.body,
+          arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => ({ kind: 'json' as const, value: v })),
+        },
         { weight: focus.body, arbitrary: text(200).map((t) => ({ kind: 'raw' as const, text: t })) },
       )
-    : fc.oneof({ weight: 9, arbitrary: fc.constant({ kind: 'none' as const }) }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => ({ kind: 'json' as const, value: v })) });
+    : fc.oneof(
+        { weight: 9, arbitrary: fc.constant({ kind: 'none' as const }) },
+        { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => ({ kind: 'json' as const, value: v })) },
+      );
   const query = fc.oneof(
     { weight: 10 - focus.query, arbitrary: fc.constant(baseQuery(route)) },
     { weight: focus.query * 2, arbitrary: queryArb(route, 'clean') },
     { weight: focus.query * 2, arbitrary: queryArb(route, 'mixed') },
   );
-  const rawQuery = fc.oneof({ weight: 24, arbitrary: fc.constant('') }, { weight: focus.query, arbitrary: fc.constantFrom(...RAW_QUERY_TAILS) });
+  const rawQuery = fc.oneof(
+    { weight: 24, arbitrary: fc.constant('') },
+    { weight: focus.query, arbitrary: fc.constantFrom(...RAW_QUERY_TAILS) },
+  );
   const auth = fc.oneof(
     { weight: 20 - focus.headers, arbitrary: fc.constant<Auth>('owner') },
-    { weight: focus.headers + 1, arbitrary: fc.constantFrom<Auth>('readOnly', 'editor', 'foreign', 'none', 'garbage', 'lowercase', 'basic', 'long', 'twoSpaces') },
+    {
+      weight: focus.headers + 1,
+      arbitrary: fc.constantFrom<Auth>(
+        'readOnly',
+        'editor',
+        'foreign',
+        'none',
+        'garbage',
+        'lowercase',
+        'basic',
+        'long',
+        'twoSpaces',
+      ),
+    },
   );
   const contentType = fc.oneof(
     { weight: 20 - focus.headers, arbitrary: fc.constant<string | null>('application/json') },
     { weight: focus.headers, arbitrary: fc.constantFrom<string | null>(...CONTENT_TYPES, null) },
     { weight: 1, arbitrary: headerValue },
   );
-  const contentLength = fc.oneof({ weight: 20 - focus.headers, arbitrary: fc.constant<Gen['contentLength']>('auto') }, { weight: focus.headers, arbitrary: fc.constantFrom<Gen['contentLength']>('short', 'long') });
+  const contentLength = fc.oneof(
+    { weight: 20 - focus.headers, arbitrary: fc.constant<Gen['contentLength']>('auto') },
+    { weight: focus.headers, arbitrary: fc.constantFrom<Gen['contentLength']>('short', 'long') },
+  );
   const extra = fc.oneof(
     { weight: 10 - focus.headers, arbitrary: fc.constant({}) },
-    { weight: focus.headers, arbitrary: fc.tuple(fc.dictionary(headerName, headerValue, { maxKeys: 3 }), fc.array(KNOWN_HEADERS, { maxLength: 2 })).map(([d, k]) => ({ ...d, ...Object.fromEntries(k) })) },
+    {
+      weight: focus.headers,
+      arbitrary: fc
+        .tuple(fc.dictionary(headerName, headerValue, { maxKeys: 3 }), fc.array(KNOWN_HEADERS, { maxLength: 2 }))
+        .map(([d, k]) => ({ ...d, ...Object.fromEntries(k) })),
+    },
   );
   return fc.record({ route: fc.constant(route), body, query, rawQuery, auth, contentType, contentLength, extra });
 }
@@ -353,7 +620,10 @@ function authHeader(a: Auth): string | undefined {
 function enc(s: string): string {
   return s.replace(/[\s\S]/gu, (ch) => {
     const c = ch.charCodeAt(0);
-    if (ch.length === 1 && c >= 0xd800 && c <= 0xdfff) return [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)].map((b) => '%' + b.toString(16).toUpperCase()).join('');
+    if (ch.length === 1 && c >= 0xd800 && c <= 0xdfff)
+      return [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)]
+        .map((b) => '%' + b.toString(16).toUpperCase())
+        .join('');
     return encodeURIComponent(ch);
   });
 }
@@ -370,11 +640,20 @@ function materialise(g: Gen): Injected {
   if (g.body.kind === 'json') payload = JSON.stringify(resolveRefs(g.body.value)) ?? 'null';
   if (g.body.kind === 'raw') payload = g.body.text;
   if (payload !== undefined && g.contentType !== null) headers['content-type'] = g.contentType;
-  if (payload !== undefined && g.contentLength !== 'auto') headers['content-length'] = String(Math.max(0, Buffer.byteLength(payload) + (g.contentLength === 'short' ? -1 : 1)));
-  return { method: g.route.method, url: qs ? `${g.route.path}?${qs}` : g.route.path, headers, ...(payload === undefined ? {} : { payload }) };
+  if (payload !== undefined && g.contentLength !== 'auto')
+    headers['content-length'] = String(
+      Math.max(0, Buffer.byteLength(payload) + (g.contentLength === 'short' ? -1 : 1)),
+    );
+  return {
+    method: g.route.method,
+    url: qs ? `${g.route.path}?${qs}` : g.route.path,
+    headers,
+    ...(payload === undefined ? {} : { payload }),
+  };
 }
 
-const describeReq = (r: Injected) => `${r.method} ${r.url.slice(0, 300)}\n  headers ${JSON.stringify(r.headers).slice(0, 400)}\n  body ${(r.payload ?? '').slice(0, 600)}`;
+const describeReq = (r: Injected) =>
+  `${r.method} ${r.url.slice(0, 300)}\n  headers ${JSON.stringify(r.headers).slice(0, 400)}\n  body ${(r.payload ?? '').slice(0, 600)}`;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -396,11 +675,21 @@ async function fuzz(name: string, arb: fc.Arbitrary<Gen>, tally: Tally): Promise
     const issues = contractIssues(res);
     if (issues.length) throw new Error(`${issues.join('; ')}\n${describeReq(req)}`);
   });
-  const details = await fc.check(property, { seed: SEED, numRuns: RUNS, interruptAfterTimeLimit: TIME_MS, markInterruptAsFailure: false });
-  console.log(`fuzz ${name}: seed ${SEED}, ${details.numRuns} runs${details.interrupted ? ' (time limit)' : ''}, statuses ${JSON.stringify(tally.statuses)}`);
+  const details = await fc.check(property, {
+    seed: SEED,
+    numRuns: RUNS,
+    interruptAfterTimeLimit: TIME_MS,
+    markInterruptAsFailure: false,
+  });
+  console.log(
+    `fuzz ${name}: seed ${SEED}, ${details.numRuns} runs${details.interrupted ? ' (time limit)' : ''}, statuses ${JSON.stringify(tally.statuses)}`,
+  );
   if (details.failed) {
-    const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-    throw new Error(`fuzz ${name} failed — replay with CANVASS_FUZZ_SEED=${SEED}\n${cause}\n\n${fc.defaultReportMessage(details) ?? ''}`);
+    const cause =
+      details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+    throw new Error(
+      `fuzz ${name} failed — replay with CANVASS_FUZZ_SEED=${SEED}\n${cause}\n\n${fc.defaultReportMessage(details) ?? ''}`,
+    );
   }
 }
 
@@ -408,10 +697,24 @@ beforeAll(async () => {
   h = await harness();
   acme = await h.account({ name: 'Fuzz' });
   rival = await h.account({ name: 'Rival' });
-  keys = { owner: acme.key, readOnly: await h.member(acme.accountId, 'read_only'), editor: await h.member(acme.accountId, 'editor'), foreign: rival.key };
+  keys = {
+    owner: acme.key,
+    readOnly: await h.member(acme.accountId, 'read_only'),
+    editor: await h.member(acme.accountId, 'editor'),
+    foreign: rival.key,
+  };
   const rivalPoll = await inject('POST', '/poll', rival.key, { accountId: rival.accountId, title: 'Rival' });
-  const rivalSlide = await inject('POST', '/slide', rival.key, { pollId: rivalPoll.id, type: 'short-answer', title: 'Rival?' });
-  const preview = await h.app.inject({ method: 'POST', url: '/poll', headers: bearer(acme.key), payload: { accountId: acme.accountId, title: 'Preview', dryRun: true } });
+  const rivalSlide = await inject('POST', '/slide', rival.key, {
+    pollId: rivalPoll.id,
+    type: 'short-answer',
+    title: 'Rival?',
+  });
+  const preview = await h.app.inject({
+    method: 'POST',
+    url: '/poll',
+    headers: bearer(acme.key),
+    payload: { accountId: acme.accountId, title: 'Preview', dryRun: true },
+  });
   live = {
     'ref:account': acme.accountId,
     'ref:preview': preview.json().data.id,
@@ -435,47 +738,108 @@ describe('fuzzing every route (fast-check)', () => {
     const failures: string[] = [];
     for (const r of routes) {
       await ensureFixtures();
-      const g: Gen = { route: r, body: r.body ? { kind: 'json', value: baseBody(r) } : { kind: 'none' }, query: baseQuery(r), rawQuery: '', auth: 'owner', contentType: 'application/json', contentLength: 'auto', extra: {} };
+      const g: Gen = {
+        route: r,
+        body: r.body ? { kind: 'json', value: baseBody(r) } : { kind: 'none' },
+        query: baseQuery(r),
+        rawQuery: '',
+        auth: 'owner',
+        contentType: 'application/json',
+        contentLength: 'auto',
+        extra: {},
+      };
       const res = await h.app.inject(materialise(g));
-      if (res.statusCode >= 500 || [400, 401, 413, 415].includes(res.statusCode)) failures.push(`${routeName(r)}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+      if (res.statusCode >= 500 || [400, 401, 413, 415].includes(res.statusCode))
+        failures.push(`${routeName(r)}: ${res.statusCode} ${res.body.slice(0, 300)}`);
     }
     expect(failures).toEqual([]);
   });
 
-  const tallies = { bodies: { runs: 0, statuses: {} }, queries: { runs: 0, statuses: {} }, headers: { runs: 0, statuses: {} } } as Record<string, Tally>;
+  const tallies = {
+    bodies: { runs: 0, statuses: {} },
+    queries: { runs: 0, statuses: {} },
+    headers: { runs: 0, statuses: {} },
+  } as Record<string, Tally>;
 
-  it('generated bodies: never a 5xx, every 4xx a problem document', async () => {
-    await fuzz('bodies', requestArb(routes.filter((r) => r.body), { body: 8, query: 1, headers: 1 }), tallies.bodies!);
-  }, TIME_MS + 50_000);
+  it(
+    'generated bodies: never a 5xx, every 4xx a problem document',
+    async () => {
+      await fuzz(
+        'bodies',
+        requestArb(
+          routes.filter((r) => r.body),
+          { body: 8, query: 1, headers: 1 },
+        ),
+        tallies.bodies!,
+      );
+    },
+    TIME_MS + 50_000,
+  );
 
-  it('generated query strings: never a 5xx, every 4xx a problem document', async () => {
-    // Routes with more parameters are drawn more often, most of all those with a format to parse.
-    const weighted = routes.flatMap((r) => Array<ApiRoute>(1 + r.query.length + 4 * r.query.filter((p) => p.schema.format).length).fill(r));
-    await fuzz('queries', requestArb(weighted, { body: 1, query: 8, headers: 1 }), tallies.queries!);
-  }, TIME_MS + 50_000);
+  it(
+    'generated query strings: never a 5xx, every 4xx a problem document',
+    async () => {
+      // Routes with more parameters are drawn more often, most of all those with a format to parse.
+      const weighted = routes.flatMap((r) =>
+        Array<ApiRoute>(1 + r.query.length + 4 * r.query.filter((p) => p.schema.format).length).fill(r),
+      );
+      await fuzz('queries', requestArb(weighted, { body: 1, query: 8, headers: 1 }), tallies.queries!);
+    },
+    TIME_MS + 50_000,
+  );
 
-  it('generated headers (keys, content types, lengths, extras): never a 5xx, every 4xx a problem document', async () => {
-    await fuzz('headers', requestArb(routes, { body: 2, query: 2, headers: 8 }), tallies.headers!);
-  }, TIME_MS + 50_000);
+  it(
+    'generated headers (keys, content types, lengths, extras): never a 5xx, every 4xx a problem document',
+    async () => {
+      await fuzz('headers', requestArb(routes, { body: 2, query: 2, headers: 8 }), tallies.headers!);
+    },
+    TIME_MS + 50_000,
+  );
 
   it('regressions it found: date-time query filters storage cannot take are a 400 naming the parameter, not a 500', async () => {
     // RFC 3339 allows them, so the schema does; PostgreSQL rejects leap seconds, PGlite years 0 and 10000.
     const failures: string[] = [];
-    const timed = routes.flatMap((r) => r.query.filter((p) => p.schema.format === 'date-time').map((p) => [r, p.name] as const));
-    expect(timed.map(([r, p]) => `${routeName(r)} ${p}`)).toEqual(expect.arrayContaining(['GET /responses createdAfter', 'GET /responses createdBefore']));
+    const timed = routes.flatMap((r) =>
+      r.query.filter((p) => p.schema.format === 'date-time').map((p) => [r, p.name] as const),
+    );
+    expect(timed.map(([r, p]) => `${routeName(r)} ${p}`)).toEqual(
+      expect.arrayContaining(['GET /responses createdAfter', 'GET /responses createdBefore']),
+    );
     for (const [r, param] of timed) {
       await ensureFixtures();
-      const base = materialise({ route: r, body: { kind: 'none' }, query: baseQuery(r), rawQuery: '', auth: 'owner', contentType: null, contentLength: 'auto', extra: {} });
-      const at = (v: string) => h.app.inject({ ...base, url: `${base.url}${base.url.includes('?') ? '&' : '?'}${param}=${encodeURIComponent(v)}` });
-      for (const v of ['2016-12-31T23:59:60Z', '1998-12-31T23:59:60.5Z', '0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-23:59']) {
+      const base = materialise({
+        route: r,
+        body: { kind: 'none' },
+        query: baseQuery(r),
+        rawQuery: '',
+        auth: 'owner',
+        contentType: null,
+        contentLength: 'auto',
+        extra: {},
+      });
+      const at = (v: string) =>
+        h.app.inject({
+          ...base,
+          url: `${base.url}${base.url.includes('?') ? '&' : '?'}${param}=${encodeURIComponent(v)}`,
+        });
+      for (const v of [
+        '2016-12-31T23:59:60Z',
+        '1998-12-31T23:59:60.5Z',
+        '0000-01-01T00:00:00Z',
+        '0001-01-01T00:00:00+01:00',
+        '9999-12-31T23:59:59-23:59',
+      ]) {
         const res = await at(v);
-        const problem = res.statusCode === 400 ? (res.json() as { code: string; errors: { path: string }[] }) : undefined;
-        if (problem?.code !== 'validation_failed' || problem.errors[0]?.path !== `query:/${param}`) failures.push(`${routeName(r)} ${param}=${v}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+        const problem =
+          res.statusCode === 400 ? (res.json() as { code: string; errors: { path: string }[] }) : undefined;
+        if (problem?.code !== 'validation_failed' || problem.errors[0]?.path !== `query:/${param}`)
+          failures.push(`${routeName(r)} ${param}=${v}: ${res.statusCode} ${res.body.slice(0, 200)}`);
       }
       // The edges that storage does take still work.
       for (const v of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '2026-01-01T00:00:00.123+05:30']) {
         const res = await at(v);
-        if (res.statusCode !== 200) failures.push(`${routeName(r)} ${param}=${v}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+        if (res.statusCode !== 200)
+          failures.push(`${routeName(r)} ${param}=${v}: ${res.statusCode} ${res.body.slice(0, 200)}`);
       }
     }
     expect(failures).toEqual([]);
@@ -486,10 +850,18 @@ describe('fuzzing every route (fast-check)', () => {
       const got = Object.entries(t.statuses);
       expect(t.runs, name).toBeGreaterThan(0);
       // Something got through (2xx), something was refused by validation (400), and something by access or state (403/404/409).
-      expect(got.some(([s]) => s.startsWith('2')), `${name}: ${JSON.stringify(t.statuses)}`).toBe(true);
-      expect(got.some(([s]) => s === '400'), `${name}: ${JSON.stringify(t.statuses)}`).toBe(true);
+      expect(
+        got.some(([s]) => s.startsWith('2')),
+        `${name}: ${JSON.stringify(t.statuses)}`,
+      ).toBe(true);
+      expect(
+        got.some(([s]) => s === '400'),
+        `${name}: ${JSON.stringify(t.statuses)}`,
+      ).toBe(true);
     }
     expect((await h.app.inject({ url: '/healthz' })).statusCode).toBe(200);
-    expect((await h.app.inject({ url: `/polls?accountId=${acme.accountId}`, headers: bearer(acme.key) })).statusCode).toBe(200);
+    expect(
+      (await h.app.inject({ url: `/polls?accountId=${acme.accountId}`, headers: bearer(acme.key) })).statusCode,
+    ).toBe(200);
   });
 });

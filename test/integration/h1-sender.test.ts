@@ -12,7 +12,14 @@ import { serverTls } from '../support/tls.js';
  * (framings, interim answers, malformed answers, connections closed at the worst moment).
  */
 
-type Raw = { port: number; server: tls.Server; connections: number; requests: string[]; closed: number; close(): Promise<void> };
+type Raw = {
+  port: number;
+  server: tls.Server;
+  connections: number;
+  requests: string[];
+  closed: number;
+  close(): Promise<void>;
+};
 
 /** A TLS server whose `answer` gets each request's text and the socket; it writes what it likes. */
 async function rawServer(answer: (request: string, socket: tls.TLSSocket, nth: number) => void): Promise<Raw> {
@@ -71,7 +78,10 @@ async function raw(answer: Parameters<typeof rawServer>[0]): Promise<Raw> {
   cleanups.push(() => r.close());
   return r;
 }
-const req = (port: number, extra: Partial<{ path: string; body: string; timeoutMs: number; headers: Record<string, string> }> = {}) => ({
+const req = (
+  port: number,
+  extra: Partial<{ path: string; body: string; timeoutMs: number; headers: Record<string, string> }> = {},
+) => ({
   url: `https://127.0.0.1:${port}${extra.path ?? '/hook'}`,
   body: extra.body ?? '{"a":1}',
   headers: extra.headers ?? { 'content-type': 'application/json' },
@@ -99,7 +109,13 @@ describe('h1 sender: connections', () => {
     const s = sender();
     const body = JSON.stringify({ text: 'héllo wörld ✓ 😀' });
     for (let i = 0; i < 5; i++) {
-      const sent = await s.send(req(port, { path: `/hook/${i}?q=1`, body, headers: { 'content-type': 'application/json', 'x-service-attempt': String(i + 1) } }));
+      const sent = await s.send(
+        req(port, {
+          path: `/hook/${i}?q=1`,
+          body,
+          headers: { 'content-type': 'application/json', 'x-service-attempt': String(i + 1) },
+        }),
+      );
       expect(sent.outcome).toEqual({ kind: 'response', statusCode: 200 });
       expect(sent.excerpt).toBe('thanks');
       expect(sent.durationMs).toBeGreaterThan(0);
@@ -107,7 +123,12 @@ describe('h1 sender: connections', () => {
     expect(connections).toBe(1);
     expect(seen.map((r) => r.url)).toEqual([0, 1, 2, 3, 4].map((i) => `/hook/${i}?q=1`));
     expect(seen[3]!.body).toBe(body);
-    expect(seen[3]!.headers).toMatchObject({ host: `127.0.0.1:${port}`, 'content-length': String(Buffer.byteLength(body)), 'content-type': 'application/json', 'x-service-attempt': '4' });
+    expect(seen[3]!.headers).toMatchObject({
+      host: `127.0.0.1:${port}`,
+      'content-length': String(Buffer.byteLength(body)),
+      'content-type': 'application/json',
+      'x-service-attempt': '4',
+    });
     server.closeAllConnections();
   });
 
@@ -131,7 +152,10 @@ describe('h1 sender: connections', () => {
   it('the deadline counts the wait for a connection: a queued attempt times out unsent', async () => {
     const r = await raw((_q, socket) => setTimeout(() => socket.write(OK), 300));
     const s = sender({ connectionsPerOrigin: 1 });
-    const [first, second] = await Promise.all([s.send(req(r.port, { path: '/first', timeoutMs: 2_000 })), s.send(req(r.port, { path: '/second', timeoutMs: 150 }))]);
+    const [first, second] = await Promise.all([
+      s.send(req(r.port, { path: '/first', timeoutMs: 2_000 })),
+      s.send(req(r.port, { path: '/second', timeoutMs: 150 })),
+    ]);
     expect(first.outcome).toEqual({ kind: 'response', statusCode: 200 });
     expect(second.outcome).toEqual({ kind: 'error', error: 'timeout' });
     await sleep(400);
@@ -144,7 +168,10 @@ describe('h1 sender: connections', () => {
       socket.write(OK);
     });
     const s = sender({ connectionsPerOrigin: 1 });
-    expect((await s.send(req(r.port, { path: '/slow', timeoutMs: 150 }))).outcome).toEqual({ kind: 'error', error: 'timeout' });
+    expect((await s.send(req(r.port, { path: '/slow', timeoutMs: 150 }))).outcome).toEqual({
+      kind: 'error',
+      error: 'timeout',
+    });
     expect((await s.send(req(r.port, { path: '/fast' }))).outcome).toEqual({ kind: 'response', statusCode: 200 });
     expect(r.connections).toBe(2);
   });
@@ -180,12 +207,17 @@ describe('h1 sender: connections', () => {
   });
 
   it("the server's Keep-Alive timeout is kept: a connection it keeps 2 s is not reused; one it keeps 3 s is closed idle within about a second", async () => {
-    const short = await raw((_q, socket) => socket.write('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=2\r\nContent-Length: 0\r\n\r\n'));
+    const short = await raw((_q, socket) =>
+      socket.write('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=2\r\nContent-Length: 0\r\n\r\n'),
+    );
     const s = sender();
-    for (let i = 0; i < 3; i++) expect((await s.send(req(short.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    for (let i = 0; i < 3; i++)
+      expect((await s.send(req(short.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
     expect(short.connections).toBe(3);
 
-    const longer = await raw((_q, socket) => socket.write('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=3\r\nContent-Length: 0\r\n\r\n'));
+    const longer = await raw((_q, socket) =>
+      socket.write('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=3\r\nContent-Length: 0\r\n\r\n'),
+    );
     expect((await s.send(req(longer.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
     expect((await s.send(req(longer.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
     expect(longer.connections).toBe(1);
@@ -197,27 +229,43 @@ describe('h1 sender: connections', () => {
 
 describe('h1 sender: answers', () => {
   it('chunked and close-delimited bodies: the status and the excerpt', async () => {
-    const chunked = await raw((_q, socket) => socket.write('HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nqueued\r\n3\r\n ok\r\n0\r\n\r\n'));
+    const chunked = await raw((_q, socket) =>
+      socket.write('HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nqueued\r\n3\r\n ok\r\n0\r\n\r\n'),
+    );
     const closing = await raw((_q, socket) => socket.end('HTTP/1.1 503 Service Unavailable\r\n\r\ncome back later'));
     const s = sender();
-    expect(await s.send(req(chunked.port))).toMatchObject({ outcome: { kind: 'response', statusCode: 202 }, excerpt: 'queued ok' });
-    expect(await s.send(req(closing.port))).toMatchObject({ outcome: { kind: 'response', statusCode: 503 }, excerpt: 'come back later' });
+    expect(await s.send(req(chunked.port))).toMatchObject({
+      outcome: { kind: 'response', statusCode: 202 },
+      excerpt: 'queued ok',
+    });
+    expect(await s.send(req(closing.port))).toMatchObject({
+      outcome: { kind: 'response', statusCode: 503 },
+      excerpt: 'come back later',
+    });
   });
 
   it('an interim 103 before the answer: the status is the final one', async () => {
-    const r = await raw((_q, socket) => socket.write('HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n'));
+    const r = await raw((_q, socket) =>
+      socket.write('HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n'),
+    );
     expect((await sender().send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 204 });
   });
 
   it('redirects are answers, never followed', async () => {
-    const r = await raw((_q, socket) => socket.write('HTTP/1.1 307 Temporary Redirect\r\nLocation: https://127.0.0.1:1/elsewhere\r\nContent-Length: 0\r\n\r\n'));
+    const r = await raw((_q, socket) =>
+      socket.write(
+        'HTTP/1.1 307 Temporary Redirect\r\nLocation: https://127.0.0.1:1/elsewhere\r\nContent-Length: 0\r\n\r\n',
+      ),
+    );
     expect((await sender().send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 307 });
     expect(r.requests).toHaveLength(1);
   });
 
   it('a body past 64 KiB: the status stands, the excerpt is its first 1,024 characters, and the connection is dropped', async () => {
     const big = 'é'.repeat(100_000); // two bytes each
-    const r = await raw((_q, socket) => socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${Buffer.byteLength(big)}\r\n\r\n${big}`));
+    const r = await raw((_q, socket) =>
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${Buffer.byteLength(big)}\r\n\r\n${big}`),
+    );
     const s = sender();
     const sent = await s.send(req(r.port));
     expect(sent.outcome).toEqual({ kind: 'response', statusCode: 200 });
@@ -227,7 +275,9 @@ describe('h1 sender: answers', () => {
   });
 
   it('a malformed answer: error network, and its connection is not used again', async () => {
-    const r = await raw((_q, socket, nth) => socket.write(nth === 0 && r.connections === 1 ? 'HTTP/1.1 2xx Fine\r\n\r\n' : OK));
+    const r = await raw((_q, socket, nth) =>
+      socket.write(nth === 0 && r.connections === 1 ? 'HTTP/1.1 2xx Fine\r\n\r\n' : OK),
+    );
     const s = sender();
     expect((await s.send(req(r.port))).outcome).toEqual({ kind: 'error', error: 'network' });
     expect((await s.send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
@@ -239,7 +289,10 @@ describe('h1 sender: answers', () => {
       socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart');
       setTimeout(() => socket.destroy(), 20);
     });
-    expect(await sender().send(req(r.port))).toMatchObject({ outcome: { kind: 'response', statusCode: 200 }, excerpt: 'part' });
+    expect(await sender().send(req(r.port))).toMatchObject({
+      outcome: { kind: 'response', statusCode: 200 },
+      excerpt: 'part',
+    });
   });
 });
 
@@ -275,7 +328,9 @@ describe('h1 sender: failures to connect, and closing', () => {
 
   it('a header value with a line break is refused before anything is sent', async () => {
     const r = await raw((_q, socket) => socket.write(OK));
-    await expect(sender().send(req(r.port, { headers: { 'x-evil': 'a\r\nx-injected: 1' } }))).rejects.toThrow(/cannot be sent/);
+    await expect(sender().send(req(r.port, { headers: { 'x-evil': 'a\r\nx-injected: 1' } }))).rejects.toThrow(
+      /cannot be sent/,
+    );
     expect(r.requests).toHaveLength(0);
   });
 

@@ -6,7 +6,15 @@ import { ROLES, type Plan, type Role } from '../../src/domain/access.js';
 import { newId, type IdPrefix } from '../../src/domain/ids.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
-import { apiRoutes, contractIssues, mustSend, routeName, sample, type ApiRoute, type Schema } from '../support/openapi.js';
+import {
+  apiRoutes,
+  contractIssues,
+  mustSend,
+  routeName,
+  sample,
+  type ApiRoute,
+  type Schema,
+} from '../support/openapi.js';
 
 /**
  * "Lets no one in", measured (DESIGN §2): every route that takes an id is aimed, with another
@@ -24,8 +32,22 @@ type Kind = 'account' | 'poll' | 'slide' | 'webhook' | 'delivery' | 'participant
 type Json = Record<string, unknown>;
 type Req = { method: string; url: string; headers: Record<string, string>; payload?: string };
 
-const PREFIX: Record<Kind, IdPrefix> = { account: 'acc', poll: 'poll', slide: 'sld', webhook: 'whk', delivery: 'dlv', participant: 'prt' };
-const BY_NAME: Record<string, Kind> = { accountId: 'account', pollId: 'poll', slideId: 'slide', webhookId: 'webhook', deliveryId: 'delivery', participantId: 'participant' };
+const PREFIX: Record<Kind, IdPrefix> = {
+  account: 'acc',
+  poll: 'poll',
+  slide: 'sld',
+  webhook: 'whk',
+  delivery: 'dlv',
+  participant: 'prt',
+};
+const BY_NAME: Record<string, Kind> = {
+  accountId: 'account',
+  pollId: 'poll',
+  slideId: 'slide',
+  webhookId: 'webhook',
+  deliveryId: 'delivery',
+  participantId: 'participant',
+};
 
 /** The kind of id a field carries; 'unknown' for an id-like name this file was never taught. */
 function kindOf(r: ApiRoute, name: string): Kind | 'unknown' | undefined {
@@ -61,14 +83,37 @@ async function world(name: string): Promise<World> {
   const key = bearer(acct.key);
   const poll = await visiblePoll(h, acct, { title: `${name} main` });
   const hook = await createWebhook(h, acct, poll.pollId, `https://hooks.example.com/${name}-private-path`);
-  const p = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: `${name} says hello` }], participantMetadata: { email: `${name.toLowerCase()}-respondent@example.com` } });
-  const deliveries = (await h.app.inject({ url: `/webhooks/deliveries?webhookId=${hook.data.id}`, headers: key })).json().data as { id: string }[];
+  const p = await answer(h, {
+    pollId: poll.pollId,
+    answers: [{ slideId: poll.q1, value: `${name} says hello` }],
+    participantMetadata: { email: `${name.toLowerCase()}-respondent@example.com` },
+  });
+  const deliveries = (
+    await h.app.inject({ url: `/webhooks/deliveries?webhookId=${hook.data.id}`, headers: key })
+  ).json().data as { id: string }[];
   expect(deliveries).toHaveLength(1);
-  const hidden = (await h.app.inject({ method: 'POST', url: '/poll', headers: key, payload: { accountId: acct.accountId, title: `${name} hidden` } })).json().data.id as string;
-  const slideOfHidden = await h.app.inject({ method: 'POST', url: '/slide', headers: key, payload: { pollId: hidden, type: 'short-answer', title: 'Hidden?' } });
+  const hidden = (
+    await h.app.inject({
+      method: 'POST',
+      url: '/poll',
+      headers: key,
+      payload: { accountId: acct.accountId, title: `${name} hidden` },
+    })
+  ).json().data.id as string;
+  const slideOfHidden = await h.app.inject({
+    method: 'POST',
+    url: '/slide',
+    headers: key,
+    payload: { pollId: hidden, type: 'short-answer', title: 'Hidden?' },
+  });
   expect(slideOfHidden.statusCode, slideOfHidden.body).toBe(201);
   const apiOnly = await visiblePoll(h, acct, { title: `${name} api only`, settings: { apiOnly: true } });
-  const tr = await h.app.inject({ method: 'POST', url: '/poll/translations/update', headers: key, payload: { pollId: poll.pollId, language: 'en', translations: { hello: `${name} hello` } } });
+  const tr = await h.app.inject({
+    method: 'POST',
+    url: '/poll/translations/update',
+    headers: key,
+    payload: { pollId: poll.pollId, language: 'en', translations: { hello: `${name} hello` } },
+  });
   expect(tr.statusCode, tr.body).toBe(200);
   const alertId = newId('alr');
   await h.deps.store.alerts.insert({
@@ -83,13 +128,45 @@ async function world(name: string): Promise<World> {
     subject: `${name}: webhook failing`,
     text: 'text',
     html: '<p>html</p>',
-    details: { endpoint: hook.data.id, survey: { id: poll.pollId, title: 'x' }, question: null, trigger: 'x', configuredIn: 'x', whatWentWrong: 'x', responsesLostPastWeek: 1 },
+    details: {
+      endpoint: hook.data.id,
+      survey: { id: poll.pollId, title: 'x' },
+      question: null,
+      trigger: 'x',
+      configuredIn: 'x',
+      whatWentWrong: 'x',
+      responsesLostPastWeek: 1,
+    },
     sentAt: h.clock.now(),
   });
-  const secrets = [acct.accountId, poll.pollId, poll.q1, poll.q2, hook.data.id, deliveries[0]!.id, ...p.responseIds, hidden, apiOnly.pollId, alertId, hook.data.legacySecret, hook.signingSecret!, `${name}-private-path`, `${name} says hello`, `${name.toLowerCase()}-respondent@example.com`, `${name.toLowerCase()}-ops@example.com`];
+  const secrets = [
+    acct.accountId,
+    poll.pollId,
+    poll.q1,
+    poll.q2,
+    hook.data.id,
+    deliveries[0]!.id,
+    ...p.responseIds,
+    hidden,
+    apiOnly.pollId,
+    alertId,
+    hook.data.legacySecret,
+    hook.signingSecret!,
+    `${name}-private-path`,
+    `${name} says hello`,
+    `${name.toLowerCase()}-respondent@example.com`,
+    `${name.toLowerCase()}-ops@example.com`,
+  ];
   return {
     acct,
-    ids: { account: acct.accountId, poll: poll.pollId, slide: poll.q1, webhook: hook.data.id, delivery: deliveries[0]!.id, participant: p.participantId },
+    ids: {
+      account: acct.accountId,
+      poll: poll.pollId,
+      slide: poll.q1,
+      webhook: hook.data.id,
+      delivery: deliveries[0]!.id,
+      participant: p.participantId,
+    },
     hiddenPoll: hidden,
     apiOnlyPoll: apiOnly.pollId,
     secrets,
@@ -124,7 +201,8 @@ function spec(r: ApiRoute, ids: Record<Kind, string>): Spec {
   const slots: Slot[] = [];
   for (const p of r.query) {
     const kind = kindOf(r, p.name);
-    if (kind === 'unknown') throw new Error(`${routeName(r)}: query parameter ${p.name} looks like an id of a kind this test does not know`);
+    if (kind === 'unknown')
+      throw new Error(`${routeName(r)}: query parameter ${p.name} looks like an id of a kind this test does not know`);
     if (kind) slots.push({ at: 'query', path: [p.name], kind, required: mustSend(p) });
     if (mustSend(p)) query.set(p.name, String(sample(p.schema, fill, p.name, ['short-answer'])));
   }
@@ -136,7 +214,10 @@ function spec(r: ApiRoute, ids: Record<Kind, string>): Spec {
       else if (v && typeof v === 'object') {
         for (const [k, x] of Object.entries(v)) {
           const kind = kindOf(r, k);
-          if (kind === 'unknown') throw new Error(`${routeName(r)}: body field ${[...path, k].join('/')} looks like an id of a kind this test does not know`);
+          if (kind === 'unknown')
+            throw new Error(
+              `${routeName(r)}: body field ${[...path, k].join('/')} looks like an id of a kind this test does not know`,
+            );
           if (kind && typeof x === 'string') slots.push({ at: 'body', path: [...path, k], kind, required: true });
           else walk(x, [...path, k]);
         }
@@ -146,8 +227,10 @@ function spec(r: ApiRoute, ids: Record<Kind, string>): Spec {
     // Optional top-level id fields (a respondent's participantId).
     for (const [k, s] of Object.entries(r.body.properties ?? {})) {
       const kind = kindOf(r, k);
-      if (kind === 'unknown') throw new Error(`${routeName(r)}: body field ${k} looks like an id of a kind this test does not know`);
-      if (kind && !(r.body.required ?? []).includes(k) && s.type === 'string') slots.push({ at: 'body', path: [k], kind, required: false });
+      if (kind === 'unknown')
+        throw new Error(`${routeName(r)}: body field ${k} looks like an id of a kind this test does not know`);
+      if (kind && !(r.body.required ?? []).includes(k) && s.type === 'string')
+        slots.push({ at: 'body', path: [k], kind, required: false });
     }
   }
   return { route: r, query, body, slots };
@@ -193,12 +276,22 @@ async function scratch(w: World, kind: Kind): Promise<string> {
   const key = bearer(w.acct.key);
   switch (kind) {
     case 'poll': {
-      const res = await h.app.inject({ method: 'POST', url: '/poll', headers: key, payload: { accountId: w.acct.accountId, title: 'Scratch' } });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/poll',
+        headers: key,
+        payload: { accountId: w.acct.accountId, title: 'Scratch' },
+      });
       expect(res.statusCode, res.body).toBe(201);
       return res.json().data.id as string;
     }
     case 'slide': {
-      const res = await h.app.inject({ method: 'POST', url: '/slide', headers: key, payload: { pollId: w.hiddenPoll, type: 'short-answer', title: 'Scratch' } });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/slide',
+        headers: key,
+        payload: { pollId: w.hiddenPoll, type: 'short-answer', title: 'Scratch' },
+      });
       expect(res.statusCode, res.body).toBe(201);
       return res.json().data.id as string;
     }
@@ -214,7 +307,8 @@ async function own(r: ApiRoute, w: World, destroy: boolean): Promise<Req[]> {
   const s = spec(r, w.ids);
   const out: Req[] = [];
   for (const overrides of scopes(s, w.ids)) {
-    if (destroy && r.method === 'DELETE') for (const slot of s.slots.filter((x) => x.required)) overrides.set(slot, await scratch(w, slot.kind));
+    if (destroy && r.method === 'DELETE')
+      for (const slot of s.slots.filter((x) => x.required)) overrides.set(slot, await scratch(w, slot.kind));
     out.push(request(s, overrides, w.acct.key));
   }
   return out;
@@ -230,7 +324,18 @@ function withKey(req: Req, key: string | undefined): Req {
 // ---------------------------------------------------------------------------------------------
 // What an account holds, row by row
 
-const ACCOUNT_TABLES = ['polls', 'slides', 'participants', 'responses', 'research_runs', 'webhooks', 'endpoints', 'batches', 'deliveries', 'alert_emails'] as const;
+const ACCOUNT_TABLES = [
+  'polls',
+  'slides',
+  'participants',
+  'responses',
+  'research_runs',
+  'webhooks',
+  'endpoints',
+  'batches',
+  'deliveries',
+  'alert_emails',
+] as const;
 
 async function snapshot(accountId: string): Promise<Record<string, string[]>> {
   const db = h.database.db;
@@ -238,10 +343,15 @@ async function snapshot(accountId: string): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {
     accounts: await rows(sql<Json>`SELECT * FROM accounts WHERE id = ${accountId}`),
     memberships: await rows(sql<Json>`SELECT * FROM memberships WHERE account_id = ${accountId}`),
-    api_keys: await rows(sql<Json>`SELECT k.* FROM api_keys k JOIN memberships m ON m.user_id = k.user_id WHERE m.account_id = ${accountId}`),
-    attempts: await rows(sql<Json>`SELECT a.* FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.account_id = ${accountId}`),
+    api_keys: await rows(
+      sql<Json>`SELECT k.* FROM api_keys k JOIN memberships m ON m.user_id = k.user_id WHERE m.account_id = ${accountId}`,
+    ),
+    attempts: await rows(
+      sql<Json>`SELECT a.* FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.account_id = ${accountId}`,
+    ),
   };
-  for (const t of ACCOUNT_TABLES) out[t] = await rows(sql<Json>`SELECT * FROM ${sql.table(t)} WHERE account_id = ${accountId}`);
+  for (const t of ACCOUNT_TABLES)
+    out[t] = await rows(sql<Json>`SELECT * FROM ${sql.table(t)} WHERE account_id = ${accountId}`);
   return out;
 }
 
@@ -284,7 +394,12 @@ describe('coverage', () => {
 
   it("A's fixtures exist in every table the matrix watches", async () => {
     const snap = await snapshot(A.acct.accountId);
-    for (const t of ['accounts', 'memberships', 'api_keys', ...ACCOUNT_TABLES.filter((x) => x !== 'research_runs' && x !== 'batches')]) {
+    for (const t of [
+      'accounts',
+      'memberships',
+      'api_keys',
+      ...ACCOUNT_TABLES.filter((x) => x !== 'research_runs' && x !== 'batches'),
+    ]) {
       expect(snap[t]!.length, t).toBeGreaterThan(0);
     }
   });
@@ -321,7 +436,11 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
         const foreignValues = r.isPublic && slot.kind === 'poll' ? [A.hiddenPoll, A.apiOnlyPoll] : [A.ids[slot.kind]];
         // Alone (the one scope given), and among B's own values in every other optional slot.
         const contexts: [string, Map<Slot, string>][] = [['alone', new Map()]];
-        if (optional.some((o) => o !== slot)) contexts.push(['with B in the other slots', new Map(optional.filter((o) => o !== slot).map((o) => [o, B.ids[o.kind]]))]);
+        if (optional.some((o) => o !== slot))
+          contexts.push([
+            'with B in the other slots',
+            new Map(optional.filter((o) => o !== slot).map((o) => [o, B.ids[o.kind]])),
+          ]);
         for (const [ctx, others] of contexts) {
           for (const foreign of foreignValues) {
             const missing = newId(PREFIX[slot.kind]);
@@ -333,13 +452,17 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
             const leaked = leaks(fRes, A, [foreign]);
             if (leaked.length) failures.push(`${label}: the answer holds ${leaked.join(', ')}`);
             const want = ctx === 'alone' ? (FOREIGN_STATUS[name] ?? 404) : undefined;
-            if (want !== undefined && fRes.statusCode !== want) failures.push(`${label}: ${fRes.statusCode}, want ${want}: ${fRes.body.slice(0, 200)}`);
-            if (want === 404 && fRes.json().code !== 'not_found') failures.push(`${label}: code ${String(fRes.json().code)}`);
+            if (want !== undefined && fRes.statusCode !== want)
+              failures.push(`${label}: ${fRes.statusCode}, want ${want}: ${fRes.body.slice(0, 200)}`);
+            if (want === 404 && fRes.json().code !== 'not_found')
+              failures.push(`${label}: code ${String(fRes.json().code)}`);
             if (NOT_COMPARABLE.has(name)) continue;
-            if (fRes.statusCode !== mRes.statusCode) failures.push(`${label}: ${fRes.statusCode} but a missing id answers ${mRes.statusCode}`);
+            if (fRes.statusCode !== mRes.statusCode)
+              failures.push(`${label}: ${fRes.statusCode} but a missing id answers ${mRes.statusCode}`);
             else if (fRes.statusCode >= 400) {
               const [f, m] = [normalised(fRes, [foreign]), normalised(mRes, [missing])];
-              if (JSON.stringify(f) !== JSON.stringify(m)) failures.push(`${label}: ${JSON.stringify(f)} ≠ missing ${JSON.stringify(m)}`);
+              if (JSON.stringify(f) !== JSON.stringify(m))
+                failures.push(`${label}: ${JSON.stringify(f)} ≠ missing ${JSON.stringify(m)}`);
             }
           }
         }
@@ -351,13 +474,22 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
 
   it("B's own lists and accounts never hold A's rows, even from A's ids passed as a cursor", async () => {
     const failures: string[] = [];
-    const cursors = [...A.secrets, ...(await sql<{ seq: string }>`SELECT seq FROM participants WHERE account_id = ${A.acct.accountId}`.execute(h.database.db)).rows.map((r) => r.seq)];
+    const cursors = [
+      ...A.secrets,
+      ...(
+        await sql<{ seq: string }>`SELECT seq FROM participants WHERE account_id = ${A.acct.accountId}`.execute(
+          h.database.db,
+        )
+      ).rows.map((r) => r.seq),
+    ];
     for (const r of routes.filter((x) => x.method === 'GET')) {
       const s = spec(r, B.ids);
       const cursor = r.query.find((p) => p.name === 'startCursor');
       const optional = s.slots.filter((x) => !x.required);
       // Each optional scope on its own (or none when the route has only required ones).
-      const scopes: Map<Slot, string>[] = optional.length ? optional.map((o) => new Map([[o, B.ids[o.kind]]])) : [new Map()];
+      const scopes: Map<Slot, string>[] = optional.length
+        ? optional.map((o) => new Map([[o, B.ids[o.kind]]]))
+        : [new Map()];
       for (const scope of scopes) {
         const base = request(s, scope, B.acct.key);
         const plain = await call(base);
@@ -365,7 +497,10 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
         for (const leak of leaks(plain, A, [])) failures.push(`${base.url}: holds ${leak}`);
         if (!cursor) continue;
         for (const c of cursors) {
-          const res = await call({ ...base, url: `${base.url}${base.url.includes('?') ? '&' : '?'}startCursor=${encodeURIComponent(c)}` });
+          const res = await call({
+            ...base,
+            url: `${base.url}${base.url.includes('?') ? '&' : '?'}startCursor=${encodeURIComponent(c)}`,
+          });
           for (const issue of contractIssues(res)) failures.push(`${base.url} cursor ${c}: ${issue}`);
           for (const leak of leaks(res, A, [c])) failures.push(`${base.url} cursor ${c}: holds ${leak}`);
         }
@@ -385,7 +520,8 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
           const res = await call(withKey(req, key));
           const want = key || r.isPublic ? 404 : 401;
           const label = `${req.method} ${req.url} key ${key ? 'stranger' : 'none'}`;
-          if (res.statusCode !== want) failures.push(`${label}: ${res.statusCode}, want ${want}: ${res.body.slice(0, 200)}`);
+          if (res.statusCode !== want)
+            failures.push(`${label}: ${res.statusCode}, want ${want}: ${res.body.slice(0, 200)}`);
           for (const issue of contractIssues(res)) failures.push(`${label}: ${issue}`);
           for (const leak of leaks(res, A, [...Object.values(ids)])) failures.push(`${label}: holds ${leak}`);
         }
@@ -394,7 +530,7 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
     expect(failures).toEqual([]);
   });
 
-  it("left every row of A exactly as it was", async () => {
+  it('left every row of A exactly as it was', async () => {
     expect(await snapshot(A.acct.accountId)).toEqual(before);
   });
 
@@ -403,7 +539,8 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
     for (const r of scoped()) {
       for (const req of await own(r, B, true)) {
         const res = await call(req);
-        if (res.statusCode >= 300 && res.statusCode !== 409) failures.push(`${req.method} ${req.url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+        if (res.statusCode >= 300 && res.statusCode !== 409)
+          failures.push(`${req.method} ${req.url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
       }
     }
     expect(failures).toEqual([]);
@@ -425,7 +562,8 @@ describe('role matrix (members of A, on A’s own resources)', () => {
   let before: Record<string, string[]>;
   beforeAll(async () => {
     keys.owner = A.acct.key;
-    for (const role of ['admin', 'billing_admin', 'editor', 'read_only'] as const) keys[role] = await h.member(A.acct.accountId, role);
+    for (const role of ['admin', 'billing_admin', 'editor', 'read_only'] as const)
+      keys[role] = await h.member(A.acct.accountId, role);
   });
 
   it('a role that may not: 403 role_forbidden on every such route, and nothing changes', async () => {
@@ -439,7 +577,8 @@ describe('role matrix (members of A, on A’s own resources)', () => {
           checked++;
           const label = `${req.method} ${req.url} as ${role}`;
           for (const issue of contractIssues(res)) failures.push(`${label}: ${issue}`);
-          if (res.statusCode !== 403 || res.json().code !== 'role_forbidden') failures.push(`${label}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+          if (res.statusCode !== 403 || res.json().code !== 'role_forbidden')
+            failures.push(`${label}: ${res.statusCode} ${res.body.slice(0, 200)}`);
         }
       }
     }
@@ -455,7 +594,8 @@ describe('role matrix (members of A, on A’s own resources)', () => {
       for (const role of allowed(r)) {
         for (const req of await own(r, A, true)) {
           const res = await call(withKey(req, keys[role]));
-          if (res.statusCode >= 300 && res.statusCode !== 409) failures.push(`${req.method} ${req.url} as ${role}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+          if (res.statusCode >= 300 && res.statusCode !== 409)
+            failures.push(`${req.method} ${req.url} as ${role}: ${res.statusCode} ${res.body.slice(0, 200)}`);
         }
       }
     }
@@ -463,15 +603,30 @@ describe('role matrix (members of A, on A’s own resources)', () => {
   });
 
   it('billing_admin manages webhooks end to end; editor and read_only cannot even read them', async () => {
-    const created = await call({ method: 'POST', url: '/webhooks', headers: { ...bearer(keys.billing_admin), 'content-type': 'application/json' }, payload: JSON.stringify({ pollId: A.ids.poll, url: 'https://hooks.example.com/billing', deliveryRule: 'complete' }) });
+    const created = await call({
+      method: 'POST',
+      url: '/webhooks',
+      headers: { ...bearer(keys.billing_admin), 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        pollId: A.ids.poll,
+        url: 'https://hooks.example.com/billing',
+        deliveryRule: 'complete',
+      }),
+    });
     expect(created.statusCode, created.body).toBe(201);
     const id = created.json().data.id as string;
     for (const role of ['editor', 'read_only'] as const) {
-      for (const url of [`/webhooks?pollId=${A.ids.poll}`, `/webhooks/deliveries?webhookId=${id}`, `/webhooks/delivery?deliveryId=${A.ids.delivery}`]) {
+      for (const url of [
+        `/webhooks?pollId=${A.ids.poll}`,
+        `/webhooks/deliveries?webhookId=${id}`,
+        `/webhooks/delivery?deliveryId=${A.ids.delivery}`,
+      ]) {
         const res = await call({ method: 'GET', url, headers: bearer(keys[role]) });
         expect(res.statusCode, `${role} ${url}`).toBe(403);
       }
-      expect((await call({ method: 'DELETE', url: `/webhooks?id=${id}`, headers: bearer(keys[role]) })).statusCode).toBe(403);
+      expect(
+        (await call({ method: 'DELETE', url: `/webhooks?id=${id}`, headers: bearer(keys[role]) })).statusCode,
+      ).toBe(403);
     }
     const del = await call({ method: 'DELETE', url: `/webhooks?id=${id}`, headers: bearer(keys.billing_admin) });
     expect(del.statusCode, del.body).toBe(200);
@@ -484,7 +639,9 @@ describe('access before anything else: a URL to check is looked at only once the
    * exactly the 404/403 it gets for a harmless body: no invalid_url, and no name resolution
    * (a stranger must not be able to make the service look names up, nor learn the URL rules).
    */
-  const rule = (url: string) => [{ match: 'all', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url } }];
+  const rule = (url: string) => [
+    { match: 'all', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url } },
+  ];
   const surveyRule = (url: string) => [{ on: 'complete', action: { type: 'trigger-webhook', url } }];
   const saving: [string, string, (url: string) => Json][] = [
     ['POST', '/webhooks', (url) => ({ pollId: A.ids.poll, url, deliveryRule: 'partial' })],
@@ -503,12 +660,25 @@ describe('access before anything else: a URL to check is looked at only once the
     };
     const failures: string[] = [];
     try {
-      for (const [who, key, want] of [['B owner', B.acct.key, 404], ['A read_only', readOnly, 403]] as const) {
+      for (const [who, key, want] of [
+        ['B owner', B.acct.key, 404],
+        ['A read_only', readOnly, 403],
+      ] as const) {
         for (const [method, url, body] of saving) {
-          for (const target of ['https://probe.attacker.example/x', 'https://127.0.0.1/x', 'http://hooks.example.com/x']) {
+          for (const target of [
+            'https://probe.attacker.example/x',
+            'https://127.0.0.1/x',
+            'http://hooks.example.com/x',
+          ]) {
             lookups.length = 0;
-            const res = await call({ method, url, headers: { ...bearer(key), 'content-type': 'application/json' }, payload: JSON.stringify(body(target)) });
-            if (res.statusCode !== want) failures.push(`${who} ${url} ${target}: ${res.statusCode} ${res.body.slice(0, 160)}`);
+            const res = await call({
+              method,
+              url,
+              headers: { ...bearer(key), 'content-type': 'application/json' },
+              payload: JSON.stringify(body(target)),
+            });
+            if (res.statusCode !== want)
+              failures.push(`${who} ${url} ${target}: ${res.statusCode} ${res.body.slice(0, 160)}`);
             if (lookups.length) failures.push(`${who} ${url} ${target}: resolved ${lookups.join(', ')}`);
           }
         }
@@ -521,19 +691,23 @@ describe('access before anything else: a URL to check is looked at only once the
 });
 
 describe('plan matrix: accounts below premium', () => {
-  it.each(['free', 'basic'] as Plan[])('%s: the owner gets 403 plan_required on every route naming the account, and nothing changes', async (plan) => {
-    const w = await world(`Plan-${plan}`);
-    await setPlan(h.deps, w.acct.accountId, plan);
-    const before = await snapshot(w.acct.accountId);
-    const failures: string[] = [];
-    for (const r of scoped().filter((x) => !x.isPublic)) {
-      for (const req of await own(r, w, false)) {
-        const res = await call(req);
-        for (const issue of contractIssues(res)) failures.push(`${req.method} ${req.url}: ${issue}`);
-        if (res.statusCode !== 403 || res.json().code !== 'plan_required') failures.push(`${req.method} ${req.url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+  it.each(['free', 'basic'] as Plan[])(
+    '%s: the owner gets 403 plan_required on every route naming the account, and nothing changes',
+    async (plan) => {
+      const w = await world(`Plan-${plan}`);
+      await setPlan(h.deps, w.acct.accountId, plan);
+      const before = await snapshot(w.acct.accountId);
+      const failures: string[] = [];
+      for (const r of scoped().filter((x) => !x.isPublic)) {
+        for (const req of await own(r, w, false)) {
+          const res = await call(req);
+          for (const issue of contractIssues(res)) failures.push(`${req.method} ${req.url}: ${issue}`);
+          if (res.statusCode !== 403 || res.json().code !== 'plan_required')
+            failures.push(`${req.method} ${req.url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+        }
       }
-    }
-    expect(failures).toEqual([]);
-    expect(await snapshot(w.acct.accountId)).toEqual(before);
-  });
+      expect(failures).toEqual([]);
+      expect(await snapshot(w.acct.accountId)).toEqual(before);
+    },
+  );
 });

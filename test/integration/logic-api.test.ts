@@ -42,7 +42,11 @@ const DONE_HOOK = 'https://automation.example.org/catch/42/done';
 async function logicPoll() {
   const poll = await ok('POST', '/poll', { accountId: acct.accountId, title: 'Logic poll' }, 201);
   const slide = (payload: Json) => ok('POST', '/slide', { pollId: poll.id, ...payload }, 201);
-  const choice = await slide({ type: 'question', title: 'Did you find what you wanted?', answers: [{ title: 'Yes' }, { title: 'No' }] });
+  const choice = await slide({
+    type: 'question',
+    title: 'Did you find what you wanted?',
+    answers: [{ title: 'Yes' }, { title: 'No' }],
+  });
   const rating = await slide({
     type: 'star-rating',
     title: 'Rate us',
@@ -51,25 +55,57 @@ async function logicPoll() {
   const comment = await slide({ type: 'short-answer', title: 'Anything else?' });
   const email = await slide({ type: 'email-capture', title: 'Your email?' });
   // Skip targets must exist, so the choice's logic is set once every slide is there.
-  await ok('POST', '/slide/update', {
-    slideId: choice.id,
-    logic: [
-      { match: 'all', conditions: [{ op: 'equals', value: 'No' }], action: { type: 'end-survey' } },
-      { match: 'all', conditions: [{ op: 'equals', value: 'yes' }], action: { type: 'skip-to', slideId: comment.id } },
-    ],
-  }, 200);
-  await ok('POST', '/poll/update', {
-    pollId: poll.id,
-    isVisible: true,
-    actionLogic: [{ on: 'complete', conditions: [{ slideId: choice.id, op: 'equals', value: 'Yes' }], action: { type: 'trigger-webhook', url: DONE_HOOK } }],
-  }, 200);
-  return { pollId: poll.id as string, choice: choice.id as string, rating: rating.id as string, comment: comment.id as string, email: email.id as string };
+  await ok(
+    'POST',
+    '/slide/update',
+    {
+      slideId: choice.id,
+      logic: [
+        { match: 'all', conditions: [{ op: 'equals', value: 'No' }], action: { type: 'end-survey' } },
+        {
+          match: 'all',
+          conditions: [{ op: 'equals', value: 'yes' }],
+          action: { type: 'skip-to', slideId: comment.id },
+        },
+      ],
+    },
+    200,
+  );
+  await ok(
+    'POST',
+    '/poll/update',
+    {
+      pollId: poll.id,
+      isVisible: true,
+      actionLogic: [
+        {
+          on: 'complete',
+          conditions: [{ slideId: choice.id, op: 'equals', value: 'Yes' }],
+          action: { type: 'trigger-webhook', url: DONE_HOOK },
+        },
+      ],
+    },
+    200,
+  );
+  return {
+    pollId: poll.id as string,
+    choice: choice.id as string,
+    rating: rating.id as string,
+    comment: comment.id as string,
+    email: email.id as string,
+  };
 }
 
 async function submit(payload: Json) {
   const res = await h.app.inject({ method: 'POST', url: '/participant/responses', payload });
   expect(res.statusCode, res.body).toBe(201);
-  return res.json().data as { participantId: string; responseIds: string[]; complete: boolean; nextSlideId: string | null; ended: boolean };
+  return res.json().data as {
+    participantId: string;
+    responseIds: string[];
+    complete: boolean;
+    nextSlideId: string | null;
+    ended: boolean;
+  };
 }
 
 const deliveriesOf = (pollId: string, participantId?: string) => {
@@ -114,7 +150,13 @@ describe('what comes next (question logic navigation)', () => {
   });
 
   it('the last answer of a submission decides', async () => {
-    const r = await submit({ pollId: p.pollId, answers: [{ slideId: p.rating, value: 4 }, { slideId: p.choice, value: 'No' }] });
+    const r = await submit({
+      pollId: p.pollId,
+      answers: [
+        { slideId: p.rating, value: 4 },
+        { slideId: p.choice, value: 'No' },
+      ],
+    });
     expect(r).toMatchObject({ nextSlideId: null, ended: true });
   });
 
@@ -123,16 +165,27 @@ describe('what comes next (question logic navigation)', () => {
     const a = await ok('POST', '/slide', { pollId: poll.id, type: 'range', title: 'How much?' }, 201);
     const b = await ok('POST', '/slide', { pollId: poll.id, type: 'short-answer', title: 'Why?' }, 201);
     const c = await ok('POST', '/slide', { pollId: poll.id, type: 'short-answer', title: 'Else?' }, 201);
-    await ok('POST', '/slide/update', {
-      slideId: a.id,
-      logic: [
-        { match: 'any', conditions: [{ op: 'gt', value: '5' }], action: { type: 'continue' } },
-        { match: 'all', conditions: [{ op: 'answered' }], action: { type: 'skip-to', slideId: c.id } },
-      ],
-    }, 200);
+    await ok(
+      'POST',
+      '/slide/update',
+      {
+        slideId: a.id,
+        logic: [
+          { match: 'any', conditions: [{ op: 'gt', value: '5' }], action: { type: 'continue' } },
+          { match: 'all', conditions: [{ op: 'answered' }], action: { type: 'skip-to', slideId: c.id } },
+        ],
+      },
+      200,
+    );
     await ok('POST', '/poll/update', { pollId: poll.id, isVisible: true }, 200);
-    expect(await submit({ pollId: poll.id, answers: [{ slideId: a.id, value: 8 }] })).toMatchObject({ nextSlideId: b.id, ended: false });
-    expect(await submit({ pollId: poll.id, answers: [{ slideId: a.id, value: 2 }] })).toMatchObject({ nextSlideId: c.id, ended: false });
+    expect(await submit({ pollId: poll.id, answers: [{ slideId: a.id, value: 8 }] })).toMatchObject({
+      nextSlideId: b.id,
+      ended: false,
+    });
+    expect(await submit({ pollId: poll.id, answers: [{ slideId: a.id, value: 2 }] })).toMatchObject({
+      nextSlideId: c.id,
+      ended: false,
+    });
   });
 });
 
@@ -147,12 +200,32 @@ describe('logic-triggered deliveries', () => {
     const rows = await deliveriesOf(p.pollId, r.participantId);
     expect(rows).toHaveLength(1);
     const d = rows[0]!;
-    expect(d).toMatchObject({ source: 'question-logic', webhook_id: null, url: LOW_HOOK, type: 'submitted-responses', status: 'pending', account_id: acct.accountId });
+    expect(d).toMatchObject({
+      source: 'question-logic',
+      webhook_id: null,
+      url: LOW_HOOK,
+      type: 'submitted-responses',
+      status: 'pending',
+      account_id: acct.accountId,
+    });
     expect(d.id).toMatch(/^dlv_/);
     const body = JSON.parse(d.body);
-    expect(body).toMatchObject({ type: 'submitted-responses', accountId: acct.accountId, pollId: p.pollId, participantId: r.participantId, submissionsComplete: false, email: null, emails: [] });
+    expect(body).toMatchObject({
+      type: 'submitted-responses',
+      accountId: acct.accountId,
+      pollId: p.pollId,
+      participantId: r.participantId,
+      submissionsComplete: false,
+      email: null,
+      emails: [],
+    });
     expect(Object.keys(body.responses)).toEqual([p.rating]);
-    expect(body.responses[p.rating]).toMatchObject({ slideId: p.rating, type: 'star-rating', value: 2, title: 'Rate us' });
+    expect(body.responses[p.rating]).toMatchObject({
+      slideId: p.rating,
+      type: 'star-rating',
+      value: 2,
+      title: 'Rate us',
+    });
     expect(typeof body.timestamp).toBe('number');
   });
 
@@ -162,31 +235,66 @@ describe('logic-triggered deliveries', () => {
   });
 
   it('logic deliveries show in the delivery log of the poll, webhookId null', async () => {
-    const r = await submit({ pollId: p.pollId, participantId: 'log-check', answers: [{ slideId: p.rating, value: 1 }] });
+    const r = await submit({
+      pollId: p.pollId,
+      participantId: 'log-check',
+      answers: [{ slideId: p.rating, value: 1 }],
+    });
     const page = await call('GET', `/webhooks/deliveries?pollId=${p.pollId}`);
     expect(page.statusCode, page.body).toBe(200);
     const mine = (page.json().data as Json[]).filter((d) => d.participantId === r.participantId);
     expect(mine).toHaveLength(1);
-    expect(mine[0]).toMatchObject({ source: 'question-logic', webhookId: null, url: LOW_HOOK, type: 'submitted-responses' });
+    expect(mine[0]).toMatchObject({
+      source: 'question-logic',
+      webhookId: null,
+      url: LOW_HOOK,
+      type: 'submitted-responses',
+    });
   });
 
   it('survey action logic on completion queues a completed-survey delivery with every answer', async () => {
     const first = await submit({ pollId: p.pollId, answers: [{ slideId: p.choice, value: 'Yes' }] });
     // Not complete yet: nothing from the survey rule.
     expect((await deliveriesOf(p.pollId, first.participantId)).filter((d) => d.source === 'survey-logic')).toEqual([]);
-    const done = await submit({ pollId: p.pollId, participantId: first.participantId, answers: [{ slideId: p.comment, value: 'Great' }, { slideId: p.email, value: 'Eve@Example.com' }], complete: true });
+    const done = await submit({
+      pollId: p.pollId,
+      participantId: first.participantId,
+      answers: [
+        { slideId: p.comment, value: 'Great' },
+        { slideId: p.email, value: 'Eve@Example.com' },
+      ],
+      complete: true,
+    });
     expect(done.complete).toBe(true);
     expect(done.ended).toBe(true);
     const rows = (await deliveriesOf(p.pollId, first.participantId)).filter((d) => d.source === 'survey-logic');
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ source: 'survey-logic', webhook_id: null, url: DONE_HOOK, type: 'completed-survey' });
+    expect(rows[0]).toMatchObject({
+      source: 'survey-logic',
+      webhook_id: null,
+      url: DONE_HOOK,
+      type: 'completed-survey',
+    });
     const body = JSON.parse(rows[0]!.body);
-    expect(body).toMatchObject({ type: 'completed-survey', submissionsComplete: true, participantId: first.participantId, email: 'eve@example.com', emails: ['eve@example.com'] });
+    expect(body).toMatchObject({
+      type: 'completed-survey',
+      submissionsComplete: true,
+      participantId: first.participantId,
+      email: 'eve@example.com',
+      emails: ['eve@example.com'],
+    });
     expect(Object.keys(body.responses).sort()).toEqual([p.choice, p.comment, p.email].sort());
   });
 
   it('survey action logic whose condition fails queues nothing on completion', async () => {
-    const r = await submit({ pollId: p.pollId, answers: [{ slideId: p.choice, value: 'No' }, { slideId: p.comment, value: 'meh' }], complete: true });
+    const r = await submit({
+      pollId: p.pollId,
+      answers: [
+        { slideId: p.choice, value: 'No' },
+        { slideId: p.comment, value: 'meh' },
+      ],
+      complete: true,
+    });
     expect(r.complete).toBe(true);
     expect(await deliveriesOf(p.pollId, r.participantId)).toEqual([]);
   });
@@ -223,10 +331,18 @@ describe('logic-triggered deliveries', () => {
 
   it('a saved webhook on the same poll still gets its own deliveries, with source webhook', async () => {
     const poll = await logicPoll();
-    const res = await call('POST', '/webhooks', { pollId: poll.pollId, url: 'https://saved.example.com/hook', deliveryRule: 'complete' });
+    const res = await call('POST', '/webhooks', {
+      pollId: poll.pollId,
+      url: 'https://saved.example.com/hook',
+      deliveryRule: 'complete',
+    });
     expect(res.statusCode, res.body).toBe(201);
     const webhookId = res.json().data.id;
-    const r = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.choice, value: 'Yes' }], complete: true });
+    const r = await answer(h, {
+      pollId: poll.pollId,
+      answers: [{ slideId: poll.choice, value: 'Yes' }],
+      complete: true,
+    });
     const rows = await deliveriesOf(poll.pollId, r.participantId);
     expect(rows.map((d) => [d.source, d.webhook_id]).sort()).toEqual([
       ['survey-logic', null],
@@ -244,7 +360,9 @@ describe('logic URLs are checked when saved', () => {
     slideId = (await ok('POST', '/slide', { pollId, type: 'short-answer', title: 'Q' }, 201)).id;
   });
 
-  const questionRule = (url: string) => [{ match: 'all', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url } }];
+  const questionRule = (url: string) => [
+    { match: 'all', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url } },
+  ];
   const surveyRule = (url: string) => [{ on: 'complete', action: { type: 'trigger-webhook', url } }];
 
   function expectInvalidUrl(res: LightMyRequestResponse, path: string) {
@@ -255,18 +373,31 @@ describe('logic URLs are checked when saved', () => {
     expect(body.errors.map((e: { path: string }) => e.path)).toContain(path);
   }
 
-  const BAD = ['http://hooks.example.com/x', 'https://127.0.0.1/x', 'https://localhost/x', 'https://10.1.2.3/x', 'ftp://hooks.example.com/x', 'not a url'];
+  const BAD = [
+    'http://hooks.example.com/x',
+    'https://127.0.0.1/x',
+    'https://localhost/x',
+    'https://10.1.2.3/x',
+    'ftp://hooks.example.com/x',
+    'not a url',
+  ];
 
   it('on a new slide', async () => {
     for (const url of BAD) {
-      expectInvalidUrl(await call('POST', '/slide', { pollId, type: 'short-answer', title: 'Q2', logic: questionRule(url) }), '/logic/0/action/url');
+      expectInvalidUrl(
+        await call('POST', '/slide', { pollId, type: 'short-answer', title: 'Q2', logic: questionRule(url) }),
+        '/logic/0/action/url',
+      );
     }
     expect((await call('GET', `/slides?pollId=${pollId}`)).json().data).toHaveLength(1);
   });
 
   it('on a slide update, leaving the slide as it was', async () => {
     for (const url of BAD) {
-      expectInvalidUrl(await call('POST', '/slide/update', { slideId, logic: questionRule(url) }), '/logic/0/action/url');
+      expectInvalidUrl(
+        await call('POST', '/slide/update', { slideId, logic: questionRule(url) }),
+        '/logic/0/action/url',
+      );
     }
     const slides = (await call('GET', `/slides?pollId=${pollId}`)).json().data;
     expect(slides[0].logic).toEqual([]);
@@ -274,15 +405,26 @@ describe('logic URLs are checked when saved', () => {
 
   it('in survey action logic on poll creation and update', async () => {
     for (const url of ['http://hooks.example.com/x', 'https://127.0.0.1/x']) {
-      expectInvalidUrl(await call('POST', '/poll', { accountId: acct.accountId, title: 'Bad', actionLogic: surveyRule(url) }), '/actionLogic/0/action/url');
-      expectInvalidUrl(await call('POST', '/poll/update', { pollId, actionLogic: surveyRule(url) }), '/actionLogic/0/action/url');
+      expectInvalidUrl(
+        await call('POST', '/poll', { accountId: acct.accountId, title: 'Bad', actionLogic: surveyRule(url) }),
+        '/actionLogic/0/action/url',
+      );
+      expectInvalidUrl(
+        await call('POST', '/poll/update', { pollId, actionLogic: surveyRule(url) }),
+        '/actionLogic/0/action/url',
+      );
     }
     expect((await call('GET', `/poll?pollId=${pollId}`)).json().data.actionLogic).toEqual([]);
   });
 
   it('accepts a public https URL in both places', async () => {
     await ok('POST', '/slide/update', { slideId, logic: questionRule('https://hooks.example.com/ok') }, 200);
-    const poll = await ok('POST', '/poll/update', { pollId, actionLogic: surveyRule('https://hooks.example.com/done') }, 200);
+    const poll = await ok(
+      'POST',
+      '/poll/update',
+      { pollId, actionLogic: surveyRule('https://hooks.example.com/done') },
+      200,
+    );
     expect(poll.actionLogic).toEqual(surveyRule('https://hooks.example.com/done'));
   });
 
@@ -292,10 +434,16 @@ describe('logic URLs are checked when saved', () => {
     h.deps.urlPolicy = { allowPrivateTargets: true };
     try {
       await ok('POST', '/slide/update', { slideId, logic: questionRule('https://127.0.0.1:8443/x') }, 200);
-      expectInvalidUrl(await call('POST', '/slide/update', { slideId, logic: questionRule('http://127.0.0.1:8443/x') }), '/logic/0/action/url');
+      expectInvalidUrl(
+        await call('POST', '/slide/update', { slideId, logic: questionRule('http://127.0.0.1:8443/x') }),
+        '/logic/0/action/url',
+      );
     } finally {
       h.deps.urlPolicy = saved;
     }
-    expectInvalidUrl(await call('POST', '/slide/update', { slideId, logic: questionRule('https://127.0.0.1:8443/y') }), '/logic/0/action/url');
+    expectInvalidUrl(
+      await call('POST', '/slide/update', { slideId, logic: questionRule('https://127.0.0.1:8443/y') }),
+      '/logic/0/action/url',
+    );
   });
 });

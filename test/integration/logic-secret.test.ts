@@ -10,7 +10,8 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const post = (url: string, payload: unknown, key = acct.key) => h.app.inject({ method: 'POST', url, headers: bearer(key), payload: payload as object });
+const post = (url: string, payload: unknown, key = acct.key) =>
+  h.app.inject({ method: 'POST', url, headers: bearer(key), payload: payload as object });
 
 describe('the signing secret of an account that only uses logic-triggered webhooks', () => {
   it('is returned once, by the first save of a Trigger webhook action, and never again', async () => {
@@ -22,24 +23,46 @@ describe('the signing secret of an account that only uses logic-triggered webhoo
       pollId: poll.id,
       type: 'short-answer',
       title: 'With a trigger',
-      logic: [{ match: 'all', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url: 'https://hooks.example.com/a' } }],
+      logic: [
+        {
+          match: 'all',
+          conditions: [{ op: 'answered' }],
+          action: { type: 'trigger-webhook', url: 'https://hooks.example.com/a' },
+        },
+      ],
     });
     expect(first.statusCode, first.body).toBe(201);
     expect(first.json().signingSecret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
     const stored = await h.deps.store.accounts.get(acct.accountId);
     expect(stored?.signingSecret).toBe(first.json().signingSecret);
 
-    const again = await post('/poll/update', { pollId: poll.id, actionLogic: [{ on: 'complete', action: { type: 'trigger-webhook', url: 'https://hooks.example.com/b' } }] });
+    const again = await post('/poll/update', {
+      pollId: poll.id,
+      actionLogic: [{ on: 'complete', action: { type: 'trigger-webhook', url: 'https://hooks.example.com/b' } }],
+    });
     expect(again.statusCode, again.body).toBe(200);
     expect(again.json().signingSecret).toBeUndefined();
-    const hook = await post('/webhooks', { pollId: poll.id, url: 'https://hooks.example.com/c', deliveryRule: 'partial' });
+    const hook = await post('/webhooks', {
+      pollId: poll.id,
+      url: 'https://hooks.example.com/c',
+      deliveryRule: 'partial',
+    });
     expect(hook.statusCode, hook.body).toBe(201);
     expect(hook.json().signingSecret).toBeUndefined();
   });
 
   it('is not created by a dry run', async () => {
     const other = await h.account();
-    const preview = await post('/poll', { accountId: other.accountId, title: 'Preview', dryRun: true, actionLogic: [{ on: 'complete', action: { type: 'trigger-webhook', url: 'https://hooks.example.com/p' } }] }, other.key);
+    const preview = await post(
+      '/poll',
+      {
+        accountId: other.accountId,
+        title: 'Preview',
+        dryRun: true,
+        actionLogic: [{ on: 'complete', action: { type: 'trigger-webhook', url: 'https://hooks.example.com/p' } }],
+      },
+      other.key,
+    );
     expect(preview.statusCode).toBe(200);
     expect(preview.json().signingSecret).toBeUndefined();
     expect((await h.deps.store.accounts.get(other.accountId))?.signingSecret).toBeNull();
@@ -56,7 +79,13 @@ describe('logic URLs', () => {
       pollId: poll.id,
       type: 'short-answer',
       title: 'Q',
-      logic: [{ match: 'any', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url: 'https://Hooks.EXAMPLE.com:443/Path' } }],
+      logic: [
+        {
+          match: 'any',
+          conditions: [{ op: 'answered' }],
+          action: { type: 'trigger-webhook', url: 'https://Hooks.EXAMPLE.com:443/Path' },
+        },
+      ],
     });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().data.logic[0].action.url).toBe('https://hooks.example.com/Path');

@@ -28,7 +28,12 @@ async function ownerPost(url: string, payload: object) {
 /** A poll with one slide carrying a webhook rule and one carrying none, made by the owner. */
 async function fixture() {
   const poll = await ownerPost('/poll', { accountId: acct.accountId, title: 'Roles', actionLogic: [surveyRule(HOOK)] });
-  const hooked = await ownerPost('/slide', { pollId: poll.id, type: 'short-answer', title: 'Hooked', logic: [questionRule(HOOK)] });
+  const hooked = await ownerPost('/slide', {
+    pollId: poll.id,
+    type: 'short-answer',
+    title: 'Hooked',
+    logic: [questionRule(HOOK)],
+  });
   const plain = await ownerPost('/slide', { pollId: poll.id, type: 'short-answer', title: 'Plain' });
   return { pollId: poll.id as string, hooked: hooked.id as string, plain: plain.id as string };
 }
@@ -36,14 +41,42 @@ async function fixture() {
 type Case = { name: string; webhook: boolean; run: (key: string) => ReturnType<typeof send> };
 
 const cases: Case[] = [
-  { name: 'POST /poll with a webhook action', webhook: true, run: (k) => send('POST', '/poll', k, { accountId: acct.accountId, title: 'P', actionLogic: [surveyRule(HOOK)] }) },
-  { name: 'POST /poll with other logic', webhook: false, run: (k) => send('POST', '/poll', k, { accountId: acct.accountId, title: 'P', actionLogic: [surveyRule({ type: 'end-survey' })] }) },
-  { name: 'POST /survey (dry run) with a webhook action', webhook: true, run: (k) => send('POST', '/survey', k, { accountId: acct.accountId, title: 'P', dryRun: true, actionLogic: [surveyRule(HOOK)] }) },
+  {
+    name: 'POST /poll with a webhook action',
+    webhook: true,
+    run: (k) => send('POST', '/poll', k, { accountId: acct.accountId, title: 'P', actionLogic: [surveyRule(HOOK)] }),
+  },
+  {
+    name: 'POST /poll with other logic',
+    webhook: false,
+    run: (k) =>
+      send('POST', '/poll', k, {
+        accountId: acct.accountId,
+        title: 'P',
+        actionLogic: [surveyRule({ type: 'end-survey' })],
+      }),
+  },
+  {
+    name: 'POST /survey (dry run) with a webhook action',
+    webhook: true,
+    run: (k) =>
+      send('POST', '/survey', k, {
+        accountId: acct.accountId,
+        title: 'P',
+        dryRun: true,
+        actionLogic: [surveyRule(HOOK)],
+      }),
+  },
   {
     name: 'POST /commit of a preview with a webhook action',
     webhook: true,
     run: async (k) => {
-      const preview = await send('POST', '/poll', acct.key, { accountId: acct.accountId, title: 'P', dryRun: true, actionLogic: [surveyRule(HOOK)] });
+      const preview = await send('POST', '/poll', acct.key, {
+        accountId: acct.accountId,
+        title: 'P',
+        dryRun: true,
+        actionLogic: [surveyRule(HOOK)],
+      });
       return send('POST', '/commit', k, { data: preview.json().data });
     },
   },
@@ -51,32 +84,126 @@ const cases: Case[] = [
     name: 'POST /commit of a preview with other logic',
     webhook: false,
     run: async (k) => {
-      const preview = await send('POST', '/poll', acct.key, { accountId: acct.accountId, title: 'P', dryRun: true, actionLogic: [surveyRule({ type: 'end-survey' })] });
+      const preview = await send('POST', '/poll', acct.key, {
+        accountId: acct.accountId,
+        title: 'P',
+        dryRun: true,
+        actionLogic: [surveyRule({ type: 'end-survey' })],
+      });
       return send('POST', '/commit', k, { data: preview.json().data });
     },
   },
-  { name: 'POST /poll/update adding a webhook action', webhook: true, run: async (k) => send('POST', '/poll/update', k, { pollId: (await fixture()).pollId, actionLogic: [surveyRule(HOOK), surveyRule({ ...HOOK, url: 'https://hooks.example.com/other' })] }) },
-  { name: 'POST /poll/update changing a webhook URL', webhook: true, run: async (k) => send('POST', '/poll/update', k, { pollId: (await fixture()).pollId, actionLogic: [surveyRule({ ...HOOK, url: 'https://hooks.example.com/moved' })] }) },
-  { name: 'POST /poll/update removing a webhook action', webhook: true, run: async (k) => send('POST', '/poll/update', k, { pollId: (await fixture()).pollId, actionLogic: [] }) },
+  {
+    name: 'POST /poll/update adding a webhook action',
+    webhook: true,
+    run: async (k) =>
+      send('POST', '/poll/update', k, {
+        pollId: (await fixture()).pollId,
+        actionLogic: [surveyRule(HOOK), surveyRule({ ...HOOK, url: 'https://hooks.example.com/other' })],
+      }),
+  },
+  {
+    name: 'POST /poll/update changing a webhook URL',
+    webhook: true,
+    run: async (k) =>
+      send('POST', '/poll/update', k, {
+        pollId: (await fixture()).pollId,
+        actionLogic: [surveyRule({ ...HOOK, url: 'https://hooks.example.com/moved' })],
+      }),
+  },
+  {
+    name: 'POST /poll/update removing a webhook action',
+    webhook: true,
+    run: async (k) => send('POST', '/poll/update', k, { pollId: (await fixture()).pollId, actionLogic: [] }),
+  },
   {
     name: 'POST /poll/update keeping the webhook action, adding other logic',
     webhook: false,
-    run: async (k) => send('POST', '/poll/update', k, { pollId: (await fixture()).pollId, actionLogic: [surveyRule({ type: 'end-survey' }), surveyRule({ type: 'trigger-webhook', url: 'https://HOOKS.example.com:443/in' })] }),
+    run: async (k) =>
+      send('POST', '/poll/update', k, {
+        pollId: (await fixture()).pollId,
+        actionLogic: [
+          surveyRule({ type: 'end-survey' }),
+          surveyRule({ type: 'trigger-webhook', url: 'https://HOOKS.example.com:443/in' }),
+        ],
+      }),
   },
-  { name: 'POST /poll/update of other fields', webhook: false, run: async (k) => send('POST', '/poll/update', k, { pollId: (await fixture()).pollId, title: 'Renamed' }) },
-  { name: 'POST /slide with a webhook action', webhook: true, run: async (k) => send('POST', '/slide', k, { pollId: (await fixture()).pollId, type: 'short-answer', title: 'Q', logic: [questionRule(HOOK)] }) },
-  { name: 'POST /slide with other logic', webhook: false, run: async (k) => send('POST', '/slide', k, { pollId: (await fixture()).pollId, type: 'short-answer', title: 'Q', logic: [questionRule({ type: 'end-survey' })] }) },
-  { name: 'POST /slide/update adding a webhook action', webhook: true, run: async (k) => send('POST', '/slide/update', k, { slideId: (await fixture()).plain, logic: [questionRule(HOOK)] }) },
-  { name: 'POST /slide/update changing the conditions of a webhook action', webhook: true, run: async (k) => send('POST', '/slide/update', k, { slideId: (await fixture()).hooked, logic: [{ ...questionRule(HOOK), conditions: [{ op: 'equals', value: 'yes' }] }] }) },
-  { name: 'POST /slide/update removing a webhook action', webhook: true, run: async (k) => send('POST', '/slide/update', k, { slideId: (await fixture()).hooked, logic: [questionRule({ type: 'end-survey' })] }) },
+  {
+    name: 'POST /poll/update of other fields',
+    webhook: false,
+    run: async (k) => send('POST', '/poll/update', k, { pollId: (await fixture()).pollId, title: 'Renamed' }),
+  },
+  {
+    name: 'POST /slide with a webhook action',
+    webhook: true,
+    run: async (k) =>
+      send('POST', '/slide', k, {
+        pollId: (await fixture()).pollId,
+        type: 'short-answer',
+        title: 'Q',
+        logic: [questionRule(HOOK)],
+      }),
+  },
+  {
+    name: 'POST /slide with other logic',
+    webhook: false,
+    run: async (k) =>
+      send('POST', '/slide', k, {
+        pollId: (await fixture()).pollId,
+        type: 'short-answer',
+        title: 'Q',
+        logic: [questionRule({ type: 'end-survey' })],
+      }),
+  },
+  {
+    name: 'POST /slide/update adding a webhook action',
+    webhook: true,
+    run: async (k) =>
+      send('POST', '/slide/update', k, { slideId: (await fixture()).plain, logic: [questionRule(HOOK)] }),
+  },
+  {
+    name: 'POST /slide/update changing the conditions of a webhook action',
+    webhook: true,
+    run: async (k) =>
+      send('POST', '/slide/update', k, {
+        slideId: (await fixture()).hooked,
+        logic: [{ ...questionRule(HOOK), conditions: [{ op: 'equals', value: 'yes' }] }],
+      }),
+  },
+  {
+    name: 'POST /slide/update removing a webhook action',
+    webhook: true,
+    run: async (k) =>
+      send('POST', '/slide/update', k, {
+        slideId: (await fixture()).hooked,
+        logic: [questionRule({ type: 'end-survey' })],
+      }),
+  },
   {
     name: 'POST /slide/update keeping the webhook action, adding other logic',
     webhook: false,
-    run: async (k) => send('POST', '/slide/update', k, { slideId: (await fixture()).hooked, title: 'Renamed', logic: [questionRule({ type: 'end-survey' }), questionRule(HOOK)] }),
+    run: async (k) =>
+      send('POST', '/slide/update', k, {
+        slideId: (await fixture()).hooked,
+        title: 'Renamed',
+        logic: [questionRule({ type: 'end-survey' }), questionRule(HOOK)],
+      }),
   },
-  { name: 'POST /slide/update of other fields on a slide with a webhook action', webhook: false, run: async (k) => send('POST', '/slide/update', k, { slideId: (await fixture()).hooked, title: 'Renamed' }) },
-  { name: 'DELETE /slide of a slide with a webhook action', webhook: true, run: async (k) => send('DELETE', `/slide?slideId=${(await fixture()).hooked}`, k) },
-  { name: 'DELETE /slide of a slide without one', webhook: false, run: async (k) => send('DELETE', `/slide?slideId=${(await fixture()).plain}`, k) },
+  {
+    name: 'POST /slide/update of other fields on a slide with a webhook action',
+    webhook: false,
+    run: async (k) => send('POST', '/slide/update', k, { slideId: (await fixture()).hooked, title: 'Renamed' }),
+  },
+  {
+    name: 'DELETE /slide of a slide with a webhook action',
+    webhook: true,
+    run: async (k) => send('DELETE', `/slide?slideId=${(await fixture()).hooked}`, k),
+  },
+  {
+    name: 'DELETE /slide of a slide without one',
+    webhook: false,
+    run: async (k) => send('DELETE', `/slide?slideId=${(await fixture()).plain}`, k),
+  },
 ];
 
 beforeAll(async () => {
@@ -106,18 +233,35 @@ describe('the signing secret', () => {
     const editor = await h.member(other.accountId, 'editor');
     const poll = (await send('POST', '/poll', other.key, { accountId: other.accountId, title: 'Secret' })).json().data;
 
-    const refused = await send('POST', '/slide', editor, { pollId: poll.id, type: 'short-answer', title: 'Q', logic: [questionRule(HOOK)] });
+    const refused = await send('POST', '/slide', editor, {
+      pollId: poll.id,
+      type: 'short-answer',
+      title: 'Q',
+      logic: [questionRule(HOOK)],
+    });
     expect(refused.statusCode).toBe(403);
     expect(refused.body).not.toContain('whsec_');
-    const plain = await send('POST', '/slide', editor, { pollId: poll.id, type: 'short-answer', title: 'Q', logic: [questionRule({ type: 'end-survey' })] });
+    const plain = await send('POST', '/slide', editor, {
+      pollId: poll.id,
+      type: 'short-answer',
+      title: 'Q',
+      logic: [questionRule({ type: 'end-survey' })],
+    });
     expect(plain.statusCode, plain.body).toBe(201);
     expect(plain.json().signingSecret).toBeUndefined();
     expect((await h.deps.store.accounts.get(other.accountId))?.signingSecret).toBeNull();
     // Nothing was saved by the refused request.
-    const slides = (await h.app.inject({ method: 'GET', url: `/slides?pollId=${poll.id}`, headers: bearer(other.key) })).json().data;
+    const slides = (
+      await h.app.inject({ method: 'GET', url: `/slides?pollId=${poll.id}`, headers: bearer(other.key) })
+    ).json().data;
     expect(slides.map((s: { title: string }) => s.title)).toEqual(['Q']);
 
-    const saved = await send('POST', '/slide', other.key, { pollId: poll.id, type: 'short-answer', title: 'Q2', logic: [questionRule(HOOK)] });
+    const saved = await send('POST', '/slide', other.key, {
+      pollId: poll.id,
+      type: 'short-answer',
+      title: 'Q2',
+      logic: [questionRule(HOOK)],
+    });
     expect(saved.statusCode, saved.body).toBe(201);
     expect(saved.json().signingSecret).toMatch(/^whsec_/);
   });

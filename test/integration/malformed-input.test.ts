@@ -36,7 +36,6 @@ let ids: { pollId: string; slideId: string; previewId: string };
 // ---------------------------------------------------------------------------------------------
 // Schema-driven samples
 
-
 /** The JSON kinds a schema accepts, or 'any'. */
 function kinds(s: Schema): Set<string> | 'any' {
   const k = kindsOf(s);
@@ -74,7 +73,9 @@ const PREFERRED = ['short-answer'];
 function sample(s: Schema, name = '', method = 'POST'): unknown {
   const alts = branches(s);
   if (alts) {
-    const preferred = alts.find((b) => PREFERRED.includes(b.const as string) || PREFERRED.includes(b.enum?.[0] as string));
+    const preferred = alts.find(
+      (b) => PREFERRED.includes(b.const as string) || PREFERRED.includes(b.enum?.[0] as string),
+    );
     return sample(preferred ?? alts.find((b) => b.type !== 'null') ?? alts[0]!, name, method);
   }
   if (s.const !== undefined) return s.const;
@@ -92,7 +93,9 @@ function sample(s: Schema, name = '', method = 'POST'): unknown {
       const item = Array.isArray(s.items) ? undefined : s.items;
       if (item?.required?.includes('slideId')) return [sample(item, name, method)];
       const items = Array.isArray(s.items) ? s.items : s.items ? Array(s.minItems ?? 0).fill(s.items) : [];
-      return items.slice(0, Math.max(s.minItems ?? 0, Array.isArray(s.items) ? s.items.length : 0)).map((i: Schema) => sample(i, name, method));
+      return items
+        .slice(0, Math.max(s.minItems ?? 0, Array.isArray(s.items) ? s.items.length : 0))
+        .map((i: Schema) => sample(i, name, method));
     }
     case 'integer':
     case 'number':
@@ -177,7 +180,11 @@ function setAt(base: unknown, schema: Schema, pointer: string, value: unknown, m
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-const json = (key?: string, extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', ...(key ? bearer(key) : {}), ...extra });
+const json = (key?: string, extra: Record<string, string> = {}) => ({
+  'content-type': 'application/json',
+  ...(key ? bearer(key) : {}),
+  ...extra,
+});
 
 function baseBody(r: Route): Record<string, unknown> {
   return sample(r.body ?? { type: 'object' }, '', r.method) as Record<string, unknown>;
@@ -199,7 +206,10 @@ function baseQuery(r: Route): [string, string][] {
 function enc(s: string): string {
   return s.replace(/[\s\S]/gu, (ch) => {
     const c = ch.charCodeAt(0);
-    if (ch.length === 1 && c >= 0xd800 && c <= 0xdfff) return [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)].map((b) => '%' + b.toString(16).toUpperCase()).join('');
+    if (ch.length === 1 && c >= 0xd800 && c <= 0xdfff)
+      return [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)]
+        .map((b) => '%' + b.toString(16).toUpperCase())
+        .join('');
     return encodeURIComponent(ch);
   });
 }
@@ -220,14 +230,29 @@ function deep(levels: number, kind: 'array' | 'object'): string {
 const WRONG: unknown[] = [12345, 'not-the-right-type', true, [1, 2], { unexpected: 1 }, null];
 /** Strings PostgreSQL cannot store: a 400 naming the field. */
 const UNSTORABLE = ['\u0000', 'a\u0000b', '\ud800', '\udfff lone', 'a\udbff'];
-const ODD_STRINGS = [...UNSTORABLE, '😀🏳️‍🌈', '\u202eevil', 'zero\u200bwidth', '  ', '<script>alert(1)</script>', "'; DROP TABLE polls; --", '%00', '\\u0000', HUGE];
+const ODD_STRINGS = [
+  ...UNSTORABLE,
+  '😀🏳️‍🌈',
+  '\u202eevil',
+  'zero\u200bwidth',
+  '  ',
+  '<script>alert(1)</script>',
+  "'; DROP TABLE polls; --",
+  '%00',
+  '\\u0000',
+  HUGE,
+];
 
 function bodyCases(r: Route): Case[] {
   const schema = r.body!;
   const base = baseBody(r);
   const cases: Case[] = [];
-  const send = (name: string, payload: string | Buffer | Readable, e?: Case['expect'], headers?: Record<string, string>) =>
-    cases.push({ name, req: bodyReq(r, payload, headers), expect: e });
+  const send = (
+    name: string,
+    payload: string | Buffer | Readable,
+    e?: Case['expect'],
+    headers?: Record<string, string>,
+  ) => cases.push({ name, req: bodyReq(r, payload, headers), expect: e });
   const sendJson = (name: string, value: unknown, e?: Case['expect']) => send(name, JSON.stringify(value), e);
 
   // Wrong types, huge and odd strings, deep nesting and unknown keys for every field.
@@ -235,24 +260,45 @@ function bodyCases(r: Route): Case[] {
     const k = kinds(f.schema);
     for (const v of WRONG) {
       const wrong = k !== 'any' && !k.has(kindOf(v));
-      sendJson(`${f.path} = ${JSON.stringify(v)}`, setAt(base, schema, f.path, v, r.method), wrong ? { status: 400, code: 'validation_failed', errorPath: f.path } : undefined);
+      sendJson(
+        `${f.path} = ${JSON.stringify(v)}`,
+        setAt(base, schema, f.path, v, r.method),
+        wrong ? { status: 400, code: 'validation_failed', errorPath: f.path } : undefined,
+      );
     }
     if (k === 'any' || k.has('string')) {
       for (const s of ODD_STRINGS) {
         const rejected = (s === HUGE && f.schema.maxLength !== undefined) || UNSTORABLE.includes(s);
-        sendJson(`${f.path} = ${JSON.stringify(s.slice(0, 20))}${s.length > 20 ? '…' : ''}`, setAt(base, schema, f.path, s, r.method), rejected ? { status: 400, code: 'validation_failed', errorPath: f.path } : undefined);
+        sendJson(
+          `${f.path} = ${JSON.stringify(s.slice(0, 20))}${s.length > 20 ? '…' : ''}`,
+          setAt(base, schema, f.path, s, r.method),
+          rejected ? { status: 400, code: 'validation_failed', errorPath: f.path } : undefined,
+        );
       }
     }
     for (const kind of ['array', 'object'] as const) {
       const marker = '"__deep__"';
-      const text = JSON.stringify(setAt(base, schema, f.path, '__deep__', r.method)).replace(marker, deep(10_000, kind));
+      const text = JSON.stringify(setAt(base, schema, f.path, '__deep__', r.method)).replace(
+        marker,
+        deep(10_000, kind),
+      );
       // Settings objects drop unknown keys, so a deep object there is harmless; elsewhere it is a 400.
       const dropped = kind === 'object' && f.schema.additionalProperties === false;
       send(`${f.path} nested 10k ${kind}s`, text, dropped ? undefined : { status: 400, code: 'validation_failed' });
     }
     if (k !== 'any' && k.has('object')) {
-      sendJson(`${f.path} with an unknown key`, setAt(base, schema, f.path, { ...(sample(f.schema, '', r.method) as object), zzUnknown: 1 }, r.method));
-      send(`${f.path} with __proto__`, JSON.stringify(setAt(base, schema, f.path, '__x__', r.method)).replace('"__x__"', '{"__proto__":{"polluted":true}}'), { status: 400 });
+      sendJson(
+        `${f.path} with an unknown key`,
+        setAt(base, schema, f.path, { ...(sample(f.schema, '', r.method) as object), zzUnknown: 1 }, r.method),
+      );
+      send(
+        `${f.path} with __proto__`,
+        JSON.stringify(setAt(base, schema, f.path, '__x__', r.method)).replace(
+          '"__x__"',
+          '{"__proto__":{"polluted":true}}',
+        ),
+        { status: 400 },
+      );
     }
   }
 
@@ -264,7 +310,11 @@ function bodyCases(r: Route): Case[] {
   sendJson('{}', {}, schema.required?.length ? { status: 400, code: 'validation_failed' } : undefined);
 
   // The body as a whole.
-  sendJson('base body with an unknown top-level key', { ...base, zzUnknown: 1 }, { status: 400, code: 'validation_failed', errorPath: '/zzUnknown' });
+  sendJson(
+    'base body with an unknown top-level key',
+    { ...base, zzUnknown: 1 },
+    { status: 400, code: 'validation_failed', errorPath: '/zzUnknown' },
+  );
   for (const [name, text] of [
     ['null', 'null'],
     ['an array', '[]'],
@@ -272,7 +322,8 @@ function bodyCases(r: Route): Case[] {
     ['a string', '"hello"'],
     ['a number', '42'],
     ['true', 'true'],
-  ]) send(`body is ${name}`, text!, { status: 400, code: 'validation_failed' });
+  ])
+    send(`body is ${name}`, text!, { status: 400, code: 'validation_failed' });
   for (const [name, text] of [
     ['truncated JSON', '{"title": "a'],
     ['unquoted keys', '{title: 1}'],
@@ -285,26 +336,69 @@ function bodyCases(r: Route): Case[] {
     ['only whitespace', '   '],
     ['a raw NUL byte', '{"title": "a\u0000b"}'],
     ['invalid UTF-8', Buffer.concat([Buffer.from('{"title": "'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')])],
-  ] as const) send(`bad JSON: ${name}`, text, { status: 400, code: 'validation_failed' });
+  ] as const)
+    send(`bad JSON: ${name}`, text, { status: 400, code: 'validation_failed' });
   send('empty body with content-type json', '', { status: 400, code: 'validation_failed' });
-  send('body over 1 MiB', JSON.stringify({ ...base, zzPad: 'x'.repeat(1024 * 1024 + 10) }), { status: 413, code: 'payload_too_large' });
-  send('streamed body over 1 MiB without content-length', Readable.from([Buffer.alloc(600 * KB, 0x20), Buffer.alloc(600 * KB, 0x20)]), { status: 413, code: 'payload_too_large' });
+  send('body over 1 MiB', JSON.stringify({ ...base, zzPad: 'x'.repeat(1024 * 1024 + 10) }), {
+    status: 413,
+    code: 'payload_too_large',
+  });
+  send(
+    'streamed body over 1 MiB without content-length',
+    Readable.from([Buffer.alloc(600 * KB, 0x20), Buffer.alloc(600 * KB, 0x20)]),
+    { status: 413, code: 'payload_too_large' },
+  );
   send('top-level 10k nested arrays', deep(10_000, 'array'), { status: 400, code: 'validation_failed' });
   send('top-level 10k nested objects', deep(10_000, 'object'), { status: 400, code: 'validation_failed' });
   send('200 KB unknown key', JSON.stringify({ ...base, [HUGE]: 1 }), { status: 400, code: 'validation_failed' });
-  send('__proto__ at the top', JSON.stringify(base).replace(/^{/, '{"__proto__":{"polluted":true},'), { status: 400, code: 'validation_failed' });
-  send('constructor.prototype at the top', JSON.stringify(base).replace(/^{/, '{"constructor":{"prototype":{"polluted":true}},'), { status: 400, code: 'validation_failed' });
-  send('escaped \\u005f_proto__', JSON.stringify(base).replace(/^{/, '{"\\u005f_proto__":{"polluted":true},'), { status: 400, code: 'validation_failed' });
+  send('__proto__ at the top', JSON.stringify(base).replace(/^{/, '{"__proto__":{"polluted":true},'), {
+    status: 400,
+    code: 'validation_failed',
+  });
+  send(
+    'constructor.prototype at the top',
+    JSON.stringify(base).replace(/^{/, '{"constructor":{"prototype":{"polluted":true}},'),
+    { status: 400, code: 'validation_failed' },
+  );
+  send('escaped \\u005f_proto__', JSON.stringify(base).replace(/^{/, '{"\\u005f_proto__":{"polluted":true},'), {
+    status: 400,
+    code: 'validation_failed',
+  });
   sendJson('key "constructor" (no prototype)', { ...base, constructor: 1 }, { status: 400 });
-  sendJson('key "prototype"', { ...base, prototype: { polluted: true } }, { status: 400, code: 'validation_failed', errorPath: '/prototype' });
+  sendJson(
+    'key "prototype"',
+    { ...base, prototype: { polluted: true } },
+    { status: 400, code: 'validation_failed', errorPath: '/prototype' },
+  );
 
   // Content types other than JSON.
-  for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=xyz', 'application/xml', 'application/octet-stream']) {
-    send(`content-type ${ct}`, ct.startsWith('application/x-www') ? 'title=a&accountId=b' : JSON.stringify(base), { status: 415, code: 'unsupported_media_type' }, { ...bearer(acme.key), 'content-type': ct });
+  for (const ct of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=xyz',
+    'application/xml',
+    'application/octet-stream',
+  ]) {
+    send(
+      `content-type ${ct}`,
+      ct.startsWith('application/x-www') ? 'title=a&accountId=b' : JSON.stringify(base),
+      { status: 415, code: 'unsupported_media_type' },
+      { ...bearer(acme.key), 'content-type': ct },
+    );
   }
-  send('no content-type', JSON.stringify(base), { status: 415, code: 'unsupported_media_type' }, { ...bearer(acme.key) });
+  send(
+    'no content-type',
+    JSON.stringify(base),
+    { status: 415, code: 'unsupported_media_type' },
+    { ...bearer(acme.key) },
+  );
   for (const charset of ['klingon', 'utf-16', 'UTF-16LE', 'iso-8859-1']) {
-    send(`content-type json; charset=${charset}`, JSON.stringify(base), { status: 415, code: 'unsupported_media_type' }, json(acme.key, { 'content-type': `application/json; charset=${charset}` }));
+    send(
+      `content-type json; charset=${charset}`,
+      JSON.stringify(base),
+      { status: 415, code: 'unsupported_media_type' },
+      json(acme.key, { 'content-type': `application/json; charset=${charset}` }),
+    );
   }
 
   // Bytes that are not UTF-8 are refused, not replaced with U+FFFD.
@@ -312,7 +406,11 @@ function bodyCases(r: Route): Case[] {
   const value = text.indexOf('":"');
   const cut = value >= 0 ? value + 3 : text.length;
   for (const [name, bytes] of Object.entries(NOT_UTF8)) {
-    send(`${name} in the first string`, Buffer.concat([Buffer.from(text.slice(0, cut)), bytes, Buffer.from(text.slice(cut))]), { status: 400, code: 'validation_failed', errorPath: '/' });
+    send(
+      `${name} in the first string`,
+      Buffer.concat([Buffer.from(text.slice(0, cut)), bytes, Buffer.from(text.slice(cut))]),
+      { status: 400, code: 'validation_failed', errorPath: '/' },
+    );
   }
   return cases;
 }
@@ -333,37 +431,68 @@ function queryCases(r: Route): Case[] {
   const hdr = r.body ? json(acme.key) : bearer(acme.key);
   const payload = r.body ? JSON.stringify(baseBody(r)) : undefined;
   const get = (name: string, query: [string, string][] | string, e?: Case['expect']) =>
-    cases.push({ name, req: { method: r.method, url: typeof query === 'string' ? `${r.path}?${query}` : url(r.path, query), headers: hdr, payload }, expect: e });
+    cases.push({
+      name,
+      req: {
+        method: r.method,
+        url: typeof query === 'string' ? `${r.path}?${query}` : url(r.path, query),
+        headers: hdr,
+        payload,
+      },
+      expect: e,
+    });
 
   get('base query', base);
   for (const p of r.query) {
     const others = base.filter(([k]) => k !== p.name);
     const value = String(sample(p.schema, p.name, r.method));
     const k = kinds(p.schema);
-    if (p.required && p.schema.default === undefined) get(`without ${p.name}`, others, { status: 400, code: 'validation_failed', errorPath: `query:/${p.name}` });
-    get(`${p.name} twice`, [...others, [p.name, 'a'], [p.name, 'b']], k !== 'any' && !k.has('array') ? { status: 400, code: 'validation_failed' } : undefined);
+    if (p.required && p.schema.default === undefined)
+      get(`without ${p.name}`, others, { status: 400, code: 'validation_failed', errorPath: `query:/${p.name}` });
+    get(
+      `${p.name} twice`,
+      [...others, [p.name, 'a'], [p.name, 'b']],
+      k !== 'any' && !k.has('array') ? { status: 400, code: 'validation_failed' } : undefined,
+    );
     get(`${p.name} with [] syntax`, [...others, [`${p.name}[]`, value]], { status: 400, code: 'validation_failed' });
     get(`${p.name} as an object`, [...others, [`${p.name}[a]`, value]], { status: 400, code: 'validation_failed' });
     get(`${p.name} empty`, [...others, [p.name, '']]);
-    get(`${p.name} overlong (10 KB)`, [...others, [p.name, 'x'.repeat(10 * KB)]], p.schema.maxLength !== undefined ? { status: 400, code: 'validation_failed' } : undefined);
+    get(
+      `${p.name} overlong (10 KB)`,
+      [...others, [p.name, 'x'.repeat(10 * KB)]],
+      p.schema.maxLength !== undefined ? { status: 400, code: 'validation_failed' } : undefined,
+    );
     for (const s of ODD_STRINGS.filter((x) => x !== HUGE)) {
       const nul = s.includes('\u0000') && k !== 'any' && k.has('string') && !k.has('number');
-      get(`${p.name} = ${JSON.stringify(s)}`, [...others, [p.name, s]], nul ? { status: 400, code: 'validation_failed', errorPath: `query:/${p.name}` } : undefined);
+      get(
+        `${p.name} = ${JSON.stringify(s)}`,
+        [...others, [p.name, s]],
+        nul ? { status: 400, code: 'validation_failed', errorPath: `query:/${p.name}` } : undefined,
+      );
     }
     get(`${p.name} raw bad percent-encoding`, `${url('', others).slice(1)}&${p.name}=%E0%A4%A`);
     get(`${p.name} raw %00`, `${url('', others).slice(1)}&${p.name}=a%00b`);
     if (k !== 'any' && k.has('number')) {
-      for (const v of ['abc', '1.5', '-1', '1e400', '0x10', '99999999999999999999', 'NaN', 'Infinity']) get(`${p.name} = ${v}`, [...others, [p.name, v]]);
+      for (const v of ['abc', '1.5', '-1', '1e400', '0x10', '99999999999999999999', 'NaN', 'Infinity'])
+        get(`${p.name} = ${v}`, [...others, [p.name, v]]);
     }
   }
-  get('unknown parameter', [...base, ['zzUnknown', '1']], r.query.length ? { status: 400, code: 'validation_failed', errorPath: 'query:/zzUnknown' } : undefined);
+  get(
+    'unknown parameter',
+    [...base, ['zzUnknown', '1']],
+    r.query.length ? { status: 400, code: 'validation_failed', errorPath: 'query:/zzUnknown' } : undefined,
+  );
   get('__proto__ parameter', `${url('', base).slice(1)}&__proto__=x`);
   get('__proto__[polluted] parameter', `${url('', base).slice(1)}&__proto__[polluted]=1`);
   get('__proto__.polluted parameter', `${url('', base).slice(1)}&__proto__.polluted=1`);
   get('constructor[prototype][polluted] parameter', `${url('', base).slice(1)}&constructor[prototype][polluted]=1`);
   get('constructor parameter', `${url('', base).slice(1)}&constructor=1`);
   get('hasOwnProperty parameter', `${url('', base).slice(1)}&hasOwnProperty=1`);
-  get('1000 parameters', [...base, ...Array.from({ length: 1000 }, (_, i): [string, string] => [`p${i}`, 'x'])], r.query.length ? { status: 400, code: 'validation_failed' } : undefined);
+  get(
+    '1000 parameters',
+    [...base, ...Array.from({ length: 1000 }, (_, i): [string, string] => [`p${i}`, 'x'])],
+    r.query.length ? { status: 400, code: 'validation_failed' } : undefined,
+  );
   return cases;
 }
 
@@ -374,25 +503,31 @@ function contractIssues(c: Case, res: LightMyRequestResponse): string[] {
   const issues: string[] = [];
   const status = res.statusCode;
   if (status >= 500) issues.push(`answered ${status}: ${res.body.slice(0, 300)}`);
-  if (c.expect?.status !== undefined && status !== c.expect.status) issues.push(`expected ${c.expect.status}, got ${status}: ${res.body.slice(0, 300)}`);
+  if (c.expect?.status !== undefined && status !== c.expect.status)
+    issues.push(`expected ${c.expect.status}, got ${status}: ${res.body.slice(0, 300)}`);
   if (status < 400) return issues;
-  if (!String(res.headers['content-type']).startsWith('application/problem+json')) issues.push(`content-type ${String(res.headers['content-type'])}`);
+  if (!String(res.headers['content-type']).startsWith('application/problem+json'))
+    issues.push(`content-type ${String(res.headers['content-type'])}`);
   let body: Record<string, unknown>;
   try {
     body = res.json();
   } catch {
     return [...issues, `body is not JSON: ${res.body.slice(0, 100)}`];
   }
-  for (const f of ['type', 'title', 'detail', 'code']) if (typeof body[f] !== 'string' || !body[f]) issues.push(`problem field ${f} missing`);
+  for (const f of ['type', 'title', 'detail', 'code'])
+    if (typeof body[f] !== 'string' || !body[f]) issues.push(`problem field ${f} missing`);
   if (body.status !== status) issues.push(`problem status ${String(body.status)} ≠ ${status}`);
-  if (c.expect?.code && body.code !== c.expect.code) issues.push(`expected code ${c.expect.code}, got ${String(body.code)}`);
+  if (c.expect?.code && body.code !== c.expect.code)
+    issues.push(`expected code ${c.expect.code}, got ${String(body.code)}`);
   if (status === 400) {
     const errors = body.errors as { path?: unknown; message?: unknown }[] | undefined;
     if (!Array.isArray(errors) || errors.length === 0) issues.push('400 without errors[]');
     else {
-      if (errors.some((e) => typeof e.path !== 'string' || typeof e.message !== 'string')) issues.push(`errors[] entry without path/message: ${JSON.stringify(errors).slice(0, 200)}`);
+      if (errors.some((e) => typeof e.path !== 'string' || typeof e.message !== 'string'))
+        issues.push(`errors[] entry without path/message: ${JSON.stringify(errors).slice(0, 200)}`);
       const want = c.expect?.errorPath;
-      if (want && !errors.some((e) => e.path === want)) issues.push(`no error for ${want}: ${JSON.stringify(errors.map((e) => e.path)).slice(0, 300)}`);
+      if (want && !errors.some((e) => e.path === want))
+        issues.push(`no error for ${want}: ${JSON.stringify(errors.map((e) => e.path)).slice(0, 300)}`);
     }
   }
   return issues;
@@ -402,7 +537,8 @@ async function run(cases: Case[]): Promise<string[]> {
   const failures: string[] = [];
   for (const c of cases) {
     const res = await h.app.inject(c.req);
-    for (const issue of contractIssues(c, res)) failures.push(`${c.req.method} ${c.req.url.slice(0, 80)} — ${c.name}: ${issue}`);
+    for (const issue of contractIssues(c, res))
+      failures.push(`${c.req.method} ${c.req.url.slice(0, 80)} — ${c.name}: ${issue}`);
   }
   return failures;
 }
@@ -413,14 +549,36 @@ async function run(cases: Case[]): Promise<string[]> {
 async function setup(): Promise<void> {
   h = await harness();
   acme = await h.account();
-  const poll = await h.app.inject({ method: 'POST', url: '/poll', headers: bearer(acme.key), payload: { accountId: acme.accountId, title: 'Target' } });
+  const poll = await h.app.inject({
+    method: 'POST',
+    url: '/poll',
+    headers: bearer(acme.key),
+    payload: { accountId: acme.accountId, title: 'Target' },
+  });
   const pollId = poll.json().data.id as string;
-  const slide = await h.app.inject({ method: 'POST', url: '/slide', headers: bearer(acme.key), payload: { pollId, type: 'question', title: 'Q', answers: [{ title: 'x' }] } });
-  await h.app.inject({ method: 'POST', url: '/poll/update', headers: bearer(acme.key), payload: { pollId, isVisible: true } });
-  const preview = await h.app.inject({ method: 'POST', url: '/poll', headers: bearer(acme.key), payload: { accountId: acme.accountId, title: 'Preview', dryRun: true } });
+  const slide = await h.app.inject({
+    method: 'POST',
+    url: '/slide',
+    headers: bearer(acme.key),
+    payload: { pollId, type: 'question', title: 'Q', answers: [{ title: 'x' }] },
+  });
+  await h.app.inject({
+    method: 'POST',
+    url: '/poll/update',
+    headers: bearer(acme.key),
+    payload: { pollId, isVisible: true },
+  });
+  const preview = await h.app.inject({
+    method: 'POST',
+    url: '/poll',
+    headers: bearer(acme.key),
+    payload: { accountId: acme.accountId, title: 'Preview', dryRun: true },
+  });
   ids = { pollId, slideId: slide.json().data.id, previewId: preview.json().data.id };
 
-  const doc = (await h.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Operation>> };
+  const doc = (await h.app.inject({ url: '/openapi.json' })).json() as {
+    paths: Record<string, Record<string, Operation>>;
+  };
   routes = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
@@ -429,12 +587,31 @@ async function setup(): Promise<void> {
     }
   }
   // The respondent route answers without a key; cover it even if it is left out of the document.
-  if (h.app.hasRoute({ method: RESPONDENT.method, url: RESPONDENT.path }) && !routes.some((r) => r.path === RESPONDENT.path && r.method === RESPONDENT.method)) {
-    const answers = { type: 'object', required: ['slideId', 'value'], properties: { slideId: { type: 'string' }, value: { type: 'string' } } };
-    routes.push(route(RESPONDENT.method, RESPONDENT.path, {
-      requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['pollId', 'answers'], properties: { pollId: { type: 'string' }, answers: { type: 'array', minItems: 1, items: answers } } } } } },
-      security: [],
-    }));
+  if (
+    h.app.hasRoute({ method: RESPONDENT.method, url: RESPONDENT.path }) &&
+    !routes.some((r) => r.path === RESPONDENT.path && r.method === RESPONDENT.method)
+  ) {
+    const answers = {
+      type: 'object',
+      required: ['slideId', 'value'],
+      properties: { slideId: { type: 'string' }, value: { type: 'string' } },
+    };
+    routes.push(
+      route(RESPONDENT.method, RESPONDENT.path, {
+        requestBody: {
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['pollId', 'answers'],
+                properties: { pollId: { type: 'string' }, answers: { type: 'array', minItems: 1, items: answers } },
+              },
+            },
+          },
+        },
+        security: [],
+      }),
+    );
   }
 }
 
@@ -449,14 +626,34 @@ function route(method: string, path: string, op: Operation): Route {
     op,
     body: op.requestBody?.content?.['application/json']?.schema,
     query: (op.parameters ?? []).filter((p) => p.in === 'query'),
-    isPublic: (Array.isArray(op.security) && op.security.length === 0) || (path === RESPONDENT.path && method === RESPONDENT.method),
+    isPublic:
+      (Array.isArray(op.security) && op.security.length === 0) ||
+      (path === RESPONDENT.path && method === RESPONDENT.method),
   };
 }
 
 describe('the route table', () => {
   it('comes from /openapi.json and holds the poll, slide and account routes', () => {
     const names = routes.map((r) => `${r.method} ${r.path}`);
-    for (const expected of ['POST /poll', 'POST /survey', 'POST /commit', 'GET /poll', 'GET /polls', 'POST /poll/update', 'DELETE /poll', 'POST /research/start', 'GET /poll/translations', 'POST /poll/translations/update', 'POST /slide', 'GET /slides', 'POST /slide/update', 'DELETE /slide', 'GET /accounts', 'GET /account/settings', 'PATCH /account/settings']) {
+    for (const expected of [
+      'POST /poll',
+      'POST /survey',
+      'POST /commit',
+      'GET /poll',
+      'GET /polls',
+      'POST /poll/update',
+      'DELETE /poll',
+      'POST /research/start',
+      'GET /poll/translations',
+      'POST /poll/translations/update',
+      'POST /slide',
+      'GET /slides',
+      'POST /slide/update',
+      'DELETE /slide',
+      'GET /accounts',
+      'GET /account/settings',
+      'PATCH /account/settings',
+    ]) {
       expect(names).toContain(expected);
     }
   });
@@ -464,8 +661,13 @@ describe('the route table', () => {
   it('generates a base request for every route that gets past validation', async () => {
     const failures: string[] = [];
     for (const r of routes) {
-      const res = await h.app.inject(r.body ? bodyReq(r, JSON.stringify(baseBody(r))) : { method: r.method, url: url(r.path, baseQuery(r)), headers: bearer(acme.key) });
-      if (res.statusCode >= 500 || [400, 401, 413, 415].includes(res.statusCode)) failures.push(`${r.method} ${r.path}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+      const res = await h.app.inject(
+        r.body
+          ? bodyReq(r, JSON.stringify(baseBody(r)))
+          : { method: r.method, url: url(r.path, baseQuery(r)), headers: bearer(acme.key) },
+      );
+      if (res.statusCode >= 500 || [400, 401, 413, 415].includes(res.statusCode))
+        failures.push(`${r.method} ${r.path}: ${res.statusCode} ${res.body.slice(0, 300)}`);
     }
     expect(failures).toEqual([]);
   });
@@ -477,26 +679,47 @@ describe('no input produces a 500', () => {
   for (const r of routes) {
     describe(`${r.method} ${r.path}`, () => {
       if (r.body) {
-        it('bodies: wrong types, missing fields, huge and odd strings, deep nesting, unknown keys, bad JSON, sizes, content types', async () => {
-          expect(await run(bodyCases(r))).toEqual([]);
-        }, SLOW);
+        it(
+          'bodies: wrong types, missing fields, huge and odd strings, deep nesting, unknown keys, bad JSON, sizes, content types',
+          async () => {
+            expect(await run(bodyCases(r))).toEqual([]);
+          },
+          SLOW,
+        );
       } else {
-        it('bodies it does not take', async () => {
-          const u = url(r.path, baseQuery(r));
-          const cases: Case[] = [];
-          for (const [ct, payload] of [
-            ['application/json', '{"a":'],
-            ['application/json', deep(10_000, 'array')],
-            ['application/json', JSON.stringify({ x: 'x'.repeat(1024 * 1024 + 1) })],
-            ['text/plain', 'hello'],
-            ['application/x-www-form-urlencoded', 'a=b'],
-          ]) cases.push({ name: `${ct} body`, req: { method: r.method, url: u, headers: { ...bearer(acme.key), 'content-type': ct! }, payload: payload! } });
-          expect(await run(cases)).toEqual([]);
-        }, SLOW);
+        it(
+          'bodies it does not take',
+          async () => {
+            const u = url(r.path, baseQuery(r));
+            const cases: Case[] = [];
+            for (const [ct, payload] of [
+              ['application/json', '{"a":'],
+              ['application/json', deep(10_000, 'array')],
+              ['application/json', JSON.stringify({ x: 'x'.repeat(1024 * 1024 + 1) })],
+              ['text/plain', 'hello'],
+              ['application/x-www-form-urlencoded', 'a=b'],
+            ])
+              cases.push({
+                name: `${ct} body`,
+                req: {
+                  method: r.method,
+                  url: u,
+                  headers: { ...bearer(acme.key), 'content-type': ct! },
+                  payload: payload!,
+                },
+              });
+            expect(await run(cases)).toEqual([]);
+          },
+          SLOW,
+        );
       }
-      it('query strings: repeated, bracketed, overlong, unicode and NUL values, prototype keys', async () => {
-        expect(await run(queryCases(r))).toEqual([]);
-      }, SLOW);
+      it(
+        'query strings: repeated, bracketed, overlong, unicode and NUL values, prototype keys',
+        async () => {
+          expect(await run(queryCases(r))).toEqual([]);
+        },
+        SLOW,
+      );
     });
   }
 
@@ -508,29 +731,67 @@ describe('no input produces a 500', () => {
 
 describe('body encoding', () => {
   const post = (payload: Buffer | string, contentType = 'application/json') =>
-    h.app.inject({ method: 'POST', url: '/poll', headers: { ...bearer(acme.key), 'content-type': contentType }, payload });
+    h.app.inject({
+      method: 'POST',
+      url: '/poll',
+      headers: { ...bearer(acme.key), 'content-type': contentType },
+      payload,
+    });
   const body = (title: string) => JSON.stringify({ accountId: acme.accountId, title });
 
   it('a title with bytes that are not UTF-8 is a 400 naming the body, and nothing is stored', async () => {
-    const before = (await h.app.inject({ url: `/polls?accountId=${acme.accountId}&limit=100`, headers: bearer(acme.key) })).json().data.length;
+    const before = (
+      await h.app.inject({ url: `/polls?accountId=${acme.accountId}&limit=100`, headers: bearer(acme.key) })
+    ).json().data.length;
     for (const [name, bytes] of Object.entries(NOT_UTF8)) {
-      const res = await post(Buffer.concat([Buffer.from(`{"accountId":"${acme.accountId}","title":"a`), bytes, Buffer.from('b"}')]));
-      expect(contractIssues({ name, req: { method: 'POST', url: '/poll' }, expect: { status: 400, code: 'validation_failed', errorPath: '/' } }, res)).toEqual([]);
+      const res = await post(
+        Buffer.concat([Buffer.from(`{"accountId":"${acme.accountId}","title":"a`), bytes, Buffer.from('b"}')]),
+      );
+      expect(
+        contractIssues(
+          {
+            name,
+            req: { method: 'POST', url: '/poll' },
+            expect: { status: 400, code: 'validation_failed', errorPath: '/' },
+          },
+          res,
+        ),
+      ).toEqual([]);
       expect(res.json().detail).toMatch(/UTF-8/);
     }
-    const after = (await h.app.inject({ url: `/polls?accountId=${acme.accountId}&limit=100`, headers: bearer(acme.key) })).json().data.length;
+    const after = (
+      await h.app.inject({ url: `/polls?accountId=${acme.accountId}&limit=100`, headers: bearer(acme.key) })
+    ).json().data.length;
     expect(after).toBe(before);
   });
 
   it('a charset other than UTF-8 is a 415, whatever its case or quoting', async () => {
-    for (const ct of ['application/json; charset=utf-16', 'application/json; charset=UTF-16BE', 'application/json;charset="latin1"', 'application/json; charset=us-ascii', 'application/json; charset=']) {
+    for (const ct of [
+      'application/json; charset=utf-16',
+      'application/json; charset=UTF-16BE',
+      'application/json;charset="latin1"',
+      'application/json; charset=us-ascii',
+      'application/json; charset=',
+    ]) {
       const res = await post(body('x'), ct);
-      expect(contractIssues({ name: ct, req: { method: 'POST', url: '/poll' }, expect: { status: 415, code: 'unsupported_media_type' } }, res)).toEqual([]);
+      expect(
+        contractIssues(
+          { name: ct, req: { method: 'POST', url: '/poll' }, expect: { status: 415, code: 'unsupported_media_type' } },
+          res,
+        ),
+      ).toEqual([]);
     }
   });
 
   it('UTF-8 under any spelling, or no charset, is accepted', async () => {
-    for (const ct of ['application/json', 'application/json; charset=utf-8', 'application/json; charset=UTF-8', 'Application/JSON; Charset=UTF8', 'application/json; charset="utf-8"', 'application/json;charset=utf-8; foo=bar']) {
+    for (const ct of [
+      'application/json',
+      'application/json; charset=utf-8',
+      'application/json; charset=UTF-8',
+      'Application/JSON; Charset=UTF8',
+      'application/json; charset="utf-8"',
+      'application/json;charset=utf-8; foo=bar',
+    ]) {
       const res = await post(body('ok'), ct);
       expect(res.statusCode, `${ct}: ${res.body}`).toBe(201);
     }
@@ -559,49 +820,88 @@ describe('body encoding', () => {
     ];
     for (const [payload, status, code] of cases) {
       const res = await post(payload);
-      expect(contractIssues({ name: String(payload).slice(0, 40), req: { method: 'POST', url: '/poll' }, expect: { status, code } }, res)).toEqual([]);
+      expect(
+        contractIssues(
+          { name: String(payload).slice(0, 40), req: { method: 'POST', url: '/poll' }, expect: { status, code } },
+          res,
+        ),
+      ).toEqual([]);
     }
     expect(Object.prototype).not.toHaveProperty('polluted');
   });
 });
 
 describe('authentication comes first', () => {
-  it('answers 401 problems to every non-public route without a usable key', async () => {
-    const cases: Case[] = [];
-    const headersList: [string, Record<string, string>][] = [
-      ['no key', {}],
-      ['unknown key', bearer('cvk_' + 'A'.repeat(32))],
-      ['malformed key', bearer('not-a-key')],
-      ['Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
-      ['empty Bearer', { authorization: 'Bearer ' }],
-      ['10 KB key', bearer('cvk_' + 'A'.repeat(10 * KB))],
-      ['unicode key', { authorization: 'Bearer cvk_\u00e9\u00e9' }],
-    ];
-    for (const r of routes.filter((x) => !x.isPublic)) {
-      for (const [name, headers] of headersList) {
-        // Bad bodies too: authentication answers before the body is looked at.
-        for (const payload of r.body ? [JSON.stringify(baseBody(r)), '{"bad json', JSON.stringify({ x: 'x'.repeat(1024 * 1024 + 1) })] : [undefined]) {
-          const req: Req = { method: r.method, url: url(r.path, baseQuery(r)), headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) } };
-          if (payload) req.payload = payload;
-          cases.push({ name, req, expect: { status: 401, code: 'unauthenticated' } });
+  it(
+    'answers 401 problems to every non-public route without a usable key',
+    async () => {
+      const cases: Case[] = [];
+      const headersList: [string, Record<string, string>][] = [
+        ['no key', {}],
+        ['unknown key', bearer('cvk_' + 'A'.repeat(32))],
+        ['malformed key', bearer('not-a-key')],
+        ['Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
+        ['empty Bearer', { authorization: 'Bearer ' }],
+        ['10 KB key', bearer('cvk_' + 'A'.repeat(10 * KB))],
+        ['unicode key', { authorization: 'Bearer cvk_\u00e9\u00e9' }],
+      ];
+      for (const r of routes.filter((x) => !x.isPublic)) {
+        for (const [name, headers] of headersList) {
+          // Bad bodies too: authentication answers before the body is looked at.
+          for (const payload of r.body
+            ? [JSON.stringify(baseBody(r)), '{"bad json', JSON.stringify({ x: 'x'.repeat(1024 * 1024 + 1) })]
+            : [undefined]) {
+            const req: Req = {
+              method: r.method,
+              url: url(r.path, baseQuery(r)),
+              headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) },
+            };
+            if (payload) req.payload = payload;
+            cases.push({ name, req, expect: { status: 401, code: 'unauthenticated' } });
+          }
         }
       }
-    }
-    expect(await run(cases)).toEqual([]);
-  }, SLOW);
+      expect(await run(cases)).toEqual([]);
+    },
+    SLOW,
+  );
 
   it('a key of a plan below premium gets 403 plan_required, as a problem', async () => {
     const free = await h.account({ plan: 'free' });
-    const res = await h.app.inject({ method: 'GET', url: `/polls?accountId=${free.accountId}`, headers: bearer(free.key) });
-    expect(contractIssues({ name: 'free', req: { method: 'GET', url: '/polls' }, expect: { status: 403, code: 'plan_required' } }, res)).toEqual([]);
+    const res = await h.app.inject({
+      method: 'GET',
+      url: `/polls?accountId=${free.accountId}`,
+      headers: bearer(free.key),
+    });
+    expect(
+      contractIssues(
+        { name: 'free', req: { method: 'GET', url: '/polls' }, expect: { status: 403, code: 'plan_required' } },
+        res,
+      ),
+    ).toEqual([]);
   });
 
   it('unknown paths answer a 404 problem, with or without a key', async () => {
     for (const headers of [{}, bearer(acme.key)]) {
-      const res = await h.app.inject({ method: 'POST', url: '/no/such/route?x=%00', headers: { ...headers, 'content-type': 'application/json' }, payload: '{}' });
-      expect(contractIssues({ name: '404', req: { method: 'POST', url: '/no/such/route' }, expect: { status: 404, code: 'not_found' } }, res)).toEqual([]);
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/no/such/route?x=%00',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: '{}',
+      });
+      expect(
+        contractIssues(
+          { name: '404', req: { method: 'POST', url: '/no/such/route' }, expect: { status: 404, code: 'not_found' } },
+          res,
+        ),
+      ).toEqual([]);
       // Fastify parses the body before it finds no route: a bad one is a 400 problem, never a 500.
-      const bad = await h.app.inject({ method: 'POST', url: '/no/such/route', headers: { ...headers, 'content-type': 'application/json' }, payload: '{"bad' });
+      const bad = await h.app.inject({
+        method: 'POST',
+        url: '/no/such/route',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: '{"bad',
+      });
       expect(contractIssues({ name: '404 bad body', req: { method: 'POST', url: '/no/such/route' } }, bad)).toEqual([]);
     }
   });

@@ -28,15 +28,29 @@ describe('migration 004 (delivery queue)', () => {
       database = await openDatabase({ dataDir: '', memory: true, schema: 'none' });
     }
     const db = database.db;
-    await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(db);
+    await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
+      db,
+    );
     for (const name of migrationNames().filter((n) => n < '004')) {
       await sql.raw(readFileSync(DIR + name, 'utf8')).execute(db);
       await sql`INSERT INTO schema_migrations (name) VALUES (${name})`.execute(db);
     }
-    await sql`INSERT INTO accounts (id, name, plan, signing_secret, created_at, updated_at) VALUES ('acc_1', 'A', 'premium', 'whsec_x', now(), now())`.execute(db);
-    const row = (id: string, status: string, attempts: number, next: Date | null, lease: string | null, finished: Date | null, endpoint = 'end_1') =>
+    await sql`INSERT INTO accounts (id, name, plan, signing_secret, created_at, updated_at) VALUES ('acc_1', 'A', 'premium', 'whsec_x', now(), now())`.execute(
+      db,
+    );
+    const row = (
+      id: string,
+      status: string,
+      attempts: number,
+      next: Date | null,
+      lease: string | null,
+      finished: Date | null,
+      endpoint = 'end_1',
+    ) =>
       sql`INSERT INTO deliveries (id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, status, attempt_count, dns_failures, next_attempt_at, lease_token, body, created_at, finished_at)
-          VALUES (${id}, 'acc_1', 'poll_1', NULL, ${endpoint}, 'webhook', 'https://a.example/', 'prt_1', 'submitted-responses', ${status}, ${attempts}, 0, ${next}, ${lease}, '{"n":1}', ${T('10:00:00')}, ${finished})`.execute(db);
+          VALUES (${id}, 'acc_1', 'poll_1', NULL, ${endpoint}, 'webhook', 'https://a.example/', 'prt_1', 'submitted-responses', ${status}, ${attempts}, 0, ${next}, ${lease}, '{"n":1}', ${T('10:00:00')}, ${finished})`.execute(
+        db,
+      );
     await row('dlv_pending', 'pending', 1, T('12:00:00'), null, null);
     await row('dlv_leased', 'in_flight', 2, T('11:00:00'), 'tok_old', null);
     await row('dlv_delivered', 'delivered', 1, null, null, T('10:00:01'));
@@ -74,7 +88,8 @@ describe('migration 004 (delivery queue)', () => {
 
   it('filters the log by state: pending and in_flight from the queue row, finished states from the delivery', async () => {
     const deliveries = createStore(database.db).deliveries;
-    const ids = async (status: DeliveryStatus) => (await deliveries.list({ accountIds: ['acc_1'], status }, { limit: 50 })).data.map((d) => d.id).sort();
+    const ids = async (status: DeliveryStatus) =>
+      (await deliveries.list({ accountIds: ['acc_1'], status }, { limit: 50 })).data.map((d) => d.id).sort();
     expect(await ids('pending')).toEqual(['dlv_pending']);
     expect(await ids('in_flight')).toEqual(['dlv_leased']);
     expect(await ids('given_up')).toEqual(['dlv_given_up', 'dlv_other_lost']);

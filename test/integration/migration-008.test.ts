@@ -26,18 +26,26 @@ describe('migration 008 (poll tombstones)', () => {
       database = await openDatabase({ dataDir: '', memory: true, schema: 'none' });
     }
     const db = database.db;
-    await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(db);
+    await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
+      db,
+    );
     for (const name of migrationNames().filter((n) => n < '008')) {
       await sql.raw(readFileSync(DIR + name, 'utf8')).execute(db);
       await sql`INSERT INTO schema_migrations (name) VALUES (${name})`.execute(db);
     }
     for (const a of ['acc_a', 'acc_b']) {
-      await sql`INSERT INTO accounts (id, name, plan, created_at, updated_at) VALUES (${a}, ${a}, 'premium', now(), now())`.execute(db);
+      await sql`INSERT INTO accounts (id, name, plan, created_at, updated_at) VALUES (${a}, ${a}, 'premium', now(), now())`.execute(
+        db,
+      );
     }
     // poll_taken was A's, deleted, then committed by B; poll_gone was A's and stays deleted; poll_live is A's.
-    await sql`INSERT INTO polls (id, account_id, title, is_visible, body, created_at, updated_at) VALUES ('poll_taken', 'acc_b', 'B', true, '{}', now(), now()), ('poll_live', 'acc_a', 'A', true, '{}', now(), now())`.execute(db);
+    await sql`INSERT INTO polls (id, account_id, title, is_visible, body, created_at, updated_at) VALUES ('poll_taken', 'acc_b', 'B', true, '{}', now(), now()), ('poll_live', 'acc_a', 'A', true, '{}', now(), now())`.execute(
+      db,
+    );
     const endpoint = (id: string, account: string, poll: string) =>
-      sql`INSERT INTO endpoints (id, account_id, poll_id, source, url, created_at) VALUES (${id}, ${account}, ${poll}, 'survey-logic', 'https://hooks.example.com/x', now())`.execute(db);
+      sql`INSERT INTO endpoints (id, account_id, poll_id, source, url, created_at) VALUES (${id}, ${account}, ${poll}, 'survey-logic', 'https://hooks.example.com/x', now())`.execute(
+        db,
+      );
     await endpoint('end_taken', 'acc_a', 'poll_taken');
     await endpoint('end_gone', 'acc_a', 'poll_gone');
     await endpoint('end_live', 'acc_a', 'poll_live');
@@ -56,7 +64,18 @@ describe('migration 008 (poll tombstones)', () => {
     expect(tombstones).toEqual([{ id: 'poll_gone', account_id: 'acc_a' }]);
     expect((await db.selectFrom('endpoints').select('id').execute()).map((e) => e.id)).toEqual(['end_live']);
     // The logic key now includes the account.
-    await sql`INSERT INTO endpoints (id, account_id, poll_id, source, url, created_at) VALUES ('end_b', 'acc_b', 'poll_live', 'survey-logic', 'https://hooks.example.com/x', now())`.execute(db);
-    expect(Number((await db.selectFrom('endpoints').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(2);
+    await sql`INSERT INTO endpoints (id, account_id, poll_id, source, url, created_at) VALUES ('end_b', 'acc_b', 'poll_live', 'survey-logic', 'https://hooks.example.com/x', now())`.execute(
+      db,
+    );
+    expect(
+      Number(
+        (
+          await db
+            .selectFrom('endpoints')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(2);
   });
 });

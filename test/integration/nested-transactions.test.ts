@@ -34,7 +34,13 @@ describe('a use case run inside another use case transaction', () => {
     const store = createStore(database.db);
     await expect(
       store.transaction(async (outer) => {
-        await outer.transaction((inner) => inner.submissions.writeOutcome({ participants: [], batches: [], deliveries: [delivery('dlv_nested_rolled_back')] }));
+        await outer.transaction((inner) =>
+          inner.submissions.writeOutcome({
+            participants: [],
+            batches: [],
+            deliveries: [delivery('dlv_nested_rolled_back')],
+          }),
+        );
         throw new Error('the outer use case fails after the inner one wrote');
       }),
     ).rejects.toThrow('the outer use case fails');
@@ -44,7 +50,9 @@ describe('a use case run inside another use case transaction', () => {
   it('keeps the outer transaction open after the inner writes, so what the outer writes next commits with them', async () => {
     const store = createStore(database.db);
     await store.transaction(async (outer) => {
-      await outer.transaction((inner) => inner.submissions.writeOutcome({ participants: [], batches: [], deliveries: [delivery('dlv_nested_inner')] }));
+      await outer.transaction((inner) =>
+        inner.submissions.writeOutcome({ participants: [], batches: [], deliveries: [delivery('dlv_nested_inner')] }),
+      );
       await outer.deliveries.insert([delivery('dlv_nested_outer')]);
     });
     expect((await store.deliveries.get('dlv_nested_inner'))?.status).toBe('pending');

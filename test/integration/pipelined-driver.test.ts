@@ -39,13 +39,17 @@ describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and C
     pool.on('connect', (client) => {
       const stream = (client as unknown as { connection: { stream: NodeJS.ReadWriteStream } }).connection.stream;
       const write = stream.write.bind(stream) as (chunk: Buffer, ...rest: unknown[]) => boolean;
-      stream.write = ((chunk: Buffer, ...rest: unknown[]) => (wire.push(chunk.toString('latin1')), write(chunk, ...rest))) as typeof stream.write;
+      stream.write = ((chunk: Buffer, ...rest: unknown[]) => (
+        wire.push(chunk.toString('latin1')),
+        write(chunk, ...rest)
+      )) as typeof stream.write;
       // Ahead of pg's own listener, which may write the next statement as soon as it reads an answer.
       stream.prependListener('data', () => wire.push('<answer>'));
     });
     return { own: new KyselyDb<unknown>({ dialect: new PipelinedPostgresDialect({ pool }) }), wire };
   };
-  const answersBetween = (wire: string[], from: number, to: number) => wire.slice(from, to).filter((w) => w === '<answer>').length;
+  const answersBetween = (wire: string[], from: number, to: number) =>
+    wire.slice(from, to).filter((w) => w === '<answer>').length;
 
   it('writes BEGIN with the first statement and COMMIT with the last, without waiting for answers in between', async () => {
     const { own, wire } = recorded();
@@ -56,9 +60,9 @@ describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and C
       });
       const at = (text: string) => wire.findIndex((w) => w.includes(text));
       expect(at('begin')).toBeGreaterThanOrEqual(0);
-      expect(answersBetween(wire, at('begin'), at("VALUES ($1)"))).toBe(0);
+      expect(answersBetween(wire, at('begin'), at('VALUES ($1)'))).toBe(0);
       const b = wire.findLastIndex((w) => w.includes('VALUES ($1)'));
-      expect(b).toBeGreaterThan(at("VALUES ($1)"));
+      expect(b).toBeGreaterThan(at('VALUES ($1)'));
       expect(answersBetween(wire, b, at('commit'))).toBe(0);
       expect(answersBetween(wire, at('begin'), b)).toBeGreaterThan(0);
       expect(await rows()).toEqual(['a', 'b']);
@@ -70,7 +74,11 @@ describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and C
   it('writes a whole transaction of statements sent together, BEGIN to COMMIT, before reading any answer', async () => {
     const { own, wire } = recorded();
     try {
-      await own.transaction().execute((trx) => executeTogether(trx, [insert('a').compile(trx), insert('b').compile(trx)], { thenCommit: true }));
+      await own
+        .transaction()
+        .execute((trx) =>
+          executeTogether(trx, [insert('a').compile(trx), insert('b').compile(trx)], { thenCommit: true }),
+        );
       const begin = wire.findIndex((w) => w.includes('begin'));
       const commit = wire.findIndex((w) => w.includes('commit'));
       expect(begin).toBeGreaterThanOrEqual(0);
@@ -103,7 +111,9 @@ describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and C
   it('does not report a commit when the failures were swallowed: the server rolled back', async () => {
     await other.query("INSERT INTO t VALUES ('taken')");
     const run = db.transaction().execute(async (trx) => {
-      await insert('taken').execute(trx).catch(() => {});
+      await insert('taken')
+        .execute(trx)
+        .catch(() => {});
       await executeThenCommit(trx, insert('b').compile(trx)).catch(() => {});
     });
     await expect(run).rejects.toThrow(/rolled back/);
@@ -133,9 +143,15 @@ describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and C
   });
 
   it('runs statements sent together in order, each seeing the writes before it; a failure fails those behind it', async () => {
-    const [, seen] = await db.transaction().execute((trx) => executeTogether(trx, [insert('a').compile(trx), sql`SELECT count(*)::int AS n FROM t`.compile(trx)]));
+    const [, seen] = await db
+      .transaction()
+      .execute((trx) =>
+        executeTogether(trx, [insert('a').compile(trx), sql`SELECT count(*)::int AS n FROM t`.compile(trx)]),
+      );
     expect(seen!.rows).toEqual([{ n: 1 }]);
-    const run = db.transaction().execute((trx) => executeTogether(trx, [insert('a').compile(trx), insert('z').compile(trx)]));
+    const run = db
+      .transaction()
+      .execute((trx) => executeTogether(trx, [insert('a').compile(trx), insert('z').compile(trx)]));
     await expect(run).rejects.toThrow(/duplicate key/);
     expect(await rows()).toEqual(['a']);
   });

@@ -17,15 +17,24 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const post = (url: string, payload: object, key: string) => h.app.inject({ method: 'POST', url, headers: bearer(key), payload });
+const post = (url: string, payload: object, key: string) =>
+  h.app.inject({ method: 'POST', url, headers: bearer(key), payload });
 const HOOK_URL = 'https://hooks.example.com/a-only';
 
 /** A visible poll of `acct` with survey logic that triggers HOOK_URL on completion, answered once. */
 async function answeredLogicPoll(acct: TestAccount, id?: string): Promise<string> {
-  const body = { accountId: acct.accountId, title: 'Logic', actionLogic: [{ on: 'complete', action: { type: 'trigger-webhook', url: HOOK_URL } }] };
+  const body = {
+    accountId: acct.accountId,
+    title: 'Logic',
+    actionLogic: [{ on: 'complete', action: { type: 'trigger-webhook', url: HOOK_URL } }],
+  };
   let pollId: string;
   if (id) {
-    const res = await post('/commit', { data: { ...(await post('/poll', { ...body, dryRun: true }, acct.key)).json().data, id } }, acct.key);
+    const res = await post(
+      '/commit',
+      { data: { ...(await post('/poll', { ...body, dryRun: true }, acct.key)).json().data, id } },
+      acct.key,
+    );
     expect(res.statusCode, res.body).toBe(201);
     pollId = res.json().data.id;
   } else {
@@ -51,7 +60,8 @@ describe('a deleted poll id', () => {
     expect(del.statusCode, del.body).toBe(200);
     expect(await endpointsOf(pollId)).toEqual([]);
 
-    const preview = (await post('/poll', { accountId: b.accountId, title: 'Mine now', dryRun: true }, b.key)).json().data;
+    const preview = (await post('/poll', { accountId: b.accountId, title: 'Mine now', dryRun: true }, b.key)).json()
+      .data;
     const taken = await post('/commit', { data: { ...preview, id: pollId } }, b.key);
     expect(taken.statusCode, taken.body).toBe(404);
     expect(taken.json().code).toBe('not_found');
@@ -62,12 +72,18 @@ describe('a deleted poll id', () => {
 
   it("stays its own account's: that account may commit it again, and its deliveries get their own endpoint", async () => {
     const first = await answeredLogicPoll(a);
-    expect((await h.app.inject({ method: 'DELETE', url: `/poll?pollId=${first}`, headers: bearer(a.key) })).statusCode).toBe(200);
+    expect(
+      (await h.app.inject({ method: 'DELETE', url: `/poll?pollId=${first}`, headers: bearer(a.key) })).statusCode,
+    ).toBe(200);
     const again = await answeredLogicPoll(a, first);
     expect(again).toBe(first);
     const endpoints = await endpointsOf(first);
     expect(endpoints.map((e) => e.account_id)).toEqual([a.accountId]);
-    const deliveries = await h.database.db.selectFrom('deliveries').select(['account_id', 'endpoint_id']).where('poll_id', '=', first).execute();
+    const deliveries = await h.database.db
+      .selectFrom('deliveries')
+      .select(['account_id', 'endpoint_id'])
+      .where('poll_id', '=', first)
+      .execute();
     expect(new Set(deliveries.map((d) => d.account_id))).toEqual(new Set([a.accountId]));
     expect(deliveries.map((d) => d.endpoint_id)).toContain(endpoints[0]!.id);
   });
@@ -89,7 +105,13 @@ describe('a commit', () => {
 
 describe('logic endpoints', () => {
   it('are identified within their account: the same poll id and URL in two accounts make two endpoints', async () => {
-    const base = { pollId: 'poll_shared_by_name', source: 'survey-logic' as const, slideId: null, url: HOOK_URL, createdAt: new Date() };
+    const base = {
+      pollId: 'poll_shared_by_name',
+      source: 'survey-logic' as const,
+      slideId: null,
+      url: HOOK_URL,
+      createdAt: new Date(),
+    };
     const ofA = await h.deps.store.endpoints.ensureLogic({ ...base, id: 'end_a', accountId: a.accountId });
     const ofB = await h.deps.store.endpoints.ensureLogic({ ...base, id: 'end_b', accountId: b.accountId });
     expect([ofA, ofB]).toEqual(['end_a', 'end_b']);

@@ -13,10 +13,21 @@ afterAll(() => h?.close());
 
 describe('POST /poll', () => {
   it('saves a hidden poll with no slides and every default of SPEC §2.2', async () => {
-    const res = await h.app.inject({ method: 'POST', url: '/poll', headers: bearer(acme.key), payload: { accountId: acme.accountId, title: 'Checkout feedback' } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/poll',
+      headers: bearer(acme.key),
+      payload: { accountId: acme.accountId, title: 'Checkout feedback' },
+    });
     expect(res.statusCode).toBe(201);
     const poll = res.json().data;
-    expect(poll).toMatchObject({ accountId: acme.accountId, title: 'Checkout feedback', isVisible: false, slides: [], pageRules: [] });
+    expect(poll).toMatchObject({
+      accountId: acme.accountId,
+      title: 'Checkout feedback',
+      isVisible: false,
+      slides: [],
+      pageRules: [],
+    });
     expect(poll.settings).toEqual(SPEC_DEFAULTS.settings);
     expect(poll.displaySettings).toEqual(SPEC_DEFAULTS.displaySettings);
     expect(poll.emailDisplaySettings).toEqual(SPEC_DEFAULTS.emailDisplaySettings);

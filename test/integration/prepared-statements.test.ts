@@ -30,7 +30,20 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
     await store.accounts.setSigningSecret('acc_prep', 'whsec_prepared', now);
     const ids = Array.from({ length: 9 }, (_, i) => `dlv_prep${i}_${randomBytes(4).toString('hex')}`);
     await store.deliveries.insert(
-      ids.map((id) => ({ id, accountId: 'acc_prep', pollId: 'poll_prep', webhookId: null, endpointId: 'end_prep', source: 'question-logic' as const, url: 'https://hooks.example.com/x', participantId: 'prt_x', type: 'submitted-responses' as const, body: '{}', createdAt: now, nextAttemptAt: now })),
+      ids.map((id) => ({
+        id,
+        accountId: 'acc_prep',
+        pollId: 'poll_prep',
+        webhookId: null,
+        endpointId: 'end_prep',
+        source: 'question-logic' as const,
+        url: 'https://hooks.example.com/x',
+        participantId: 'prt_x',
+        type: 'submitted-responses' as const,
+        body: '{}',
+        createdAt: now,
+        nextAttemptAt: now,
+      })),
     );
 
     // Three rounds of three: past the point where PostgreSQL may switch a prepared statement to a generic plan.
@@ -42,7 +55,16 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
       claimed.push(...batch.map((d) => d.id));
       const recorded = await store.deliveries.recordResults(
         batch.map((d, i) => ({
-          attempt: { id: `att_prep${round}${i}`, deliveryId: d.id, number: 1, sentAt: new Date(), statusCode: 200, error: null, durationMs: 3, responseExcerpt: 'ok' },
+          attempt: {
+            id: `att_prep${round}${i}`,
+            deliveryId: d.id,
+            number: 1,
+            sentAt: new Date(),
+            statusCode: 200,
+            error: null,
+            durationMs: 3,
+            responseExcerpt: 'ok',
+          },
           leaseToken: d.leaseToken,
           result: { status: 'delivered' as const, nextAttemptAt: null, finishedAt: new Date(), dnsFailure: false },
         })),
@@ -54,11 +76,16 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
     expect(await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-empty')).toEqual([]);
     for (const id of ids) expect((await store.deliveries.get(id))?.status).toBe('delivered');
 
-    const prepared = await sql<{ name: string; custom_plans: number }>`SELECT name, custom_plans::int FROM pg_prepared_statements ORDER BY name`.execute(database.db);
+    const prepared = await sql<{
+      name: string;
+      custom_plans: number;
+    }>`SELECT name, custom_plans::int FROM pg_prepared_statements ORDER BY name`.execute(database.db);
     expect(prepared.rows.map((r) => r.name)).toEqual(['claim-deliveries', 'record-results']);
     // The claim is never planned afresh, and the setting that makes it so is not left behind
     // for the connection's other statements.
     expect(prepared.rows[0]!.custom_plans).toBe(0);
-    expect((await sql<{ plan_cache_mode: string }>`SHOW plan_cache_mode`.execute(database.db)).rows[0]!.plan_cache_mode).toBe('auto');
+    expect(
+      (await sql<{ plan_cache_mode: string }>`SHOW plan_cache_mode`.execute(database.db)).rows[0]!.plan_cache_mode,
+    ).toBe('auto');
   });
 });

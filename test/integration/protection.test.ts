@@ -39,9 +39,24 @@ describe('retention', () => {
   it('purges finished deliveries (and their attempts) older than the retention period, keeping pending ones', async () => {
     const db = h.database.db;
     const old = new Date(h.clock.ms - 40 * 86_400_000);
-    const base = { account_id: acme.accountId, poll_id: 'poll_x', webhook_id: null, endpoint_id: 'e', source: 'webhook', url: 'https://a.example/', participant_id: 'p', type: 'submitted-responses', body: '{}', created_at: old };
+    const base = {
+      account_id: acme.accountId,
+      poll_id: 'poll_x',
+      webhook_id: null,
+      endpoint_id: 'e',
+      source: 'webhook',
+      url: 'https://a.example/',
+      participant_id: 'p',
+      type: 'submitted-responses',
+      body: '{}',
+      created_at: old,
+    };
     // Ids made at their creation time, as the product makes them: the purge walks ids in time order.
-    const [oldDone, newDone, oldPending] = [newId('dlv', old.getTime()), newId('dlv', old.getTime() + 1), newId('dlv', old.getTime() + 2)];
+    const [oldDone, newDone, oldPending] = [
+      newId('dlv', old.getTime()),
+      newId('dlv', old.getTime() + 1),
+      newId('dlv', old.getTime() + 2),
+    ];
     await db
       .insertInto('deliveries')
       .values([
@@ -80,7 +95,9 @@ describe('storage outage', () => {
   });
 
   it('tells connection failures from other errors', () => {
-    expect(isStorageUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(
+      isStorageUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })),
+    ).toBe(true);
     expect(isStorageUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isStorageUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
     expect(isStorageUnavailable(new TypeError('x is undefined'))).toBe(false);
@@ -96,7 +113,9 @@ describe('request timeouts', () => {
     const answer = await new Promise<string>((resolve) => {
       const socket = net.connect(port, '127.0.0.1', () => {
         // Headers promise a body that never comes.
-        socket.write(`POST /poll HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nAuthorization: Bearer ${acme.key}\r\n\r\n{"acc`);
+        socket.write(
+          `POST /poll HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nAuthorization: Bearer ${acme.key}\r\n\r\n{"acc`,
+        );
       });
       let got = '';
       socket.on('data', (d) => (got += d.toString()));

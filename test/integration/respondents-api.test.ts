@@ -28,8 +28,18 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-async function call(method: Method, url: string, key: string | undefined, payload?: unknown): Promise<LightMyRequestResponse> {
-  return h.app.inject({ method, url, headers: key ? bearer(key) : {}, ...(payload === undefined ? {} : { payload: payload as Json }) });
+async function call(
+  method: Method,
+  url: string,
+  key: string | undefined,
+  payload?: unknown,
+): Promise<LightMyRequestResponse> {
+  return h.app.inject({
+    method,
+    url,
+    headers: key ? bearer(key) : {},
+    ...(payload === undefined ? {} : { payload: payload as Json }),
+  });
 }
 
 const submit = (payload: Json, key?: string) => call('POST', '/participant/responses', key, payload);
@@ -38,7 +48,13 @@ function expectProblem(res: LightMyRequestResponse, status: number, code: string
   expect(res.statusCode, res.body).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   const body = res.json();
-  expect(body).toMatchObject({ status, code, type: expect.any(String), title: expect.any(String), detail: expect.any(String) });
+  expect(body).toMatchObject({
+    status,
+    code,
+    type: expect.any(String),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   return body;
 }
 
@@ -88,7 +104,9 @@ describe('POST /participant/responses: who may answer', () => {
     const q = await slide(poll.id, { type: 'short-answer', title: 'Q' });
     expectProblem(await submit({ pollId: poll.id, answers: [{ slideId: q, value: 'x' }] }), 404, 'not_found');
     expectProblem(await submit({ pollId: poll.id, answers: [{ slideId: q, value: 'x' }] }, acme.key), 404, 'not_found');
-    expect(await h.database.db.selectFrom('responses').selectAll().where('poll_id', '=', poll.id).execute()).toEqual([]);
+    expect(await h.database.db.selectFrom('responses').selectAll().where('poll_id', '=', poll.id).execute()).toEqual(
+      [],
+    );
   });
 
   it('a missing poll → 404', async () => {
@@ -100,25 +118,51 @@ describe('POST /participant/responses: who may answer', () => {
     const res = await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'A friend' }] });
     expect(res.statusCode, res.body).toBe(201);
     const data = res.json().data;
-    expect(data).toMatchObject({ participantId: expect.stringMatching(/^prt_[0-9A-Za-z]{22}$/), complete: false, ended: false, nextSlideId: poll.q2 });
+    expect(data).toMatchObject({
+      participantId: expect.stringMatching(/^prt_[0-9A-Za-z]{22}$/),
+      complete: false,
+      ended: false,
+      nextSlideId: poll.q2,
+    });
     expect(data.responseIds).toEqual([expect.stringMatching(/^rsp_[0-9A-Za-z]{22}$/)]);
-    const stored = await h.database.db.selectFrom('responses').selectAll().where('id', '=', data.responseIds[0]).executeTakeFirstOrThrow();
-    expect(stored).toMatchObject({ poll_id: poll.pollId, participant_id: data.participantId, slide_id: poll.q1, value: 'A friend' });
+    const stored = await h.database.db
+      .selectFrom('responses')
+      .selectAll()
+      .where('id', '=', data.responseIds[0])
+      .executeTakeFirstOrThrow();
+    expect(stored).toMatchObject({
+      poll_id: poll.pollId,
+      participant_id: data.participantId,
+      slide_id: poll.q1,
+      value: 'A friend',
+    });
   });
 
   it('keeps the client’s participant id (any string of 1..200 characters)', async () => {
     const poll = await visiblePoll(h, acme);
     for (const participantId of ['customer-42', 'ünï cødé / 🙂', 'x'.repeat(200)]) {
-      const data = await answer(h, { pollId: poll.pollId, participantId, answers: [{ slideId: poll.q1, value: 'hi' }] });
+      const data = await answer(h, {
+        pollId: poll.pollId,
+        participantId,
+        answers: [{ slideId: poll.q1, value: 'hi' }],
+      });
       expect(data.participantId).toBe(participantId);
     }
     expectProblem(await submit({ pollId: poll.pollId, participantId: '', answers: [] }), 400, 'validation_failed');
-    expectProblem(await submit({ pollId: poll.pollId, participantId: 'x'.repeat(201), answers: [] }), 400, 'validation_failed');
+    expectProblem(
+      await submit({ pollId: poll.pollId, participantId: 'x'.repeat(201), answers: [] }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('an unknown key → 401, even on a public poll', async () => {
     const poll = await visiblePoll(h, acme);
-    expectProblem(await submit({ pollId: poll.pollId, answers: [] }, 'cvk_00000000000000000000000000000000'), 401, 'unauthenticated');
+    expectProblem(
+      await submit({ pollId: poll.pollId, answers: [] }, 'cvk_00000000000000000000000000000000'),
+      401,
+      'unauthenticated',
+    );
   });
 
   describe('an apiOnly poll', () => {
@@ -128,12 +172,24 @@ describe('POST /participant/responses: who may answer', () => {
     });
 
     it('without a key → 401 unauthenticated', async () => {
-      expectProblem(await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }] }), 401, 'unauthenticated');
+      expectProblem(
+        await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }] }),
+        401,
+        'unauthenticated',
+      );
     });
 
     it('with another account’s key → 404, exactly as for a missing poll', async () => {
-      const theirs = expectProblem(await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }] }, rival.key), 404, 'not_found');
-      const missing = expectProblem(await submit({ pollId: 'poll_0000000000000000000000', answers: [] }, rival.key), 404, 'not_found');
+      const theirs = expectProblem(
+        await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }] }, rival.key),
+        404,
+        'not_found',
+      );
+      const missing = expectProblem(
+        await submit({ pollId: 'poll_0000000000000000000000', answers: [] }, rival.key),
+        404,
+        'not_found',
+      );
       expect(theirs.detail).toBe(missing.detail);
     });
 
@@ -141,11 +197,17 @@ describe('POST /participant/responses: who may answer', () => {
       const res = await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }] }, acme.key);
       expect(res.statusCode, res.body).toBe(201);
       const reader = await h.member(acme.accountId, 'read_only');
-      expect((await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'y' }] }, reader)).statusCode).toBe(201);
+      expect(
+        (await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'y' }] }, reader)).statusCode,
+      ).toBe(201);
     });
 
     it('nothing was stored by the refused calls', async () => {
-      const rows = await h.database.db.selectFrom('responses').select('value').where('poll_id', '=', poll.pollId).execute();
+      const rows = await h.database.db
+        .selectFrom('responses')
+        .select('value')
+        .where('poll_id', '=', poll.pollId)
+        .execute();
       expect(rows.map((r) => r.value).sort()).toEqual(['x', 'y']);
     });
   });
@@ -158,15 +220,35 @@ describe('POST /participant/responses: validation', () => {
   });
 
   it('an unknown slide → 400 naming /answers/<i>/slideId', async () => {
-    const p = expectProblem(await submit({ pollId: poll.pollId, answers: [{ slideId: 'sld_0000000000000000000000', value: 'x' }] }), 400, 'validation_failed');
-    expect(p.errors).toEqual([{ path: '/answers/0/slideId', message: expect.stringContaining('sld_0000000000000000000000') }]);
-    const second = expectProblem(await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'ok' }, { slideId: 'nope', value: 'x' }] }), 400, 'validation_failed');
+    const p = expectProblem(
+      await submit({ pollId: poll.pollId, answers: [{ slideId: 'sld_0000000000000000000000', value: 'x' }] }),
+      400,
+      'validation_failed',
+    );
+    expect(p.errors).toEqual([
+      { path: '/answers/0/slideId', message: expect.stringContaining('sld_0000000000000000000000') },
+    ]);
+    const second = expectProblem(
+      await submit({
+        pollId: poll.pollId,
+        answers: [
+          { slideId: poll.q1, value: 'ok' },
+          { slideId: 'nope', value: 'x' },
+        ],
+      }),
+      400,
+      'validation_failed',
+    );
     expect(second.errors?.[0]?.path).toBe('/answers/1/slideId');
   });
 
   it('a slide of another poll is unknown here', async () => {
     const other = await visiblePoll(h, acme);
-    const p = expectProblem(await submit({ pollId: poll.pollId, answers: [{ slideId: other.q1, value: 'x' }] }), 400, 'validation_failed');
+    const p = expectProblem(
+      await submit({ pollId: poll.pollId, answers: [{ slideId: other.q1, value: 'x' }] }),
+      400,
+      'validation_failed',
+    );
     expect(p.errors?.[0]?.path).toBe('/answers/0/slideId');
   });
 
@@ -178,7 +260,11 @@ describe('POST /participant/responses: validation', () => {
     ['a boolean for an email slide', 'q2', true],
   ] as const)('%s → 400 naming the slide', async (_n, which, value) => {
     const slideId = poll[which];
-    const p = expectProblem(await submit({ pollId: poll.pollId, answers: [{ slideId, value }] }), 400, 'validation_failed');
+    const p = expectProblem(
+      await submit({ pollId: poll.pollId, answers: [{ slideId, value }] }),
+      400,
+      'validation_failed',
+    );
     expect(p.errors).toEqual([{ path: '/answers/0/value', message: expect.stringContaining(slideId) }]);
     expect(p.detail).toContain(slideId);
   });
@@ -186,20 +272,56 @@ describe('POST /participant/responses: validation', () => {
   it('kinds of other slide types are checked too', async () => {
     const p = await visiblePoll(h, acme);
     const stars = await slide(p.pollId, { type: 'star-rating', title: 'Stars' });
-    const pick = await slide(p.pollId, { type: 'checkbox', title: 'Pick', answers: [{ title: 'Red' }, { title: 'Blue' }], multi: true });
+    const pick = await slide(p.pollId, {
+      type: 'checkbox',
+      title: 'Pick',
+      answers: [{ title: 'Red' }, { title: 'Blue' }],
+      multi: true,
+    });
     const copy = await slide(p.pollId, { type: 'copy', title: 'Just text' });
-    expect((await submit({ pollId: p.pollId, answers: [{ slideId: stars, value: 4 }, { slideId: pick, value: ['Red', 'Blue'] }] })).statusCode).toBe(201);
-    for (const [slideId, value] of [[stars, '4'], [stars, 6], [pick, 'Red'], [pick, ['Green']], [copy, 'x']] as const) {
-      const e = expectProblem(await submit({ pollId: p.pollId, answers: [{ slideId, value }] }), 400, 'validation_failed');
+    expect(
+      (
+        await submit({
+          pollId: p.pollId,
+          answers: [
+            { slideId: stars, value: 4 },
+            { slideId: pick, value: ['Red', 'Blue'] },
+          ],
+        })
+      ).statusCode,
+    ).toBe(201);
+    for (const [slideId, value] of [
+      [stars, '4'],
+      [stars, 6],
+      [pick, 'Red'],
+      [pick, ['Green']],
+      [copy, 'x'],
+    ] as const) {
+      const e = expectProblem(
+        await submit({ pollId: p.pollId, answers: [{ slideId, value }] }),
+        400,
+        'validation_failed',
+      );
       expect(e.errors?.[0]?.message).toContain(slideId);
     }
   });
 
   it('a refused submission stores nothing, not even the valid answers before the bad one', async () => {
-    const res = await submit({ pollId: poll.pollId, participantId: 'half-bad', answers: [{ slideId: poll.q1, value: 'fine' }, { slideId: poll.q2, value: 42 }] });
+    const res = await submit({
+      pollId: poll.pollId,
+      participantId: 'half-bad',
+      answers: [
+        { slideId: poll.q1, value: 'fine' },
+        { slideId: poll.q2, value: 42 },
+      ],
+    });
     expectProblem(res, 400, 'validation_failed');
-    expect(await h.database.db.selectFrom('responses').selectAll().where('participant_id', '=', 'half-bad').execute()).toEqual([]);
-    expect(await h.database.db.selectFrom('participants').selectAll().where('id', '=', 'half-bad').execute()).toEqual([]);
+    expect(
+      await h.database.db.selectFrom('responses').selectAll().where('participant_id', '=', 'half-bad').execute(),
+    ).toEqual([]);
+    expect(await h.database.db.selectFrom('participants').selectAll().where('id', '=', 'half-bad').execute()).toEqual(
+      [],
+    );
   });
 
   it.each([
@@ -219,25 +341,50 @@ describe('completion and resubmission', () => {
     await slide(poll.pollId, { type: 'thank-you', title: 'Thanks!' });
     const first = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'one' }] });
     expect(first.complete).toBe(false);
-    const second = await answer(h, { pollId: poll.pollId, participantId: first.participantId, answers: [{ slideId: poll.q2, value: 'a@example.com' }] });
+    const second = await answer(h, {
+      pollId: poll.pollId,
+      participantId: first.participantId,
+      answers: [{ slideId: poll.q2, value: 'a@example.com' }],
+    });
     expect(second).toMatchObject({ participantId: first.participantId, complete: true });
-    const row = await h.database.db.selectFrom('participants').selectAll().where('poll_id', '=', poll.pollId).where('id', '=', first.participantId).executeTakeFirstOrThrow();
+    const row = await h.database.db
+      .selectFrom('participants')
+      .selectAll()
+      .where('poll_id', '=', poll.pollId)
+      .where('id', '=', first.participantId)
+      .executeTakeFirstOrThrow();
     expect(row.complete).toBe(true);
     expect(row.completed_at).toEqual(h.clock.now());
   });
 
   it('complete: true completes the respondent at once', async () => {
     const poll = await visiblePoll(h, acme);
-    const res = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'only this' }], complete: true });
+    const res = await answer(h, {
+      pollId: poll.pollId,
+      answers: [{ slideId: poll.q1, value: 'only this' }],
+      complete: true,
+    });
     expect(res.complete).toBe(true);
   });
 
   it('after completion a new submission → 409 conflict, and nothing is stored', async () => {
     const poll = await visiblePoll(h, acme);
-    const done = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'one' }], complete: true });
-    const again = await submit({ pollId: poll.pollId, participantId: done.participantId, answers: [{ slideId: poll.q2, value: 'b@example.com' }] });
+    const done = await answer(h, {
+      pollId: poll.pollId,
+      answers: [{ slideId: poll.q1, value: 'one' }],
+      complete: true,
+    });
+    const again = await submit({
+      pollId: poll.pollId,
+      participantId: done.participantId,
+      answers: [{ slideId: poll.q2, value: 'b@example.com' }],
+    });
     expectProblem(again, 409, 'conflict');
-    const rows = await h.database.db.selectFrom('responses').selectAll().where('participant_id', '=', done.participantId).execute();
+    const rows = await h.database.db
+      .selectFrom('responses')
+      .selectAll()
+      .where('participant_id', '=', done.participantId)
+      .execute();
     expect(rows).toHaveLength(1);
     // Another respondent is unaffected.
     expect((await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'two' }] })).statusCode).toBe(201);
@@ -245,8 +392,16 @@ describe('completion and resubmission', () => {
 
   it('settings.allowResubmissions lets a completed respondent submit again; it stays complete, and the new answer is stored', async () => {
     const poll = await visiblePoll(h, acme, { settings: { allowResubmissions: true } });
-    const done = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'one' }], complete: true });
-    const again = await answer(h, { pollId: poll.pollId, participantId: done.participantId, answers: [{ slideId: poll.q1, value: 'changed my mind' }] });
+    const done = await answer(h, {
+      pollId: poll.pollId,
+      answers: [{ slideId: poll.q1, value: 'one' }],
+      complete: true,
+    });
+    const again = await answer(h, {
+      pollId: poll.pollId,
+      participantId: done.participantId,
+      answers: [{ slideId: poll.q1, value: 'changed my mind' }],
+    });
     expect(again.complete).toBe(true);
     const stored = await h.deps.store.responses.ofParticipant(poll.pollId, done.participantId);
     // Sorted by value: ids made in the same clock millisecond sort in no set order.
@@ -260,11 +415,20 @@ describe('completion and resubmission', () => {
     const poll = await visiblePoll(h, acme);
     const results = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
-        submit({ pollId: poll.pollId, participantId: 'racer', answers: [{ slideId: poll.q1, value: `try ${i}` }], participantMetadata: { [`k${i}`]: i } }),
+        submit({
+          pollId: poll.pollId,
+          participantId: 'racer',
+          answers: [{ slideId: poll.q1, value: `try ${i}` }],
+          participantMetadata: { [`k${i}`]: i },
+        }),
       ),
     );
     for (const r of results) expect(r.statusCode, r.body).toBe(201);
-    const participants = await h.database.db.selectFrom('participants').selectAll().where('poll_id', '=', poll.pollId).execute();
+    const participants = await h.database.db
+      .selectFrom('participants')
+      .selectAll()
+      .where('poll_id', '=', poll.pollId)
+      .execute();
     expect(participants).toHaveLength(1);
     // Every submission's participant metadata was merged, none lost to the race.
     expect(participants[0]!.metadata).toEqual({ k0: 0, k1: 1, k2: 2, k3: 3, k4: 4, k5: 5 });
@@ -276,13 +440,26 @@ describe('completion and resubmission', () => {
     const poll = await visiblePoll(h, acme);
     const { data: hook } = await createWebhook(h, acme, poll.pollId, HOOK, 'complete');
     const results = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => submit({ pollId: poll.pollId, participantId: 'finisher', answers: [{ slideId: poll.q1, value: `final ${i}` }], complete: true })),
+      Array.from({ length: 5 }, (_, i) =>
+        submit({
+          pollId: poll.pollId,
+          participantId: 'finisher',
+          answers: [{ slideId: poll.q1, value: `final ${i}` }],
+          complete: true,
+        }),
+      ),
     );
     const codes = results.map((r) => r.statusCode).sort();
     expect(codes, results.map((r) => r.body).join('\n')).toEqual([201, 409, 409, 409, 409]);
-    const deliveries = await h.database.db.selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute();
+    const deliveries = await h.database.db
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('webhook_id', '=', hook.id)
+      .execute();
     expect(deliveries.map((d) => d.type)).toEqual(['completed-survey']);
-    expect(await h.database.db.selectFrom('responses').selectAll().where('poll_id', '=', poll.pollId).execute()).toHaveLength(1);
+    expect(
+      await h.database.db.selectFrom('responses').selectAll().where('poll_id', '=', poll.pollId).execute(),
+    ).toHaveLength(1);
   });
 });
 
@@ -293,29 +470,52 @@ describe('the hand-off to webhooks is committed with the answers', () => {
     const first = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'one' }] });
     const batches = await h.database.db.selectFrom('batches').selectAll().where('webhook_id', '=', hook.id).execute();
     expect(batches).toHaveLength(1);
-    expect(batches[0]).toMatchObject({ participant_id: first.participantId, poll_id: poll.pollId, response_ids: first.responseIds });
+    expect(batches[0]).toMatchObject({
+      participant_id: first.participantId,
+      poll_id: poll.pollId,
+      response_ids: first.responseIds,
+    });
     expect(batches[0]!.flush_at.getTime()).toBe(h.clock.now().getTime() + 5_000);
 
     // A second answer within the window joins the same batch; the flush time does not move.
     h.clock.advance(1_000);
-    const second = await answer(h, { pollId: poll.pollId, participantId: first.participantId, answers: [{ slideId: poll.q2, value: 'z@example.com' }] });
+    const second = await answer(h, {
+      pollId: poll.pollId,
+      participantId: first.participantId,
+      answers: [{ slideId: poll.q2, value: 'z@example.com' }],
+    });
     const after = await h.database.db.selectFrom('batches').selectAll().where('webhook_id', '=', hook.id).execute();
     expect(after).toHaveLength(1);
     expect(after[0]!.response_ids).toEqual([...first.responseIds, ...second.responseIds]);
     expect(after[0]!.flush_at.getTime()).toBe(batches[0]!.flush_at.getTime());
-    expect(await h.database.db.selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute()).toEqual([]);
+    expect(
+      await h.database.db.selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute(),
+    ).toEqual([]);
   });
 
   it('a complete-only webhook: the delivery row exists right after the completing 201', async () => {
     const poll = await visiblePoll(h, acme);
     const { data: hook } = await createWebhook(h, acme, poll.pollId, HOOK, 'complete');
     const first = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'one' }] });
-    expect(await h.database.db.selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute()).toEqual([]);
-    expect(await h.database.db.selectFrom('batches').selectAll().where('webhook_id', '=', hook.id).execute()).toEqual([]);
-    await answer(h, { pollId: poll.pollId, participantId: first.participantId, answers: [{ slideId: poll.q2, value: 'z@example.com' }] });
+    expect(
+      await h.database.db.selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute(),
+    ).toEqual([]);
+    expect(await h.database.db.selectFrom('batches').selectAll().where('webhook_id', '=', hook.id).execute()).toEqual(
+      [],
+    );
+    await answer(h, {
+      pollId: poll.pollId,
+      participantId: first.participantId,
+      answers: [{ slideId: poll.q2, value: 'z@example.com' }],
+    });
     const rows = await h.database.db.selectFrom('deliveries').selectAll().where('webhook_id', '=', hook.id).execute();
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'pending', type: 'completed-survey', participant_id: first.participantId, attempt_count: 0 });
+    expect(rows[0]).toMatchObject({
+      status: 'pending',
+      type: 'completed-survey',
+      participant_id: first.participantId,
+      attempt_count: 0,
+    });
     const body = JSON.parse(rows[0]!.body);
     expect(Object.keys(body.responses).sort()).toEqual([poll.q1, poll.q2].sort());
   });
@@ -341,15 +541,31 @@ describe('the hand-off to webhooks is committed with the answers', () => {
     };
     h.deps.store = failing;
     try {
-      const res = await submit({ pollId: poll.pollId, participantId: 'lost-in-crash', answers: [{ slideId: poll.q1, value: 'one' }] });
+      const res = await submit({
+        pollId: poll.pollId,
+        participantId: 'lost-in-crash',
+        answers: [{ slideId: poll.q1, value: 'one' }],
+      });
       expect(res.statusCode).toBe(500);
     } finally {
       h.deps.store = real;
     }
-    expect(await h.database.db.selectFrom('responses').selectAll().where('participant_id', '=', 'lost-in-crash').execute()).toEqual([]);
-    expect(await h.database.db.selectFrom('participants').selectAll().where('id', '=', 'lost-in-crash').execute()).toEqual([]);
+    expect(
+      await h.database.db.selectFrom('responses').selectAll().where('participant_id', '=', 'lost-in-crash').execute(),
+    ).toEqual([]);
+    expect(
+      await h.database.db.selectFrom('participants').selectAll().where('id', '=', 'lost-in-crash').execute(),
+    ).toEqual([]);
     // And it works again once storage does.
-    expect((await submit({ pollId: poll.pollId, participantId: 'lost-in-crash', answers: [{ slideId: poll.q1, value: 'one' }] })).statusCode).toBe(201);
+    expect(
+      (
+        await submit({
+          pollId: poll.pollId,
+          participantId: 'lost-in-crash',
+          answers: [{ slideId: poll.q1, value: 'one' }],
+        })
+      ).statusCode,
+    ).toBe(201);
   });
 });
 
@@ -365,12 +581,36 @@ describe('GET /responses', () => {
     pollA = await visiblePoll(h, reads);
     pollB = await visiblePoll(h, reads);
     h.clock.ms = t0;
-    ids.push(...(await answer(h, { pollId: pollA.pollId, participantId: 'p1', answers: [{ slideId: pollA.q1, value: 'first' }], metadata: { page: '/a' } })).responseIds);
+    ids.push(
+      ...(
+        await answer(h, {
+          pollId: pollA.pollId,
+          participantId: 'p1',
+          answers: [{ slideId: pollA.q1, value: 'first' }],
+          metadata: { page: '/a' },
+        })
+      ).responseIds,
+    );
     h.clock.ms = t0 + 3_600_000;
     // Ids of one submission share a millisecond: they list in id order.
-    ids.push(...(await answer(h, { pollId: pollA.pollId, participantId: 'p2', answers: [{ slideId: pollA.q1, value: 'second' }, { slideId: pollA.q2, value: 'p2@example.com' }] })).responseIds.sort());
+    ids.push(
+      ...(
+        await answer(h, {
+          pollId: pollA.pollId,
+          participantId: 'p2',
+          answers: [
+            { slideId: pollA.q1, value: 'second' },
+            { slideId: pollA.q2, value: 'p2@example.com' },
+          ],
+        })
+      ).responseIds.sort(),
+    );
     h.clock.ms = t0 + 7_200_000;
-    ids.push(...(await answer(h, { pollId: pollB.pollId, participantId: 'p3', answers: [{ slideId: pollB.q1, value: 'third' }] })).responseIds);
+    ids.push(
+      ...(
+        await answer(h, { pollId: pollB.pollId, participantId: 'p3', answers: [{ slideId: pollB.q1, value: 'third' }] })
+      ).responseIds,
+    );
   });
 
   const list = async (query: string, key = reads.key) => {
@@ -406,11 +646,19 @@ describe('GET /responses', () => {
     expect(after.data.map((r) => r.id)).toEqual(ids.slice(1));
     const before = await list(`accountId=${reads.accountId}&createdBefore=${iso(t0 + 5_400_000)}`);
     expect(before.data.map((r) => r.id)).toEqual(ids.slice(0, 3));
-    const between = await list(`accountId=${reads.accountId}&createdAfter=${iso(t0 + 1_800_000)}&createdBefore=${iso(t0 + 5_400_000)}`);
+    const between = await list(
+      `accountId=${reads.accountId}&createdAfter=${iso(t0 + 1_800_000)}&createdBefore=${iso(t0 + 5_400_000)}`,
+    );
     expect(between.data.map((r) => r.participantId)).toEqual(['p2', 'p2']);
-    const exact = await list(`accountId=${reads.accountId}&createdAfter=${iso(t0)}&createdBefore=${iso(t0 + 7_200_000)}`);
+    const exact = await list(
+      `accountId=${reads.accountId}&createdAfter=${iso(t0)}&createdBefore=${iso(t0 + 7_200_000)}`,
+    );
     expect(exact.data.map((r) => r.participantId)).toEqual(['p2', 'p2']);
-    expectProblem(await call('GET', `/responses?accountId=${reads.accountId}&createdAfter=yesterday`, reads.key), 400, 'validation_failed');
+    expectProblem(
+      await call('GET', `/responses?accountId=${reads.accountId}&createdAfter=yesterday`, reads.key),
+      400,
+      'validation_failed',
+    );
   });
 
   it('pages with startCursor and limit, without repeats or gaps', async () => {
@@ -441,11 +689,23 @@ describe('GET /responses', () => {
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body.data.map((p: Json) => p.id)).toEqual(['p1', 'p2']);
-    expect(body.data[0]).toMatchObject({ id: 'p1', pollId: pollA.pollId, accountId: reads.accountId, complete: false, createdAt: new Date(t0).toISOString() });
+    expect(body.data[0]).toMatchObject({
+      id: 'p1',
+      pollId: pollA.pollId,
+      accountId: reads.accountId,
+      complete: false,
+      createdAt: new Date(t0).toISOString(),
+    });
     expect(body.data[1]).toMatchObject({ id: 'p2', complete: true });
     const first = (await call('GET', `/participants?pollId=${pollA.pollId}&limit=1`, reads.key)).json();
     expect(first).toMatchObject({ hasNextPage: true });
-    const next = (await call('GET', `/participants?pollId=${pollA.pollId}&limit=1&startCursor=${encodeURIComponent(first.endCursor)}`, reads.key)).json();
+    const next = (
+      await call(
+        'GET',
+        `/participants?pollId=${pollA.pollId}&limit=1&startCursor=${encodeURIComponent(first.endCursor)}`,
+        reads.key,
+      )
+    ).json();
     expect([...first.data, ...next.data].map((p: Json) => p.id)).toEqual(['p1', 'p2']);
     expect(next.hasNextPage).toBe(false);
     expectProblem(await call('GET', `/participants?pollId=${pollA.pollId}`, rival.key), 404, 'not_found');
@@ -465,12 +725,21 @@ describe('GET /emails', () => {
       metadata: { ref: 'ANN@example.com', other: 'ref@example.net' },
     });
     h.clock.advance(1);
-    await answer(h, { pollId: poll.pollId, participantId: 'nobody', answers: [{ slideId: poll.q1, value: 'no address' }] });
+    await answer(h, {
+      pollId: poll.pollId,
+      participantId: 'nobody',
+      answers: [{ slideId: poll.q1, value: 'no address' }],
+    });
     const res = await call('GET', `/emails?pollId=${poll.pollId}`, acme.key);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({
       data: [
-        { pollId: poll.pollId, participantId: 'ann', email: 'ann@example.com', emails: ['ann@example.com', 'ann.work@example.org', 'ref@example.net'] },
+        {
+          pollId: poll.pollId,
+          participantId: 'ann',
+          email: 'ann@example.com',
+          emails: ['ann@example.com', 'ann.work@example.org', 'ref@example.net'],
+        },
         { pollId: poll.pollId, participantId: 'nobody', email: null, emails: [] },
       ],
       hasNextPage: false,
@@ -480,7 +749,12 @@ describe('GET /emails', () => {
 
   it('an anonymous poll → email null and emails [] for everyone', async () => {
     const poll = await visiblePoll(h, acme, { settings: { anonymous: true } });
-    await answer(h, { pollId: poll.pollId, participantId: 'anon', answers: [{ slideId: poll.q2, value: 'anon@example.com' }], participantMetadata: { email: 'x@example.com' } });
+    await answer(h, {
+      pollId: poll.pollId,
+      participantId: 'anon',
+      answers: [{ slideId: poll.q2, value: 'anon@example.com' }],
+      participantMetadata: { email: 'x@example.com' },
+    });
     const res = await call('GET', `/emails?pollId=${poll.pollId}`, acme.key);
     expect(res.json().data).toEqual([{ pollId: poll.pollId, participantId: 'anon', email: null, emails: [] }]);
   });
@@ -505,15 +779,35 @@ describe('GET /emails', () => {
 });
 
 describe('GET /responses/export', () => {
-  const HEADER = ['responseId', 'participantId', 'slideId', 'slideTitle', 'slideType', 'value', 'synthetic', 'createdAt'];
+  const HEADER = [
+    'responseId',
+    'participantId',
+    'slideId',
+    'slideTitle',
+    'slideType',
+    'value',
+    'synthetic',
+    'createdAt',
+  ];
 
   it('answers text/csv with a header row and one row per answer', async () => {
     const poll = await visiblePoll(h, acme);
     h.clock.advance(1_000);
     const at = h.clock.now().toISOString();
-    const a = await answer(h, { pollId: poll.pollId, participantId: 'csv-1', answers: [{ slideId: poll.q1, value: 'plain' }, { slideId: poll.q2, value: 'c@example.com' }] });
+    const a = await answer(h, {
+      pollId: poll.pollId,
+      participantId: 'csv-1',
+      answers: [
+        { slideId: poll.q1, value: 'plain' },
+        { slideId: poll.q2, value: 'c@example.com' },
+      ],
+    });
     h.clock.advance(1_000);
-    const b = await answer(h, { pollId: poll.pollId, participantId: 'csv-2', answers: [{ slideId: poll.q1, value: 'second' }] });
+    const b = await answer(h, {
+      pollId: poll.pollId,
+      participantId: 'csv-2',
+      answers: [{ slideId: poll.q1, value: 'second' }],
+    });
     const res = await call('GET', `/responses/export?pollId=${poll.pollId}`, acme.key);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/csv/);
@@ -523,12 +817,41 @@ describe('GET /responses/export', () => {
     expect(rows[0]).toEqual(HEADER);
     expect(rows).toHaveLength(4);
     // Time order between submissions; the answers of one submission share a millisecond.
-    expect(rows.slice(1, 3).map((r) => r[0]).sort()).toEqual([...a.responseIds].sort());
+    expect(
+      rows
+        .slice(1, 3)
+        .map((r) => r[0])
+        .sort(),
+    ).toEqual([...a.responseIds].sort());
     expect(rows[3]![0]).toBe(b.responseIds[0]);
     const byId = new Map(rows.slice(1).map((r) => [r[0], r]));
-    expect(byId.get(a.responseIds[0]!)).toEqual([a.responseIds[0], 'csv-1', poll.q1, 'What brought you here?', 'short-answer', 'plain', 'false', at]);
-    expect(byId.get(a.responseIds[1]!)).toEqual([a.responseIds[1], 'csv-1', poll.q2, 'Your email?', 'email-capture', 'c@example.com', 'false', at]);
-    expect(byId.get(b.responseIds[0]!)!.slice(1, 6)).toEqual(['csv-2', poll.q1, 'What brought you here?', 'short-answer', 'second']);
+    expect(byId.get(a.responseIds[0]!)).toEqual([
+      a.responseIds[0],
+      'csv-1',
+      poll.q1,
+      'What brought you here?',
+      'short-answer',
+      'plain',
+      'false',
+      at,
+    ]);
+    expect(byId.get(a.responseIds[1]!)).toEqual([
+      a.responseIds[1],
+      'csv-1',
+      poll.q2,
+      'Your email?',
+      'email-capture',
+      'c@example.com',
+      'false',
+      at,
+    ]);
+    expect(byId.get(b.responseIds[0]!)!.slice(1, 6)).toEqual([
+      'csv-2',
+      poll.q1,
+      'What brought you here?',
+      'short-answer',
+      'second',
+    ]);
   });
 
   it('a poll with no responses → just the header row', async () => {
@@ -558,7 +881,11 @@ describe('GET /responses/export', () => {
       ids.push(...(await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value }] })).responseIds);
     }
     h.clock.advance(1);
-    await answer(h, { pollId: poll.pollId, participantId: '=cmd|"/c calc"!A1', answers: [{ slideId: poll.q1, value: 'ok' }] });
+    await answer(h, {
+      pollId: poll.pollId,
+      participantId: '=cmd|"/c calc"!A1',
+      answers: [{ slideId: poll.q1, value: 'ok' }],
+    });
 
     const res = await call('GET', `/responses/export?pollId=${poll.pollId}`, acme.key);
     expect(res.statusCode).toBe(200);
@@ -585,9 +912,20 @@ describe('GET /responses/export', () => {
 
   it('multi-choice and numeric values are written as JSON', async () => {
     const poll = await visiblePoll(h, acme);
-    const pick = await slide(poll.pollId, { type: 'checkbox', title: 'Colours, please', answers: [{ title: 'Red' }, { title: 'Blue' }], multi: true });
+    const pick = await slide(poll.pollId, {
+      type: 'checkbox',
+      title: 'Colours, please',
+      answers: [{ title: 'Red' }, { title: 'Blue' }],
+      multi: true,
+    });
     const stars = await slide(poll.pollId, { type: 'star-rating', title: 'Stars' });
-    await answer(h, { pollId: poll.pollId, answers: [{ slideId: pick, value: ['Red', 'Blue'] }, { slideId: stars, value: 5 }] });
+    await answer(h, {
+      pollId: poll.pollId,
+      answers: [
+        { slideId: pick, value: ['Red', 'Blue'] },
+        { slideId: stars, value: 5 },
+      ],
+    });
     const rows = parseCsv((await call('GET', `/responses/export?pollId=${poll.pollId}`, acme.key)).body);
     const bySlide = new Map(rows.slice(1).map((r) => [r[2], r]));
     expect(bySlide.get(pick)!.slice(3, 6)).toEqual(['Colours, please', 'checkbox', '["Red","Blue"]']);
@@ -597,9 +935,17 @@ describe('GET /responses/export', () => {
   it('another account’s poll → 404 problem document, as for a missing one', async () => {
     const poll = await visiblePoll(h, acme);
     await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'secret answer' }] });
-    const theirs = expectProblem(await call('GET', `/responses/export?pollId=${poll.pollId}`, rival.key), 404, 'not_found');
+    const theirs = expectProblem(
+      await call('GET', `/responses/export?pollId=${poll.pollId}`, rival.key),
+      404,
+      'not_found',
+    );
     expect(JSON.stringify(theirs)).not.toContain('secret answer');
-    const missing = expectProblem(await call('GET', '/responses/export?pollId=poll_0000000000000000000000', rival.key), 404, 'not_found');
+    const missing = expectProblem(
+      await call('GET', '/responses/export?pollId=poll_0000000000000000000000', rival.key),
+      404,
+      'not_found',
+    );
     expect(theirs.detail).toBe(missing.detail);
     expectProblem(await call('GET', `/responses/export?pollId=${poll.pollId}`, undefined), 401, 'unauthenticated');
     expectProblem(await call('GET', '/responses/export', acme.key), 400, 'validation_failed');

@@ -32,18 +32,35 @@ it('keeps at most `concurrency` attempts open, refills freed slots, and records 
   const now = new Date();
   const ids = Array.from({ length: 24 }, () => newId('dlv'));
   await h.deps.store.deliveries.insert(
-    ids.map((id, i) => ({ id, accountId, pollId: 'poll_bounds', webhookId: null, endpointId: 'end_bounds', source: 'question-logic' as const, url: receiver.url('/slow'), participantId: `prt_${i}`, type: 'submitted-responses' as const, body: '{}', createdAt: now, nextAttemptAt: now })),
+    ids.map((id, i) => ({
+      id,
+      accountId,
+      pollId: 'poll_bounds',
+      webhookId: null,
+      endpointId: 'end_bounds',
+      source: 'question-logic' as const,
+      url: receiver.url('/slow'),
+      participantId: `prt_${i}`,
+      type: 'submitted-responses' as const,
+      body: '{}',
+      createdAt: now,
+      nextAttemptAt: now,
+    })),
   );
   const worker = startTestWorker(h.deps, { concurrency: CONCURRENCY });
   try {
     const got = await receiver.waitFor((r) => r.filter((x) => x.path === '/slow').length >= ids.length, 20_000);
     // Every request stays open DELAY ms: the most arrivals inside any window shorter than
     // that is the most attempts that were open together.
-    const at = got.filter((x) => x.path === '/slow').map((x) => x.at).sort((a, b) => a - b);
+    const at = got
+      .filter((x) => x.path === '/slow')
+      .map((x) => x.at)
+      .sort((a, b) => a - b);
     let open = 0;
-    for (let i = 0; i < at.length; i++) open = Math.max(open, at.filter((t) => t >= at[i]! && t < at[i]! + DELAY - 30).length);
+    for (let i = 0; i < at.length; i++)
+      open = Math.max(open, at.filter((t) => t >= at[i]! && t < at[i]! + DELAY - 30).length);
     expect(open).toBe(CONCURRENCY);
-    for (const until = Date.now() + 10_000; ; ) {
+    for (const until = Date.now() + 10_000; ;) {
       const states = await Promise.all(ids.map((id) => h.deps.store.deliveries.get(id)));
       if (states.every((d) => d?.status === 'delivered')) break;
       if (Date.now() > until) throw new Error(`not all recorded: ${states.map((d) => d?.status).join(', ')}`);
@@ -52,5 +69,7 @@ it('keeps at most `concurrency` attempts open, refills freed slots, and records 
   } finally {
     await worker.stop();
   }
-  expect(new Set(receiver.received.filter((x) => x.path === '/slow').map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
+  expect(
+    new Set(receiver.received.filter((x) => x.path === '/slow').map((x) => x.headers['x-service-delivery-id'])),
+  ).toEqual(new Set(ids));
 });

@@ -125,7 +125,13 @@ const LITERALS: [why: string, url: string][] = [
 ];
 
 /** Public targets: accepted, so the refusals above come from the address and not from the route. */
-const PUBLIC = ['https://hooks.example.com/ok', 'https://8.8.8.8/ok', 'https://93.184.216.34:8443/ok', 'https://[2606:4700:4700::1111]/ok', 'https://[::ffff:8.8.8.8]/ok'];
+const PUBLIC = [
+  'https://hooks.example.com/ok',
+  'https://8.8.8.8/ok',
+  'https://93.184.216.34:8443/ok',
+  'https://[2606:4700:4700::1111]/ok',
+  'https://[::ffff:8.8.8.8]/ok',
+];
 
 // ---------------------------------------------------------------------------------------------
 // Names, through a test resolver
@@ -200,7 +206,12 @@ const NAMES: [why: string, url: string][] = [
 ];
 
 /** Accepted: a public answer, or no answer yet (checked again at delivery). */
-const NAMES_OK = ['https://public.example.com/ok', 'https://Public.Example.Com./ok', 'https://public-v6.example.com/ok', 'https://nowhere.example.com/ok'];
+const NAMES_OK = [
+  'https://public.example.com/ok',
+  'https://Public.Example.Com./ok',
+  'https://public-v6.example.com/ok',
+  'https://nowhere.example.com/ok',
+];
 
 const norm = (host: string) => host.toLowerCase().replace(/\.$/, '');
 
@@ -229,17 +240,49 @@ beforeAll(async () => {
   };
   acme = await h.account();
   const key = bearer(acme.key);
-  pollId = (await h.app.inject({ method: 'POST', url: '/poll', headers: key, payload: { accountId: acme.accountId, title: 'SSRF' } })).json().data.id;
+  pollId = (
+    await h.app.inject({
+      method: 'POST',
+      url: '/poll',
+      headers: key,
+      payload: { accountId: acme.accountId, title: 'SSRF' },
+    })
+  ).json().data.id;
   slidePoll = await visiblePoll(h, acme, { title: 'SSRF slides' });
-  const rule = (url: string) => ({ match: 'all', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url } });
+  const rule = (url: string) => ({
+    match: 'all',
+    conditions: [{ op: 'answered' }],
+    action: { type: 'trigger-webhook', url },
+  });
   const surveyRule = (url: string) => ({ on: 'complete', action: { type: 'trigger-webhook', url } });
-  const post = (method: 'POST', url: string, payload: unknown) => h.app.inject({ method, url, headers: key, payload: payload as Record<string, unknown> });
+  const post = (method: 'POST', url: string, payload: unknown) =>
+    h.app.inject({ method, url, headers: key, payload: payload as Record<string, unknown> });
   entries = [
-    { name: 'POST /webhooks', path: 'url', send: (url) => post('POST', '/webhooks', { pollId, url, deliveryRule: 'partial' }) },
-    { name: 'POST /slide (question logic)', path: '/logic/0/action/url', send: (url) => post('POST', '/slide', { pollId, type: 'short-answer', title: 'Q', logic: [rule(url)] }) },
-    { name: 'POST /slide/update (question logic)', path: '/logic/0/action/url', send: (url) => post('POST', '/slide/update', { slideId: slidePoll.q1, logic: [rule(url)] }) },
-    { name: 'POST /poll (survey action logic)', path: '/actionLogic/0/action/url', send: (url) => post('POST', '/poll', { accountId: acme.accountId, title: 'P', actionLogic: [surveyRule(url)] }) },
-    { name: 'POST /poll/update (survey action logic)', path: '/actionLogic/0/action/url', send: (url) => post('POST', '/poll/update', { pollId: slidePoll.pollId, actionLogic: [surveyRule(url)] }) },
+    {
+      name: 'POST /webhooks',
+      path: 'url',
+      send: (url) => post('POST', '/webhooks', { pollId, url, deliveryRule: 'partial' }),
+    },
+    {
+      name: 'POST /slide (question logic)',
+      path: '/logic/0/action/url',
+      send: (url) => post('POST', '/slide', { pollId, type: 'short-answer', title: 'Q', logic: [rule(url)] }),
+    },
+    {
+      name: 'POST /slide/update (question logic)',
+      path: '/logic/0/action/url',
+      send: (url) => post('POST', '/slide/update', { slideId: slidePoll.q1, logic: [rule(url)] }),
+    },
+    {
+      name: 'POST /poll (survey action logic)',
+      path: '/actionLogic/0/action/url',
+      send: (url) => post('POST', '/poll', { accountId: acme.accountId, title: 'P', actionLogic: [surveyRule(url)] }),
+    },
+    {
+      name: 'POST /poll/update (survey action logic)',
+      path: '/actionLogic/0/action/url',
+      send: (url) => post('POST', '/poll/update', { pollId: slidePoll.pollId, actionLogic: [surveyRule(url)] }),
+    },
   ];
 });
 afterAll(() => h?.close());
@@ -248,7 +291,8 @@ afterAll(() => h?.close());
 function refusalIssue(res: LightMyRequestResponse, path: string): string | undefined {
   if (res.statusCode !== 400) return `${res.statusCode}: ${res.body.slice(0, 200)}`;
   const body = res.json() as { code?: string; errors?: { path: string }[] };
-  if (!String(res.headers['content-type']).startsWith('application/problem+json')) return `content-type ${String(res.headers['content-type'])}`;
+  if (!String(res.headers['content-type']).startsWith('application/problem+json'))
+    return `content-type ${String(res.headers['content-type'])}`;
   if (body.code !== 'invalid_url') return `code ${String(body.code)}: ${res.body.slice(0, 200)}`;
   if (body.errors?.[0]?.path !== path) return `error path ${JSON.stringify(body.errors)}`;
   return undefined;
@@ -343,7 +387,10 @@ const DELIVERY_TIME: Record<string, LookupAddress[]> = {
   'ten.rebind.test': [{ address: '10.0.0.1', family: 4 }],
   'mapped.rebind.test': [{ address: '::ffff:127.0.0.1', family: 6 }],
   'zero.rebind.test': [{ address: '0.0.0.0', family: 4 }],
-  'mixed.rebind.test': [{ address: '10.0.0.1', family: 4 }, { address: '::1', family: 6 }],
+  'mixed.rebind.test': [
+    { address: '10.0.0.1', family: 4 },
+    { address: '::1', family: 6 },
+  ],
   'doc-v6.rebind.test': [{ address: '3fff::1', family: 6 }],
 };
 
@@ -389,13 +436,25 @@ describe('at delivery: names that resolve late or rebind', () => {
     const guarded = createH1Sender({ allowPrivateTargets: false, resolver });
     try {
       lookups.length = 0;
-      expect((await guarded.send({ ...req, url: 'https://10.1.2.3/x' })).outcome).toEqual({ kind: 'error', error: 'blocked_address' });
-      expect((await guarded.send({ ...req, url: 'https://[::1]/x' })).outcome).toEqual({ kind: 'error', error: 'blocked_address' });
-      expect((await guarded.send({ ...req, url: 'https://[3fff::1]/x' })).outcome).toEqual({ kind: 'error', error: 'blocked_address' });
+      expect((await guarded.send({ ...req, url: 'https://10.1.2.3/x' })).outcome).toEqual({
+        kind: 'error',
+        error: 'blocked_address',
+      });
+      expect((await guarded.send({ ...req, url: 'https://[::1]/x' })).outcome).toEqual({
+        kind: 'error',
+        error: 'blocked_address',
+      });
+      expect((await guarded.send({ ...req, url: 'https://[3fff::1]/x' })).outcome).toEqual({
+        kind: 'error',
+        error: 'blocked_address',
+      });
       // Port 0 can never be connected to, whatever the address and in either mode.
       for (const sender of [open, guarded]) {
         for (const url of ['https://receiver.test:0/x', 'https://8.8.8.8:0/x', 'https://[2606:4700:4700::1111]:0/x']) {
-          expect((await sender.send({ ...req, url })).outcome, url).toEqual({ kind: 'error', error: 'blocked_address' });
+          expect((await sender.send({ ...req, url })).outcome, url).toEqual({
+            kind: 'error',
+            error: 'blocked_address',
+          });
         }
       }
       expect(lookups).toEqual([]);
@@ -417,12 +476,30 @@ describe('at delivery: names that resolve late or rebind', () => {
     const port = receiver.port;
     const poll = await visiblePoll(h, acme, { title: 'Rebinding' });
     // receiver.test does not resolve when the first webhook is saved, and resolves publicly for the second.
-    const hosts = ['receiver.test', 'RECEIVER.test', 'late.test', 'rebind.test', 'Rebind-Dot.TEST.', 'v6.rebind.test', 'meta.rebind.test', 'ten.rebind.test', 'mapped.rebind.test', 'zero.rebind.test', 'mixed.rebind.test', 'doc-v6.rebind.test'];
+    const hosts = [
+      'receiver.test',
+      'RECEIVER.test',
+      'late.test',
+      'rebind.test',
+      'Rebind-Dot.TEST.',
+      'v6.rebind.test',
+      'meta.rebind.test',
+      'ten.rebind.test',
+      'mapped.rebind.test',
+      'zero.rebind.test',
+      'mixed.rebind.test',
+      'doc-v6.rebind.test',
+    ];
     const hooks: string[] = [];
     for (const [i, host] of hosts.entries()) {
       if (i === 1) SAVE_TIME['receiver.test'] = ['93.184.216.34'];
       resolved.length = 0;
-      const res = await h.app.inject({ method: 'POST', url: '/webhooks', headers: key, payload: { pollId: poll.pollId, url: `https://${host}:${port}/late`, deliveryRule: 'partial' } });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/webhooks',
+        headers: key,
+        payload: { pollId: poll.pollId, url: `https://${host}:${port}/late`, deliveryRule: 'partial' },
+      });
       expect(res.statusCode, `${host}: ${res.body}`).toBe(201);
       // The save-time check did run, and saw a public address or none.
       expect(resolved.map(norm)).toEqual([norm(host)]);
@@ -432,7 +509,16 @@ describe('at delivery: names that resolve late or rebind', () => {
       method: 'POST',
       url: '/slide/update',
       headers: key,
-      payload: { slideId: poll.q1, logic: [{ match: 'all', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url: `https://late-logic.test:${port}/logic` } }] },
+      payload: {
+        slideId: poll.q1,
+        logic: [
+          {
+            match: 'all',
+            conditions: [{ op: 'answered' }],
+            action: { type: 'trigger-webhook', url: `https://late-logic.test:${port}/logic` },
+          },
+        ],
+      },
     });
     expect(logic.statusCode, logic.body).toBe(200);
 
@@ -444,8 +530,11 @@ describe('at delivery: names that resolve late or rebind', () => {
       const deadline = Date.now() + 20_000;
       let list: { id: string; status: string; webhookId: string | null; source: string }[] = [];
       while (Date.now() < deadline) {
-        list = (await h.app.inject({ url: `/webhooks/deliveries?pollId=${poll.pollId}&limit=100`, headers: key })).json().data;
-        if (list.length === hosts.length + 1 && list.every((d) => d.status !== 'pending' && d.status !== 'in_flight')) break;
+        list = (
+          await h.app.inject({ url: `/webhooks/deliveries?pollId=${poll.pollId}&limit=100`, headers: key })
+        ).json().data;
+        if (list.length === hosts.length + 1 && list.every((d) => d.status !== 'pending' && d.status !== 'in_flight'))
+          break;
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(list).toHaveLength(hosts.length + 1);
@@ -454,9 +543,15 @@ describe('at delivery: names that resolve late or rebind', () => {
       const outcomes = [];
       for (const d of list) {
         const detail = (await h.app.inject({ url: `/webhooks/delivery?deliveryId=${d.id}`, headers: key })).json().data;
-        outcomes.push({ url: detail.url as string, status: detail.status as string, attempts: detail.attempts.map((a: { error: string; statusCode: number | null }) => [a.error, a.statusCode]) });
+        outcomes.push({
+          url: detail.url as string,
+          status: detail.status as string,
+          attempts: detail.attempts.map((a: { error: string; statusCode: number | null }) => [a.error, a.statusCode]),
+        });
       }
-      expect(outcomes.filter((o) => o.status !== 'rejected' || JSON.stringify(o.attempts) !== '[["blocked_address",null]]')).toEqual([]);
+      expect(
+        outcomes.filter((o) => o.status !== 'rejected' || JSON.stringify(o.attempts) !== '[["blocked_address",null]]'),
+      ).toEqual([]);
       // The check ran on what the names resolve to now, once per delivery.
       expect(new Set(lookups.map(norm))).toEqual(new Set([...hosts.map(norm), 'late-logic.test']));
     } finally {

@@ -31,7 +31,8 @@ afterAll(() => h?.close());
 async function pollWithHooks(extra: Record<string, unknown> = {}) {
   const poll = await visiblePoll(h, acme, extra);
   const partial = (await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/partial', 'partial')).data.id;
-  const complete = (await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/complete', 'complete')).data.id;
+  const complete = (await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/complete', 'complete')).data
+    .id;
   return { ...poll, partial, complete };
 }
 
@@ -46,7 +47,11 @@ async function answersOf(pollId: string, participantId: string) {
 /** The real store, with its transactions counted. */
 function countingTransactions(deps: Deps): { deps: Deps; count: () => number } {
   let n = 0;
-  const store = { ...deps.store, transaction: <T>(fn: Parameters<Deps['store']['transaction']>[0]) => (n++, deps.store.transaction(fn)) as Promise<T> };
+  const store = {
+    ...deps.store,
+    transaction: <T>(fn: Parameters<Deps['store']['transaction']>[0]) =>
+      (n++, deps.store.transaction(fn)) as Promise<T>,
+  };
   return { deps: { ...deps, store }, count: () => n };
 }
 
@@ -55,8 +60,25 @@ describe('a group of submissions', () => {
     const p = await pollWithHooks();
     const subs: Submission[] = [
       { caller: null, input: { pollId: p.pollId, answers: [{ slideId: p.q1, value: 'first' }] } },
-      { caller: null, input: { pollId: p.pollId, answers: [{ slideId: p.q1, value: 'both' }, { slideId: p.q2, value: 'both@example.com' }] } },
-      { caller: null, input: { pollId: p.pollId, participantId: 'visitor-7', answers: [{ slideId: p.q2, value: 'seven@example.com' }], participantMetadata: { plan: 'pro' } } },
+      {
+        caller: null,
+        input: {
+          pollId: p.pollId,
+          answers: [
+            { slideId: p.q1, value: 'both' },
+            { slideId: p.q2, value: 'both@example.com' },
+          ],
+        },
+      },
+      {
+        caller: null,
+        input: {
+          pollId: p.pollId,
+          participantId: 'visitor-7',
+          answers: [{ slideId: p.q2, value: 'seven@example.com' }],
+          participantMetadata: { plan: 'pro' },
+        },
+      },
     ];
     const results = await submitGroup(h.deps, subs);
 
@@ -79,25 +101,52 @@ describe('a group of submissions', () => {
     const batches = await h.deps.store.batches.claimDue(new Date(Date.now() + 86_400_000), 100);
     const mine = batches.filter((x) => x.webhookId === p.partial);
     expect(mine.map((x) => x.participantId).sort()).toEqual([a!.participantId, b!.participantId, 'visitor-7'].sort());
-    expect(mine.find((x) => x.participantId === b!.participantId)?.responseIds.sort()).toEqual([...b!.responseIds].sort());
+    expect(mine.find((x) => x.participantId === b!.participantId)?.responseIds.sort()).toEqual(
+      [...b!.responseIds].sort(),
+    );
 
     const completed = await deliveriesOf(p.complete);
     expect(completed.map((d) => d.participantId)).toEqual([b!.participantId]);
-    expect(Object.values(JSON.parse(completed[0]!.body).responses).map((x) => (x as { value: unknown }).value).sort()).toEqual(['both', 'both@example.com']);
+    expect(
+      Object.values(JSON.parse(completed[0]!.body).responses)
+        .map((x) => (x as { value: unknown }).value)
+        .sort(),
+    ).toEqual(['both', 'both@example.com']);
   });
 
   it('refuses a bad submission alone: unknown poll, unknown slide and a finished respondent fail, the others are written', async () => {
     const p = await pollWithHooks();
-    const done = await answer(h, { pollId: p.pollId, participantId: 'finished', answers: [{ slideId: p.q1, value: 'x' }, { slideId: p.q2, value: 'f@example.com' }] });
+    const done = await answer(h, {
+      pollId: p.pollId,
+      participantId: 'finished',
+      answers: [
+        { slideId: p.q1, value: 'x' },
+        { slideId: p.q2, value: 'f@example.com' },
+      ],
+    });
     expect(done.complete).toBe(true);
     const before = await h.deps.store.responses.getParticipant(p.pollId, 'finished');
 
     const results = await submitGroup(h.deps, [
-      { caller: null, input: { pollId: p.pollId, participantId: 'good-1', answers: [{ slideId: p.q1, value: 'one' }] } },
+      {
+        caller: null,
+        input: { pollId: p.pollId, participantId: 'good-1', answers: [{ slideId: p.q1, value: 'one' }] },
+      },
       { caller: null, input: { pollId: 'poll_doesnotexist', answers: [{ slideId: p.q1, value: 'lost' }] } },
       { caller: null, input: { pollId: p.pollId, answers: [{ slideId: 'sld_nope', value: 'lost' }] } },
-      { caller: null, input: { pollId: p.pollId, participantId: 'finished', answers: [{ slideId: p.q1, value: 'again' }], participantMetadata: { late: true } } },
-      { caller: null, input: { pollId: p.pollId, participantId: 'good-2', answers: [{ slideId: p.q1, value: 'two' }] } },
+      {
+        caller: null,
+        input: {
+          pollId: p.pollId,
+          participantId: 'finished',
+          answers: [{ slideId: p.q1, value: 'again' }],
+          participantMetadata: { late: true },
+        },
+      },
+      {
+        caller: null,
+        input: { pollId: p.pollId, participantId: 'good-2', answers: [{ slideId: p.q1, value: 'two' }] },
+      },
     ]);
 
     expect(results.map((r) => r.ok)).toEqual([true, false, false, false, true]);
@@ -117,9 +166,14 @@ describe('the submission queue', () => {
     const p = await pollWithHooks();
     const counted = countingTransactions(h.deps);
     const queue = createSubmissionQueue(counted.deps, { parallel: 1 });
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => queue.submit(null, { pollId: p.pollId, answers: [{ slideId: p.q1, value: `answer ${i}` }] })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        queue.submit(null, { pollId: p.pollId, answers: [{ slideId: p.q1, value: `answer ${i}` }] }),
+      ),
+    );
     expect(counted.count()).toBe(2);
-    for (const [i, r] of results.entries()) expect((await answersOf(p.pollId, r.participantId)).map((x) => x.value)).toEqual([`answer ${i}`]);
+    for (const [i, r] of results.entries())
+      expect((await answersOf(p.pollId, r.participantId)).map((x) => x.value)).toEqual([`answer ${i}`]);
   });
 
   it("keeps one respondent's concurrent submissions apart: both land, and they complete the respondent once", async () => {
@@ -128,12 +182,21 @@ describe('the submission queue', () => {
     const people = Array.from({ length: 15 }, (_, i) => `person-${i}`);
     const results = await Promise.all(
       people.flatMap((id) => [
-        queue.submit(null, { pollId: p.pollId, participantId: id, answers: [{ slideId: p.q1, value: `${id} says hi` }] }),
-        queue.submit(null, { pollId: p.pollId, participantId: id, answers: [{ slideId: p.q2, value: `${id}@example.com` }] }),
+        queue.submit(null, {
+          pollId: p.pollId,
+          participantId: id,
+          answers: [{ slideId: p.q1, value: `${id} says hi` }],
+        }),
+        queue.submit(null, {
+          pollId: p.pollId,
+          participantId: id,
+          answers: [{ slideId: p.q2, value: `${id}@example.com` }],
+        }),
       ]),
     );
     // Exactly one of each pair saw the respondent finish.
-    for (let i = 0; i < people.length; i++) expect([results[2 * i]!.complete, results[2 * i + 1]!.complete].filter(Boolean)).toHaveLength(1);
+    for (let i = 0; i < people.length; i++)
+      expect([results[2 * i]!.complete, results[2 * i + 1]!.complete].filter(Boolean)).toHaveLength(1);
     for (const id of people) {
       const participant = await h.deps.store.responses.getParticipant(p.pollId, id);
       expect(participant?.complete).toBe(true);
@@ -167,8 +230,15 @@ describe.skipIf(!onPostgres)('a submission that waits for a respondent held by a
       await sql`SELECT id FROM participants WHERE poll_id = ${p.pollId} AND id = 'held' FOR UPDATE`.execute(other);
       await sql`
         INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
-        SELECT ${newId('rsp')}, account_id, id, 'held', ${p.q2}, '"held@example.com"', '{}', false, now() FROM polls WHERE id = ${p.pollId}`.execute(other);
-      const pending = submitGroup(h.deps, [{ caller: null, input: { pollId: p.pollId, participantId: 'held', answers: [{ slideId: p.q1, value: 'again' }] } }]);
+        SELECT ${newId('rsp')}, account_id, id, 'held', ${p.q2}, '"held@example.com"', '{}', false, now() FROM polls WHERE id = ${p.pollId}`.execute(
+        other,
+      );
+      const pending = submitGroup(h.deps, [
+        {
+          caller: null,
+          input: { pollId: p.pollId, participantId: 'held', answers: [{ slideId: p.q1, value: 'again' }] },
+        },
+      ]);
       await waitUntilBlocked(other);
       await sql`COMMIT`.execute(other);
       return pending;
@@ -181,7 +251,7 @@ describe.skipIf(!onPostgres)('a submission that waits for a respondent held by a
 
 /** Until some other session of this database waits on a lock (the submission, on the held row). */
 async function waitUntilBlocked(conn: Kysely<DB>): Promise<void> {
-  for (const until = Date.now() + 10_000; Date.now() < until; ) {
+  for (const until = Date.now() + 10_000; Date.now() < until;) {
     const { rows } = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM pg_stat_activity
       WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`.execute(conn);

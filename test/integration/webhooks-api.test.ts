@@ -28,19 +28,36 @@ beforeAll(async () => {
   acme = await h.account({ name: 'Acme' });
   rival = await h.account({ name: 'Rival' });
   keys.owner = acme.key;
-  for (const role of ['admin', 'billing_admin', 'editor', 'read_only'] as const) keys[role] = await h.member(acme.accountId, role);
+  for (const role of ['admin', 'billing_admin', 'editor', 'read_only'] as const)
+    keys[role] = await h.member(acme.accountId, role);
 });
 afterAll(() => h?.close());
 
-async function call(method: Method, url: string, key: string | undefined, payload?: unknown): Promise<LightMyRequestResponse> {
-  return h.app.inject({ method, url, headers: key ? bearer(key) : {}, ...(payload === undefined ? {} : { payload: payload as Json }) });
+async function call(
+  method: Method,
+  url: string,
+  key: string | undefined,
+  payload?: unknown,
+): Promise<LightMyRequestResponse> {
+  return h.app.inject({
+    method,
+    url,
+    headers: key ? bearer(key) : {},
+    ...(payload === undefined ? {} : { payload: payload as Json }),
+  });
 }
 
 function expectProblem(res: LightMyRequestResponse, status: number, code: string): Problem {
   expect(res.statusCode, res.body).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   const body = res.json();
-  expect(body).toMatchObject({ status, code, type: expect.any(String), title: expect.any(String), detail: expect.any(String) });
+  expect(body).toMatchObject({
+    status,
+    code,
+    type: expect.any(String),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   return body;
 }
 
@@ -50,7 +67,8 @@ async function newPoll(who: TestAccount, title = 'Hooks'): Promise<string> {
   return res.json().data.id;
 }
 
-const postHook = (key: string, pollId: string, url = HOOK, deliveryRule = 'partial') => call('POST', '/webhooks', key, { pollId, url, deliveryRule });
+const postHook = (key: string, pollId: string, url = HOOK, deliveryRule = 'partial') =>
+  call('POST', '/webhooks', key, { pollId, url, deliveryRule });
 
 describe('POST /webhooks', () => {
   it('creates a webhook: 201 {data: Webhook} with its own legacy secret and a health object', async () => {
@@ -102,7 +120,11 @@ describe('POST /webhooks', () => {
 
   it('401 without a key', async () => {
     const pollId = await newPoll(acme);
-    expectProblem(await call('POST', '/webhooks', undefined, { pollId, url: HOOK, deliveryRule: 'partial' }), 401, 'unauthenticated');
+    expectProblem(
+      await call('POST', '/webhooks', undefined, { pollId, url: HOOK, deliveryRule: 'partial' }),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('404 for a poll that does not exist or belongs to another account', async () => {
@@ -182,18 +204,21 @@ describe('plans and roles (SPEC §5)', () => {
     expect(del.statusCode, del.body).toBe(200);
   });
 
-  it.each(['editor', 'read_only'] as const)('%s is refused with 403 role_forbidden on every webhook operation', async (role) => {
-    const pollId = await newPoll(acme, `refused ${role}`);
-    const { data } = await createWebhook(h, acme, pollId, HOOK);
-    expectProblem(await postHook(keys[role], pollId), 403, 'role_forbidden');
-    expectProblem(await call('GET', `/webhooks?pollId=${pollId}`, keys[role]), 403, 'role_forbidden');
-    expectProblem(await call('GET', `/webhooks?accountId=${acme.accountId}`, keys[role]), 403, 'role_forbidden');
-    expectProblem(await call('DELETE', `/webhooks?id=${data.id}`, keys[role]), 403, 'role_forbidden');
-    expectProblem(await call('GET', `/webhooks/deliveries?webhookId=${data.id}`, keys[role]), 403, 'role_forbidden');
-    expectProblem(await call('GET', `/webhooks/deliveries?pollId=${pollId}`, keys[role]), 403, 'role_forbidden');
-    // The webhook survived the refused delete.
-    expect((await call('GET', `/webhooks?pollId=${pollId}`, acme.key)).json().data).toHaveLength(1);
-  });
+  it.each(['editor', 'read_only'] as const)(
+    '%s is refused with 403 role_forbidden on every webhook operation',
+    async (role) => {
+      const pollId = await newPoll(acme, `refused ${role}`);
+      const { data } = await createWebhook(h, acme, pollId, HOOK);
+      expectProblem(await postHook(keys[role], pollId), 403, 'role_forbidden');
+      expectProblem(await call('GET', `/webhooks?pollId=${pollId}`, keys[role]), 403, 'role_forbidden');
+      expectProblem(await call('GET', `/webhooks?accountId=${acme.accountId}`, keys[role]), 403, 'role_forbidden');
+      expectProblem(await call('DELETE', `/webhooks?id=${data.id}`, keys[role]), 403, 'role_forbidden');
+      expectProblem(await call('GET', `/webhooks/deliveries?webhookId=${data.id}`, keys[role]), 403, 'role_forbidden');
+      expectProblem(await call('GET', `/webhooks/deliveries?pollId=${pollId}`, keys[role]), 403, 'role_forbidden');
+      // The webhook survived the refused delete.
+      expect((await call('GET', `/webhooks?pollId=${pollId}`, acme.key)).json().data).toHaveLength(1);
+    },
+  );
 
   it.each(['free', 'basic'] as Plan[])('%s plan → 403 plan_required, even for the owner', async (plan) => {
     const acct = await h.account({ name: `Down to ${plan}` });
@@ -330,13 +355,21 @@ describe('GET /webhooks', () => {
     let cursor: string | null = null;
     let n = 0;
     for (;;) {
-      const res = await call('GET', `/webhooks?${query}&limit=${limit}${cursor ? `&startCursor=${cursor}` : ''}`, pager.key);
+      const res = await call(
+        'GET',
+        `/webhooks?${query}&limit=${limit}${cursor ? `&startCursor=${cursor}` : ''}`,
+        pager.key,
+      );
       expect(res.statusCode, res.body).toBe(200);
       const body = res.json();
       expect(Object.keys(body).sort()).toEqual(['data', 'endCursor', 'hasNextPage']);
       expect(body.data.length).toBeLessThanOrEqual(limit);
       for (const w of body.data) {
-        expect(w).toMatchObject({ accountId: pager.accountId, url: HOOK, health: { state: 'healthy', alertEmailsSent: 0 } });
+        expect(w).toMatchObject({
+          accountId: pager.accountId,
+          url: HOOK,
+          health: { state: 'healthy', alertEmailsSent: 0 },
+        });
         expect(typeof w.legacySecret).toBe('string');
       }
       ids.push(...body.data.map((w: Json) => w.id as string));
@@ -369,8 +402,16 @@ describe('GET /webhooks', () => {
     const res = await call('GET', `/webhooks?accountId=${pager.accountId}`, pager.key);
     expect(res.json()).toMatchObject({ hasNextPage: false });
     expect(res.json().data).toHaveLength(5);
-    expectProblem(await call('GET', `/webhooks?accountId=${pager.accountId}&limit=0`, pager.key), 400, 'validation_failed');
-    expectProblem(await call('GET', `/webhooks?accountId=${pager.accountId}&limit=101`, pager.key), 400, 'validation_failed');
+    expectProblem(
+      await call('GET', `/webhooks?accountId=${pager.accountId}&limit=0`, pager.key),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await call('GET', `/webhooks?accountId=${pager.accountId}&limit=101`, pager.key),
+      400,
+      'validation_failed',
+    );
   });
 
   it('needs pollId or accountId → 400 validation_failed', async () => {
@@ -379,7 +420,11 @@ describe('GET /webhooks', () => {
 
   it('another account’s key → 404 on ?pollId and ?accountId, exactly as for a missing one', async () => {
     const a = expectProblem(await call('GET', `/webhooks?pollId=${pollA}`, rival.key), 404, 'not_found');
-    const m = expectProblem(await call('GET', '/webhooks?pollId=poll_0000000000000000000000', rival.key), 404, 'not_found');
+    const m = expectProblem(
+      await call('GET', '/webhooks?pollId=poll_0000000000000000000000', rival.key),
+      404,
+      'not_found',
+    );
     expect(a.detail).toBe(m.detail);
     expectProblem(await call('GET', `/webhooks?accountId=${pager.accountId}`, rival.key), 404, 'not_found');
     expectProblem(await call('GET', '/webhooks?accountId=acc_0000000000000000000000', rival.key), 404, 'not_found');
@@ -401,7 +446,11 @@ describe('DELETE /webhooks', () => {
     const pollId = await newPoll(acme, 'Not yours');
     const { data } = await createWebhook(h, acme, pollId, HOOK);
     const theirs = expectProblem(await call('DELETE', `/webhooks?id=${data.id}`, rival.key), 404, 'not_found');
-    const missing = expectProblem(await call('DELETE', '/webhooks?id=whk_0000000000000000000000', rival.key), 404, 'not_found');
+    const missing = expectProblem(
+      await call('DELETE', '/webhooks?id=whk_0000000000000000000000', rival.key),
+      404,
+      'not_found',
+    );
     expect(theirs.detail).toBe(missing.detail);
     expect((await call('GET', `/webhooks?pollId=${pollId}`, acme.key)).json().data).toHaveLength(1);
   });
@@ -415,8 +464,13 @@ describe('DELETE /webhooks', () => {
     const { data } = await createWebhook(h, acme, poll.pollId, HOOK);
     const keep = (await createWebhook(h, acme, poll.pollId, `${HOOK}/keep`)).data;
     const p = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'one' }] });
-    await answer(h, { pollId: poll.pollId, participantId: p.participantId, answers: [{ slideId: poll.q2, value: 'x@example.com' }] });
-    const pending = (await call('GET', `/webhooks/deliveries?webhookId=${data.id}&status=pending`, acme.key)).json().data;
+    await answer(h, {
+      pollId: poll.pollId,
+      participantId: p.participantId,
+      answers: [{ slideId: poll.q2, value: 'x@example.com' }],
+    });
+    const pending = (await call('GET', `/webhooks/deliveries?webhookId=${data.id}&status=pending`, acme.key)).json()
+      .data;
     expect(pending).toHaveLength(2);
 
     h.clock.advance(5_000);
@@ -425,7 +479,11 @@ describe('DELETE /webhooks', () => {
 
     for (const d of pending) {
       const detail = (await call('GET', `/webhooks/delivery?deliveryId=${d.id}`, acme.key)).json().data;
-      expect(detail).toMatchObject({ status: 'cancelled', finishedAt: h.clock.now().toISOString(), nextAttemptAt: null });
+      expect(detail).toMatchObject({
+        status: 'cancelled',
+        finishedAt: h.clock.now().toISOString(),
+        nextAttemptAt: null,
+      });
     }
     // The log of a deleted webhook stays readable through its poll; the other webhook's deliveries are untouched.
     const log = (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}`, acme.key)).json().data;
@@ -437,7 +495,10 @@ describe('DELETE /webhooks', () => {
 describe('DELETE /poll', () => {
   it('deletes its webhooks and cancels their pending deliveries', async () => {
     const poll = await visiblePoll(h, acme);
-    const hooks = [(await createWebhook(h, acme, poll.pollId, HOOK)).data, (await createWebhook(h, acme, poll.pollId, HOOK, 'complete')).data];
+    const hooks = [
+      (await createWebhook(h, acme, poll.pollId, HOOK)).data,
+      (await createWebhook(h, acme, poll.pollId, HOOK, 'complete')).data,
+    ];
     const p = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'one' }], complete: true });
     const before = (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}`, acme.key)).json().data;
     expect(before.map((d: Json) => d.type).sort()).toEqual(['completed-survey', 'submitted-responses']);
@@ -472,7 +533,12 @@ describe('the delivery log', () => {
     hook = (await createWebhook(h, acme, poll.pollId, HOOK)).data;
     completeHook = (await createWebhook(h, acme, poll.pollId, `${HOOK}/complete`, 'complete')).data;
     h.clock.advance(60_000);
-    const p = await answer(h, { pollId: poll.pollId, participantId: 'customer-42', answers: [{ slideId: poll.q1, value: 'A friend' }], metadata: { page: '/checkout' } });
+    const p = await answer(h, {
+      pollId: poll.pollId,
+      participantId: 'customer-42',
+      answers: [{ slideId: poll.q1, value: 'A friend' }],
+      metadata: { page: '/checkout' },
+    });
     participantId = p.participantId;
   });
 
@@ -519,7 +585,13 @@ describe('the delivery log', () => {
       participantId: 'customer-42',
       metadata: { page: '/checkout' },
       responses: {
-        [poll.q1]: { slideId: poll.q1, title: 'What brought you here?', type: 'short-answer', value: 'A friend', createdAt: h.clock.now().toISOString() },
+        [poll.q1]: {
+          slideId: poll.q1,
+          title: 'What brought you here?',
+          type: 'short-answer',
+          value: 'A friend',
+          createdAt: h.clock.now().toISOString(),
+        },
       },
       submissionsComplete: false,
       timestamp: h.clock.now().getTime(),
@@ -533,7 +605,12 @@ describe('the delivery log', () => {
     await answer(h, { pollId: poll.pollId, participantId, answers: [{ slideId: poll.q2, value: 'Ann@Example.com' }] });
     const done = (await call('GET', `/webhooks/deliveries?webhookId=${completeHook.id}`, acme.key)).json().data;
     expect(done).toHaveLength(1);
-    expect(done[0]).toMatchObject({ type: 'completed-survey', webhookId: completeHook.id, url: `${HOOK}/complete`, status: 'pending' });
+    expect(done[0]).toMatchObject({
+      type: 'completed-survey',
+      webhookId: completeHook.id,
+      url: `${HOOK}/complete`,
+      status: 'pending',
+    });
     const payload = (await call('GET', `/webhooks/delivery?deliveryId=${done[0].id}`, acme.key)).json().data.payload;
     expect(Object.keys(payload.responses).sort()).toEqual([poll.q1, poll.q2].sort());
     expect(payload).toMatchObject({ submissionsComplete: true, email: 'ann@example.com', emails: ['ann@example.com'] });
@@ -544,19 +621,35 @@ describe('the delivery log', () => {
     const ids = byPoll.map((x: Json) => x.id as string);
     expect(ids).toEqual([...ids].sort().reverse());
 
-    expect((await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}&status=pending`, acme.key)).json().data).toHaveLength(3);
-    expect((await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}&status=delivered`, acme.key)).json().data).toEqual([]);
-    expect((await call('GET', `/webhooks/deliveries?webhookId=${hook.id}&status=pending`, acme.key)).json().data).toHaveLength(2);
-    expectProblem(await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}&status=lost`, acme.key), 400, 'validation_failed');
+    expect(
+      (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}&status=pending`, acme.key)).json().data,
+    ).toHaveLength(3);
+    expect(
+      (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}&status=delivered`, acme.key)).json().data,
+    ).toEqual([]);
+    expect(
+      (await call('GET', `/webhooks/deliveries?webhookId=${hook.id}&status=pending`, acme.key)).json().data,
+    ).toHaveLength(2);
+    expectProblem(
+      await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}&status=lost`, acme.key),
+      400,
+      'validation_failed',
+    );
   });
 
   it('pages newest first with startCursor and limit', async () => {
-    const all = (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}`, acme.key)).json().data.map((x: Json) => x.id);
+    const all = (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}`, acme.key))
+      .json()
+      .data.map((x: Json) => x.id);
     const seen: string[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < 10; i++) {
       const page: { data: Json[]; hasNextPage: boolean; endCursor: string | null } = (
-        await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}&limit=1${cursor ? `&startCursor=${cursor}` : ''}`, acme.key)
+        await call(
+          'GET',
+          `/webhooks/deliveries?pollId=${poll.pollId}&limit=1${cursor ? `&startCursor=${cursor}` : ''}`,
+          acme.key,
+        )
       ).json();
       seen.push(...page.data.map((x) => x.id as string));
       if (!page.hasNextPage) break;
@@ -568,19 +661,43 @@ describe('the delivery log', () => {
   it('needs webhookId or pollId; unknown ids → 404', async () => {
     expectProblem(await call('GET', '/webhooks/deliveries', acme.key), 400, 'validation_failed');
     expectProblem(await call('GET', '/webhooks/delivery', acme.key), 400, 'validation_failed');
-    expectProblem(await call('GET', '/webhooks/deliveries?webhookId=whk_0000000000000000000000', acme.key), 404, 'not_found');
-    expectProblem(await call('GET', '/webhooks/deliveries?pollId=poll_0000000000000000000000', acme.key), 404, 'not_found');
-    expectProblem(await call('GET', '/webhooks/delivery?deliveryId=dlv_0000000000000000000000', acme.key), 404, 'not_found');
+    expectProblem(
+      await call('GET', '/webhooks/deliveries?webhookId=whk_0000000000000000000000', acme.key),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await call('GET', '/webhooks/deliveries?pollId=poll_0000000000000000000000', acme.key),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await call('GET', '/webhooks/delivery?deliveryId=dlv_0000000000000000000000', acme.key),
+      404,
+      'not_found',
+    );
   });
 
   it('another account’s key → 404 on the list and the detail, exactly as for missing ones', async () => {
     const [d] = (await call('GET', `/webhooks/deliveries?webhookId=${hook.id}`, acme.key)).json().data;
-    const a = expectProblem(await call('GET', `/webhooks/deliveries?webhookId=${hook.id}`, rival.key), 404, 'not_found');
-    const b = expectProblem(await call('GET', '/webhooks/deliveries?webhookId=whk_0000000000000000000000', rival.key), 404, 'not_found');
+    const a = expectProblem(
+      await call('GET', `/webhooks/deliveries?webhookId=${hook.id}`, rival.key),
+      404,
+      'not_found',
+    );
+    const b = expectProblem(
+      await call('GET', '/webhooks/deliveries?webhookId=whk_0000000000000000000000', rival.key),
+      404,
+      'not_found',
+    );
     expect(a.detail).toBe(b.detail);
     expectProblem(await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}`, rival.key), 404, 'not_found');
     const c = expectProblem(await call('GET', `/webhooks/delivery?deliveryId=${d.id}`, rival.key), 404, 'not_found');
-    const m = expectProblem(await call('GET', '/webhooks/delivery?deliveryId=dlv_0000000000000000000000', rival.key), 404, 'not_found');
+    const m = expectProblem(
+      await call('GET', '/webhooks/delivery?deliveryId=dlv_0000000000000000000000', rival.key),
+      404,
+      'not_found',
+    );
     expect(c.detail).toBe(m.detail);
     expect(c.detail).not.toContain(d.id);
   });

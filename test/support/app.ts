@@ -40,7 +40,9 @@ export const TEST_DELIVERY: DeliverySettings = {
   userAgent: 'Canvass-Webhooks/test',
 };
 
-export async function harness(opts: { allowPrivateTargets?: boolean; delivery?: Partial<DeliverySettings> } = {}): Promise<Harness> {
+export async function harness(
+  opts: { allowPrivateTargets?: boolean; delivery?: Partial<DeliverySettings> } = {},
+): Promise<Harness> {
   const database = await testDatabase();
   const clock = new FakeClock();
   const deps: Deps = {
@@ -57,7 +59,11 @@ export async function harness(opts: { allowPrivateTargets?: boolean; delivery?: 
     database,
     clock,
     async account(o = {}) {
-      const r = await createAccount(deps, { name: o.name ?? 'Acme', ownerEmail: `owner${++emails}@example.com`, plan: o.plan ?? 'premium' });
+      const r = await createAccount(deps, {
+        name: o.name ?? 'Acme',
+        ownerEmail: `owner${++emails}@example.com`,
+        plan: o.plan ?? 'premium',
+      });
       return { accountId: r.accountId, key: r.apiKey, userId: r.userId };
     },
     async member(accountId, role, email) {
@@ -74,4 +80,5 @@ export async function harness(opts: { allowPrivateTargets?: boolean; delivery?: 
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 /** The API as a test builds it, with a submission queue of its own over the given deps. */
-export const testApp = (opts: Omit<AppOptions, 'submissions'>) => buildApp({ ...opts, submissions: createSubmissionQueue(opts.deps) });
+export const testApp = (opts: Omit<AppOptions, 'submissions'>) =>
+  buildApp({ ...opts, submissions: createSubmissionQueue(opts.deps) });

@@ -36,10 +36,12 @@ export async function createPgDatabase(): Promise<{ url: string; drop(): Promise
 export async function testDatabase(): Promise<Database> {
   if (!onPostgres) return openDatabase({ dataDir: '', memory: true, schema: 'apply' });
   const made = await createPgDatabase();
-  const database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply', poolSize: 5 }).catch(async (e: unknown) => {
-    await made.drop();
-    throw e;
-  });
+  const database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply', poolSize: 5 }).catch(
+    async (e: unknown) => {
+      await made.drop();
+      throw e;
+    },
+  );
   return {
     ...database,
     async close() {

@@ -8,7 +8,12 @@ export type Api = ReturnType<typeof apiClient>;
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it holds; fails naming `what` after `timeoutMs`. */
-export async function until(what: string, fn: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 100): Promise<void> {
+export async function until(
+  what: string,
+  fn: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  everyMs = 100,
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await fn())) {
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
@@ -58,4 +63,5 @@ export async function surveyWithWebhooks(
 }
 
 /** Whether a child process is still running (no exit code, no signal). */
-export const alive = (child: { exitCode: number | null; signalCode: NodeJS.Signals | null }) => child.exitCode === null && child.signalCode === null;
+export const alive = (child: { exitCode: number | null; signalCode: NodeJS.Signals | null }) =>
+  child.exitCode === null && child.signalCode === null;

@@ -48,8 +48,15 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** Every operation of GET /openapi.json. */
 export async function apiRoutes(app: App): Promise<ApiRoute[]> {
-  type Operation = { parameters?: Parameter[]; requestBody?: { content?: Record<string, { schema: Schema }> }; security?: unknown[]; tags?: string[] };
-  const doc = (await app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Operation>> };
+  type Operation = {
+    parameters?: Parameter[];
+    requestBody?: { content?: Record<string, { schema: Schema }> };
+    security?: unknown[];
+    tags?: string[];
+  };
+  const doc = (await app.inject({ url: '/openapi.json' })).json() as {
+    paths: Record<string, Record<string, Operation>>;
+  };
   const out: ApiRoute[] = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
@@ -87,7 +94,12 @@ export function typeOf(s: Schema): string | undefined {
  * The smallest value a schema accepts: required properties only, first enum/branch (or a
  * preferred literal), `fill(name, schema)` for strings it knows (ids, URLs…).
  */
-export function sample(s: Schema, fill: (name: string, s: Schema) => unknown, name = '', prefer: readonly string[] = []): unknown {
+export function sample(
+  s: Schema,
+  fill: (name: string, s: Schema) => unknown,
+  name = '',
+  prefer: readonly string[] = [],
+): unknown {
   const alts = branches(s);
   if (alts) {
     const preferred = alts.find((b) => prefer.includes(b.const as string) || prefer.includes(b.enum?.[0] as string));
@@ -145,12 +157,14 @@ export function contractIssues(res: LightMyRequestResponse): string[] {
   } catch {
     return [...issues, `body is not JSON: ${res.body.slice(0, 100)}`];
   }
-  for (const f of ['type', 'title', 'detail', 'code']) if (typeof body[f] !== 'string' || !body[f]) issues.push(`problem field ${f} missing`);
+  for (const f of ['type', 'title', 'detail', 'code'])
+    if (typeof body[f] !== 'string' || !body[f]) issues.push(`problem field ${f} missing`);
   if (body.status !== status) issues.push(`problem status ${String(body.status)} ≠ ${status}`);
   if (status === 400) {
     const errors = body.errors as { path?: unknown; message?: unknown }[] | undefined;
     if (!Array.isArray(errors) || errors.length === 0) issues.push('400 without errors[]');
-    else if (errors.some((e) => typeof e.path !== 'string' || typeof e.message !== 'string')) issues.push(`errors[] entry without path/message: ${JSON.stringify(errors).slice(0, 200)}`);
+    else if (errors.some((e) => typeof e.path !== 'string' || typeof e.message !== 'string'))
+      issues.push(`errors[] entry without path/message: ${JSON.stringify(errors).slice(0, 200)}`);
   }
   return issues;
 }

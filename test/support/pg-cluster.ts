@@ -69,7 +69,8 @@ export async function startPgCluster(): Promise<PgCluster> {
   if (user) chownSync(dir, user.uid, user.gid);
   const data = path.join(dir, 'data');
   const port = await freePort();
-  const cmd = (tool: string, args: string[]): [string, string[]] => (user ? ['runuser', ['-u', 'postgres', '--', path.join(bin, tool), ...args]] : [path.join(bin, tool), args]);
+  const cmd = (tool: string, args: string[]): [string, string[]] =>
+    user ? ['runuser', ['-u', 'postgres', '--', path.join(bin, tool), ...args]] : [path.join(bin, tool), args];
   const exec = async (tool: string, args: string[]) => {
     const [file, argv] = cmd(tool, args);
     try {
@@ -116,7 +117,17 @@ export async function startPgCluster(): Promise<PgCluster> {
     },
   };
   try {
-    await exec('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+    await exec('initdb', [
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '-E',
+      'UTF8',
+      '--no-sync',
+      '--no-instructions',
+    ]);
     await cluster.start();
   } catch (e) {
     await cluster.destroy();

@@ -18,7 +18,8 @@ export type Env = Record<string, string | undefined>;
  */
 function childEnv(env: Env): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(base)) if (k === 'DATABASE_URL' || (k.startsWith('CANVASS_') && !k.startsWith('CANVASS_TEST_'))) delete base[k];
+  for (const k of Object.keys(base))
+    if (k === 'DATABASE_URL' || (k.startsWith('CANVASS_') && !k.startsWith('CANVASS_TEST_'))) delete base[k];
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) delete base[k];
     else base[k] = v;
@@ -39,11 +40,17 @@ export type CanvassProcess = {
 
 /** A long-running `canvass …` (serve, worker). */
 export function spawnCanvass(name: string, args: string[], env: Env): CanvassProcess {
-  const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI, ...args], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.once('exit', (code, signal) => r({ code, signal })),
+  );
   let gone = false;
   void exited.then(() => (gone = true));
   return {
@@ -74,7 +81,11 @@ export function spawnCanvass(name: string, args: string[], env: Env): CanvassPro
 
 /** A one-shot `canvass … --json` command: its exit code and the JSON object it printed. */
 export async function runCanvassJson<T>(args: string[], env: Env): Promise<T> {
-  const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI, ...args], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
@@ -103,7 +114,8 @@ export async function waitForHttp(url: string, timeoutMs = 30_000, proc?: Canvas
     } catch {
       // not listening yet
     }
-    if (Date.now() > end) throw new Error(`${url} not ready within ${timeoutMs} ms${proc ? `:\n${proc.output()}` : ''}`);
+    if (Date.now() > end)
+      throw new Error(`${url} not ready within ${timeoutMs} ms${proc ? `:\n${proc.output()}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -115,7 +127,10 @@ export function apiClient(base: string, key: string | null) {
   return async (method: string, p: string, body?: unknown): Promise<ApiAnswer> => {
     const res = await fetch(base + p, {
       method,
-      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();

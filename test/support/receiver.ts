@@ -5,7 +5,8 @@ import { serverTls } from './tls.js';
 export type Received = { path: string; headers: Record<string, string>; rawBody: string; at: number };
 
 /** What the receiver does for one request: answer with a status (after a delay), or hang up. */
-export type Reply = { status: number; delayMs?: number; body?: string; headers?: Record<string, string> } | { destroy: true };
+export type Reply =
+  { status: number; delayMs?: number; body?: string; headers?: Record<string, string> } | { destroy: true };
 
 /**
  * A real HTTPS endpoint on loopback serving the test CA's certificate. Each path has a script
@@ -27,7 +28,12 @@ export async function startReceiver(): Promise<{
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const p = (req.url ?? '/').split('?')[0]!;
-      received.push({ path: p, headers: req.headers as Record<string, string>, rawBody: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      received.push({
+        path: p,
+        headers: req.headers as Record<string, string>,
+        rawBody: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      });
       const script = scripts.get(p) ?? [{ status: 200 }];
       const n = counts.get(p) ?? 0;
       counts.set(p, n + 1);
@@ -37,7 +43,10 @@ export async function startReceiver(): Promise<{
         return;
       }
       const send = () => {
-        if (!res.destroyed) res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers }).end(reply.body ?? `status ${reply.status}`);
+        if (!res.destroyed)
+          res
+            .writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers })
+            .end(reply.body ?? `status ${reply.status}`);
       };
       if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
       else send();
@@ -53,7 +62,8 @@ export async function startReceiver(): Promise<{
     async waitFor(pred, timeoutMs = 15_000) {
       const until = Date.now() + timeoutMs;
       while (!pred(received)) {
-        if (Date.now() > until) throw new Error(`receiver: condition not met within ${timeoutMs} ms (${received.length} requests so far)`);
+        if (Date.now() > until)
+          throw new Error(`receiver: condition not met within ${timeoutMs} ms (${received.length} requests so far)`);
         await new Promise((r) => setTimeout(r, 25));
       }
       return received;

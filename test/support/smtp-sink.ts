@@ -35,7 +35,12 @@ export async function startSmtpSink(opts: { refuse?: (address: string) => boolea
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        messages.push({ from, to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+        messages.push({
+          from,
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
+        });
         callback();
       });
     },
@@ -50,7 +55,8 @@ export async function startSmtpSink(opts: { refuse?: (address: string) => boolea
     async waitFor(pred, timeoutMs = 15_000) {
       const until = Date.now() + timeoutMs;
       while (!pred(messages)) {
-        if (Date.now() > until) throw new Error(`smtp sink: condition not met within ${timeoutMs} ms (${messages.length} messages so far)`);
+        if (Date.now() > until)
+          throw new Error(`smtp sink: condition not met within ${timeoutMs} ms (${messages.length} messages so far)`);
         await new Promise((r) => setTimeout(r, 25));
       }
       return messages;
@@ -61,7 +67,9 @@ export async function startSmtpSink(opts: { refuse?: (address: string) => boolea
 
 /** Quoted-printable (or RFC 2047 "Q") text back to a UTF-8 string. */
 function unQuote(s: string, underscoreIsSpace = false): string {
-  const bytes = (underscoreIsSpace ? s.replace(/_/g, ' ') : s).replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  const bytes = (underscoreIsSpace ? s.replace(/_/g, ' ') : s)
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   return Buffer.from(bytes, 'latin1').toString('utf8');
 }
 
@@ -69,7 +77,9 @@ function unQuote(s: string, underscoreIsSpace = false): string {
 function decodeWords(value: string): string {
   return value
     .replace(/(\?=)\s+(=\?)/g, '$1$2')
-    .replace(/=\?utf-8\?([QB])\?([^?]*)\?=/gi, (_, enc: string, text: string) => (enc.toUpperCase() === 'B' ? Buffer.from(text, 'base64').toString('utf8') : unQuote(text, true)));
+    .replace(/=\?utf-8\?([QB])\?([^?]*)\?=/gi, (_, enc: string, text: string) =>
+      enc.toUpperCase() === 'B' ? Buffer.from(text, 'base64').toString('utf8') : unQuote(text, true),
+    );
 }
 
 /** The header block of a raw message, unfolded and decoded, as lower-case name → value (first occurrence). */

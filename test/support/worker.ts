@@ -8,13 +8,27 @@ import { BATCH_FLUSH, startScheduler } from '../../src/worker/scheduler.js';
  * The real runner and scheduler with the real HTTPS sender, in this process. `resolver`
  * replaces DNS for the sender (a test name can resolve to anything at delivery time).
  */
-export function startTestWorker(deps: Deps, opts: { allowPrivateTargets?: boolean; concurrency?: number; resolver?: SenderOptions['resolver'] } = {}) {
+export function startTestWorker(
+  deps: Deps,
+  opts: { allowPrivateTargets?: boolean; concurrency?: number; resolver?: SenderOptions['resolver'] } = {},
+) {
   const sender = createH1Sender({ allowPrivateTargets: opts.allowPrivateTargets ?? true, resolver: opts.resolver });
   const withSender: Deps = { ...deps, sender };
   const controller = new AbortController();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const runner = startDeliveryRunner(withSender, controller.signal, { concurrency: opts.concurrency ?? 16, claimBatch: 16, idleMs: 20, drainMs: 15_000, logger });
-  const scheduler = startScheduler(withSender, controller.signal, { tickMs: 20, tasks: [BATCH_FLUSH], logger, onWork: () => runner.wake() });
+  const runner = startDeliveryRunner(withSender, controller.signal, {
+    concurrency: opts.concurrency ?? 16,
+    claimBatch: 16,
+    idleMs: 20,
+    drainMs: 15_000,
+    logger,
+  });
+  const scheduler = startScheduler(withSender, controller.signal, {
+    tickMs: 20,
+    tasks: [BATCH_FLUSH],
+    logger,
+    onWork: () => runner.wake(),
+  });
   return {
     deps: withSender,
     async stop() {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { composeAlertEmail, type AlertContent } from '../../src/domain/alert-email.js';
-import { decideAlert, MAX_ALERT_EMAILS, type AlertDecision, type AlertWindows, type EndpointHealth } from '../../src/domain/alert-policy.js';
+import {
+  decideAlert,
+  MAX_ALERT_EMAILS,
+  type AlertDecision,
+  type AlertWindows,
+  type EndpointHealth,
+} from '../../src/domain/alert-policy.js';
 import { FakeClock } from '../support/app.js';
 
 const HOUR = 3_600_000;
@@ -19,7 +25,14 @@ class Endpoint {
   health: EndpointHealth;
   sent: { at: number; kind: 'first' | 'reminder'; sequence: number }[] = [];
   constructor(readonly windows: AlertWindows = SPEC) {
-    this.health = { state: 'healthy', createdAt: this.clock.now(), lastSuccessAt: null, lastGivenUpAt: null, alertEmailsSent: 0, lastAlertAt: null };
+    this.health = {
+      state: 'healthy',
+      createdAt: this.clock.now(),
+      lastSuccessAt: null,
+      lastGivenUpAt: null,
+      alertEmailsSent: 0,
+      lastAlertAt: null,
+    };
   }
   get t() {
     return this.clock.ms;
@@ -29,7 +42,13 @@ class Endpoint {
     return this;
   }
   success() {
-    this.health = { ...this.health, lastSuccessAt: this.clock.now(), state: 'healthy', alertEmailsSent: 0, lastAlertAt: null };
+    this.health = {
+      ...this.health,
+      lastSuccessAt: this.clock.now(),
+      state: 'healthy',
+      alertEmailsSent: 0,
+      lastAlertAt: null,
+    };
     return this;
   }
   givenUp() {
@@ -97,7 +116,10 @@ describe('decideAlert: the first alert', () => {
     expect(e.sent).toEqual([]);
     // A success at the same instant as the give-up also counts as "after".
     const f = new Endpoint();
-    f.advance(HOUR).givenUp().success().advance(5 * DAY);
+    f.advance(HOUR)
+      .givenUp()
+      .success()
+      .advance(5 * DAY);
     expect(f.decide()).toEqual({ send: null });
   });
 });
@@ -175,7 +197,10 @@ describe('decideAlert: a success resets the episode', () => {
     const e = new Endpoint();
     e.givenUp().run(60 * DAY);
     expect(e.sent).toHaveLength(3);
-    e.success().advance(HOUR).givenUp().run(60 * DAY);
+    e.success()
+      .advance(HOUR)
+      .givenUp()
+      .run(60 * DAY);
     expect(e.sent).toHaveLength(6);
     expect(e.sent[3]!.kind).toBe('first');
   });
@@ -201,7 +226,8 @@ const logicContent: AlertContent = {
   responsesLostPastWeek: 2,
 };
 
-const htmlEsc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const htmlEsc = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 describe('composeAlertEmail (SPEC §6.5)', () => {
   it('carries every content field in the text and the HTML, for a saved webhook', () => {

@@ -13,9 +13,18 @@ describe('isoTime', () => {
 
   it('writes what toISOString writes for times far apart, before 1970 and outside years 0 to 9999', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647);
+    const rand = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
     for (let i = 0; i < 20_000; i++) same(Math.floor((rand() - 0.5) * 2 * 8.64e15));
-    for (const ms of [0, -1, -59_999, -60_000, -60_001, Date.UTC(-1, 0, 1), Date.UTC(10_000, 0, 1), Date.UTC(9999, 11, 31, 23, 59, 59, 999)]) {
+    for (const ms of [
+      0,
+      -1,
+      -59_999,
+      -60_000,
+      -60_001,
+      Date.UTC(-1, 0, 1),
+      Date.UTC(10_000, 0, 1),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    ]) {
       same(ms);
       same(ms + 1);
     }

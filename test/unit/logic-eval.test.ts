@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Action, Condition, QuestionRule, SurveyRule } from '../../src/domain/logic.js';
-import { conditionHolds, describeConditions, firingQuestionRules, firingSurveyRules, navigation } from '../../src/domain/logic-eval.js';
+import {
+  conditionHolds,
+  describeConditions,
+  firingQuestionRules,
+  firingSurveyRules,
+  navigation,
+} from '../../src/domain/logic-eval.js';
 
-const holds = (op: Condition['op'], value: unknown, answer: unknown) => conditionHolds(value === undefined ? { op } : { op, value }, answer);
+const holds = (op: Condition['op'], value: unknown, answer: unknown) =>
+  conditionHolds(value === undefined ? { op } : { op, value }, answer);
 
 describe('conditionHolds: equals', () => {
   it('compares strings case-insensitively and ignoring surrounding spaces', () => {
@@ -139,7 +146,14 @@ describe('firingQuestionRules: match all / any', () => {
   });
 
   it('any needs one condition', () => {
-    const outside: QuestionRule = { match: 'any', conditions: [{ op: 'lt', value: 3 }, { op: 'gt', value: 7 }], action: skipTo('sld_b') };
+    const outside: QuestionRule = {
+      match: 'any',
+      conditions: [
+        { op: 'lt', value: 3 },
+        { op: 'gt', value: 7 },
+      ],
+      action: skipTo('sld_b'),
+    };
     expect(firingQuestionRules([outside], 8)).toHaveLength(1);
     expect(firingQuestionRules([outside], 1)).toHaveLength(1);
     expect(firingQuestionRules([outside], 5)).toHaveLength(0);
@@ -174,19 +188,55 @@ describe('firingSurveyRules', () => {
 
   it('evaluates each condition against the answer of its own slide', () => {
     const rules: SurveyRule[] = [
-      { on: 'complete', conditions: [{ slideId: 'sld_a', op: 'equals', value: 'yes' }, { slideId: 'sld_b', op: 'gt', value: 8 }], action: hook('https://one.example.com/') },
-      { on: 'complete', conditions: [{ slideId: 'sld_a', op: 'equals', value: 'yes' }, { slideId: 'sld_b', op: 'gt', value: 9 }], action: hook('https://two.example.com/') },
-      { on: 'complete', match: 'any', conditions: [{ slideId: 'sld_b', op: 'gt', value: 9 }, { slideId: 'sld_c', op: 'contains', value: 'red' }], action: hook('https://three.example.com/') },
-      { on: 'complete', conditions: [{ slideId: 'sld_missing', op: 'answered' }], action: hook('https://four.example.com/') },
+      {
+        on: 'complete',
+        conditions: [
+          { slideId: 'sld_a', op: 'equals', value: 'yes' },
+          { slideId: 'sld_b', op: 'gt', value: 8 },
+        ],
+        action: hook('https://one.example.com/'),
+      },
+      {
+        on: 'complete',
+        conditions: [
+          { slideId: 'sld_a', op: 'equals', value: 'yes' },
+          { slideId: 'sld_b', op: 'gt', value: 9 },
+        ],
+        action: hook('https://two.example.com/'),
+      },
+      {
+        on: 'complete',
+        match: 'any',
+        conditions: [
+          { slideId: 'sld_b', op: 'gt', value: 9 },
+          { slideId: 'sld_c', op: 'contains', value: 'red' },
+        ],
+        action: hook('https://three.example.com/'),
+      },
+      {
+        on: 'complete',
+        conditions: [{ slideId: 'sld_missing', op: 'answered' }],
+        action: hook('https://four.example.com/'),
+      },
     ];
-    expect(firingSurveyRules(rules, answers).map((r) => (r.action as { url: string }).url)).toEqual(['https://one.example.com/', 'https://three.example.com/']);
+    expect(firingSurveyRules(rules, answers).map((r) => (r.action as { url: string }).url)).toEqual([
+      'https://one.example.com/',
+      'https://three.example.com/',
+    ]);
   });
 
   it('defaults to match all, and fires a rule without conditions on completion', () => {
     const rules: SurveyRule[] = [
       { on: 'complete', action: hook('https://always.example.com/') },
       { on: 'complete', conditions: [], action: hook('https://empty.example.com/') },
-      { on: 'complete', conditions: [{ slideId: 'sld_a', op: 'answered' }, { slideId: 'sld_b', op: 'lt', value: 5 }], action: hook('https://never.example.com/') },
+      {
+        on: 'complete',
+        conditions: [
+          { slideId: 'sld_a', op: 'answered' },
+          { slideId: 'sld_b', op: 'lt', value: 5 },
+        ],
+        action: hook('https://never.example.com/'),
+      },
     ];
     expect(firingSurveyRules(rules, answers)).toHaveLength(2);
     expect(firingSurveyRules(rules, new Map())).toHaveLength(2);
@@ -195,14 +245,30 @@ describe('firingSurveyRules', () => {
 
 describe('navigation', () => {
   it('takes the first firing action that is not a webhook trigger', () => {
-    expect(navigation([{ action: hook('https://a.example.com/') }, { action: skipTo('sld_x') }, { action: { type: 'end-survey' } }])).toEqual(skipTo('sld_x'));
-    expect(navigation([{ action: { type: 'end-survey' } }, { action: skipTo('sld_x') }])).toEqual({ type: 'end-survey' });
-    expect(navigation([{ action: hook('https://a.example.com/') }, { action: { type: 'continue' } }, { action: skipTo('sld_x') }])).toEqual({ type: 'continue' });
+    expect(
+      navigation([
+        { action: hook('https://a.example.com/') },
+        { action: skipTo('sld_x') },
+        { action: { type: 'end-survey' } },
+      ]),
+    ).toEqual(skipTo('sld_x'));
+    expect(navigation([{ action: { type: 'end-survey' } }, { action: skipTo('sld_x') }])).toEqual({
+      type: 'end-survey',
+    });
+    expect(
+      navigation([
+        { action: hook('https://a.example.com/') },
+        { action: { type: 'continue' } },
+        { action: skipTo('sld_x') },
+      ]),
+    ).toEqual({ type: 'continue' });
   });
 
   it('is undefined when nothing fired or only webhooks fired', () => {
     expect(navigation([])).toBeUndefined();
-    expect(navigation([{ action: hook('https://a.example.com/') }, { action: hook('https://b.example.com/') }])).toBeUndefined();
+    expect(
+      navigation([{ action: hook('https://a.example.com/') }, { action: hook('https://b.example.com/') }]),
+    ).toBeUndefined();
   });
 
   it('works on what firingQuestionRules returns', () => {
@@ -222,9 +288,18 @@ describe('describeConditions (alert emails)', () => {
   it('describes question and survey conditions in words', () => {
     expect(describeConditions('all', [], title)).toBe('always');
     expect(describeConditions('all', [{ op: 'gt', value: 8 }], title)).toBe('the answer gt 8');
-    expect(describeConditions('any', [{ op: 'answered' }, { op: 'not-equals', value: 'No' }], title)).toBe('the answer is given or the answer not equals "No"');
-    expect(describeConditions(undefined, [{ slideId: 'sld_a', op: 'equals', value: 'Yes' }, { slideId: 'sld_b', op: 'lt', value: 3 }], title)).toBe(
-      'the answer to "Would you recommend us?" equals "Yes" and the answer to "Score" lt 3',
+    expect(describeConditions('any', [{ op: 'answered' }, { op: 'not-equals', value: 'No' }], title)).toBe(
+      'the answer is given or the answer not equals "No"',
     );
+    expect(
+      describeConditions(
+        undefined,
+        [
+          { slideId: 'sld_a', op: 'equals', value: 'Yes' },
+          { slideId: 'sld_b', op: 'lt', value: 3 },
+        ],
+        title,
+      ),
+    ).toBe('the answer to "Would you recommend us?" equals "Yes" and the answer to "Score" lt 3');
   });
 });

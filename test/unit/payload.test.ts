@@ -8,24 +8,40 @@ const AT = new Date('2026-01-01T12:34:56.789Z');
 
 describe('extractEmails', () => {
   it('keeps the order answers → participant metadata → response metadata', () => {
-    const emails = extractEmails([{ value: 'a@example.com' }, { value: 'b@example.com' }], { email: 'p@example.org' }, { contact: 'r@example.net' });
+    const emails = extractEmails(
+      [{ value: 'a@example.com' }, { value: 'b@example.com' }],
+      { email: 'p@example.org' },
+      { contact: 'r@example.net' },
+    );
     expect(emails).toEqual(['a@example.com', 'b@example.com', 'p@example.org', 'r@example.net']);
   });
 
   it('puts an answer first even when metadata lists its addresses “earlier”', () => {
-    expect(extractEmails([{ value: 'answer@example.com' }], { a: 'pm@example.com' }, { a: 'rm@example.com' })[0]).toBe('answer@example.com');
-    expect(extractEmails([], { a: 'pm@example.com' }, { a: 'rm@example.com' })).toEqual(['pm@example.com', 'rm@example.com']);
+    expect(extractEmails([{ value: 'answer@example.com' }], { a: 'pm@example.com' }, { a: 'rm@example.com' })[0]).toBe(
+      'answer@example.com',
+    );
+    expect(extractEmails([], { a: 'pm@example.com' }, { a: 'rm@example.com' })).toEqual([
+      'pm@example.com',
+      'rm@example.com',
+    ]);
     expect(extractEmails([], {}, { a: 'rm@example.com' })).toEqual(['rm@example.com']);
   });
 
   it('lowercases and deduplicates, keeping the first occurrence’s place', () => {
-    const emails = extractEmails([{ value: 'Ann@Example.COM' }, { value: 'bob@example.com' }], { email: 'ann@example.com', other: 'BOB@example.com' }, { x: 'ANN@EXAMPLE.COM', y: 'cy@example.com' });
+    const emails = extractEmails(
+      [{ value: 'Ann@Example.COM' }, { value: 'bob@example.com' }],
+      { email: 'ann@example.com', other: 'BOB@example.com' },
+      { x: 'ANN@EXAMPLE.COM', y: 'cy@example.com' },
+    );
     expect(emails).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
   });
 
   it('finds addresses inside longer text, arrays and nested objects', () => {
     const emails = extractEmails(
-      [{ value: 'write to me at first@example.com or second@example.co.uk, thanks' }, { value: ['x', 'in-array@example.com'] }],
+      [
+        { value: 'write to me at first@example.com or second@example.co.uk, thanks' },
+        { value: ['x', 'in-array@example.com'] },
+      ],
       { profile: { contacts: [{ work: 'nested@example.org' }] } },
       {},
     );
@@ -33,7 +49,13 @@ describe('extractEmails', () => {
   });
 
   it('ignores values that hold no address and non-string scalars', () => {
-    expect(extractEmails([{ value: 5 }, { value: true }, { value: null }, { value: 'no address here' }, { value: 'not@an-address' }], { n: 1 }, undefined)).toEqual([]);
+    expect(
+      extractEmails(
+        [{ value: 5 }, { value: true }, { value: null }, { value: 'no address here' }, { value: 'not@an-address' }],
+        { n: 1 },
+        undefined,
+      ),
+    ).toEqual([]);
   });
 
   it('returns [] when nothing is given', () => {
@@ -43,8 +65,20 @@ describe('extractEmails', () => {
 });
 
 const answers: AnswerForPayload[] = [
-  { slideId: 'sld_a', title: 'What brought you here?', type: 'short-answer', value: 'A friend', createdAt: new Date('2026-01-01T12:34:50.000Z') },
-  { slideId: 'sld_b', title: 'Your email?', type: 'email-capture', value: 'Ann@Example.com', createdAt: new Date('2026-01-01T12:34:55.000Z') },
+  {
+    slideId: 'sld_a',
+    title: 'What brought you here?',
+    type: 'short-answer',
+    value: 'A friend',
+    createdAt: new Date('2026-01-01T12:34:50.000Z'),
+  },
+  {
+    slideId: 'sld_b',
+    title: 'Your email?',
+    type: 'email-capture',
+    value: 'Ann@Example.com',
+    createdAt: new Date('2026-01-01T12:34:55.000Z'),
+  },
 ];
 
 const base = {
@@ -63,7 +97,20 @@ const base = {
 describe('buildPayload (SPEC §2.4)', () => {
   it('has exactly the fields of SPEC §2.4', () => {
     const p = buildPayload(base);
-    expect(Object.keys(p).sort()).toEqual(['accountId', 'email', 'emails', 'metadata', 'participantId', 'pollId', 'responses', 'submissionsComplete', 'timestamp', 'type'].sort());
+    expect(Object.keys(p).sort()).toEqual(
+      [
+        'accountId',
+        'email',
+        'emails',
+        'metadata',
+        'participantId',
+        'pollId',
+        'responses',
+        'submissionsComplete',
+        'timestamp',
+        'type',
+      ].sort(),
+    );
   });
 
   it('fills every field', () => {
@@ -74,8 +121,20 @@ describe('buildPayload (SPEC §2.4)', () => {
       participantId: 'prt_1',
       metadata: { page: '/checkout', ref: 'ads@example.net' },
       responses: {
-        sld_a: { slideId: 'sld_a', title: 'What brought you here?', type: 'short-answer', value: 'A friend', createdAt: '2026-01-01T12:34:50.000Z' },
-        sld_b: { slideId: 'sld_b', title: 'Your email?', type: 'email-capture', value: 'Ann@Example.com', createdAt: '2026-01-01T12:34:55.000Z' },
+        sld_a: {
+          slideId: 'sld_a',
+          title: 'What brought you here?',
+          type: 'short-answer',
+          value: 'A friend',
+          createdAt: '2026-01-01T12:34:50.000Z',
+        },
+        sld_b: {
+          slideId: 'sld_b',
+          title: 'Your email?',
+          type: 'email-capture',
+          value: 'Ann@Example.com',
+          createdAt: '2026-01-01T12:34:55.000Z',
+        },
       },
       submissionsComplete: false,
       timestamp: AT.getTime(),
@@ -123,7 +182,12 @@ describe('buildPayload (SPEC §2.4)', () => {
   });
 
   it("several submissions' metadata merge in order (later keys win), with the addresses of each", () => {
-    const p = buildPayload({ ...base, answers: [answers[0]!], participantMetadata: {}, responseMetadata: [{ to: 'early@example.com', page: '/a' }, { page: '/b' }] });
+    const p = buildPayload({
+      ...base,
+      answers: [answers[0]!],
+      participantMetadata: {},
+      responseMetadata: [{ to: 'early@example.com', page: '/a' }, { page: '/b' }],
+    });
     expect(p.metadata).toEqual({ to: 'early@example.com', page: '/b' });
     expect(p.emails).toEqual(['early@example.com']);
   });
@@ -178,20 +242,55 @@ function thrown(fn: () => unknown): DomainError {
 type Case = [name: string, slide: Slide, good: unknown[], bad: unknown[]];
 
 const CASES: Case[] = [
-  ['question', slide('question', { answers: choices('Red', 'Blue') }), ['Red', 'Blue'], ['Green', 'red', ['Red'], 1, null, true, {}]],
-  ['question (multi)', slide('question', { answers: choices('Red', 'Blue'), multi: true }), [['Red'], ['Red', 'Blue']], ['Red', [], ['Green'], ['Red', 1], [null]]],
-  ['checkbox', slide('checkbox', { answers: choices('A', 'B', 'C'), multi: true }), [['A'], ['B', 'C']], ['A', [], ['D'], 5]],
+  [
+    'question',
+    slide('question', { answers: choices('Red', 'Blue') }),
+    ['Red', 'Blue'],
+    ['Green', 'red', ['Red'], 1, null, true, {}],
+  ],
+  [
+    'question (multi)',
+    slide('question', { answers: choices('Red', 'Blue'), multi: true }),
+    [['Red'], ['Red', 'Blue']],
+    ['Red', [], ['Green'], ['Red', 1], [null]],
+  ],
+  [
+    'checkbox',
+    slide('checkbox', { answers: choices('A', 'B', 'C'), multi: true }),
+    [['A'], ['B', 'C']],
+    ['A', [], ['D'], 5],
+  ],
   ['dropdown', slide('dropdown', { answers: choices('One', 'Two') }), ['One', 'Two'], ['Three', ['One'], 1, '']],
   ['binary (default Yes/No)', slide('binary'), ['Yes', 'No'], ['Maybe', true, false, 'yes', 1]],
-  ['binary (own answers)', slide('binary', { answers: choices('Agree', 'Disagree') }), ['Agree', 'Disagree'], ['Yes', 'No']],
+  [
+    'binary (own answers)',
+    slide('binary', { answers: choices('Agree', 'Disagree') }),
+    ['Agree', 'Disagree'],
+    ['Yes', 'No'],
+  ],
   ['star-rating', slide('star-rating'), [1, 3, 5], [0, 6, 2.5, '4', null, [4]]],
   ['range', slide('range'), [0, 5, 7.5, 10], [-1, 11, '5', NaN, Infinity, null]],
-  ['short-answer', slide('short-answer'), ['A friend', '', 'x'.repeat(10_000)], [5, true, null, ['a'], { a: 1 }, 'x'.repeat(10_001)]],
+  [
+    'short-answer',
+    slide('short-answer'),
+    ['A friend', '', 'x'.repeat(10_000)],
+    [5, true, null, ['a'], { a: 1 }, 'x'.repeat(10_001)],
+  ],
   ['long-answer', slide('long-answer'), ['Many\nlines\nof text'], [1, false, ['text']]],
-  ['email-capture', slide('email-capture'), ['ann@example.com', 'Ann.B+tag@Example.co.uk'], ['ann', 'ann@', '@example.com', 'ann @example.com', 5, null]],
+  [
+    'email-capture',
+    slide('email-capture'),
+    ['ann@example.com', 'Ann.B+tag@Example.co.uk'],
+    ['ann', 'ann@', '@example.com', 'ann @example.com', 5, null],
+  ],
   ['phone-capture', slide('phone-capture'), ['+1 555 0100', '0101'], [15550100, null, ['+1']]],
   ['date', slide('date'), ['2026-01-01', '2026-01-01T10:00:00Z'], ['not a date', 20260101, null]],
-  ['file-upload', slide('file-upload'), ['https://files.example.com/a.pdf', 'http://cdn.example.com/x.png'], ['files.example.com/a.pdf', 'ftp://example.com/a', 'https://', 5, null]],
+  [
+    'file-upload',
+    slide('file-upload'),
+    ['https://files.example.com/a.pdf', 'http://cdn.example.com/x.png'],
+    ['files.example.com/a.pdf', 'ftp://example.com/a', 'https://', 5, null],
+  ],
   ['legal-consent', slide('legal-consent'), [true], [false, 'true', 1, 'yes', null]],
 ];
 
@@ -200,16 +299,19 @@ describe('checkAnswerValue', () => {
     for (const v of good) expect(() => checkAnswerValue(s, v, '/answers/0/value'), JSON.stringify(v)).not.toThrow();
   });
 
-  it.each(CASES)('%s refuses a value of the wrong kind with validation_failed naming the slide', (_name, s, _good, bad) => {
-    for (const v of bad) {
-      const e = thrown(() => checkAnswerValue(s, v, '/answers/3/value'));
-      expect(e.code, JSON.stringify(v)).toBe('validation_failed');
-      expect(e.message).toContain(s.id);
-      expect(e.errors).toHaveLength(1);
-      expect(e.errors![0]!.path).toBe('/answers/3/value');
-      expect(e.errors![0]!.message).toContain(s.id);
-    }
-  });
+  it.each(CASES)(
+    '%s refuses a value of the wrong kind with validation_failed naming the slide',
+    (_name, s, _good, bad) => {
+      for (const v of bad) {
+        const e = thrown(() => checkAnswerValue(s, v, '/answers/3/value'));
+        expect(e.code, JSON.stringify(v)).toBe('validation_failed');
+        expect(e.message).toContain(s.id);
+        expect(e.errors).toHaveLength(1);
+        expect(e.errors![0]!.path).toBe('/answers/3/value');
+        expect(e.errors![0]!.message).toContain(s.id);
+      }
+    },
+  );
 
   it.each(['copy', 'thank-you'] as const)('%s takes no answer at all', (type) => {
     const s = slide(type);

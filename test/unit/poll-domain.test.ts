@@ -2,11 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { deepMerge } from '../../src/domain/merge.js';
 import { ACCOUNT_LEVEL_OBJECTS, POS_RULES, SPEC_DEFAULTS, SURFACE_RULES } from '../../src/domain/poll-defaults.js';
-import { applyPollPatch, buildPollBody, checkSchedule, cleanTitle, mergeTranslations, type LanguageSettings, type PollBody } from '../../src/domain/poll.js';
+import {
+  applyPollPatch,
+  buildPollBody,
+  checkSchedule,
+  cleanTitle,
+  mergeTranslations,
+  type LanguageSettings,
+  type PollBody,
+} from '../../src/domain/poll.js';
 import { stripHtml, trimStrings } from '../../src/domain/sanitize.js';
 import { checkPosRule, isPosPoll } from '../../src/domain/slide.js';
 import { SPEC_TABLES } from '../support/spec-tables.js';
-
 
 function thrown(fn: () => unknown): DomainError {
   try {
@@ -67,7 +74,10 @@ describe('SPEC §2.2 defaults', () => {
   });
 
   it('building a poll never changes the defaults for the next one', () => {
-    const first = buildPollBody({ title: 'x', displaySettings: { position: [1, 2] } }, { displaySettings: { align: 'left' } });
+    const first = buildPollBody(
+      { title: 'x', displaySettings: { position: [1, 2] } },
+      { displaySettings: { align: 'left' } },
+    );
     (first.displaySettings.position as number[]).push(99);
     first.settings.showCounter = false;
     const second = buildPollBody({ title: 'y' }, {});
@@ -86,7 +96,12 @@ describe('merge order: spec defaults ← account-level settings ← request', ()
 
   it('account settings override spec defaults for the account-level objects', () => {
     const body = buildPollBody({ title: 'x' }, account);
-    expect(body.displaySettings).toEqual({ ...SPEC_TABLES.displaySettings, backgroundColor: '#000000', actionColor: '#111111', position: [5, 5] });
+    expect(body.displaySettings).toEqual({
+      ...SPEC_TABLES.displaySettings,
+      backgroundColor: '#000000',
+      actionColor: '#111111',
+      position: [5, 5],
+    });
     expect(body.emailDisplaySettings).toEqual({ ...SPEC_TABLES.emailDisplaySettings, subject: 'Account subject' });
     expect(body.smsDisplaySettings).toEqual({ message: 'Account message' });
     expect(body.visibilitySettings).toEqual({ ...SPEC_TABLES.visibilitySettings, hideAfterClose: false });
@@ -94,26 +109,43 @@ describe('merge order: spec defaults ← account-level settings ← request', ()
 
   it('the request overrides both, key by key', () => {
     const body = buildPollBody(
-      { title: 'x', displaySettings: { actionColor: '#222222', position: [1, 2] }, smsDisplaySettings: { message: 'Request message' } },
+      {
+        title: 'x',
+        displaySettings: { actionColor: '#222222', position: [1, 2] },
+        smsDisplaySettings: { message: 'Request message' },
+      },
       account,
     );
-    expect(body.displaySettings).toEqual({ ...SPEC_TABLES.displaySettings, backgroundColor: '#000000', actionColor: '#222222', position: [1, 2] });
+    expect(body.displaySettings).toEqual({
+      ...SPEC_TABLES.displaySettings,
+      backgroundColor: '#000000',
+      actionColor: '#222222',
+      position: [1, 2],
+    });
     expect(body.smsDisplaySettings).toEqual({ message: 'Request message' });
     expect(body.emailDisplaySettings.subject).toBe('Account subject');
   });
 
   it('arrays replace rather than merge element by element', () => {
-    const body = buildPollBody({ title: 'x', displaySettings: { position: [7] } }, { displaySettings: { position: [5, 5, 5] } });
+    const body = buildPollBody(
+      { title: 'x', displaySettings: { position: [7] } },
+      { displaySettings: { position: [5, 5, 5] } },
+    );
     expect(body.displaySettings.position).toEqual([7]);
   });
 
   it('nested objects merge deeply', () => {
-    const body = buildPollBody({ title: 'x', displaySettings: { theme: { dark: { bg: '#000' } } } }, { displaySettings: { theme: { dark: { fg: '#fff' }, light: { bg: '#eee' } } } });
+    const body = buildPollBody(
+      { title: 'x', displaySettings: { theme: { dark: { bg: '#000' } } } },
+      { displaySettings: { theme: { dark: { fg: '#fff' }, light: { bg: '#eee' } } } },
+    );
     expect(body.displaySettings.theme).toEqual({ dark: { fg: '#fff', bg: '#000' }, light: { bg: '#eee' } });
   });
 
   it('settings are not account-level: only spec defaults ← request', () => {
-    const body = buildPollBody({ title: 'x', settings: { showCounter: false, anonymous: true } }, { settings: { apiOnly: true } } as never);
+    const body = buildPollBody({ title: 'x', settings: { showCounter: false, anonymous: true } }, {
+      settings: { apiOnly: true },
+    } as never);
     expect(body.settings).toEqual({ ...SPEC_TABLES.settings, showCounter: false, isSynthetic: false, anonymous: true });
   });
 
@@ -157,7 +189,13 @@ describe('sanitising', () => {
   });
 
   it('trimStrings leaves non-strings alone', () => {
-    expect(trimStrings({ a: 1, b: true, c: null, d: [' x ', 2], e: { f: ' y ' } })).toEqual({ a: 1, b: true, c: null, d: ['x', 2], e: { f: 'y' } });
+    expect(trimStrings({ a: 1, b: true, c: null, d: [' x ', 2], e: { f: ' y ' } })).toEqual({
+      a: 1,
+      b: true,
+      c: null,
+      d: ['x', 2],
+      e: { f: 'y' },
+    });
   });
 
   it.each([
@@ -175,14 +213,21 @@ describe('sanitising', () => {
     expect(cleanTitle(raw)).toBe(clean);
   });
 
-  it.each(['', '   ', '<p></p>', '<div><span> </span></div>', '&nbsp;', '<img src=x onerror=alert(1)>'])('a title that is empty once HTML is removed (%j) is an error', (raw) => {
-    const e = thrown(() => cleanTitle(raw));
-    expect(e.code).toBe('validation_failed');
-    expect(e.errors).toEqual([{ path: '/title', message: expect.any(String) }]);
-  });
+  it.each(['', '   ', '<p></p>', '<div><span> </span></div>', '&nbsp;', '<img src=x onerror=alert(1)>'])(
+    'a title that is empty once HTML is removed (%j) is an error',
+    (raw) => {
+      const e = thrown(() => cleanTitle(raw));
+      expect(e.code).toBe('validation_failed');
+      expect(e.errors).toEqual([{ path: '/title', message: expect.any(String) }]);
+    },
+  );
 
   it('never leaves markup in a title, even markup written as entities', () => {
-    for (const raw of ['&lt;script&gt;alert(1)&lt;/script&gt;Hi', '&lt;img src=x onerror=alert(1)&gt;Hi', '<b>&lt;i&gt;Hi&lt;/i&gt;</b>']) {
+    for (const raw of [
+      '&lt;script&gt;alert(1)&lt;/script&gt;Hi',
+      '&lt;img src=x onerror=alert(1)&gt;Hi',
+      '<b>&lt;i&gt;Hi&lt;/i&gt;</b>',
+    ]) {
       const out = stripHtml(raw);
       expect(out).not.toMatch(/<\/?[a-zA-Z!][^<>]*>/);
       expect(out).toContain('Hi');
@@ -205,9 +250,23 @@ describe('applyPollPatch', () => {
   });
 
   it('merges settings objects into what is stored', () => {
-    const next = applyPollPatch(stored(), { settings: { showCounter: false }, displaySettings: { align: 'left' }, targetingSettings: { countries: ['US'] } });
-    expect(next.settings).toEqual({ ...SPEC_TABLES.settings, showCounter: false, isSynthetic: false, anonymous: false });
-    expect(next.displaySettings).toEqual({ ...SPEC_TABLES.displaySettings, backgroundColor: '#000000', actionColor: '#111111', align: 'left' });
+    const next = applyPollPatch(stored(), {
+      settings: { showCounter: false },
+      displaySettings: { align: 'left' },
+      targetingSettings: { countries: ['US'] },
+    });
+    expect(next.settings).toEqual({
+      ...SPEC_TABLES.settings,
+      showCounter: false,
+      isSynthetic: false,
+      anonymous: false,
+    });
+    expect(next.displaySettings).toEqual({
+      ...SPEC_TABLES.displaySettings,
+      backgroundColor: '#000000',
+      actionColor: '#111111',
+      align: 'left',
+    });
     expect(next.targetingSettings).toEqual({ percentage: 50, countries: ['US'] });
   });
 
@@ -223,14 +282,25 @@ describe('applyPollPatch', () => {
   });
 
   it('merges into objects that were unset', () => {
-    const next = applyPollPatch(stored(), { pageDisplaySettings: { layout: 'split' }, schedule: { type: 'immediate' } });
+    const next = applyPollPatch(stored(), {
+      pageDisplaySettings: { layout: 'split' },
+      schedule: { type: 'immediate' },
+    });
     expect(next.pageDisplaySettings).toEqual({ layout: 'split' });
     expect(next.schedule).toEqual({ type: 'immediate' });
   });
 
   it('replaces languageSettings whole: languages not included are gone', () => {
-    const next = applyPollPatch(stored(), { languageSettings: { defaultLanguage: 'de', languages: { de: { enabled: true, translations: { title: 'Hallo' } } } } });
-    expect(next.languageSettings).toEqual({ defaultLanguage: 'de', languages: { de: { enabled: true, translations: { title: 'Hallo' } } } });
+    const next = applyPollPatch(stored(), {
+      languageSettings: {
+        defaultLanguage: 'de',
+        languages: { de: { enabled: true, translations: { title: 'Hallo' } } },
+      },
+    });
+    expect(next.languageSettings).toEqual({
+      defaultLanguage: 'de',
+      languages: { de: { enabled: true, translations: { title: 'Hallo' } } },
+    });
   });
 
   it('trims strings of the patch', () => {
@@ -253,18 +323,30 @@ describe('applyPollPatch', () => {
 
   it('accepts isSynthetic restated with its current value', () => {
     const current = buildPollBody({ title: 'x', isSynthetic: true }, {});
-    expect(applyPollPatch(current, { isSynthetic: true, settings: { isSynthetic: true, autoClose: true } }).settings).toMatchObject({ isSynthetic: true, autoClose: true });
+    expect(
+      applyPollPatch(current, { isSynthetic: true, settings: { isSynthetic: true, autoClose: true } }).settings,
+    ).toMatchObject({ isSynthetic: true, autoClose: true });
   });
 
   it('checks the schedule it ends with', () => {
     const current = applyPollPatch(stored(), { schedule: { type: 'scheduled', startAt: '2026-01-01T00:00:00Z' } });
-    expect(thrown(() => applyPollPatch(current, { schedule: { type: 'scheduled', startAt: '2026-02-01T00:00:00Z', endAt: '2026-01-15T00:00:00Z' } })).code).toBe('validation_failed');
+    expect(
+      thrown(() =>
+        applyPollPatch(current, {
+          schedule: { type: 'scheduled', startAt: '2026-02-01T00:00:00Z', endAt: '2026-01-15T00:00:00Z' },
+        }),
+      ).code,
+    ).toBe('validation_failed');
   });
 
   it('does not modify the stored body it was given', () => {
     const before = stored();
     const copy = structuredClone(before);
-    applyPollPatch(before, { displaySettings: { align: 'left' }, settings: { autoClose: true }, targetingSettings: { percentage: 10 } });
+    applyPollPatch(before, {
+      displaySettings: { align: 'left' },
+      settings: { autoClose: true },
+      targetingSettings: { percentage: 10 },
+    });
     expect(before).toEqual(copy);
   });
 });
@@ -284,7 +366,10 @@ describe('mergeTranslations', () => {
   });
 
   it('keeps a language disabled when merging into it', () => {
-    expect(mergeTranslations(languages(), 'fr', { q1: 'Comment?' }).languages.fr).toEqual({ enabled: false, translations: { title: 'Bonjour', q1: 'Comment?' } });
+    expect(mergeTranslations(languages(), 'fr', { q1: 'Comment?' }).languages.fr).toEqual({
+      enabled: false,
+      translations: { title: 'Bonjour', q1: 'Comment?' },
+    });
   });
 
   it('adds a new language enabled, beside the existing ones', () => {
@@ -296,7 +381,10 @@ describe('mergeTranslations', () => {
   });
 
   it('starts language settings when the poll had none', () => {
-    expect(mergeTranslations(null, 'de', { title: 'Hallo' })).toEqual({ defaultLanguage: 'de', languages: { de: { enabled: true, translations: { title: 'Hallo' } } } });
+    expect(mergeTranslations(null, 'de', { title: 'Hallo' })).toEqual({
+      defaultLanguage: 'de',
+      languages: { de: { enabled: true, translations: { title: 'Hallo' } } },
+    });
   });
 });
 
@@ -307,7 +395,10 @@ describe('checkSchedule', () => {
     ['immediate', { type: 'immediate' }],
     ['scheduled with start', { type: 'scheduled', startAt: '2026-01-01T00:00:00Z' }],
     ['scheduled with end', { type: 'scheduled', endAt: '2026-01-01T00:00:00Z' }],
-    ['scheduled with start before end', { type: 'scheduled', startAt: '2026-01-01T00:00:00Z', endAt: '2026-01-01T00:00:01Z' }],
+    [
+      'scheduled with start before end',
+      { type: 'scheduled', startAt: '2026-01-01T00:00:00Z', endAt: '2026-01-01T00:00:01Z' },
+    ],
   ] as const)('accepts %s', (_why, schedule) => {
     expect(() => checkSchedule(schedule)).not.toThrow();
   });
@@ -329,19 +420,28 @@ describe('checkSchedule', () => {
   });
 
   it('is applied when a poll is built', () => {
-    expect(thrown(() => buildPollBody({ title: 'x', schedule: { type: 'scheduled' } }, {})).code).toBe('validation_failed');
+    expect(thrown(() => buildPollBody({ title: 'x', schedule: { type: 'scheduled' } }, {})).code).toBe(
+      'validation_failed',
+    );
   });
 });
 
 describe('checkPosRule', () => {
-  it.each([['/pos/home'], ['/pos/post-purchase'], ['  /pos/home  ']])('refuses a file-upload slide on a poll with rule %j', (rule) => {
-    const e = thrown(() => checkPosRule(['/other', rule], ['question', 'file-upload']));
-    expect(e.code).toBe('pos_file_upload');
-  });
+  it.each([['/pos/home'], ['/pos/post-purchase'], ['  /pos/home  ']])(
+    'refuses a file-upload slide on a poll with rule %j',
+    (rule) => {
+      const e = thrown(() => checkPosRule(['/other', rule], ['question', 'file-upload']));
+      expect(e.code).toBe('pos_file_upload');
+    },
+  );
 
   it.each([
     ['a point-of-sale poll without file uploads', ['/pos/home'], ['question', 'short-answer', 'thank-you']],
-    ['a file upload on a poll without point-of-sale rules', ['/(.)/thank_you', '/checkouts/(.)', '/account'], ['file-upload']],
+    [
+      'a file upload on a poll without point-of-sale rules',
+      ['/(.)/thank_you', '/checkouts/(.)', '/account'],
+      ['file-upload'],
+    ],
     ['rules that only look like point-of-sale ones', ['/pos/home/extra', '/pos', '/POS/HOME'], ['file-upload']],
     ['no rules and no slides', [], []],
   ] as const)('accepts %s', (_why, rules, types) => {
@@ -357,11 +457,18 @@ describe('checkPosRule', () => {
 
 describe('deepMerge', () => {
   it('merges objects key by key at every depth', () => {
-    expect(deepMerge({ a: 1, n: { x: 1, y: { p: 1 } } }, { n: { y: { q: 2 }, z: 3 } })).toEqual({ a: 1, n: { x: 1, y: { p: 1, q: 2 }, z: 3 } });
+    expect(deepMerge({ a: 1, n: { x: 1, y: { p: 1 } } }, { n: { y: { q: 2 }, z: 3 } })).toEqual({
+      a: 1,
+      n: { x: 1, y: { p: 1, q: 2 }, z: 3 },
+    });
   });
 
   it('replaces arrays and scalars', () => {
-    expect(deepMerge({ list: [1, 2, 3], s: 'a', n: 1 }, { list: [9], s: 'b', n: 0 })).toEqual({ list: [9], s: 'b', n: 0 });
+    expect(deepMerge({ list: [1, 2, 3], s: 'a', n: 1 }, { list: [9], s: 'b', n: 0 })).toEqual({
+      list: [9],
+      s: 'b',
+      n: 0,
+    });
   });
 
   it('applies layers left to right, the last one winning', () => {
@@ -369,11 +476,18 @@ describe('deepMerge', () => {
   });
 
   it('ignores undefined values but lets null and false override', () => {
-    expect(deepMerge({ a: 1, b: 1, c: true }, { a: undefined, b: null, c: false })).toEqual({ a: 1, b: null, c: false });
+    expect(deepMerge({ a: 1, b: 1, c: true }, { a: undefined, b: null, c: false })).toEqual({
+      a: 1,
+      b: null,
+      c: false,
+    });
   });
 
   it('lets an object replace a scalar and an array replace an object', () => {
-    expect(deepMerge({ a: 1, b: { x: 1 } } as Record<string, unknown>, { a: { y: 2 }, b: [1] })).toEqual({ a: { y: 2 }, b: [1] });
+    expect(deepMerge({ a: 1, b: { x: 1 } } as Record<string, unknown>, { a: { y: 2 }, b: [1] })).toEqual({
+      a: { y: 2 },
+      b: [1],
+    });
   });
 
   it('does not modify its inputs', () => {

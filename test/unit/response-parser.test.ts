@@ -12,7 +12,8 @@ function parse(text: string, step = Infinity): { seen: Seen; parser: ResponsePar
     end: (reusable) => seen.ends.push(reusable),
   });
   const bytes = Buffer.from(text, 'latin1');
-  for (let i = 0; i < bytes.length; i += Math.min(step, bytes.length)) parser.feed(bytes.subarray(i, i + Math.min(step, bytes.length)));
+  for (let i = 0; i < bytes.length; i += Math.min(step, bytes.length))
+    parser.feed(bytes.subarray(i, i + Math.min(step, bytes.length)));
   return { seen, parser };
 }
 
@@ -25,7 +26,10 @@ describe('ResponseParser: framing', () => {
   });
 
   it.each(STEPS)('chunked: sizes in hex with extensions, trailers, reusable (pieces of %s)', (step) => {
-    const { seen } = parse('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\nA\r\n, world!!!\r\n0\r\nX-Trailer: yes\r\n\r\n', step);
+    const { seen } = parse(
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\nA\r\n, world!!!\r\n0\r\nX-Trailer: yes\r\n\r\n',
+      step,
+    );
     expect(seen).toEqual({ heads: [{ status: 200, keepAliveMs: null }], body: 'hello, world!!!', ends: [true] });
   });
 
@@ -52,10 +56,16 @@ describe('ResponseParser: framing', () => {
     expect(parse('HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n').seen.ends).toEqual([true]);
   });
 
-  it.each(STEPS)('interim answers (100 Continue, 103 Early Hints) are skipped for the final one (pieces of %s)', (step) => {
-    const { seen } = parse('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 409 Conflict\r\nContent-Length: 2\r\n\r\nno', step);
-    expect(seen).toEqual({ heads: [{ status: 409, keepAliveMs: null }], body: 'no', ends: [true] });
-  });
+  it.each(STEPS)(
+    'interim answers (100 Continue, 103 Early Hints) are skipped for the final one (pieces of %s)',
+    (step) => {
+      const { seen } = parse(
+        'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 409 Conflict\r\nContent-Length: 2\r\n\r\nno',
+        step,
+      );
+      expect(seen).toEqual({ heads: [{ status: 409, keepAliveMs: null }], body: 'no', ends: [true] });
+    },
+  );
 
   it('header names are matched whatever their case; values are trimmed', () => {
     const { seen } = parse('HTTP/1.1 200 OK\r\ncOnTeNt-LeNgTh:    3   \r\nKEEP-ALIVE: timeout=5, max=100\r\n\r\nabc');
@@ -63,16 +73,23 @@ describe('ResponseParser: framing', () => {
   });
 
   it('Connection: close, or HTTP/1.0, ends the connection after the answer', () => {
-    expect(parse('HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 0\r\n\r\n').seen.ends).toEqual([false]);
+    expect(parse('HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 0\r\n\r\n').seen.ends).toEqual([
+      false,
+    ]);
     expect(parse('HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n').seen.ends).toEqual([false]);
   });
 
   it('repeated equal Content-Length values are one length', () => {
-    expect(parse('HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\nContent-Length: 2\r\n\r\nok').seen).toMatchObject({ body: 'ok', ends: [true] });
+    expect(parse('HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\nContent-Length: 2\r\n\r\nok').seen).toMatchObject({
+      body: 'ok',
+      ends: [true],
+    });
   });
 
   it('Transfer-Encoding with Content-Length: the coding frames the body, and the connection is not reused', () => {
-    const { seen } = parse('HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n');
+    const { seen } = parse(
+      'HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',
+    );
     expect(seen).toMatchObject({ body: 'ok', ends: [false] });
   });
 

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { classify, decide, describeOutcome, type AttemptOutcome, type Decision, type DeliveryError, type Ladders } from '../../src/domain/retry-policy.js';
+import {
+  classify,
+  decide,
+  describeOutcome,
+  type AttemptOutcome,
+  type Decision,
+  type DeliveryError,
+  type Ladders,
+} from '../../src/domain/retry-policy.js';
 import { FakeClock } from '../support/app.js';
 
 const MIN = 60_000;
@@ -48,10 +56,18 @@ describe('the spec defaults', () => {
 
 describe('classify', () => {
   it.each([200, 201, 202, 204, 226, 299])('%i is success', (s) => expect(classify(status(s))).toBe('success'));
-  it.each([408, 429, 500, 501, 502, 503, 504, 599])('%i is temporary', (s) => expect(classify(status(s))).toBe('temporary'));
-  it.each([300, 301, 302, 303, 304, 307, 308])('%i (redirects are never followed) is temporary', (s) => expect(classify(status(s))).toBe('temporary'));
-  it.each([400, 401, 402, 403, 404, 405, 409, 410, 413, 415, 422, 451, 499])('%i is permanent', (s) => expect(classify(status(s))).toBe('permanent'));
-  it.each(['timeout', 'refused', 'reset', 'tls', 'network'] as const)('error %s is temporary', (e) => expect(classify(error(e))).toBe('temporary'));
+  it.each([408, 429, 500, 501, 502, 503, 504, 599])('%i is temporary', (s) =>
+    expect(classify(status(s))).toBe('temporary'),
+  );
+  it.each([300, 301, 302, 303, 304, 307, 308])('%i (redirects are never followed) is temporary', (s) =>
+    expect(classify(status(s))).toBe('temporary'),
+  );
+  it.each([400, 401, 402, 403, 404, 405, 409, 410, 413, 415, 422, 451, 499])('%i is permanent', (s) =>
+    expect(classify(status(s))).toBe('permanent'),
+  );
+  it.each(['timeout', 'refused', 'reset', 'tls', 'network'] as const)('error %s is temporary', (e) =>
+    expect(classify(error(e))).toBe('temporary'),
+  );
   it('error dns is its own class', () => expect(classify(error('dns'))).toBe('dns'));
   it('error blocked_address is permanent', () => expect(classify(error('blocked_address'))).toBe('permanent'));
 });
@@ -113,12 +129,15 @@ describe('a delivery’s whole life on a fake clock', () => {
     ['302 (redirect not followed)', status(302)],
   ];
 
-  it.each(temporary)('%s every time → 6 attempts at 0, +1m, +6m, +36m, +2h36m, +8h36m, then given_up', (_name, outcome) => {
-    const life = live(() => outcome);
-    expect(life.attemptTimes).toEqual(LADDER_TIMES);
-    expect(life.decisions.slice(0, 5)).toEqual(SPEC.retryLadderMs.map((delayMs) => ({ next: 'retry', delayMs })));
-    expect(life.final).toBe('given_up');
-  });
+  it.each(temporary)(
+    '%s every time → 6 attempts at 0, +1m, +6m, +36m, +2h36m, +8h36m, then given_up',
+    (_name, outcome) => {
+      const life = live(() => outcome);
+      expect(life.attemptTimes).toEqual(LADDER_TIMES);
+      expect(life.decisions.slice(0, 5)).toEqual(SPEC.retryLadderMs.map((delayMs) => ({ next: 'retry', delayMs })));
+      expect(life.final).toBe('given_up');
+    },
+  );
 
   it('2xx on the first attempt → delivered, one attempt', () => {
     const life = live(() => status(200));
@@ -158,7 +177,11 @@ describe('a delivery’s whole life on a fake clock', () => {
   it('dns every time → 3 attempts at 0, +60s, +4m, then given_up', () => {
     const life = live(() => error('dns'));
     expect(life.attemptTimes).toEqual([0, 60_000, 240_000]);
-    expect(life.decisions).toEqual([{ next: 'retry', delayMs: 60_000 }, { next: 'retry', delayMs: 180_000 }, { next: 'given_up' }]);
+    expect(life.decisions).toEqual([
+      { next: 'retry', delayMs: 60_000 },
+      { next: 'retry', delayMs: 180_000 },
+      { next: 'given_up' },
+    ]);
     expect(life.final).toBe('given_up');
   });
 
@@ -174,14 +197,19 @@ describe('describeOutcome', () => {
     expect(describeOutcome(status(404))).toBe('HTTP 404');
     expect(describeOutcome(status(503))).toBe('HTTP 503');
   });
-  it.each(['timeout', 'refused', 'reset', 'tls', 'dns', 'blocked_address', 'network'] as const)('describes error %s in words', (e) => {
-    const text = describeOutcome(error(e));
-    expect(text).toEqual(expect.any(String));
-    expect(text.length).toBeGreaterThan(5);
-    expect(text).not.toMatch(/undefined/);
-  });
+  it.each(['timeout', 'refused', 'reset', 'tls', 'dns', 'blocked_address', 'network'] as const)(
+    'describes error %s in words',
+    (e) => {
+      const text = describeOutcome(error(e));
+      expect(text).toEqual(expect.any(String));
+      expect(text.length).toBeGreaterThan(5);
+      expect(text).not.toMatch(/undefined/);
+    },
+  );
   it('gives each error its own wording', () => {
-    const all = (['timeout', 'refused', 'reset', 'tls', 'dns', 'blocked_address', 'network'] as const).map((e) => describeOutcome(error(e)));
+    const all = (['timeout', 'refused', 'reset', 'tls', 'dns', 'blocked_address', 'network'] as const).map((e) =>
+      describeOutcome(error(e)),
+    );
     expect(new Set(all).size).toBe(all.length);
   });
 });

@@ -5,7 +5,8 @@ import { verifySignature, WebhookVerificationError, type VerifyOptions } from '.
 
 const SECRET = 'whsec_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
 const T = Date.parse('2026-01-01T00:00:00Z');
-const BODY = '{"type":"submitted-responses","accountId":"acc_1","pollId":"poll_1","responses":{"sld_1":{"value":"Zoë, 5 ★"}},"timestamp":1767225600000}';
+const BODY =
+  '{"type":"submitted-responses","accountId":"acc_1","pollId":"poll_1","responses":{"sld_1":{"value":"Zoë, 5 ★"}},"timestamp":1767225600000}';
 const MIN5 = 5 * 60_000;
 
 /** An independent HMAC, so a wrong construction in the code under test fails here. */
@@ -46,7 +47,9 @@ describe('signatureHeader', () => {
 
   it('keys the HMAC with the secret string’s UTF-8 bytes', () => {
     const secret = 'whsec_ünïcødé';
-    expect(signatureDigest(secret, T, BODY)).toBe(createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${T}.${BODY}`).digest('hex'));
+    expect(signatureDigest(secret, T, BODY)).toBe(
+      createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${T}.${BODY}`).digest('hex'),
+    );
   });
 
   it('each attempt signs afresh: another t gives another digest for the same body', () => {
@@ -96,9 +99,13 @@ describe('verifySignature: accepts', () => {
 
   it('with the default tolerance and the real clock when now is not given', () => {
     const t = Date.now();
-    expect(() => verifySignature({ secret: SECRET, header: signatureHeader(SECRET, t, BODY), rawBody: BODY })).not.toThrow();
+    expect(() =>
+      verifySignature({ secret: SECRET, header: signatureHeader(SECRET, t, BODY), rawBody: BODY }),
+    ).not.toThrow();
     const old = t - MIN5 - 10_000;
-    expect(() => verifySignature({ secret: SECRET, header: signatureHeader(SECRET, old, BODY), rawBody: BODY })).toThrow(WebhookVerificationError);
+    expect(() =>
+      verifySignature({ secret: SECRET, header: signatureHeader(SECRET, old, BODY), rawBody: BODY }),
+    ).toThrow(WebhookVerificationError);
   });
 });
 
@@ -219,7 +226,9 @@ describe('WebhookVerificationError', () => {
     expect(checkSignature({ ...base, header: signatureHeader(SECRET, T, BODY) })).toBeNull();
     expect(checkSignature({ ...base, header: null })).toBe('missing_header');
     expect(checkSignature({ ...base, header: `t=${T}` })).toBe('malformed_header');
-    expect(checkSignature({ ...base, header: signatureHeader(SECRET, T, BODY), nowMs: T + MIN5 + 1 })).toBe('timestamp_out_of_tolerance');
+    expect(checkSignature({ ...base, header: signatureHeader(SECRET, T, BODY), nowMs: T + MIN5 + 1 })).toBe(
+      'timestamp_out_of_tolerance',
+    );
     expect(checkSignature({ ...base, header: signatureHeader('other', T, BODY) })).toBe('signature_mismatch');
   });
 });

@@ -129,7 +129,15 @@ describe('checkEndpointUrl with allowPrivateTargets', () => {
     expect(() => checkEndpointUrl(raw, lax)).not.toThrow();
   });
 
-  it.each(['http://127.0.0.1:8443/hook', 'http://localhost/', 'https://user:pw@127.0.0.1/', 'https://bad_name.localhost/', 'not a url', 'https://127.0.0.1:0/', 'https://receiver:0/hook'])('still refuses %s', (raw) => {
+  it.each([
+    'http://127.0.0.1:8443/hook',
+    'http://localhost/',
+    'https://user:pw@127.0.0.1/',
+    'https://bad_name.localhost/',
+    'not a url',
+    'https://127.0.0.1:0/',
+    'https://receiver:0/hook',
+  ])('still refuses %s', (raw) => {
     expect(thrown(() => checkEndpointUrl(raw, lax)).code).toBe('invalid_url');
   });
 

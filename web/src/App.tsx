@@ -31,7 +31,8 @@ export function App() {
     api.get('/accounts').then(
       ({ data }) => setAccounts(data),
       (err: unknown) => {
-        if (err instanceof ApiError && err.status === 401) signOut('That API key is no longer accepted; sign in again.');
+        if (err instanceof ApiError && err.status === 401)
+          signOut('That API key is no longer accepted; sign in again.');
         else setLoadError(errorText(err));
       },
     );
@@ -71,7 +72,11 @@ export function App() {
     );
   }
   if (!accounts) {
-    return <main id="main">{loadError ? <ErrorNote>{loadError}</ErrorNote> : <StatusNote>Loading your accounts…</StatusNote>}</main>;
+    return (
+      <main id="main">
+        {loadError ? <ErrorNote>{loadError}</ErrorNote> : <StatusNote>Loading your accounts…</StatusNote>}
+      </main>
+    );
   }
   const account = accounts.find((a) => a.accountId === accountId) ?? accounts[0];
   if (!account) {
@@ -117,8 +122,8 @@ export function App() {
         {secret && <SigningSecret secret={secret} onDismiss={() => setSecret(null)} />}
         {!SERVED_PLANS.includes(account.plan) && (
           <p className="notice">
-            {account.accountName} is on the {account.plan} plan: the API serves premium accounts and up, so most of this dashboard will answer
-            &quot;plan required&quot;.
+            {account.accountName} is on the {account.plan} plan: the API serves premium accounts and up, so most of this
+            dashboard will answer &quot;plan required&quot;.
           </p>
         )}
         {route.name === 'polls' && <PollsPage />}

@@ -7,7 +7,13 @@ export async function createAccount(deps: Deps, input: { name: string; ownerEmai
   return deps.store.transaction(async (store) => {
     const now = deps.clock.now();
     const accountId = newId('acc', now.getTime());
-    await store.accounts.insert({ id: accountId, name: input.name.trim(), plan: input.plan, createdAt: now, updatedAt: now });
+    await store.accounts.insert({
+      id: accountId,
+      name: input.name.trim(),
+      plan: input.plan,
+      createdAt: now,
+      updatedAt: now,
+    });
     const userId = await userFor(store, input.ownerEmail, now);
     await store.users.addMembership({ accountId, userId, role: 'owner', createdAt: now });
     return { accountId, userId, apiKey: await issueKey(store, userId, now) };

@@ -10,7 +10,8 @@ export async function createKey(deps: Deps, input: { accountId: string; email: s
     if (!(await store.accounts.get(input.accountId))) throw notFound('account');
     const userId = await userFor(store, input.email, now);
     const membership = await store.users.membership(input.accountId, userId);
-    if (!membership) await store.users.addMembership({ accountId: input.accountId, userId, role: input.role, createdAt: now });
+    if (!membership)
+      await store.users.addMembership({ accountId: input.accountId, userId, role: input.role, createdAt: now });
     else if (membership.role !== input.role) await store.users.setRole(input.accountId, userId, input.role);
     return { userId, apiKey: await issueKey(store, userId, now), role: input.role };
   });

@@ -12,6 +12,11 @@ export async function ensureSigningSecret(store: Store, accountId: string, now: 
   return (await store.accounts.setSigningSecretIfMissing(accountId, secret, now)) ? secret : undefined;
 }
 
-export async function secretForLogic(store: Store, accountId: string, rules: readonly { action: Action }[], now: Date): Promise<string | undefined> {
+export async function secretForLogic(
+  store: Store,
+  accountId: string,
+  rules: readonly { action: Action }[],
+  now: Date,
+): Promise<string | undefined> {
   return hasWebhookAction(rules) ? ensureSigningSecret(store, accountId, now) : undefined;
 }

@@ -8,11 +8,20 @@ import { type AccountSettings, read } from './get-account-settings.js';
 export type AccountSettingsPatch = AccountDefaults & { accountId: string; notificationRecipients?: string[] | null };
 
 /** Account-level defaults merge into what is stored; new polls pick them up under their own request. */
-export async function updateAccountSettings(deps: Deps, caller: Caller, patch: AccountSettingsPatch): Promise<AccountSettings> {
+export async function updateAccountSettings(
+  deps: Deps,
+  caller: Caller,
+  patch: AccountSettingsPatch,
+): Promise<AccountSettings> {
   return deps.store.transaction((store) => updateLocked(store, deps, caller, patch));
 }
 
-async function updateLocked(store: Store, deps: Deps, caller: Caller, patch: AccountSettingsPatch): Promise<AccountSettings> {
+async function updateLocked(
+  store: Store,
+  deps: Deps,
+  caller: Caller,
+  patch: AccountSettingsPatch,
+): Promise<AccountSettings> {
   await requireAccount(store, caller, patch.accountId, 'manage_account');
   // Concurrent patches merge one after another instead of overwriting each other.
   await store.accounts.lock(patch.accountId);
@@ -24,7 +33,11 @@ async function updateLocked(store: Store, deps: Deps, caller: Caller, patch: Acc
     if (Object.keys(merged).length) defaults[key] = merged;
   }
   const recipients =
-    p.notificationRecipients === undefined ? current.notificationRecipients : p.notificationRecipients === null ? null : [...new Set(p.notificationRecipients.map((e) => e.toLowerCase()))];
+    p.notificationRecipients === undefined
+      ? current.notificationRecipients
+      : p.notificationRecipients === null
+        ? null
+        : [...new Set(p.notificationRecipients.map((e) => e.toLowerCase()))];
   await store.accounts.setDefaults(patch.accountId, defaults, recipients, deps.clock.now());
   return { accountId: patch.accountId, ...defaults, notificationRecipients: recipients };
 }

@@ -6,7 +6,10 @@ import type { Endpoint } from '../../domain/webhook.js';
 import type { Deps, Store } from '../ports/index.js';
 
 const WEEK_MS = 7 * 86_400_000;
-const RULE_WORDS = { partial: 'Send if partially or fully completed', complete: 'Send only if fully completed' } as const;
+const RULE_WORDS = {
+  partial: 'Send if partially or fully completed',
+  complete: 'Send only if fully completed',
+} as const;
 
 async function contentFor(store: Store, e: Endpoint, now: Date): Promise<AlertContent | undefined> {
   const poll = await store.polls.get(e.pollId);
@@ -60,13 +63,28 @@ const holdMs = (w: { reminderMs: number }, ms: number) => Math.min(ms, w.reminde
 const SENDING_HOLD_MS = 120_000;
 const FAILED_SEND_PAUSE_MS = 300_000;
 
-type Plan = { endpoint: Endpoint; kind: 'first' | 'reminder'; sequence: number; to: string[]; content: AlertContent; now: Date };
+type Plan = {
+  endpoint: Endpoint;
+  kind: 'first' | 'reminder';
+  sequence: number;
+  to: string[];
+  content: AlertContent;
+  now: Date;
+};
 
 /** Phase 1, in a short transaction: pick one due endpoint, decide, compose, and hold it. */
-async function planNext(deps: Deps, windows: { quietMs: number; reminderMs: number }): Promise<Plan | 'handled' | null> {
+async function planNext(
+  deps: Deps,
+  windows: { quietMs: number; reminderMs: number },
+): Promise<Plan | 'handled' | null> {
   return deps.store.transaction(async (store) => {
     const now = deps.clock.now();
-    const [e] = await store.alerts.claimCandidates(now, new Date(now.getTime() - windows.quietMs), new Date(now.getTime() - windows.reminderMs), 1);
+    const [e] = await store.alerts.claimCandidates(
+      now,
+      new Date(now.getTime() - windows.quietMs),
+      new Date(now.getTime() - windows.reminderMs),
+      1,
+    );
     if (!e) return null;
     const decision = decideAlert(e, now, windows);
     // The SQL filter mirrors the policy; should they ever disagree, stop rather than spin.
@@ -93,12 +111,28 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
   return deps.store.transaction(async (store) => {
     const e = plan.endpoint;
     const cur = await store.alerts.lockEndpoint(e.id);
-    const unchanged = !!cur && cur.state === e.state && cur.alertEmailsSent === e.alertEmailsSent && cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
+    const unchanged =
+      !!cur &&
+      cur.state === e.state &&
+      cur.alertEmailsSent === e.alertEmailsSent &&
+      cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
     if (!unchanged) {
       if (cur) await store.alerts.hold(e.id, null);
       return false;
     }
-    await store.alerts.insert({ id: newId('alr', plan.now.getTime()), accountId: e.accountId, endpointId: e.id, webhookId: e.webhookId, pollId: e.pollId, kind: plan.kind, sequence: plan.sequence, recipients: plan.to, ...mail, details: plan.content, sentAt: plan.now });
+    await store.alerts.insert({
+      id: newId('alr', plan.now.getTime()),
+      accountId: e.accountId,
+      endpointId: e.id,
+      webhookId: e.webhookId,
+      pollId: e.pollId,
+      kind: plan.kind,
+      sequence: plan.sequence,
+      recipients: plan.to,
+      ...mail,
+      details: plan.content,
+      sentAt: plan.now,
+    });
     await store.alerts.markAlerted(e.id, plan.sequence, plan.now);
     return true;
   });
@@ -127,7 +161,10 @@ export async function checkAlerts(deps: Deps, limit = 50): Promise<number> {
       await mailer.send({ to: plan.to, ...mail });
     } catch (error) {
       failed.push({ endpointId: plan.endpoint.id, error });
-      await deps.store.alerts.hold(plan.endpoint.id, new Date(deps.clock.now().getTime() + holdMs(windows, FAILED_SEND_PAUSE_MS)));
+      await deps.store.alerts.hold(
+        plan.endpoint.id,
+        new Date(deps.clock.now().getTime() + holdMs(windows, FAILED_SEND_PAUSE_MS)),
+      );
       continue;
     }
     if (await record(deps, plan, mail)) sent++;

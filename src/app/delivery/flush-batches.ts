@@ -16,10 +16,18 @@ export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> 
     const now = deps.clock.now();
     const due = await store.batches.claimDue(now, limit);
     if (!due.length) return 0;
-    const polls = new Map((await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]));
-    const keys = new Map(due.map((b) => [respondentKey(b.pollId, b.participantId), { pollId: b.pollId, id: b.participantId }]));
-    const participants = new Map((await store.responses.participantsByKeys([...keys.values()])).map((p) => [respondentKey(p.pollId, p.id), p]));
-    const responses = new Map((await store.responses.byIds([...new Set(due.flatMap((b) => b.responseIds))])).map((r) => [r.id, r]));
+    const polls = new Map(
+      (await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]),
+    );
+    const keys = new Map(
+      due.map((b) => [respondentKey(b.pollId, b.participantId), { pollId: b.pollId, id: b.participantId }]),
+    );
+    const participants = new Map(
+      (await store.responses.participantsByKeys([...keys.values()])).map((p) => [respondentKey(p.pollId, p.id), p]),
+    );
+    const responses = new Map(
+      (await store.responses.byIds([...new Set(due.flatMap((b) => b.responseIds))])).map((r) => [r.id, r]),
+    );
     const deliveries = [];
     for (const b of due) {
       const found = polls.get(b.pollId);
@@ -32,7 +40,15 @@ export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> 
       if (!found || !webhook || !participant || !answers.length) continue;
       const at = answers.reduce((t, r) => (r.createdAt > t ? r.createdAt : t), answers[0]!.createdAt);
       deliveries.push(
-        newDelivery({ poll: found.poll, slides: found.slides, participant, responses: answers, type: 'submitted-responses', target: { endpointId: webhook.id, webhookId: webhook.id, source: 'webhook', url: webhook.url }, at }),
+        newDelivery({
+          poll: found.poll,
+          slides: found.slides,
+          participant,
+          responses: answers,
+          type: 'submitted-responses',
+          target: { endpointId: webhook.id, webhookId: webhook.id, source: 'webhook', url: webhook.url },
+          at,
+        }),
       );
     }
     // Delivery ids carry the event time, but they are due now.

@@ -24,7 +24,9 @@ export function newDelivery(input: {
   const bySlide = new Map(input.slides.map((s) => [s.id, s]));
   const answers = input.responses.flatMap((r) => {
     const slide = bySlide.get(r.slideId);
-    return slide ? [{ slideId: r.slideId, title: slide.title, type: slide.type, value: r.value, createdAt: r.createdAt }] : [];
+    return slide
+      ? [{ slideId: r.slideId, title: slide.title, type: slide.type, value: r.value, createdAt: r.createdAt }]
+      : [];
   });
   // Each submission's metadata once, oldest first: the answers of one submission share one object.
   const metadata = [...new Set(input.responses.map((r) => r.metadata))];

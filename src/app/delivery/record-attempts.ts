@@ -12,7 +12,12 @@ function resultOf(decision: Decision, now: Date): AttemptResult {
     case 'given_up':
       return { status: decision.next, nextAttemptAt: null, finishedAt: now, dnsFailure: false };
     case 'retry':
-      return { status: 'pending', nextAttemptAt: new Date(now.getTime() + decision.delayMs), finishedAt: null, dnsFailure: false };
+      return {
+        status: 'pending',
+        nextAttemptAt: new Date(now.getTime() + decision.delayMs),
+        finishedAt: null,
+        dnsFailure: false,
+      };
   }
 }
 
@@ -47,7 +52,10 @@ export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]):
   const rows = items.map((a, i) => ({
     attempt: attemptRow(a),
     leaseToken: a.delivery.leaseToken,
-    result: { ...resultOf(decisions[i]!, now), dnsFailure: a.sent.outcome.kind === 'error' && a.sent.outcome.error === 'dns' },
+    result: {
+      ...resultOf(decisions[i]!, now),
+      dnsFailure: a.sent.outcome.kind === 'error' && a.sent.outcome.error === 'dns',
+    },
   }));
   const ends = (i: number) => decisions[i]!.next === 'rejected' || decisions[i]!.next === 'given_up';
   // The usual batch (successes and retries) is one statement; a give-up also updates its
@@ -63,5 +71,10 @@ export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]):
         for (const [id, failure] of [...failed].sort()) await store.endpoints.recordGivenUp(id, now, failure);
         return done;
       });
-  return items.map((a, i) => ({ deliveryId: a.delivery.id, attempt: a.delivery.attemptCount, decision: decisions[i]!, applied: applied.has(a.delivery.id) }));
+  return items.map((a, i) => ({
+    deliveryId: a.delivery.id,
+    attempt: a.delivery.attemptCount,
+    decision: decisions[i]!,
+    applied: applied.has(a.delivery.id),
+  }));
 }

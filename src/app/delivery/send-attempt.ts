@@ -35,6 +35,11 @@ export async function sendAttempt(deps: Deps, d: ClaimedDelivery): Promise<SentA
   if (!sender) throw new Error('sendAttempt needs an HttpSender');
   const secret = d.signingSecret ?? (await secretFor(deps, d));
   const sentAt = deps.clock.now();
-  const sent = await sender.send({ url: d.url, body: d.body, headers: attemptHeaders(deps, d, secret, sentAt), timeoutMs: deps.delivery.deliveryTimeoutMs });
+  const sent = await sender.send({
+    url: d.url,
+    body: d.body,
+    headers: attemptHeaders(deps, d, secret, sentAt),
+    timeoutMs: deps.delivery.deliveryTimeoutMs,
+  });
   return { delivery: d, sentAt, sent };
 }

@@ -12,7 +12,12 @@ export type CommitResult = { created: boolean; poll: Poll; signingSecret?: strin
  * same preview returns the poll saved by the first. Everything else is re-validated and
  * re-authorised as if it were a new create request, so an edited preview gains nothing.
  */
-export async function commitPoll(deps: Deps, caller: Caller, previewId: string, input: CreatePollInput): Promise<CommitResult> {
+export async function commitPoll(
+  deps: Deps,
+  caller: Caller,
+  previewId: string,
+  input: CreatePollInput,
+): Promise<CommitResult> {
   await requireAccount(deps.store, caller, input.accountId, 'write');
   // An id that is, or was, another account's is refused as a missing poll would be: what hangs
   // on it (endpoints, their alert recipients, the delivery log) must never cross accounts.

@@ -6,7 +6,11 @@ import type { Caller, Deps } from '../ports/index.js';
  * cascade); its pending deliveries, logic-triggered ones included, are cancelled; its endpoints
  * (their alert state) are removed. The id stays the account's: no other account can commit it.
  */
-export async function deletePoll(deps: Deps, caller: Caller, pollId: string): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
+export async function deletePoll(
+  deps: Deps,
+  caller: Caller,
+  pollId: string,
+): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
   return deps.store.transaction(async (store) => {
     const poll = await requirePoll(store, caller, pollId, 'write');
     const now = deps.clock.now();

@@ -9,11 +9,15 @@ export async function deleteSlide(deps: Deps, caller: Caller, slideId: string): 
     const { slide, poll } = await requireSlideForUpdate(store, caller, slideId);
     await requireWebhookRuleAccess(store, caller, poll.accountId, slide.logic, [], deps.urlPolicy);
     const others = (await store.slides.listByPoll(slide.pollId)).filter((s) => s.id !== slide.id);
-    const dangling = others.filter((s) => s.logic.some((r) => r.action.type === 'skip-to' && r.action.slideId === slideId));
+    const dangling = others.filter((s) =>
+      s.logic.some((r) => r.action.type === 'skip-to' && r.action.slideId === slideId),
+    );
     if (dangling.length) {
       throw new DomainError('conflict', `slide ${dangling[0]!.id} has logic that skips to this slide; change it first`);
     }
-    const named = (r: SurveyRule) => (r.action.type === 'skip-to' && r.action.slideId === slideId) || (r.conditions ?? []).some((c) => c.slideId === slideId);
+    const named = (r: SurveyRule) =>
+      (r.action.type === 'skip-to' && r.action.slideId === slideId) ||
+      (r.conditions ?? []).some((c) => c.slideId === slideId);
     if (poll.actionLogic.some(named)) {
       throw new DomainError('conflict', "the poll's survey action logic refers to this slide; change it first");
     }

@@ -41,7 +41,11 @@ export async function renumber(store: Store, ordered: Slide[], except?: string):
 }
 
 /** A slide to change, with its poll locked (see requirePollForUpdate) and both read under the lock. */
-export async function requireSlideForUpdate(store: Store, caller: Caller, slideId: string): Promise<{ slide: Slide; poll: PollRow }> {
+export async function requireSlideForUpdate(
+  store: Store,
+  caller: Caller,
+  slideId: string,
+): Promise<{ slide: Slide; poll: PollRow }> {
   const found = await store.slides.get(slideId);
   if (!found) throw notFound('slide');
   let poll: PollRow;

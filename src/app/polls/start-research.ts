@@ -12,7 +12,8 @@ export type StartResearchInput = { pollId: string; participants?: number; seed?:
 export async function startResearch(deps: Deps, caller: Caller, input: StartResearchInput): Promise<ResearchRun> {
   return deps.store.transaction(async (store) => {
     const poll = await requirePoll(store, caller, input.pollId, 'write');
-    if (!poll.settings.isSynthetic) throw new DomainError('not_synthetic', 'research can only start on a poll created with isSynthetic: true');
+    if (!poll.settings.isSynthetic)
+      throw new DomainError('not_synthetic', 'research can only start on a poll created with isSynthetic: true');
     const slides = answerableSlides(await store.slides.listByPoll(poll.id));
     const now = deps.clock.now();
     const count = input.participants ?? 100;
@@ -23,14 +24,43 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
     const responses: ResponseRow[] = [];
     for (let n = 0; n < count; n++) {
       const participantId = newId('prt', now.getTime());
-      participants.push({ id: participantId, seq: participantId, pollId: poll.id, accountId: poll.accountId, metadata: { researchRunId: runId }, synthetic: true, complete: true, completedAt: now, createdAt: now, updatedAt: now });
+      participants.push({
+        id: participantId,
+        seq: participantId,
+        pollId: poll.id,
+        accountId: poll.accountId,
+        metadata: { researchRunId: runId },
+        synthetic: true,
+        complete: true,
+        completedAt: now,
+        createdAt: now,
+        updatedAt: now,
+      });
       for (const slide of slides) {
-        responses.push({ id: newId('rsp', now.getTime()), accountId: poll.accountId, pollId: poll.id, participantId, slideId: slide.id, value: syntheticAnswer(slide, rand, n), metadata: { researchRunId: runId }, synthetic: true, createdAt: now });
+        responses.push({
+          id: newId('rsp', now.getTime()),
+          accountId: poll.accountId,
+          pollId: poll.id,
+          participantId,
+          slideId: slide.id,
+          value: syntheticAnswer(slide, rand, n),
+          metadata: { researchRunId: runId },
+          synthetic: true,
+          createdAt: now,
+        });
       }
     }
     await store.responses.insertParticipants(participants);
     await store.responses.insertResponses(responses);
-    const run: ResearchRun = { id: runId, pollId: poll.id, accountId: poll.accountId, participants: count, seed, responsesCreated: responses.length, createdAt: now };
+    const run: ResearchRun = {
+      id: runId,
+      pollId: poll.id,
+      accountId: poll.accountId,
+      participants: count,
+      seed,
+      responsesCreated: responses.length,
+      createdAt: now,
+    };
     await store.research.insert(run);
     return run;
   });

@@ -6,22 +6,44 @@ import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import type { Caller, Deps } from '../ports/index.js';
 
-export async function updatePoll(deps: Deps, caller: Caller, pollId: string, patch: PollPatch): Promise<{ poll: Poll; signingSecret?: string }> {
+export async function updatePoll(
+  deps: Deps,
+  caller: Caller,
+  pollId: string,
+  patch: PollPatch,
+): Promise<{ poll: Poll; signingSecret?: string }> {
   // Access first (a stranger learns nothing about the URL rules and makes us resolve nothing),
   // then name resolution before the transaction: no lock is held while DNS answers.
   if (patch.actionLogic) {
     const current = await requirePoll(deps.store, caller, pollId, 'write');
-    await requireWebhookRuleAccess(deps.store, caller, current.accountId, current.actionLogic, patch.actionLogic, deps.urlPolicy);
+    await requireWebhookRuleAccess(
+      deps.store,
+      caller,
+      current.accountId,
+      current.actionLogic,
+      patch.actionLogic,
+      deps.urlPolicy,
+    );
   }
   await checkRuleTargets(deps, patch.actionLogic ?? [], '/actionLogic');
   return deps.store.transaction(async (store) => {
     const current = await requirePollForUpdate(store, caller, pollId);
     const slides = await store.slides.listByPoll(pollId);
     const body = applyPollPatch(current, patch);
-    checkPosRule(body.pageRules, slides.map((s) => s.type));
+    checkPosRule(
+      body.pageRules,
+      slides.map((s) => s.type),
+    );
     if (patch.actionLogic) {
       body.actionLogic = checkRules(body.actionLogic, new Set(slides.map((s) => s.id)), deps.urlPolicy, '/actionLogic');
-      await requireWebhookRuleAccess(store, caller, current.accountId, current.actionLogic, body.actionLogic, deps.urlPolicy);
+      await requireWebhookRuleAccess(
+        store,
+        caller,
+        current.accountId,
+        current.actionLogic,
+        body.actionLogic,
+        deps.urlPolicy,
+      );
     }
     const fields = {
       title: patch.title !== undefined ? cleanTitle(patch.title) : current.title,
@@ -30,8 +52,17 @@ export async function updatePoll(deps: Deps, caller: Caller, pollId: string, pat
       updatedAt: deps.clock.now(),
     };
     await store.polls.update(pollId, fields);
-    const signingSecret = patch.actionLogic ? await secretForLogic(store, current.accountId, body.actionLogic, fields.updatedAt) : undefined;
-    const poll = { ...current, ...body, title: fields.title, isVisible: fields.isVisible, updatedAt: fields.updatedAt, slides };
+    const signingSecret = patch.actionLogic
+      ? await secretForLogic(store, current.accountId, body.actionLogic, fields.updatedAt)
+      : undefined;
+    const poll = {
+      ...current,
+      ...body,
+      title: fields.title,
+      isVisible: fields.isVisible,
+      updatedAt: fields.updatedAt,
+      slides,
+    };
     return { poll, ...(signingSecret ? { signingSecret } : {}) };
   });
 }

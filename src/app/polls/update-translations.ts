@@ -8,7 +8,16 @@ export async function updateTranslations(deps: Deps, caller: Caller, input: Tran
   return deps.store.transaction(async (store) => {
     const poll = await requirePollForUpdate(store, caller, input.pollId);
     const languageSettings = mergeTranslations(poll.languageSettings, input.language, input.translations);
-    await store.polls.update(poll.id, { title: poll.title, isVisible: poll.isVisible, body: { ...poll, languageSettings }, updatedAt: deps.clock.now() });
-    return { pollId: poll.id, language: input.language, translations: languageSettings.languages[input.language]!.translations };
+    await store.polls.update(poll.id, {
+      title: poll.title,
+      isVisible: poll.isVisible,
+      body: { ...poll, languageSettings },
+      updatedAt: deps.clock.now(),
+    });
+    return {
+      pollId: poll.id,
+      language: input.language,
+      translations: languageSettings.languages[input.language]!.translations,
+    };
   });
 }

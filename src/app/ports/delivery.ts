@@ -3,7 +3,14 @@ import type { Page, PageRequest } from './index.js';
 import type { Endpoint, Webhook } from '../../domain/webhook.js';
 import type { Attempt, Batch, ClaimedDelivery, Delivery, DeliveryStatus, NewDelivery } from '../../domain/delivery.js';
 
-export type DeliveryFilter = { accountIds: string[]; webhookId?: string; pollId?: string; status?: DeliveryStatus; createdAfter?: Date; createdBefore?: Date };
+export type DeliveryFilter = {
+  accountIds: string[];
+  webhookId?: string;
+  pollId?: string;
+  status?: DeliveryStatus;
+  createdAfter?: Date;
+  createdBefore?: Date;
+};
 
 export interface WebhookRepo {
   insert(w: Webhook): Promise<void>;
@@ -18,7 +25,12 @@ export interface EndpointRepo {
   insert(e: Endpoint): Promise<void>;
   getMany(accountId: string, ids: string[]): Promise<Endpoint[]>;
   /** The endpoint of a logic-triggered URL, made on first use. */
-  ensureLogic(e: Omit<Endpoint, 'state' | 'lastSuccessAt' | 'lastGivenUpAt' | 'lastFailure' | 'alertEmailsSent' | 'lastAlertAt' | 'webhookId'>): Promise<string>;
+  ensureLogic(
+    e: Omit<
+      Endpoint,
+      'state' | 'lastSuccessAt' | 'lastGivenUpAt' | 'lastFailure' | 'alertEmailsSent' | 'lastAlertAt' | 'webhookId'
+    >,
+  ): Promise<string>;
   recordGivenUp(id: string, at: Date, failure: string): Promise<void>;
   delete(id: string): Promise<void>;
   /** Every endpoint of a poll, saved webhooks' and logic-triggered ones': they go with it. */

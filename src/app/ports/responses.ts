@@ -26,7 +26,9 @@ export interface SubmissionRepo {
    * answer of those participants, the new ones included, in id order per participant. At most
    * one entry per (pollId, participant id).
    */
-  lockAndAddAnswers(entries: { participant: ParticipantRow; responses: ResponseRow[]; reopens: boolean }[]): Promise<{ participants: ParticipantRow[]; answers: ResponseRow[] }>;
+  lockAndAddAnswers(
+    entries: { participant: ParticipantRow; responses: ResponseRow[]; reopens: boolean }[],
+  ): Promise<{ participants: ParticipantRow[]; answers: ResponseRow[] }>;
   /**
    * Stores participants' metadata, completion and updatedAt, adds answers to open batches
    * (opening those missing; at most one per webhook and participant), and inserts deliveries.

@@ -13,5 +13,7 @@ export async function authorizeScope(deps: Deps, caller: Caller, scope: Scope): 
     await requireAccount(deps.store, caller, scope.accountId, 'read');
     return { accountId: scope.accountId };
   }
-  throw new DomainError('validation_failed', 'give pollId or accountId', [{ path: 'query:/pollId', message: 'pollId or accountId is required' }]);
+  throw new DomainError('validation_failed', 'give pollId or accountId', [
+    { path: 'query:/pollId', message: 'pollId or accountId is required' },
+  ]);
 }

@@ -12,14 +12,29 @@ const csvCell = (v: unknown): string => {
 export async function* exportResponsesCsv(deps: Deps, caller: Caller, pollId: string): AsyncGenerator<string> {
   await requirePoll(deps.store, caller, pollId, 'read');
   const slides = new Map((await deps.store.slides.listByPoll(pollId)).map((s) => [s.id, s]));
-  yield ['responseId', 'participantId', 'slideId', 'slideTitle', 'slideType', 'value', 'synthetic', 'createdAt'].join(',') + '\r\n';
+  yield (
+    ['responseId', 'participantId', 'slideId', 'slideTitle', 'slideType', 'value', 'synthetic', 'createdAt'].join(',') +
+    '\r\n'
+  );
   let cursor: string | undefined;
   for (;;) {
     const page = await deps.store.responses.list({ pollId }, { startCursor: cursor, limit: 500 });
     let chunk = '';
     for (const r of page.data) {
       const slide = slides.get(r.slideId);
-      chunk += [r.id, r.participantId, r.slideId, slide?.title ?? '', slide?.type ?? '', r.value, r.synthetic, r.createdAt.toISOString()].map(csvCell).join(',') + '\r\n';
+      chunk +=
+        [
+          r.id,
+          r.participantId,
+          r.slideId,
+          slide?.title ?? '',
+          slide?.type ?? '',
+          r.value,
+          r.synthetic,
+          r.createdAt.toISOString(),
+        ]
+          .map(csvCell)
+          .join(',') + '\r\n';
     }
     if (chunk) yield chunk;
     if (!page.hasNextPage || !page.endCursor) return;

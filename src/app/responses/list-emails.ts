@@ -5,7 +5,12 @@ import { type Scope, authorizeScope } from './authorize-scope.js';
 export type ParticipantEmails = { pollId: string; participantId: string; email: string | null; emails: string[] };
 
 /** Addresses found per participant, by the same rule as the webhook payload (SPEC §2.4). */
-export async function listEmails(deps: Deps, caller: Caller, scope: Scope, page: PageRequest): Promise<Page<ParticipantEmails>> {
+export async function listEmails(
+  deps: Deps,
+  caller: Caller,
+  scope: Scope,
+  page: PageRequest,
+): Promise<Page<ParticipantEmails>> {
   const s = await authorizeScope(deps, caller, scope);
   const participants = await deps.store.responses.listParticipants(s, page);
   const data: ParticipantEmails[] = [];
@@ -13,7 +18,13 @@ export async function listEmails(deps: Deps, caller: Caller, scope: Scope, page:
   for (const p of participants.data) {
     if (!anonymous.has(p.pollId)) anonymous.set(p.pollId, !!(await deps.store.polls.get(p.pollId))?.settings.anonymous);
     const responses = await deps.store.responses.ofParticipant(p.pollId, p.id);
-    const emails = anonymous.get(p.pollId) ? [] : extractEmails(responses, p.metadata, responses.map((r) => r.metadata));
+    const emails = anonymous.get(p.pollId)
+      ? []
+      : extractEmails(
+          responses,
+          p.metadata,
+          responses.map((r) => r.metadata),
+        );
     data.push({ pollId: p.pollId, participantId: p.id, email: emails[0] ?? null, emails });
   }
   return { ...participants, data };

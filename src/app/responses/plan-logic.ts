@@ -9,7 +9,15 @@ import type { PollRow, Store } from '../ports/index.js';
 
 export type LogicPlan = { nextSlideId: string | null; ended: boolean; deliveries: NewDelivery[] };
 
-type Ctx = { poll: PollRow; slides: Slide[]; participant: ParticipantRow; responses: ResponseRow[]; all: ResponseRow[]; newlyComplete: boolean; now: Date };
+type Ctx = {
+  poll: PollRow;
+  slides: Slide[];
+  participant: ParticipantRow;
+  responses: ResponseRow[];
+  all: ResponseRow[];
+  newlyComplete: boolean;
+  now: Date;
+};
 
 /**
  * Question logic and survey action logic for one submission: trigger-webhook actions whose
@@ -18,7 +26,10 @@ type Ctx = { poll: PollRow; slides: Slide[]; participant: ParticipantRow; respon
  */
 export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
   const bySlide = new Map(ctx.slides.map((s) => [s.id, s]));
-  const targets = new Map<string, { source: DeliverySource; slideId: string | null; url: string; type: 'submitted-responses' | 'completed-survey' }>();
+  const targets = new Map<
+    string,
+    { source: DeliverySource; slideId: string | null; url: string; type: 'submitted-responses' | 'completed-survey' }
+  >();
   let nav = { nextSlideId: null as string | null, ended: false };
 
   for (const r of ctx.responses) {
@@ -27,7 +38,12 @@ export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
     const fired = firingQuestionRules(slide.logic, r.value);
     for (const rule of fired) {
       if (rule.action.type === 'trigger-webhook') {
-        targets.set(`q|${slide.id}|${rule.action.url}`, { source: 'question-logic', slideId: slide.id, url: rule.action.url, type: 'submitted-responses' });
+        targets.set(`q|${slide.id}|${rule.action.url}`, {
+          source: 'question-logic',
+          slideId: slide.id,
+          url: rule.action.url,
+          type: 'submitted-responses',
+        });
       }
     }
     // The last answer of the submission decides where the respondent goes.
@@ -42,7 +58,12 @@ export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
     const answers = new Map(ctx.all.map((r) => [r.slideId, r.value]));
     for (const rule of firingSurveyRules(ctx.poll.actionLogic, answers)) {
       if (rule.action.type === 'trigger-webhook') {
-        targets.set(`s|${rule.action.url}`, { source: 'survey-logic', slideId: null, url: rule.action.url, type: 'completed-survey' });
+        targets.set(`s|${rule.action.url}`, {
+          source: 'survey-logic',
+          slideId: null,
+          url: rule.action.url,
+          type: 'completed-survey',
+        });
       }
     }
   }

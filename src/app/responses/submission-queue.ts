@@ -11,7 +11,10 @@ type Waiting = { caller: Caller | null; input: SubmitInput; resolve(r: SubmitRes
  * many respondents share each round trip, and an idle server still writes the first one at
  * once (no timer, no added latency).
  */
-export function createSubmissionQueue(deps: Deps, opts: { maxGroup?: number; parallel?: number } = {}): SubmissionQueue {
+export function createSubmissionQueue(
+  deps: Deps,
+  opts: { maxGroup?: number; parallel?: number } = {},
+): SubmissionQueue {
   const maxGroup = opts.maxGroup ?? 64;
   const parallel = opts.parallel ?? 2;
   let waiting: Waiting[] = [];
@@ -24,7 +27,8 @@ export function createSubmissionQueue(deps: Deps, opts: { maxGroup?: number; par
     const rest: Waiting[] = [];
     const respondents = new Set<string>();
     for (const w of waiting) {
-      const key = w.input.participantId === undefined ? undefined : respondentKey(w.input.pollId, w.input.participantId);
+      const key =
+        w.input.participantId === undefined ? undefined : respondentKey(w.input.pollId, w.input.participantId);
       if (group.length < maxGroup && (key === undefined || !respondents.has(key))) {
         group.push(w);
         if (key !== undefined) respondents.add(key);

@@ -56,7 +56,9 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
   const out: Settled<SubmitResult>[] = new Array(subs.length);
   const now = deps.clock.now();
   await deps.store.transaction(async (store) => {
-    const polls = new Map((await store.polls.getForSubmission([...new Set(subs.map((s) => s.input.pollId))])).map((p) => [p.poll.id, p]));
+    const polls = new Map(
+      (await store.polls.getForSubmission([...new Set(subs.map((s) => s.input.pollId))])).map((p) => [p.poll.id, p]),
+    );
     let work: Work[] = [];
     for (const [at, sub] of subs.entries()) {
       try {
@@ -100,7 +102,8 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
       // The statement decided by itself which answers to add; an accepted submission whose
       // answers it skipped must fail rather than be acknowledged as saved.
       const added = new Set(w.all.map((r) => r.id));
-      if (!w.responses.every((r) => added.has(r.id))) throw new Error(`answers of participant ${w.participant.id} were not stored`);
+      if (!w.responses.every((r) => added.has(r.id)))
+        throw new Error(`answers of participant ${w.participant.id} were not stored`);
     }
 
     const changed: ParticipantRow[] = [];
@@ -144,11 +147,19 @@ function refuse(out: Settled<SubmitResult>[], at: number, error: unknown): void 
 }
 
 /** The checks that need no writes: the poll takes answers from this caller, and each answer fits its slide. */
-async function checkSubmission(store: Store, loaded: PollForSubmission | undefined, { caller, input }: Submission): Promise<PollForSubmission> {
+async function checkSubmission(
+  store: Store,
+  loaded: PollForSubmission | undefined,
+  { caller, input }: Submission,
+): Promise<PollForSubmission> {
   if (!loaded || !loaded.poll.isVisible) throw notFound('poll');
   const { poll, slides } = loaded;
   if (poll.settings.apiOnly && !(caller && (await store.users.membership(poll.accountId, caller.userId)))) {
-    if (!caller) throw new DomainError('unauthenticated', 'this poll takes answers through the API only: send a key of its account');
+    if (!caller)
+      throw new DomainError(
+        'unauthenticated',
+        'this poll takes answers through the API only: send a key of its account',
+      );
     throw notFound('poll');
   }
   const byId = new Map(slides.map((s) => [s.id, s]));
@@ -161,7 +172,11 @@ async function checkSubmission(store: Store, loaded: PollForSubmission | undefin
 }
 
 /** The participant row to insert if the respondent is new, and the answer rows. */
-function fresh({ poll }: PollForSubmission, input: SubmitInput, now: Date): Pick<Work, 'participant' | 'responses' | 'all' | 'newlyComplete'> {
+function fresh(
+  { poll }: PollForSubmission,
+  input: SubmitInput,
+  now: Date,
+): Pick<Work, 'participant' | 'responses' | 'all' | 'newlyComplete'> {
   const participantId = input.participantId ?? newId('prt', now.getTime());
   const participant: ParticipantRow = {
     id: participantId,
@@ -195,9 +210,14 @@ const reopens = (poll: Work['poll']): boolean => !!poll.settings.allowResubmissi
 /** The stored participant with this submission's metadata merged in; refuses a resubmission the poll does not allow. */
 function merged(w: Work, stored: ParticipantRow, now: Date): ParticipantRow {
   if (stored.complete && !reopens(w.poll)) {
-    throw new DomainError('conflict', 'this participant has already completed the poll and it does not allow resubmissions');
+    throw new DomainError(
+      'conflict',
+      'this participant has already completed the poll and it does not allow resubmissions',
+    );
   }
-  return w.input.participantMetadata ? { ...stored, metadata: { ...stored.metadata, ...w.input.participantMetadata }, updatedAt: now } : stored;
+  return w.input.participantMetadata
+    ? { ...stored, metadata: { ...stored.metadata, ...w.input.participantMetadata }, updatedAt: now }
+    : stored;
 }
 
 function forWebhooks(deps: Deps, w: Work, now: Date, batches: Batch[], deliveries: NewDelivery[]): void {
@@ -207,9 +227,11 @@ function forWebhooks(deps: Deps, w: Work, now: Date, batches: Batch[], deliverie
     const target = { endpointId: hook.id, webhookId: hook.id, source: 'webhook' as const, url: hook.url };
     if (hook.deliveryRule === 'complete') {
       // "Send only if fully completed": once, when the respondent reaches the end.
-      if (w.newlyComplete) deliveries.push(newDelivery({ ...ctx, responses: w.all, type: 'completed-survey', target, at: now }));
+      if (w.newlyComplete)
+        deliveries.push(newDelivery({ ...ctx, responses: w.all, type: 'completed-survey', target, at: now }));
     } else if (w.responses.length) {
-      if (window === 0) deliveries.push(newDelivery({ ...ctx, responses: w.responses, type: 'submitted-responses', target, at: now }));
+      if (window === 0)
+        deliveries.push(newDelivery({ ...ctx, responses: w.responses, type: 'submitted-responses', target, at: now }));
       else {
         batches.push({
           id: newId('bat', now.getTime()),

@@ -16,13 +16,19 @@ export async function checkTargetUrl(deps: Deps, raw: string, path: string): Pro
   const addresses = await deps.resolveHost(host).catch(() => [] as string[]);
   const bad = addresses.find((a) => !isPublicAddress(a));
   if (bad) {
-    throw new DomainError('invalid_url', `${path} must be a public https:// URL: ${host} resolves to ${bad}`, [{ path, message: `resolves to a non-public address (${bad})` }]);
+    throw new DomainError('invalid_url', `${path} must be a public https:// URL: ${host} resolves to ${bad}`, [
+      { path, message: `resolves to a non-public address (${bad})` },
+    ]);
   }
   return url;
 }
 
 /** Every trigger-webhook URL in a list of rules. */
-export async function checkRuleTargets(deps: Deps, rules: readonly { action: Action }[], basePath: string): Promise<void> {
+export async function checkRuleTargets(
+  deps: Deps,
+  rules: readonly { action: Action }[],
+  basePath: string,
+): Promise<void> {
   for (const [i, r] of rules.entries()) {
     if (r.action.type === 'trigger-webhook') await checkTargetUrl(deps, r.action.url, `${basePath}/${i}/action/url`);
   }

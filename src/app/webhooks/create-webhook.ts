@@ -9,7 +9,11 @@ import { type WebhookView, view } from './webhook-view.js';
 
 export const WEBHOOKS_PER_SURVEY = 20;
 
-export async function createWebhook(deps: Deps, caller: Caller, input: { pollId: string; url: string; deliveryRule: DeliveryRule }): Promise<{ webhook: WebhookView; signingSecret?: string }> {
+export async function createWebhook(
+  deps: Deps,
+  caller: Caller,
+  input: { pollId: string; url: string; deliveryRule: DeliveryRule },
+): Promise<{ webhook: WebhookView; signingSecret?: string }> {
   // Access first (a stranger learns nothing about the URL rules), then DNS outside the transaction.
   await requirePoll(deps.store, caller, input.pollId, 'manage_webhooks');
   const url = await checkTargetUrl(deps, input.url.trim(), 'url');
@@ -21,11 +25,31 @@ export async function createWebhook(deps: Deps, caller: Caller, input: { pollId:
       throw new DomainError('limit_reached', `a survey has at most ${WEBHOOKS_PER_SURVEY} webhooks`);
     }
     const now = deps.clock.now();
-    const webhook: Webhook = { id: newId('whk', now.getTime()), accountId: poll.accountId, pollId: poll.id, url, deliveryRule: input.deliveryRule, legacySecret: randomBase62(32), createdAt: now };
+    const webhook: Webhook = {
+      id: newId('whk', now.getTime()),
+      accountId: poll.accountId,
+      pollId: poll.id,
+      url,
+      deliveryRule: input.deliveryRule,
+      legacySecret: randomBase62(32),
+      createdAt: now,
+    };
     await store.webhooks.insert(webhook);
     const endpoint: Endpoint = {
-      id: webhook.id, accountId: poll.accountId, pollId: poll.id, webhookId: webhook.id, source: 'webhook', slideId: null, url,
-      state: 'healthy', lastSuccessAt: null, lastGivenUpAt: null, lastFailure: null, alertEmailsSent: 0, lastAlertAt: null, createdAt: now,
+      id: webhook.id,
+      accountId: poll.accountId,
+      pollId: poll.id,
+      webhookId: webhook.id,
+      source: 'webhook',
+      slideId: null,
+      url,
+      state: 'healthy',
+      lastSuccessAt: null,
+      lastGivenUpAt: null,
+      lastFailure: null,
+      alertEmailsSent: 0,
+      lastAlertAt: null,
+      createdAt: now,
     };
     await store.endpoints.insert(endpoint);
     const signingSecret = await ensureSigningSecret(store, poll.accountId, now);

@@ -1,7 +1,11 @@
 import type { Caller, Deps } from '../ports/index.js';
 import { requireWebhook } from './webhook-view.js';
 
-export async function deleteWebhook(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
+export async function deleteWebhook(
+  deps: Deps,
+  caller: Caller,
+  id: string,
+): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
   return deps.store.transaction(async (store) => {
     const w = await requireWebhook(store, caller, id);
     const cancelledDeliveries = await store.deliveries.cancel({ webhookId: w.id }, deps.clock.now());

@@ -11,5 +11,9 @@ export async function getDelivery(deps: Deps, caller: Caller, deliveryId: string
   if (!d || !(await deps.store.users.membership(d.accountId, caller.userId))) throw notFound('delivery');
   await requireAccount(deps.store, caller, d.accountId, 'manage_webhooks');
   const attempts = await deps.store.deliveries.attempts(d.id);
-  return { ...summary(d), payload: JSON.parse(d.body) as unknown, attempts: attempts.map(({ id: _i, deliveryId: _d, ...a }) => a) };
+  return {
+    ...summary(d),
+    payload: JSON.parse(d.body) as unknown,
+    attempts: attempts.map(({ id: _i, deliveryId: _d, ...a }) => a),
+  };
 }

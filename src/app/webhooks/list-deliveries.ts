@@ -18,13 +18,17 @@ export async function listDeliveries(
     const w = await deps.store.webhooks.get(filter.webhookId);
     // A deleted webhook's log stays readable through its poll.
     if (!w) throw notFound('webhook');
-    accountId = (await requireAccount(deps.store, caller, w.accountId, 'manage_webhooks').catch((e: unknown) => {
-      throw e instanceof DomainError && e.code === 'not_found' ? notFound('webhook') : e;
-    })).accountId;
+    accountId = (
+      await requireAccount(deps.store, caller, w.accountId, 'manage_webhooks').catch((e: unknown) => {
+        throw e instanceof DomainError && e.code === 'not_found' ? notFound('webhook') : e;
+      })
+    ).accountId;
   } else if (filter.pollId) {
     accountId = (await requirePoll(deps.store, caller, filter.pollId, 'manage_webhooks')).accountId;
   } else {
-    throw new DomainError('validation_failed', 'give webhookId or pollId', [{ path: 'query:/webhookId', message: 'webhookId or pollId is required' }]);
+    throw new DomainError('validation_failed', 'give webhookId or pollId', [
+      { path: 'query:/webhookId', message: 'webhookId or pollId is required' },
+    ]);
   }
   const result = await deps.store.deliveries.list({ accountIds: [accountId], ...filter }, page);
   return { ...result, data: result.data.map(summary) };

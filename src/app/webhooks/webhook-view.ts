@@ -10,7 +10,12 @@ export type WebhookView = Webhook & {
 export function view(w: Webhook, e: Endpoint | undefined): WebhookView {
   return {
     ...w,
-    health: { state: e?.state ?? 'healthy', lastSuccessAt: e?.lastSuccessAt ?? null, lastGivenUpAt: e?.lastGivenUpAt ?? null, alertEmailsSent: e?.alertEmailsSent ?? 0 },
+    health: {
+      state: e?.state ?? 'healthy',
+      lastSuccessAt: e?.lastSuccessAt ?? null,
+      lastGivenUpAt: e?.lastGivenUpAt ?? null,
+      alertEmailsSent: e?.alertEmailsSent ?? 0,
+    },
   };
 }
 

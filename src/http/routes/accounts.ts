@@ -14,13 +14,25 @@ export const accountRoutes =
   (deps: Deps): FastifyPluginAsync =>
   async (root) => {
     const app = root.withTypeProvider<TypeBoxTypeProvider>();
-    app.get('/accounts', { schema: { tags, summary: 'The accounts your key is a member of, with your role' } }, async (req) => ({
-      data: await listMyAccounts(deps, callerOf(req)),
-    }));
-    app.get('/account/settings', { schema: { tags, summary: 'Account-level defaults', querystring: Strict({ accountId: AnyId }) } }, async (req) => ({
-      data: await getAccountSettings(deps, callerOf(req), req.query.accountId),
-    }));
-    app.patch('/account/settings', { schema: { tags, summary: 'Change account-level defaults (owner, admin)', body: AccountSettingsBody } }, async (req) => ({
-      data: await updateAccountSettings(deps, callerOf(req), req.body as AccountSettingsPatch),
-    }));
+    app.get(
+      '/accounts',
+      { schema: { tags, summary: 'The accounts your key is a member of, with your role' } },
+      async (req) => ({
+        data: await listMyAccounts(deps, callerOf(req)),
+      }),
+    );
+    app.get(
+      '/account/settings',
+      { schema: { tags, summary: 'Account-level defaults', querystring: Strict({ accountId: AnyId }) } },
+      async (req) => ({
+        data: await getAccountSettings(deps, callerOf(req), req.query.accountId),
+      }),
+    );
+    app.patch(
+      '/account/settings',
+      { schema: { tags, summary: 'Change account-level defaults (owner, admin)', body: AccountSettingsBody } },
+      async (req) => ({
+        data: await updateAccountSettings(deps, callerOf(req), req.body as AccountSettingsPatch),
+      }),
+    );
   };

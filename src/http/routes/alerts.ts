@@ -11,7 +11,17 @@ export const alertRoutes =
     const app = root.withTypeProvider<TypeBoxTypeProvider>();
     app.get(
       '/alerts',
-      { schema: { tags: ['alerts'], summary: 'Failure-alert emails sent for an account, newest first', querystring: Strict({ accountId: AnyId, ...PageQuery }) } },
-      async (req) => listAlerts(deps, callerOf(req), req.query.accountId, { startCursor: req.query.startCursor, limit: req.query.limit }),
+      {
+        schema: {
+          tags: ['alerts'],
+          summary: 'Failure-alert emails sent for an account, newest first',
+          querystring: Strict({ accountId: AnyId, ...PageQuery }),
+        },
+      },
+      async (req) =>
+        listAlerts(deps, callerOf(req), req.query.accountId, {
+          startCursor: req.query.startCursor,
+          limit: req.query.limit,
+        }),
     );
   };

@@ -32,9 +32,11 @@ async function serve(app: FastifyInstance, root: string): Promise<void> {
   app.get('/', { ...hide, prefixTrailingSlash: 'no-slash' }, async (_req, reply) => reply.redirect('/app/'));
 
   const built = () => existsSync(path.join(root, 'index.html'));
-  const notBuilt = (reply: FastifyReply) => reply.status(503).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(NOT_BUILT);
+  const notBuilt = (reply: FastifyReply) =>
+    reply.status(503).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(NOT_BUILT);
   // index.html is checked per request: a rebuild in progress answers "not built", not an error.
-  const sendIndex = (reply: FastifyReply) => (built() ? reply.header('cache-control', 'no-cache').sendFile('index.html', root) : notBuilt(reply));
+  const sendIndex = (reply: FastifyReply) =>
+    built() ? reply.header('cache-control', 'no-cache').sendFile('index.html', root) : notBuilt(reply);
   const hasDist = existsSync(root);
 
   if (hasDist) {
@@ -47,18 +49,27 @@ async function serve(app: FastifyInstance, root: string): Promise<void> {
       cacheControl: false,
       setHeaders(res, file) {
         // Hashed bundles never change; everything else is checked on each load.
-        res.setHeader('cache-control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+        res.setHeader(
+          'cache-control',
+          file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache',
+        );
       },
     });
   }
 
-  app.get('/', { ...hide, prefixTrailingSlash: 'slash' }, async (_req, reply) => (hasDist ? sendIndex(reply) : notBuilt(reply)));
+  app.get('/', { ...hide, prefixTrailingSlash: 'slash' }, async (_req, reply) =>
+    hasDist ? sendIndex(reply) : notBuilt(reply),
+  );
   // Any other /app/* path that is not a file is one of the app's own routes: index.html.
   // A missing file (an old bundle, a typo) stays a 404 problem document.
   app.setNotFoundHandler(async (req, reply) => {
     const p = req.url.split('?')[0]!;
     const last = p.split('/').pop() ?? '';
-    if ((req.method === 'GET' || req.method === 'HEAD') && !/\.[A-Za-z0-9]+$/.test(last)) return hasDist ? sendIndex(reply) : notBuilt(reply);
-    return reply.status(404).type('application/problem+json').send(problem('not_found', `no route ${req.method} ${p}`));
+    if ((req.method === 'GET' || req.method === 'HEAD') && !/\.[A-Za-z0-9]+$/.test(last))
+      return hasDist ? sendIndex(reply) : notBuilt(reply);
+    return reply
+      .status(404)
+      .type('application/problem+json')
+      .send(problem('not_found', `no route ${req.method} ${p}`));
   });
 }

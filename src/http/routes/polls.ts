@@ -24,33 +24,57 @@ export const pollRoutes =
     const app = root.withTypeProvider<TypeBoxTypeProvider>();
 
     for (const url of ['/poll', '/survey']) {
-      app.post(url, { schema: { tags, summary: url === '/poll' ? 'Create a poll (or preview it with dryRun)' : 'Alias of POST /poll', body: CreatePollBody } }, async (req, reply) => {
-        const { saved, poll, signingSecret } = await createPoll(deps, callerOf(req), req.body as CreatePollInput);
-        return reply.status(saved ? 201 : 200).send({ data: poll, ...(signingSecret ? { signingSecret } : {}) });
-      });
+      app.post(
+        url,
+        {
+          schema: {
+            tags,
+            summary: url === '/poll' ? 'Create a poll (or preview it with dryRun)' : 'Alias of POST /poll',
+            body: CreatePollBody,
+          },
+        },
+        async (req, reply) => {
+          const { saved, poll, signingSecret } = await createPoll(deps, callerOf(req), req.body as CreatePollInput);
+          return reply.status(saved ? 201 : 200).send({ data: poll, ...(signingSecret ? { signingSecret } : {}) });
+        },
+      );
     }
 
-    app.post('/commit', { schema: { tags, summary: 'Save a dry-run preview', body: CommitBody } }, async (req, reply) => {
-      const { id, isVisible: _v, slides: _s, createdAt: _c, updatedAt: _u, ...rest } = req.body.data;
-      const strip = <T>(v: T | null | undefined) => (v === null ? undefined : v);
-      const input = {
-        ...rest,
-        pageExcludeRules: strip(rest.pageExcludeRules),
-        pageDisplaySettings: strip(rest.pageDisplaySettings),
-        targetingSettings: strip(rest.targetingSettings),
-        schedule: strip(rest.schedule),
-        languageSettings: strip(rest.languageSettings),
-      } as CreatePollInput;
-      const { created, poll, signingSecret } = await commitPoll(deps, callerOf(req), id, input);
-      return reply.status(created ? 201 : 200).send({ data: poll, ...(signingSecret ? { signingSecret } : {}) });
-    });
+    app.post(
+      '/commit',
+      { schema: { tags, summary: 'Save a dry-run preview', body: CommitBody } },
+      async (req, reply) => {
+        const { id, isVisible: _v, slides: _s, createdAt: _c, updatedAt: _u, ...rest } = req.body.data;
+        const strip = <T>(v: T | null | undefined) => (v === null ? undefined : v);
+        const input = {
+          ...rest,
+          pageExcludeRules: strip(rest.pageExcludeRules),
+          pageDisplaySettings: strip(rest.pageDisplaySettings),
+          targetingSettings: strip(rest.targetingSettings),
+          schedule: strip(rest.schedule),
+          languageSettings: strip(rest.languageSettings),
+        } as CreatePollInput;
+        const { created, poll, signingSecret } = await commitPoll(deps, callerOf(req), id, input);
+        return reply.status(created ? 201 : 200).send({ data: poll, ...(signingSecret ? { signingSecret } : {}) });
+      },
+    );
 
-    app.get('/poll', { schema: { tags, summary: 'Read a poll with its slides', querystring: Strict({ pollId: AnyId }) } }, async (req) => ({
-      data: await getPoll(deps, callerOf(req), req.query.pollId),
-    }));
+    app.get(
+      '/poll',
+      { schema: { tags, summary: 'Read a poll with its slides', querystring: Strict({ pollId: AnyId }) } },
+      async (req) => ({
+        data: await getPoll(deps, callerOf(req), req.query.pollId),
+      }),
+    );
 
-    app.get('/polls', { schema: { tags, summary: "List an account's polls", querystring: Strict({ accountId: AnyId, ...PageQuery }) } }, async (req) =>
-      listPolls(deps, callerOf(req), req.query.accountId, { startCursor: req.query.startCursor, limit: req.query.limit }),
+    app.get(
+      '/polls',
+      { schema: { tags, summary: "List an account's polls", querystring: Strict({ accountId: AnyId, ...PageQuery }) } },
+      async (req) =>
+        listPolls(deps, callerOf(req), req.query.accountId, {
+          startCursor: req.query.startCursor,
+          limit: req.query.limit,
+        }),
     );
 
     app.post('/poll/update', { schema: { tags, summary: 'Update a poll', body: UpdatePollBody } }, async (req) => {
@@ -59,22 +83,41 @@ export const pollRoutes =
       return { data: poll, ...(signingSecret ? { signingSecret } : {}) };
     });
 
-    app.delete('/poll', { schema: { tags, summary: 'Delete a poll, its slides and its webhooks', querystring: Strict({ pollId: AnyId }) } }, async (req) => ({
-      data: await deletePoll(deps, callerOf(req), req.query.pollId),
-    }));
+    app.delete(
+      '/poll',
+      {
+        schema: { tags, summary: 'Delete a poll, its slides and its webhooks', querystring: Strict({ pollId: AnyId }) },
+      },
+      async (req) => ({
+        data: await deletePoll(deps, callerOf(req), req.query.pollId),
+      }),
+    );
 
-    app.post('/research/start', { schema: { tags, summary: 'Generate synthetic respondents for a synthetic poll', body: ResearchBody } }, async (req, reply) => {
-      return reply.status(201).send({ data: await startResearch(deps, callerOf(req), req.body) });
-    });
+    app.post(
+      '/research/start',
+      { schema: { tags, summary: 'Generate synthetic respondents for a synthetic poll', body: ResearchBody } },
+      async (req, reply) => {
+        return reply.status(201).send({ data: await startResearch(deps, callerOf(req), req.body) });
+      },
+    );
 
     app.get(
       '/poll/translations',
-      { schema: { tags, summary: 'Read one language of a poll', querystring: Strict({ pollId: AnyId, language: LanguageCode }) } },
+      {
+        schema: {
+          tags,
+          summary: 'Read one language of a poll',
+          querystring: Strict({ pollId: AnyId, language: LanguageCode }),
+        },
+      },
       async (req) => ({ data: await getTranslations(deps, callerOf(req), req.query.pollId, req.query.language) }),
     );
 
-    app.post('/poll/translations/update', { schema: { tags, summary: 'Merge one language into the translations', body: TranslationsBody } }, async (req) => ({
-      data: await updateTranslations(deps, callerOf(req), req.body),
-    }));
-
+    app.post(
+      '/poll/translations/update',
+      { schema: { tags, summary: 'Merge one language into the translations', body: TranslationsBody } },
+      async (req) => ({
+        data: await updateTranslations(deps, callerOf(req), req.body),
+      }),
+    );
   };

@@ -20,36 +20,68 @@ export const responseRoutes =
     const app = root.withTypeProvider<TypeBoxTypeProvider>();
     app.post(
       '/participant/responses',
-      { config: { auth: 'optional' }, schema: { tags, summary: 'Submit answers (public for visible polls; apiOnly polls need a key of the account)', body: SubmitBody, security: [] } },
+      {
+        config: { auth: 'optional' },
+        schema: {
+          tags,
+          summary: 'Submit answers (public for visible polls; apiOnly polls need a key of the account)',
+          body: SubmitBody,
+          security: [],
+        },
+      },
       async (req, reply) => reply.status(201).send({ data: await submissions.submit(req.caller, req.body) }),
     );
-    app.get('/responses', { schema: { tags, summary: 'Responses of a poll or an account', querystring: ResponsesQuery } }, async (req) => {
-      const { startCursor, limit, createdAfter, createdBefore, ...scope } = req.query;
-      return listResponses(
-        deps,
-        callerOf(req),
-        { ...scope, createdAfter: queryInstant(createdAfter, 'createdAfter'), createdBefore: queryInstant(createdBefore, 'createdBefore') },
-        { startCursor, limit },
-      );
-    });
-    app.get('/participants', { schema: { tags, summary: 'Participants of a poll', querystring: PollPageQuery } }, async (req) =>
-      listParticipants(deps, callerOf(req), req.query.pollId, { startCursor: req.query.startCursor, limit: req.query.limit }),
+    app.get(
+      '/responses',
+      { schema: { tags, summary: 'Responses of a poll or an account', querystring: ResponsesQuery } },
+      async (req) => {
+        const { startCursor, limit, createdAfter, createdBefore, ...scope } = req.query;
+        return listResponses(
+          deps,
+          callerOf(req),
+          {
+            ...scope,
+            createdAfter: queryInstant(createdAfter, 'createdAfter'),
+            createdBefore: queryInstant(createdBefore, 'createdBefore'),
+          },
+          { startCursor, limit },
+        );
+      },
     );
-    app.get('/emails', { schema: { tags, summary: 'Email addresses found per participant', querystring: ScopeQuery } }, async (req) => {
-      const { startCursor, limit, ...scope } = req.query;
-      return listEmails(deps, callerOf(req), scope, { startCursor, limit });
-    });
-    app.get('/responses/export', { schema: { tags, summary: 'All responses of a poll as CSV (streamed)', querystring: PollQuery } }, async (req, reply) => {
-      const rows = exportResponsesCsv(deps, callerOf(req), req.query.pollId);
-      // Pull the first chunk before answering so that a 404 is still a problem document.
-      const first = await rows.next();
-      const stream = Readable.from((async function* () {
-        if (!first.done) yield first.value;
-        yield* rows;
-      })());
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="responses-${req.query.pollId}.csv"`)
-        .send(stream);
-    });
+    app.get(
+      '/participants',
+      { schema: { tags, summary: 'Participants of a poll', querystring: PollPageQuery } },
+      async (req) =>
+        listParticipants(deps, callerOf(req), req.query.pollId, {
+          startCursor: req.query.startCursor,
+          limit: req.query.limit,
+        }),
+    );
+    app.get(
+      '/emails',
+      { schema: { tags, summary: 'Email addresses found per participant', querystring: ScopeQuery } },
+      async (req) => {
+        const { startCursor, limit, ...scope } = req.query;
+        return listEmails(deps, callerOf(req), scope, { startCursor, limit });
+      },
+    );
+    app.get(
+      '/responses/export',
+      { schema: { tags, summary: 'All responses of a poll as CSV (streamed)', querystring: PollQuery } },
+      async (req, reply) => {
+        const rows = exportResponsesCsv(deps, callerOf(req), req.query.pollId);
+        // Pull the first chunk before answering so that a 404 is still a problem document.
+        const first = await rows.next();
+        const stream = Readable.from(
+          (async function* () {
+            if (!first.done) yield first.value;
+            yield* rows;
+          })(),
+        );
+        return reply
+          .type('text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="responses-${req.query.pollId}.csv"`)
+          .send(stream);
+      },
+    );
   };

@@ -15,18 +15,30 @@ export const slideRoutes =
   (deps: Deps): FastifyPluginAsync =>
   async (root) => {
     const app = root.withTypeProvider<TypeBoxTypeProvider>();
-    app.post('/slide', { schema: { tags, summary: 'Add a slide to a poll', body: CreateSlideBody } }, async (req, reply) => {
-      const { slide, signingSecret } = await createSlide(deps, callerOf(req), req.body);
-      return reply.status(201).send({ data: slide, ...(signingSecret ? { signingSecret } : {}) });
-    });
-    app.get('/slides', { schema: { tags, summary: "List a poll's slides in order", querystring: Strict({ pollId: AnyId }) } }, async (req) => ({
-      data: await listSlides(deps, callerOf(req), req.query.pollId),
-    }));
+    app.post(
+      '/slide',
+      { schema: { tags, summary: 'Add a slide to a poll', body: CreateSlideBody } },
+      async (req, reply) => {
+        const { slide, signingSecret } = await createSlide(deps, callerOf(req), req.body);
+        return reply.status(201).send({ data: slide, ...(signingSecret ? { signingSecret } : {}) });
+      },
+    );
+    app.get(
+      '/slides',
+      { schema: { tags, summary: "List a poll's slides in order", querystring: Strict({ pollId: AnyId }) } },
+      async (req) => ({
+        data: await listSlides(deps, callerOf(req), req.query.pollId),
+      }),
+    );
     app.post('/slide/update', { schema: { tags, summary: 'Update a slide', body: UpdateSlideBody } }, async (req) => {
       const { slide, signingSecret } = await updateSlide(deps, callerOf(req), req.body);
       return { data: slide, ...(signingSecret ? { signingSecret } : {}) };
     });
-    app.delete('/slide', { schema: { tags, summary: 'Delete a slide', querystring: Strict({ slideId: AnyId }) } }, async (req) => ({
-      data: await deleteSlide(deps, callerOf(req), req.query.slideId),
-    }));
+    app.delete(
+      '/slide',
+      { schema: { tags, summary: 'Delete a slide', querystring: Strict({ slideId: AnyId }) } },
+      async (req) => ({
+        data: await deleteSlide(deps, callerOf(req), req.query.slideId),
+      }),
+    );
   };

@@ -9,5 +9,7 @@ export const AccountSettingsBody = Strict({
   emailDisplaySettings: Opt(EmailDisplaySettings),
   smsDisplaySettings: Opt(SmsDisplaySettings),
   visibilitySettings: Opt(VisibilitySettings),
-  notificationRecipients: Opt(Type.Union([Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: 50 }), Type.Null()])),
+  notificationRecipients: Opt(
+    Type.Union([Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: 50 }), Type.Null()]),
+  ),
 });

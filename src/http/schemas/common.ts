@@ -17,7 +17,8 @@ export const Keyed = <T extends TSchema>(pattern: string, value: T, maxPropertie
     maxProperties,
   });
 
-export const Id = (prefix: string) => Type.String({ pattern: `^${prefix}_[0-9A-Za-z]{22}$`, description: `a ${prefix}_ id` });
+export const Id = (prefix: string) =>
+  Type.String({ pattern: `^${prefix}_[0-9A-Za-z]{22}$`, description: `a ${prefix}_ id` });
 export const AnyId = Type.String({ minLength: 1, maxLength: 100 });
 
 export const PageQuery = {

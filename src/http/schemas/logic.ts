@@ -9,7 +9,12 @@ export const Action = Type.Union([
   Strict({ type: Type.Literal('trigger-webhook'), url: HttpsUrl }),
 ]);
 
-const Value = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100 })]);
+const Value = Type.Union([
+  Type.String({ maxLength: 1000 }),
+  Type.Number(),
+  Type.Boolean(),
+  Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100 }),
+]);
 const Op = Literals(...CONDITION_OPS);
 const Match = Literals('all', 'any');
 
@@ -19,14 +24,19 @@ export const QuestionLogic = Type.Array(
     conditions: Type.Array(Strict({ op: Op, value: Type.Optional(Value) }), { maxItems: 20 }),
     action: Action,
   }),
-  { maxItems: 50, description: 'question logic: rules on this slide\'s answer' },
+  { maxItems: 50, description: "question logic: rules on this slide's answer" },
 );
 
 export const ActionLogic = Type.Array(
   Strict({
     on: Type.Literal('complete'),
     match: Type.Optional(Match),
-    conditions: Type.Optional(Type.Array(Strict({ slideId: Type.String({ minLength: 1, maxLength: 100 }), op: Op, value: Type.Optional(Value) }), { maxItems: 20 })),
+    conditions: Type.Optional(
+      Type.Array(
+        Strict({ slideId: Type.String({ minLength: 1, maxLength: 100 }), op: Op, value: Type.Optional(Value) }),
+        { maxItems: 20 },
+      ),
+    ),
     action: Action,
   }),
   { maxItems: 50, description: 'survey action logic, evaluated when a respondent completes the poll' },

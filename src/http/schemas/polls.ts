@@ -1,7 +1,21 @@
 import { Type } from '@sinclair/typebox';
 import { Id, Strict } from './common.js';
 import { ActionLogic } from './logic.js';
-import { Bool, DisplaySettings, EmailDisplaySettings, LanguageCode, LanguageSettings, Opt, PageDisplaySettings, Schedule, Settings, SmsDisplaySettings, TargetingSettings, TranslationMap, VisibilitySettings } from './settings.js';
+import {
+  Bool,
+  DisplaySettings,
+  EmailDisplaySettings,
+  LanguageCode,
+  LanguageSettings,
+  Opt,
+  PageDisplaySettings,
+  Schedule,
+  Settings,
+  SmsDisplaySettings,
+  TargetingSettings,
+  TranslationMap,
+  VisibilitySettings,
+} from './settings.js';
 
 const PathRule = Type.String({ minLength: 1, maxLength: 500 });
 

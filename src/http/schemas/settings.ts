@@ -9,7 +9,8 @@ export const Int = (minimum: number, maximum: number) => Type.Optional(Type.Inte
 
 export const OpenType = Literals('page', 'site');
 
-export const List = <T extends Parameters<typeof Type.Array>[0]>(item: T, maxItems: number) => Opt(Type.Array(item, { maxItems }));
+export const List = <T extends Parameters<typeof Type.Array>[0]>(item: T, maxItems: number) =>
+  Opt(Type.Array(item, { maxItems }));
 
 export const LANGUAGE = '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$';
 
@@ -38,7 +39,9 @@ export const DisplaySettings = Lenient({
   borderWidth: Int(0, 20),
   maxWidth: Int(100, 4000),
   maxHeight: Int(100, 4000),
-  position: Opt(Type.Tuple([Type.Integer({ minimum: 0, maximum: 10000 }), Type.Integer({ minimum: 0, maximum: 10000 })])),
+  position: Opt(
+    Type.Tuple([Type.Integer({ minimum: 0, maximum: 10000 }), Type.Integer({ minimum: 0, maximum: 10000 })]),
+  ),
   shape: Opt(Type.String({ minLength: 1, maxLength: 40 })),
   hideLauncher: Bool,
   showCounter: Bool,
@@ -95,7 +98,9 @@ export const TargetingSettings = Lenient({
   devices: List(Literals('desktop', 'mobile', 'tablet'), 3),
   referrers: List(Type.String({ minLength: 1, maxLength: 2048 }), 100),
   ipAddresses: List(Type.String({ minLength: 1, maxLength: 64 }), 1000),
-  metadata: Opt(Keyed('^.{1,100}$', Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]), 100)),
+  metadata: Opt(
+    Keyed('^.{1,100}$', Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]), 100),
+  ),
 });
 
 export const Schedule = Lenient({
@@ -104,7 +109,11 @@ export const Schedule = Lenient({
   endAt: Opt(DateTime),
 });
 
-export const LanguageCode = Type.String({ pattern: LANGUAGE, maxLength: 35, description: 'BCP 47 language tag, e.g. en or pt-BR' });
+export const LanguageCode = Type.String({
+  pattern: LANGUAGE,
+  maxLength: 35,
+  description: 'BCP 47 language tag, e.g. en or pt-BR',
+});
 
 export const TranslationMap = Keyed('^.{1,200}$', Type.String({ maxLength: 10000 }), 2000);
 

@@ -3,7 +3,13 @@ import { SLIDE_TYPES } from '../../domain/slide.js';
 import { Literals, Strict } from './common.js';
 import { QuestionLogic } from './logic.js';
 
-const Answers = Type.Array(Strict({ id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), title: Type.String({ minLength: 1, maxLength: 500 }) }), { maxItems: 100 });
+const Answers = Type.Array(
+  Strict({
+    id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    title: Type.String({ minLength: 1, maxLength: 500 }),
+  }),
+  { maxItems: 100 },
+);
 const SlideType = Literals(...SLIDE_TYPES);
 
 const SlideFields = {

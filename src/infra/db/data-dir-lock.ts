@@ -2,8 +2,13 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import path from 'node:path';
 
 export class DataDirLockedError extends Error {
-  constructor(readonly dir: string, readonly pid: number) {
-    super(`the data directory ${dir} is in use by another Canvass process (pid ${pid}); stop it first, or point CANVASS_DATA_DIR elsewhere`);
+  constructor(
+    readonly dir: string,
+    readonly pid: number,
+  ) {
+    super(
+      `the data directory ${dir} is in use by another Canvass process (pid ${pid}); stop it first, or point CANVASS_DATA_DIR elsewhere`,
+    );
     this.name = 'DataDirLockedError';
   }
 }

@@ -6,11 +6,15 @@ import type { DB } from './schema.js';
 const DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 export function migrationNames(): string[] {
-  return readdirSync(DIR).filter((f) => f.endsWith('.sql')).sort();
+  return readdirSync(DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .sort();
 }
 
 async function applied(db: Kysely<DB>): Promise<Set<string>> {
-  await sql`CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(db);
+  await sql`CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
+    db,
+  );
   const rows = await db.selectFrom('schema_migrations').select('name').execute();
   return new Set(rows.map((r) => r.name));
 }

@@ -65,10 +65,16 @@ class PGliteConnection implements DatabaseConnection {
     if (query.parameters.length === 0) {
       const results = await this.db.exec(query.sql);
       const last = results[results.length - 1];
-      return { rows: (last?.rows ?? []) as R[], numAffectedRows: last?.affectedRows !== undefined ? BigInt(last.affectedRows) : undefined };
+      return {
+        rows: (last?.rows ?? []) as R[],
+        numAffectedRows: last?.affectedRows !== undefined ? BigInt(last.affectedRows) : undefined,
+      };
     }
     const result = await this.db.query<R>(query.sql, query.parameters as unknown[]);
-    return { rows: result.rows, numAffectedRows: result.affectedRows !== undefined ? BigInt(result.affectedRows) : undefined };
+    return {
+      rows: result.rows,
+      numAffectedRows: result.affectedRows !== undefined ? BigInt(result.affectedRows) : undefined,
+    };
   }
 
   // eslint-disable-next-line require-yield

@@ -136,7 +136,11 @@ function commitBehind<DB>(db: Kysely<DB>, conn: DatabaseConnection): void {
  * earlier one wrote or locked. In a transaction, a failing statement fails those behind it.
  * `thenCommit` writes COMMIT behind them, as executeThenCommit does (with the same caveat).
  */
-export async function executeTogether<DB>(db: Kysely<DB>, queries: CompiledQuery[], opts: { thenCommit?: boolean } = {}): Promise<QueryResult<unknown>[]> {
+export async function executeTogether<DB>(
+  db: Kysely<DB>,
+  queries: CompiledQuery[],
+  opts: { thenCommit?: boolean } = {},
+): Promise<QueryResult<unknown>[]> {
   return db.getExecutor().provideConnection(async (conn) => {
     const pending = queries.map((q) => conn.executeQuery(q));
     if (opts.thenCommit) commitBehind(db, conn);

@@ -36,6 +36,9 @@ export function createStore(db: Kysely<DB>, opts: { nested?: boolean } = {}): St
     deliveries: deliveryRepo(db),
     alerts: alertRepo(db),
     // Nested calls reuse the open transaction rather than deadlocking on PGlite's one connection.
-    transaction: (fn) => (db.isTransaction ? fn(createStore(db, { nested: true })) : db.transaction().execute((trx) => fn(createStore(trx)))),
+    transaction: (fn) =>
+      db.isTransaction
+        ? fn(createStore(db, { nested: true }))
+        : db.transaction().execute((trx) => fn(createStore(trx))),
   };
 }

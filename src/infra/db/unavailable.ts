@@ -1,7 +1,18 @@
 const CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN',
-  '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
-  '08000', '08001', '08003', '08004', '08006', // connection exceptions
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03', // admin shutdown, crash shutdown, cannot connect now
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006', // connection exceptions
   '53300', // too many connections
 ]);
 
@@ -13,7 +24,11 @@ export function isStorageUnavailable(err: unknown): boolean {
     seen.add(e);
     const code = String((e as { code?: unknown }).code ?? '');
     const message = String((e as { message?: unknown }).message ?? '');
-    if (CODES.has(code) || /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(message)) return true;
+    if (
+      CODES.has(code) ||
+      /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(message)
+    )
+      return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;

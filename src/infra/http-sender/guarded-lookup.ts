@@ -3,7 +3,10 @@ import { isPublicAddress } from '../../domain/ip-ranges.js';
 
 export class BlockedAddressError extends Error {
   readonly code = 'CANVASS_BLOCKED_ADDRESS';
-  constructor(readonly host: string, readonly address: string) {
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
     super(`${host} resolves to ${address}, which is not a public address`);
   }
 }
@@ -26,7 +29,11 @@ export function guardedLookup(opts: { allowPrivate: boolean; resolver?: Resolver
       (addresses) => {
         const usable = opts.allowPrivate ? addresses : addresses.filter((a) => isPublicAddress(a.address));
         if (!usable.length) {
-          callback(new BlockedAddressError(hostname, addresses[0]?.address ?? 'nothing') as NodeJS.ErrnoException, '', 0);
+          callback(
+            new BlockedAddressError(hostname, addresses[0]?.address ?? 'nothing') as NodeJS.ErrnoException,
+            '',
+            0,
+          );
           return;
         }
         if (options.all) callback(null, usable);

@@ -118,9 +118,19 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
       const u = new URL(url);
       if (u.protocol !== 'https:') throw new Error(`not an https URL: ${url}`);
       // Port 0 names no service: refused like a blocked address, in either mode and without a lookup.
-      if (u.port === '0') throw Object.assign(new Error(`port 0 of ${u.hostname} cannot be connected to`), { code: 'CANVASS_BLOCKED_ADDRESS' });
+      if (u.port === '0')
+        throw Object.assign(new Error(`port 0 of ${u.hostname} cannot be connected to`), {
+          code: 'CANVASS_BLOCKED_ADDRESS',
+        });
       const host = u.hostname.replace(/^\[|\]$/g, '');
-      t = { origin: u.origin, host, port: Number(u.port || 443), hostHeader: u.host, path: u.pathname + u.search, blockedLiteral: isIpLiteral(host) && !isPublicAddress(host) };
+      t = {
+        origin: u.origin,
+        host,
+        port: Number(u.port || 443),
+        hostHeader: u.host,
+        path: u.pathname + u.search,
+        blockedLiteral: isIpLiteral(host) && !isPublicAddress(host),
+      };
       if (targets.size >= 10_000) targets.clear();
       targets.set(url, t);
     }
@@ -130,7 +140,16 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
   const originFor = (t: Target): Origin => {
     let o = origins.get(t.origin);
     if (!o) {
-      o = { key: t.origin, host: t.host, port: t.port, servername: isIpLiteral(t.host) ? undefined : t.host, conns: new Set(), idle: [], queue: [], connecting: 0 };
+      o = {
+        key: t.origin,
+        host: t.host,
+        port: t.port,
+        servername: isIpLiteral(t.host) ? undefined : t.host,
+        conns: new Set(),
+        idle: [],
+        queue: [],
+        connecting: 0,
+      };
       origins.set(t.origin, o);
     }
     return o;
@@ -144,10 +163,18 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
   };
   const answered = (a: Attempt) => {
     let excerpt: string | null = null;
-    if (a.excerpt) excerpt = (a.excerpt.length === 1 ? a.excerpt[0]! : Buffer.concat(a.excerpt)).toString('utf8').slice(0, EXCERPT_CHARS) || null;
+    if (a.excerpt)
+      excerpt =
+        (a.excerpt.length === 1 ? a.excerpt[0]! : Buffer.concat(a.excerpt)).toString('utf8').slice(0, EXCERPT_CHARS) ||
+        null;
     settle(a, { outcome: { kind: 'response', statusCode: a.status }, durationMs: a.durationMs, excerpt });
   };
-  const failed = (a: Attempt, err: unknown) => settle(a, { outcome: { kind: 'error', error: classifyError(err, a.timedOut) }, durationMs: performance.now() - a.started, excerpt: null });
+  const failed = (a: Attempt, err: unknown) =>
+    settle(a, {
+      outcome: { kind: 'error', error: classifyError(err, a.timedOut) },
+      durationMs: performance.now() - a.started,
+      excerpt: null,
+    });
 
   const sinkFor = (conn: Conn): ResponseSink => ({
     head(h: ResponseHead) {
@@ -261,7 +288,8 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
     conn.current = null;
     if (a && !a.settled) {
       if (conn.parser?.eof()) answered(a);
-      else if (a.status) answered(a); // the status is what counts, whatever came of the body
+      else if (a.status)
+        answered(a); // the status is what counts, whatever came of the body
       else if (conn.served > 0 && !conn.parser?.started && !a.retried && !a.timedOut && !closed) {
         a.retried = true;
         a.conn = null;
@@ -287,7 +315,20 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
       onread: { buffer: Buffer.allocUnsafe(16 * 1024), callback: (n, buf) => onData(conn, buf.subarray(0, n)) },
     };
     const socket = tls.connect(options);
-    const conn: Conn = { socket, origin: o, ready: false, current: null, parser: null, served: 0, idleUntil: 0, keepAliveMs: null, ended: false, reusable: true, tooLarge: false, error: undefined };
+    const conn: Conn = {
+      socket,
+      origin: o,
+      ready: false,
+      current: null,
+      parser: null,
+      served: 0,
+      idleUntil: 0,
+      keepAliveMs: null,
+      ended: false,
+      reusable: true,
+      tooLarge: false,
+      error: undefined,
+    };
     o.conns.add(conn);
     socket.setNoDelay(true);
     socket.once('secureConnect', () => {
@@ -315,7 +356,11 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
       try {
         t = target(req.url);
       } catch (err) {
-        return Promise.resolve({ outcome: { kind: 'error', error: classifyError(err, false) }, durationMs: 0, excerpt: null });
+        return Promise.resolve({
+          outcome: { kind: 'error', error: classifyError(err, false) },
+          durationMs: 0,
+          excerpt: null,
+        });
       }
       if (!opts.allowPrivateTargets && t.blockedLiteral) {
         return Promise.resolve({ outcome: { kind: 'error', error: 'blocked_address' }, durationMs: 0, excerpt: null });
@@ -323,12 +368,28 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
       let head = `POST ${t.path} HTTP/1.1\r\nhost: ${t.hostHeader}\r\ncontent-length: ${Buffer.byteLength(req.body)}\r\n`;
       for (const name in req.headers) {
         const value = req.headers[name]!;
-        if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) return Promise.reject(new Error(`header ${JSON.stringify(name)} cannot be sent as given`));
+        if (!TOKEN.test(name) || UNSAFE_VALUE.test(value))
+          return Promise.reject(new Error(`header ${JSON.stringify(name)} cannot be sent as given`));
         head += `${name}: ${value}\r\n`;
       }
-      if (closed) return Promise.resolve({ outcome: { kind: 'error', error: 'network' }, durationMs: 0, excerpt: null });
+      if (closed)
+        return Promise.resolve({ outcome: { kind: 'error', error: 'network' }, durationMs: 0, excerpt: null });
       return new Promise<SendResult>((resolve) => {
-        const a: Attempt = { bytes: head + '\r\n' + req.body, started, resolve, timer: undefined, conn: null, status: 0, durationMs: 0, read: 0, excerpt: null, excerptBytes: 0, settled: false, timedOut: false, retried: false };
+        const a: Attempt = {
+          bytes: head + '\r\n' + req.body,
+          started,
+          resolve,
+          timer: undefined,
+          conn: null,
+          status: 0,
+          durationMs: 0,
+          read: 0,
+          excerpt: null,
+          excerptBytes: 0,
+          settled: false,
+          timedOut: false,
+          retried: false,
+        };
         a.timer = setTimeout(() => {
           a.timedOut = true;
           // The status is what counts: a body cut short by the deadline does not change it.

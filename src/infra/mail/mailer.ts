@@ -6,7 +6,12 @@ import type { Mailer, OutgoingMail } from '../../app/ports/index.js';
 /** SMTP through nodemailer (SMTP_URL). */
 export function smtpMailer(url: string, from: string): Mailer {
   // Bounded waits: a mail server that hangs must not hold an alert check for minutes.
-  const transport = nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as Parameters<typeof nodemailer.createTransport>[0]);
+  const transport = nodemailer.createTransport({
+    url,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 30_000,
+  } as Parameters<typeof nodemailer.createTransport>[0]);
   return {
     async send(mail: OutgoingMail) {
       await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
@@ -23,7 +28,13 @@ export function outboxMailer(dir: string, from: string): Mailer {
   let n = 0;
   return {
     async send(mail: OutgoingMail) {
-      const info = (await composer.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html })) as { message: Buffer };
+      const info = (await composer.sendMail({
+        from,
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+      })) as { message: Buffer };
       mkdirSync(dir, { recursive: true });
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${++n}.eml`;
       writeFileSync(path.join(dir, name), info.message);

@@ -9,15 +9,19 @@ import type { paths } from './schema';
 export type Method = 'get' | 'post' | 'patch' | 'delete';
 
 /** The routes with an operation for `M`. */
-export type PathOf<M extends Method> = { [P in keyof paths]: paths[P][M] extends { responses: unknown } ? P : never }[keyof paths];
+export type PathOf<M extends Method> = {
+  [P in keyof paths]: paths[P][M] extends { responses: unknown } ? P : never;
+}[keyof paths];
 
 type Operation<M extends Method, P extends PathOf<M>> = paths[P][M] & { responses: unknown };
 
 /** The JSON body an operation takes. */
-export type BodyOf<M extends Method, P extends PathOf<M>> = Operation<M, P> extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+export type BodyOf<M extends Method, P extends PathOf<M>> =
+  Operation<M, P> extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
 
 /** The query parameters an operation takes. */
-export type QueryOf<M extends Method, P extends PathOf<M>> = Operation<M, P> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+export type QueryOf<M extends Method, P extends PathOf<M>> =
+  Operation<M, P> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 
 export type CreatePollBody = BodyOf<'post', '/poll'>;
 export type CommitBody = BodyOf<'post', '/commit'>;
@@ -55,9 +59,23 @@ export const SLIDE_TYPES = members<SlideType>({
   'thank-you': true,
 });
 
-export const LOGIC_OPS = members<LogicOp>({ equals: true, 'not-equals': true, contains: true, answered: true, gt: true, lt: true });
+export const LOGIC_OPS = members<LogicOp>({
+  equals: true,
+  'not-equals': true,
+  contains: true,
+  answered: true,
+  gt: true,
+  lt: true,
+});
 
-export const DELIVERY_STATUSES = members<DeliveryStatus>({ pending: true, in_flight: true, delivered: true, rejected: true, given_up: true, cancelled: true });
+export const DELIVERY_STATUSES = members<DeliveryStatus>({
+  pending: true,
+  in_flight: true,
+  delivered: true,
+  rejected: true,
+  given_up: true,
+  cancelled: true,
+});
 
 // No response schema for GET /accounts yet: roles and plans appear in no request either.
 export type Role = 'owner' | 'admin' | 'billing_admin' | 'editor' | 'read_only';
@@ -112,7 +130,12 @@ export type ResponseRow = {
 };
 
 // No response schema for GET /webhooks yet.
-export type Health = { state: 'healthy' | 'alerted'; lastSuccessAt: string | null; lastGivenUpAt: string | null; alertEmailsSent: number };
+export type Health = {
+  state: 'healthy' | 'alerted';
+  lastSuccessAt: string | null;
+  lastGivenUpAt: string | null;
+  alertEmailsSent: number;
+};
 
 // No response schema for GET /webhooks, POST /webhooks yet.
 export type Webhook = {

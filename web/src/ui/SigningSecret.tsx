@@ -14,7 +14,10 @@ export function SigningSecret({ secret, onDismiss }: { secret: string; onDismiss
   return (
     <div className="secret-once" role="alert" aria-labelledby="secret-title">
       <h3 id="secret-title">Signing secret — shown only this once</h3>
-      <p>Every delivery of this account (saved webhooks and logic-triggered ones) is signed with it. Store it now: Canvass will not show it again.</p>
+      <p>
+        Every delivery of this account (saved webhooks and logic-triggered ones) is signed with it. Store it now:
+        Canvass will not show it again.
+      </p>
       <code className="secret" data-testid="signing-secret">
         {secret}
       </code>

@@ -31,7 +31,10 @@ export type Api = {
   post<P extends Route<'post'>>(path: P, body: BodyOf<'post', P>): Promise<Answers['post'][P]>;
   del<P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>): Promise<Answers['delete'][P]>;
   /** A non-JSON answer (the CSV export) as a blob, with the file name the server suggests. */
-  download<P extends PathOf<'get'>>(path: P, query: QueryArgs<QueryOf<'get', P>>): Promise<{ blob: Blob; filename: string }>;
+  download<P extends PathOf<'get'>>(
+    path: P,
+    query: QueryArgs<QueryOf<'get', P>>,
+  ): Promise<{ blob: Blob; filename: string }>;
 };
 
 type Problem = { title?: string; detail?: string; code?: string; status?: number; errors?: FieldError[] };
@@ -89,9 +92,12 @@ export function createApi(key: string, { base = '', onSigningSecret }: ApiOption
     return body as T;
   };
   return {
-    get: async <P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>) => json<Answers['get'][P]>(await send('GET', withQuery(path, query as Query))),
-    post: async <P extends Route<'post'>>(path: P, body: BodyOf<'post', P>) => json<Answers['post'][P]>(await send('POST', path, body)),
-    del: async <P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>) => json<Answers['delete'][P]>(await send('DELETE', withQuery(path, query as Query))),
+    get: async <P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>) =>
+      json<Answers['get'][P]>(await send('GET', withQuery(path, query as Query))),
+    post: async <P extends Route<'post'>>(path: P, body: BodyOf<'post', P>) =>
+      json<Answers['post'][P]>(await send('POST', path, body)),
+    del: async <P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>) =>
+      json<Answers['delete'][P]>(await send('DELETE', withQuery(path, query as Query))),
     async download(path, query) {
       const res = await send('GET', withQuery(path, query as Query));
       const disposition = res.headers.get('content-disposition') ?? '';

@@ -33,7 +33,21 @@ export function Badge({ tone, children }: { tone: 'good' | 'bad' | 'warn' | 'neu
 }
 
 /** Pages through a cursor list: a stack of the cursors that opened each page so far. */
-export function Pager({ label, page, hasNext, onFirst, onPrev, onNext }: { label: string; page: number; hasNext: boolean; onFirst: () => void; onPrev: () => void; onNext: () => void }) {
+export function Pager({
+  label,
+  page,
+  hasNext,
+  onFirst,
+  onPrev,
+  onNext,
+}: {
+  label: string;
+  page: number;
+  hasNext: boolean;
+  onFirst: () => void;
+  onPrev: () => void;
+  onNext: () => void;
+}) {
   return (
     <nav className="pager" aria-label={`${label} pages`}>
       <button type="button" onClick={onFirst} disabled={page === 0}>

@@ -5,7 +5,11 @@ export type Loaded<T> = { data: T | undefined; error: string | null; loading: bo
 
 /** Runs `load` when `key` changes (and on reload()); a late answer for an old key is dropped. */
 export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({ data: undefined, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({
+    data: undefined,
+    error: null,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;

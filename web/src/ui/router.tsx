@@ -4,19 +4,22 @@ import { useEffect, useState, type MouseEvent, type ReactNode } from 'react';
 
 export const BASE = '/app';
 
-export type Route =
-  | { name: 'polls' }
-  | { name: 'poll'; pollId: string; section: PollSection }
-  | { name: 'alerts' };
+export type Route = { name: 'polls' } | { name: 'poll'; pollId: string; section: PollSection } | { name: 'alerts' };
 
 export const POLL_SECTIONS = ['overview', 'slides', 'translations', 'responses', 'webhooks', 'deliveries'] as const;
 export type PollSection = (typeof POLL_SECTIONS)[number];
 
 export function parse(pathname: string): Route {
-  const parts = pathname.replace(/^\/app\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const parts = pathname
+    .replace(/^\/app\/?/, '')
+    .split('/')
+    .filter(Boolean)
+    .map(decodeURIComponent);
   if (parts[0] === 'alerts') return { name: 'alerts' };
   if (parts[0] === 'polls' && parts[1]) {
-    const section = (POLL_SECTIONS as readonly string[]).includes(parts[2] ?? '') ? (parts[2] as PollSection) : 'overview';
+    const section = (POLL_SECTIONS as readonly string[]).includes(parts[2] ?? '')
+      ? (parts[2] as PollSection)
+      : 'overview';
     return { name: 'poll', pollId: parts[1], section };
   }
   return { name: 'polls' };
@@ -56,7 +59,17 @@ export function useRoute(): Route {
 }
 
 /** An ordinary link (keyboard, middle click, copy address all work) that navigates in place. */
-export function Link({ to, children, current, className }: { to: Route; children: ReactNode; current?: boolean; className?: string }) {
+export function Link({
+  to,
+  children,
+  current,
+  className,
+}: {
+  to: Route;
+  children: ReactNode;
+  current?: boolean;
+  className?: string;
+}) {
   const target = href(to);
   const onClick = (e: MouseEvent<HTMLAnchorElement>) => {
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;

@@ -10,7 +10,14 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
     async insert(a) {
       await db
         .insertInto('accounts')
-        .values({ id: a.id, name: a.name, plan: a.plan, defaults: json({}), created_at: a.createdAt, updated_at: a.updatedAt })
+        .values({
+          id: a.id,
+          name: a.name,
+          plan: a.plan,
+          defaults: json({}),
+          created_at: a.createdAt,
+          updated_at: a.updatedAt,
+        })
         .execute();
     },
     async get(id) {
@@ -28,7 +35,10 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
       } satisfies Account;
     },
     async count() {
-      const r = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const r = await db
+        .selectFrom('accounts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       return Number(r.n);
     },
     async setPlan(id, plan, now) {
@@ -38,7 +48,11 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
     async setDefaults(id, defaults, recipients, now) {
       await db
         .updateTable('accounts')
-        .set({ defaults: json(defaults), notification_recipients: recipients === null ? null : json(recipients), updated_at: now })
+        .set({
+          defaults: json(defaults),
+          notification_recipients: recipients === null ? null : json(recipients),
+          updated_at: now,
+        })
         .where('id', '=', id)
         .execute();
     },
@@ -46,7 +60,12 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
       await db.selectFrom('accounts').select('id').where('id', '=', id).forUpdate().execute();
     },
     async setSigningSecretIfMissing(id, secret, now) {
-      const r = await db.updateTable('accounts').set({ signing_secret: secret, updated_at: now }).where('id', '=', id).where('signing_secret', 'is', null).executeTakeFirst();
+      const r = await db
+        .updateTable('accounts')
+        .set({ signing_secret: secret, updated_at: now })
+        .where('id', '=', id)
+        .where('signing_secret', 'is', null)
+        .executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
     },
     async setSigningSecret(id, secret, now) {

@@ -46,7 +46,10 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
     async list(accountId, page) {
       let q = db.selectFrom('alert_emails').selectAll().where('account_id', '=', accountId);
       if (page.startCursor) q = q.where('id', '<', page.startCursor);
-      const rows = await q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+      const rows = await q
+        .orderBy('id', 'desc')
+        .limit(page.limit + 1)
+        .execute();
       return toPage(rows.map(toAlert), page);
     },
     async claimCandidates(now, quietBefore, reminderBefore, limit) {
@@ -64,7 +67,11 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
               eb.or([eb('last_success_at', 'is', null), eb('last_success_at', '<', eb.ref('last_given_up_at'))]),
               eb(sql`coalesce(last_success_at, created_at)`, '<=', quietBefore),
             ]),
-            eb.and([eb('state', '=', 'alerted'), eb('alert_emails_sent', '<', 3), eb('last_alert_at', '<=', reminderBefore)]),
+            eb.and([
+              eb('state', '=', 'alerted'),
+              eb('alert_emails_sent', '<', 3),
+              eb('last_alert_at', '<=', reminderBefore),
+            ]),
           ]),
         )
         .orderBy('id')
@@ -75,13 +82,22 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
       return rows.map(toEndpoint);
     },
     async markAlerted(endpointId, sent, at) {
-      await db.updateTable('endpoints').set({ state: 'alerted', alert_emails_sent: sent, last_alert_at: at, alert_hold_until: null }).where('id', '=', endpointId).execute();
+      await db
+        .updateTable('endpoints')
+        .set({ state: 'alerted', alert_emails_sent: sent, last_alert_at: at, alert_hold_until: null })
+        .where('id', '=', endpointId)
+        .execute();
     },
     async hold(endpointId, until) {
       await db.updateTable('endpoints').set({ alert_hold_until: until }).where('id', '=', endpointId).execute();
     },
     async lockEndpoint(endpointId) {
-      const r = await db.selectFrom('endpoints').selectAll().where('id', '=', endpointId).forUpdate().executeTakeFirst();
+      const r = await db
+        .selectFrom('endpoints')
+        .selectAll()
+        .where('id', '=', endpointId)
+        .forUpdate()
+        .executeTakeFirst();
       return r && toEndpoint(r);
     },
   };

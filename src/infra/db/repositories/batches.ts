@@ -7,7 +7,15 @@ export function batchRepo(db: Kysely<DB>): BatchRepo {
     async claimDue(now, limit) {
       // SKIP LOCKED: two schedulers flushing at once each take different batches; a batch
       // whose flush commits is deleted in the same transaction, so it never flushes twice.
-      const rows = await db.selectFrom('batches').selectAll().where('flush_at', '<=', now).orderBy('flush_at').limit(limit).forUpdate().skipLocked().execute();
+      const rows = await db
+        .selectFrom('batches')
+        .selectAll()
+        .where('flush_at', '<=', now)
+        .orderBy('flush_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute();
       return rows.map((r) => ({
         id: r.id,
         webhookId: r.webhook_id,

@@ -11,7 +11,11 @@ import { iso, toPage } from './page.js';
 // Compiled once: the claim sends it ahead of itself on every call (see claim).
 const GENERIC_PLAN = CompiledQuery.raw('SET LOCAL plan_cache_mode = force_generic_plan');
 
-type DeliveryRow = Selectable<DeliveriesTable> & { next_attempt_at: Date | null; lease_token: string | null; queued_attempts: number | null };
+type DeliveryRow = Selectable<DeliveriesTable> & {
+  next_attempt_at: Date | null;
+  lease_token: string | null;
+  queued_attempts: number | null;
+};
 
 // A delivery still queued takes its state from the queue row: leased is in_flight.
 const toDelivery = (r: DeliveryRow): Delivery => ({
@@ -43,7 +47,10 @@ const toAttempt = (r: Selectable<AttemptsTable>): Attempt => ({
   responseExcerpt: r.response_excerpt,
 });
 
-type ClaimRow = Pick<Selectable<DeliveriesTable>, 'id' | 'account_id' | 'endpoint_id' | 'source' | 'url' | 'attempt_count' | 'body'> & {
+type ClaimRow = Pick<
+  Selectable<DeliveriesTable>,
+  'id' | 'account_id' | 'endpoint_id' | 'source' | 'url' | 'attempt_count' | 'body'
+> & {
   signing_secret: string | null;
   legacy_secret: string | null;
 };
@@ -127,24 +134,24 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       const statements = [GENERIC_PLAN, claim.compile(db)];
       // Inside a caller's transaction (the claim bench rolls its claims back) it takes no COMMIT along.
       const [, result] = (
-        db.isTransaction ? await executeTogether(db, statements) : await db.transaction().execute((trx) => executeTogether<DB>(trx, statements, { thenCommit: true }))
+        db.isTransaction
+          ? await executeTogether(db, statements)
+          : await db.transaction().execute((trx) => executeTogether<DB>(trx, statements, { thenCommit: true }))
       ) as [unknown, QueryResult<ClaimRow>];
       // Only what an attempt needs (no times to parse, no columns it never reads): at thousands
       // of rows a second each column read is worker and database time.
-      return result.rows.map(
-        (r): ClaimedDelivery => ({
-          id: r.id,
-          accountId: r.account_id,
-          endpointId: r.endpoint_id,
-          source: r.source as DeliverySource,
-          url: r.url,
-          attemptCount: r.attempt_count,
-          body: r.body,
-          leaseToken,
-          signingSecret: r.signing_secret,
-          legacySecret: r.legacy_secret,
-        }),
-      );
+      return result.rows.map((r): ClaimedDelivery => ({
+        id: r.id,
+        accountId: r.account_id,
+        endpointId: r.endpoint_id,
+        source: r.source as DeliverySource,
+        url: r.url,
+        attemptCount: r.attempt_count,
+        body: r.body,
+        leaseToken,
+        signingSecret: r.signing_secret,
+        legacySecret: r.legacy_secret,
+      }));
     },
 
     /**
@@ -245,12 +252,25 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
     },
 
     async attempts(deliveryId) {
-      const rows = await db.selectFrom('attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('number').orderBy('sent_at').execute();
+      const rows = await db
+        .selectFrom('attempts')
+        .selectAll()
+        .where('delivery_id', '=', deliveryId)
+        .orderBy('number')
+        .orderBy('sent_at')
+        .execute();
       return rows.map(toAttempt);
     },
 
     async lastAttempt(deliveryId) {
-      const r = await db.selectFrom('attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('sent_at', 'desc').orderBy('number', 'desc').limit(1).executeTakeFirst();
+      const r = await db
+        .selectFrom('attempts')
+        .selectAll()
+        .where('delivery_id', '=', deliveryId)
+        .orderBy('sent_at', 'desc')
+        .orderBy('number', 'desc')
+        .limit(1)
+        .executeTakeFirst();
       return r && toAttempt(r);
     },
 
@@ -265,7 +285,10 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       if (f.createdBefore) q = q.where('d.created_at', '<', f.createdBefore);
       if (page.startCursor) q = q.where('d.id', '<', page.startCursor);
       // Newest first: a delivery log is read from the top.
-      const rows = await q.orderBy('d.id', 'desc').limit(page.limit + 1).execute();
+      const rows = await q
+        .orderBy('d.id', 'desc')
+        .limit(page.limit + 1)
+        .execute();
       return toPage(rows.map(toDelivery), page);
     },
 

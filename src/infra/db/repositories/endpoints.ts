@@ -25,12 +25,26 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
     async insert(e) {
       await db
         .insertInto('endpoints')
-        .values({ id: e.id, account_id: e.accountId, poll_id: e.pollId, webhook_id: e.webhookId, source: e.source, slide_id: e.slideId, url: e.url, created_at: e.createdAt })
+        .values({
+          id: e.id,
+          account_id: e.accountId,
+          poll_id: e.pollId,
+          webhook_id: e.webhookId,
+          source: e.source,
+          slide_id: e.slideId,
+          url: e.url,
+          created_at: e.createdAt,
+        })
         .execute();
     },
     async getMany(accountId, ids) {
       if (!ids.length) return [];
-      const rows = await db.selectFrom('endpoints').selectAll().where('account_id', '=', accountId).where('id', 'in', ids).execute();
+      const rows = await db
+        .selectFrom('endpoints')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('id', 'in', ids)
+        .execute();
       return rows.map(toEndpoint);
     },
     async ensureLogic(e) {
@@ -49,7 +63,16 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
       if (found) return found.id;
       await db
         .insertInto('endpoints')
-        .values({ id: e.id, account_id: e.accountId, poll_id: e.pollId, webhook_id: null, source: e.source, slide_id: e.slideId, url: e.url, created_at: e.createdAt })
+        .values({
+          id: e.id,
+          account_id: e.accountId,
+          poll_id: e.pollId,
+          webhook_id: null,
+          source: e.source,
+          slide_id: e.slideId,
+          url: e.url,
+          created_at: e.createdAt,
+        })
         .onConflict((oc) => oc.doNothing())
         .execute();
       return (await find())!.id;
@@ -61,7 +84,11 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
       await db.deleteFrom('endpoints').where('account_id', '=', accountId).where('poll_id', '=', pollId).execute();
     },
     async recordGivenUp(id, at, failure) {
-      await db.updateTable('endpoints').set({ last_given_up_at: at, last_failure: failure }).where('id', '=', id).execute();
+      await db
+        .updateTable('endpoints')
+        .set({ last_given_up_at: at, last_failure: failure })
+        .where('id', '=', id)
+        .execute();
     },
   };
 }

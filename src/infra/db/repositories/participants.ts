@@ -45,7 +45,12 @@ export const participantRow = (p: ParticipantRow) => ({
 export function participantReads(db: Kysely<DB>) {
   return {
     async getParticipant(pollId: string, id: string) {
-      const r = await db.selectFrom('participants').selectAll().where('poll_id', '=', pollId).where('id', '=', id).executeTakeFirst();
+      const r = await db
+        .selectFrom('participants')
+        .selectAll()
+        .where('poll_id', '=', pollId)
+        .where('id', '=', id)
+        .executeTakeFirst();
       return r && toParticipant(r);
     },
     async participantsByKeys(keys: readonly { pollId: string; id: string }[]) {
@@ -53,12 +58,20 @@ export function participantReads(db: Kysely<DB>) {
       const rows = await db
         .selectFrom('participants')
         .selectAll()
-        .where(sql<boolean>`(poll_id, id) IN (SELECT * FROM unnest(${keys.map((k) => k.pollId)}::text[], ${keys.map((k) => k.id)}::text[]))`)
+        .where(
+          sql<boolean>`(poll_id, id) IN (SELECT * FROM unnest(${keys.map((k) => k.pollId)}::text[], ${keys.map((k) => k.id)}::text[]))`,
+        )
         .execute();
       return rows.map(toParticipant);
     },
     async ofParticipant(pollId: string, participantId: string) {
-      const rows = await db.selectFrom('responses').selectAll().where('poll_id', '=', pollId).where('participant_id', '=', participantId).orderBy('id').execute();
+      const rows = await db
+        .selectFrom('responses')
+        .selectAll()
+        .where('poll_id', '=', pollId)
+        .where('participant_id', '=', participantId)
+        .orderBy('id')
+        .execute();
       return rows.map(toResponse);
     },
     async byIds(ids: string[]) {
@@ -73,19 +86,27 @@ export function participantReads(db: Kysely<DB>) {
       if (f.createdAfter) q = q.where('created_at', '>', f.createdAfter);
       if (f.createdBefore) q = q.where('created_at', '<', f.createdBefore);
       if (page.startCursor) q = q.where('id', '>', page.startCursor);
-      const rows = await q.orderBy('id').limit(page.limit + 1).execute();
+      const rows = await q
+        .orderBy('id')
+        .limit(page.limit + 1)
+        .execute();
       return toPage(rows.map(toResponse), page);
     },
-    async listParticipants(f: { pollId?: string; accountId?: string }, page: { startCursor?: string | undefined; limit: number }) {
+    async listParticipants(
+      f: { pollId?: string; accountId?: string },
+      page: { startCursor?: string | undefined; limit: number },
+    ) {
       let q = db.selectFrom('participants').selectAll();
       if (f.pollId) q = q.where('poll_id', '=', f.pollId);
       if (f.accountId) q = q.where('account_id', '=', f.accountId);
       if (page.startCursor) q = q.where('seq', '>', page.startCursor);
-      const rows = await q.orderBy('seq').limit(page.limit + 1).execute();
+      const rows = await q
+        .orderBy('seq')
+        .limit(page.limit + 1)
+        .execute();
       const hasNextPage = rows.length > page.limit;
       const data = (hasNextPage ? rows.slice(0, page.limit) : rows).map(toParticipant);
       return { data, hasNextPage, endCursor: data.length ? data[data.length - 1]!.seq : null };
     },
   };
 }
-

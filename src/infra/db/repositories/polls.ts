@@ -41,7 +41,15 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     async insert(p) {
       const r = await db
         .insertInto('polls')
-        .values({ id: p.id, account_id: p.accountId, title: p.title, is_visible: p.isVisible, body: json(bodyOf(p)), created_at: p.createdAt, updated_at: p.updatedAt })
+        .values({
+          id: p.id,
+          account_id: p.accountId,
+          title: p.title,
+          is_visible: p.isVisible,
+          body: json(bodyOf(p)),
+          created_at: p.createdAt,
+          updated_at: p.updatedAt,
+        })
         .onConflict((oc) => oc.column('id').doNothing())
         .executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
@@ -51,7 +59,11 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
       return r && toPoll(r);
     },
     async update(id, f) {
-      await db.updateTable('polls').set({ title: f.title, is_visible: f.isVisible, body: json(bodyOf(f.body)), updated_at: f.updatedAt }).where('id', '=', id).execute();
+      await db
+        .updateTable('polls')
+        .set({ title: f.title, is_visible: f.isVisible, body: json(bodyOf(f.body)), updated_at: f.updatedAt })
+        .where('id', '=', id)
+        .execute();
     },
     async lock(id) {
       await db.selectFrom('polls').select('id').where('id', '=', id).forUpdate().execute();
@@ -60,20 +72,32 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
       // One round trip for a whole group of submissions: slides and webhooks come along as
       // JSON arrays of their rows.
       if (!ids.length) return [];
-      const r = await sql<Selectable<PollsTable> & { slide_rows: JsonRow<SlidesTable>[]; webhook_rows: JsonRow<WebhooksTable>[] }>`
+      const r = await sql<
+        Selectable<PollsTable> & { slide_rows: JsonRow<SlidesTable>[]; webhook_rows: JsonRow<WebhooksTable>[] }
+      >`
         SELECT p.*,
           (SELECT coalesce(json_agg(s ORDER BY s.idx, s.id), '[]'::json) FROM slides s WHERE s.poll_id = p.id) AS slide_rows,
           (SELECT coalesce(json_agg(w ORDER BY w.id), '[]'::json) FROM webhooks w WHERE w.poll_id = p.id) AS webhook_rows
         FROM polls p WHERE p.id = ANY(${ids}::text[])`.execute(db);
       return r.rows.map(({ slide_rows, webhook_rows, ...poll }) => ({
         poll: toPoll(poll),
-        slides: slide_rows.map((s) => toSlide({ ...s, created_at: new Date(s.created_at), updated_at: new Date(s.updated_at) })),
+        slides: slide_rows.map((s) =>
+          toSlide({ ...s, created_at: new Date(s.created_at), updated_at: new Date(s.updated_at) }),
+        ),
         webhooks: webhook_rows.map((w) => toWebhook({ ...w, created_at: new Date(w.created_at) })),
       }));
     },
     async delete(id, accountId, at) {
-      const r = await db.deleteFrom('polls').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
-      await db.insertInto('deleted_polls').values({ id, account_id: accountId, deleted_at: at }).onConflict((oc) => oc.column('id').doNothing()).execute();
+      const r = await db
+        .deleteFrom('polls')
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      await db
+        .insertInto('deleted_polls')
+        .values({ id, account_id: accountId, deleted_at: at })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
       return Number(r.numDeletedRows) > 0;
     },
     async ownerOfDeleted(id) {
@@ -83,7 +107,10 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     async listByAccount(accountId, page) {
       let q = db.selectFrom('polls').selectAll().where('account_id', '=', accountId);
       if (page.startCursor) q = q.where('id', '>', page.startCursor);
-      const rows = await q.orderBy('id').limit(page.limit + 1).execute();
+      const rows = await q
+        .orderBy('id')
+        .limit(page.limit + 1)
+        .execute();
       return toPage(rows.map(toPoll), page);
     },
   };

@@ -22,9 +22,7 @@ export function responseRepo(db: Kysely<DB>): ResponseRepo {
       for (const part of chunks(rows)) {
         await db
           .insertInto('participants')
-          .values(
-            part.map(participantRow),
-          )
+          .values(part.map(participantRow))
           .onConflict((oc) => oc.columns(['poll_id', 'id']).doNothing())
           .execute();
       }
@@ -57,7 +55,15 @@ export function researchRepo(db: Kysely<DB>): ResearchRepo {
     async insert(r) {
       await db
         .insertInto('research_runs')
-        .values({ id: r.id, poll_id: r.pollId, account_id: r.accountId, participants: r.participants, seed: r.seed, responses_created: r.responsesCreated, created_at: r.createdAt })
+        .values({
+          id: r.id,
+          poll_id: r.pollId,
+          account_id: r.accountId,
+          participants: r.participants,
+          seed: r.seed,
+          responses_created: r.responsesCreated,
+          created_at: r.createdAt,
+        })
         .execute();
     },
   };

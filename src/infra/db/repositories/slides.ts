@@ -38,7 +38,13 @@ const toRow = (s: Slide) => ({
 export function slideRepo(db: Kysely<DB>): SlideRepo {
   return {
     async listByPoll(pollId) {
-      const rows = await db.selectFrom('slides').selectAll().where('poll_id', '=', pollId).orderBy('idx').orderBy('id').execute();
+      const rows = await db
+        .selectFrom('slides')
+        .selectAll()
+        .where('poll_id', '=', pollId)
+        .orderBy('idx')
+        .orderBy('id')
+        .execute();
       return rows.map(toSlide);
     },
     async get(id) {
@@ -56,7 +62,12 @@ export function slideRepo(db: Kysely<DB>): SlideRepo {
       await db.deleteFrom('slides').where('id', '=', id).execute();
     },
     async shiftFrom(pollId, idx) {
-      await db.updateTable('slides').set({ idx: sql`idx + 1` }).where('poll_id', '=', pollId).where('idx', '>=', idx).execute();
+      await db
+        .updateTable('slides')
+        .set({ idx: sql`idx + 1` })
+        .where('poll_id', '=', pollId)
+        .where('idx', '>=', idx)
+        .execute();
     },
   };
 }

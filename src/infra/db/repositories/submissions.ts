@@ -17,7 +17,9 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       // ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns the
       // stored row: concurrent first submissions of one id queue here instead of colliding.
       // Rows are locked in key order, so groups sharing respondents cannot deadlock.
-      const ps = [...entries].sort((a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id)).map((e) => e.participant);
+      const ps = [...entries]
+        .sort((a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id))
+        .map((e) => e.participant);
       const p = <T>(f: (x: (typeof ps)[number]) => T) => ps.map(f);
       const lock = sql<Selectable<ParticipantsTable>>`
         INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)

@@ -5,15 +5,24 @@ import type { DB } from '../schema.js';
 
 export function userRepo(db: Kysely<DB>): UserRepo {
   return {
-    findByEmail: (email) => db.selectFrom('users').select(['id', 'email']).where('email', '=', email).executeTakeFirst(),
+    findByEmail: (email) =>
+      db.selectFrom('users').select(['id', 'email']).where('email', '=', email).executeTakeFirst(),
     async insert(u) {
       await db.insertInto('users').values({ id: u.id, email: u.email, created_at: u.createdAt }).execute();
     },
     async addMembership(m) {
-      await db.insertInto('memberships').values({ account_id: m.accountId, user_id: m.userId, role: m.role, created_at: m.createdAt }).execute();
+      await db
+        .insertInto('memberships')
+        .values({ account_id: m.accountId, user_id: m.userId, role: m.role, created_at: m.createdAt })
+        .execute();
     },
     async setRole(accountId, userId, role) {
-      await db.updateTable('memberships').set({ role }).where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+      await db
+        .updateTable('memberships')
+        .set({ role })
+        .where('account_id', '=', accountId)
+        .where('user_id', '=', userId)
+        .execute();
     },
     async membership(accountId, userId) {
       const r = await db
@@ -33,7 +42,12 @@ export function userRepo(db: Kysely<DB>): UserRepo {
         .where('m.user_id', '=', userId)
         .orderBy('a.id')
         .execute();
-      return rows.map((r) => ({ accountId: r.account_id, role: r.role as Role, plan: r.plan as Plan, accountName: r.name }));
+      return rows.map((r) => ({
+        accountId: r.account_id,
+        role: r.role as Role,
+        plan: r.plan as Plan,
+        accountName: r.name,
+      }));
     },
     async ownerEmail(accountId) {
       const r = await db

@@ -19,7 +19,15 @@ export function webhookRepo(db: Kysely<DB>): WebhookRepo {
     async insert(w) {
       await db
         .insertInto('webhooks')
-        .values({ id: w.id, account_id: w.accountId, poll_id: w.pollId, url: w.url, delivery_rule: w.deliveryRule, legacy_secret: w.legacySecret, created_at: w.createdAt })
+        .values({
+          id: w.id,
+          account_id: w.accountId,
+          poll_id: w.pollId,
+          url: w.url,
+          delivery_rule: w.deliveryRule,
+          legacy_secret: w.legacySecret,
+          created_at: w.createdAt,
+        })
         .execute();
     },
     async get(id) {
@@ -31,7 +39,11 @@ export function webhookRepo(db: Kysely<DB>): WebhookRepo {
       return rows.map(toWebhook);
     },
     async countByPoll(pollId) {
-      const r = await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('poll_id', '=', pollId).executeTakeFirstOrThrow();
+      const r = await db
+        .selectFrom('webhooks')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('poll_id', '=', pollId)
+        .executeTakeFirstOrThrow();
       return Number(r.n);
     },
     async list(f, page) {
@@ -39,7 +51,10 @@ export function webhookRepo(db: Kysely<DB>): WebhookRepo {
       if (f.pollId) q = q.where('poll_id', '=', f.pollId);
       if (f.accountId) q = q.where('account_id', '=', f.accountId);
       if (page.startCursor) q = q.where('id', '>', page.startCursor);
-      const rows = await q.orderBy('id').limit(page.limit + 1).execute();
+      const rows = await q
+        .orderBy('id')
+        .limit(page.limit + 1)
+        .execute();
       return toPage(rows.map(toWebhook), page);
     },
     async delete(id) {

@@ -10,20 +10,35 @@ import './alerts.css';
 export function AlertsPage() {
   const { api, account } = useSession();
   const pages = useCursorPages();
-  const alerts = useLoad(() => api.get('/alerts', { accountId: account.accountId, startCursor: pages.cursor, limit: 20 }), `${account.accountId}:${pages.cursor}`);
+  const alerts = useLoad(
+    () => api.get('/alerts', { accountId: account.accountId, startCursor: pages.cursor, limit: 20 }),
+    `${account.accountId}:${pages.cursor}`,
+  );
   const list = alerts.data;
   return (
     <>
       <h1>Alerts</h1>
-      <p>Emails Canvass sent because an endpoint stopped accepting deliveries: a first alert, then weekly reminders, three at most.</p>
+      <p>
+        Emails Canvass sent because an endpoint stopped accepting deliveries: a first alert, then weekly reminders,
+        three at most.
+      </p>
       <ErrorNote>{alerts.error}</ErrorNote>
       {alerts.loading && !list && <StatusNote>Loading alerts…</StatusNote>}
       {list && list.data.length === 0 && <p>No alert emails have been sent for {account.accountName}.</p>}
       <ul className="alerts">
-        {list?.data.map((a) => <AlertItem key={a.id} alert={a} />)}
+        {list?.data.map((a) => (
+          <AlertItem key={a.id} alert={a} />
+        ))}
       </ul>
       {list && (list.hasNextPage || pages.page > 0) && (
-        <Pager label="Alerts" page={pages.page} hasNext={list.hasNextPage} onFirst={pages.first} onPrev={pages.prev} onNext={() => pages.next(list.endCursor)} />
+        <Pager
+          label="Alerts"
+          page={pages.page}
+          hasNext={list.hasNextPage}
+          onFirst={pages.first}
+          onPrev={pages.prev}
+          onNext={() => pages.next(list.endCursor)}
+        />
       )}
     </>
   );
@@ -35,15 +50,19 @@ function AlertItem({ alert: a }: { alert: AlertEmail }) {
     <li className="card">
       <h2 className="alert-subject">{a.subject}</h2>
       <p>
-        <Badge tone={a.kind === 'first' ? 'bad' : 'warn'}>{a.kind === 'first' ? 'first alert' : `reminder ${a.sequence - 1}`}</Badge> sent <When at={a.sentAt} /> to{' '}
-        {a.recipients.join(', ')}
+        <Badge tone={a.kind === 'first' ? 'bad' : 'warn'}>
+          {a.kind === 'first' ? 'first alert' : `reminder ${a.sequence - 1}`}
+        </Badge>{' '}
+        sent <When at={a.sentAt} /> to {a.recipients.join(', ')}
       </p>
       <dl className="facts">
         <dt>Endpoint</dt>
         <dd className="url">{a.details.endpoint}</dd>
         <dt>Survey</dt>
         <dd>
-          <Link to={{ name: 'poll', pollId: a.details.survey.id, section: 'deliveries' }}>{a.details.survey.title}</Link>
+          <Link to={{ name: 'poll', pollId: a.details.survey.id, section: 'deliveries' }}>
+            {a.details.survey.title}
+          </Link>
           {a.details.question && <> — question “{a.details.question.title}”</>}
         </dd>
         <dt>Trigger</dt>

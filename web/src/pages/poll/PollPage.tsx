@@ -87,7 +87,10 @@ export function PollPage({ pollId, section }: { pollId: string; section: PollSec
         {section === 'translations' && <Translations poll={p} onChanged={poll.reload} />}
         {section === 'responses' && <Responses pollId={pollId} />}
         {(section === 'webhooks' || section === 'deliveries') && !canWebhooks && (
-          <p className="notice">Webhooks and their deliveries are managed by owners, admins and billing admins; your role here is {account.role.replace('_', ' ')}.</p>
+          <p className="notice">
+            Webhooks and their deliveries are managed by owners, admins and billing admins; your role here is{' '}
+            {account.role.replace('_', ' ')}.
+          </p>
         )}
         {section === 'webhooks' && canWebhooks && <Webhooks pollId={pollId} />}
         {section === 'deliveries' && canWebhooks && <Deliveries pollId={pollId} />}

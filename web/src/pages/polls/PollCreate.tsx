@@ -13,7 +13,12 @@ export function PollCreate({ onCreated }: { onCreated: () => void }) {
   const [preview, setPreview] = useState<Poll | null>(null);
 
   const dryRun = useAction(async () => {
-    const { data } = await api.post('/poll', { accountId: account.accountId, title, dryRun: true, settings: { anonymous } });
+    const { data } = await api.post('/poll', {
+      accountId: account.accountId,
+      title,
+      dryRun: true,
+      settings: { anonymous },
+    });
     setPreview(data);
   });
   const commit = useAction(async () => {
@@ -37,10 +42,22 @@ export function PollCreate({ onCreated }: { onCreated: () => void }) {
       <h2 id="poll-create-title">Create a poll</h2>
       <form onSubmit={submit}>
         <label htmlFor="poll-title">Title</label>
-        <input id="poll-title" value={title} onChange={(e) => setTitle(e.target.value)} required maxLength={500} disabled={!!preview} />
+        <input
+          id="poll-title"
+          value={title}
+          onChange={(e) => setTitle(e.target.value)}
+          required
+          maxLength={500}
+          disabled={!!preview}
+        />
         <label className="check">
-          <input type="checkbox" checked={anonymous} onChange={(e) => setAnonymous(e.target.checked)} disabled={!!preview} /> Anonymous responses (no
-          emails in webhook payloads)
+          <input
+            type="checkbox"
+            checked={anonymous}
+            onChange={(e) => setAnonymous(e.target.checked)}
+            disabled={!!preview}
+          />{' '}
+          Anonymous responses (no emails in webhook payloads)
         </label>
         <ErrorNote>{dryRun.error}</ErrorNote>
         {!preview && (

@@ -37,7 +37,9 @@ export function PollList() {
                       <div className="muted mono small">{p.id}</div>
                     </div>
                   </td>
-                  <td data-label="Visibility">{p.isVisible ? <Badge tone="good">visible</Badge> : <Badge tone="neutral">hidden</Badge>}</td>
+                  <td data-label="Visibility">
+                    {p.isVisible ? <Badge tone="good">visible</Badge> : <Badge tone="neutral">hidden</Badge>}
+                  </td>
                   <td data-label="Created">
                     <When at={p.createdAt} />
                   </td>
@@ -48,7 +50,14 @@ export function PollList() {
         </TableWrap>
       )}
       {list && (list.hasNextPage || pages.page > 0) && (
-        <Pager label="Polls" page={pages.page} hasNext={list.hasNextPage} onFirst={pages.first} onPrev={pages.prev} onNext={() => pages.next(list.endCursor)} />
+        <Pager
+          label="Polls"
+          page={pages.page}
+          hasNext={list.hasNextPage}
+          onFirst={pages.first}
+          onPrev={pages.prev}
+          onNext={() => pages.next(list.endCursor)}
+        />
       )}
     </section>
   );

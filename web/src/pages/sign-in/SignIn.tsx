@@ -5,7 +5,13 @@ import { ErrorNote } from '../../ui/components';
 import './sign-in.css';
 
 /** Asks for an API key and checks it with GET /accounts before keeping it. */
-export function SignIn({ notice, onSignedIn }: { notice?: string | null; onSignedIn: (key: string, accounts: Membership[]) => void }) {
+export function SignIn({
+  notice,
+  onSignedIn,
+}: {
+  notice?: string | null;
+  onSignedIn: (key: string, accounts: Membership[]) => void;
+}) {
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -43,7 +49,9 @@ export function SignIn({ notice, onSignedIn }: { notice?: string | null; onSigne
           aria-describedby="api-key-help"
           required
         />
-        <small id="api-key-help">On the first start of an embedded server the owner key is printed once on its output.</small>
+        <small id="api-key-help">
+          On the first start of an embedded server the owner key is printed once on its output.
+        </small>
         <ErrorNote>{error}</ErrorNote>
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}

@@ -29,7 +29,15 @@ export function Deliveries({ pollId }: { pollId: string }) {
   const fromIso = isoFromLocal(from);
   const toIso = isoFromLocal(to);
   const log = useLoad(
-    () => api.get('/webhooks/deliveries', { ...scope, status, createdAfter: fromIso, createdBefore: toIso, startCursor: pages.cursor, limit: 20 }),
+    () =>
+      api.get('/webhooks/deliveries', {
+        ...scope,
+        status,
+        createdAfter: fromIso,
+        createdBefore: toIso,
+        startCursor: pages.cursor,
+        limit: 20,
+      }),
     JSON.stringify([pollId, webhookId, status, fromIso, toIso, pages.cursor]),
   );
   const { reload } = log;
@@ -52,10 +60,12 @@ export function Deliveries({ pollId }: { pollId: string }) {
 
   const rows = log.data?.data ?? [];
   const hookUrl = (id: string | null) => (id ? (hooks.data?.find((h) => h.id === id)?.url ?? id) : 'logic-triggered');
-  const changeFilter = <T,>(set: (v: T) => void) => (v: T) => {
-    set(v);
-    pages.first();
-  };
+  const changeFilter =
+    <T,>(set: (v: T) => void) =>
+    (v: T) => {
+      set(v);
+      pages.first();
+    };
 
   return (
     <section aria-labelledby="deliveries-title">
@@ -73,7 +83,11 @@ export function Deliveries({ pollId }: { pollId: string }) {
       <form className="filters" aria-label="Filter deliveries" onSubmit={(e) => e.preventDefault()}>
         <div>
           <label htmlFor="delivery-status">Status</label>
-          <select id="delivery-status" value={status} onChange={(e) => changeFilter(setStatus)(e.target.value as DeliveryStatus | '')}>
+          <select
+            id="delivery-status"
+            value={status}
+            onChange={(e) => changeFilter(setStatus)(e.target.value as DeliveryStatus | '')}
+          >
             <option value="">any</option>
             {DELIVERY_STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -95,11 +109,25 @@ export function Deliveries({ pollId }: { pollId: string }) {
         </div>
         <div>
           <label htmlFor="delivery-from">Created from</label>
-          <input id="delivery-from" type="datetime-local" step="1" value={from} onChange={(e) => changeFilter(setFrom)(e.target.value)} aria-describedby="delivery-time-help" />
+          <input
+            id="delivery-from"
+            type="datetime-local"
+            step="1"
+            value={from}
+            onChange={(e) => changeFilter(setFrom)(e.target.value)}
+            aria-describedby="delivery-time-help"
+          />
         </div>
         <div>
           <label htmlFor="delivery-to">Created until</label>
-          <input id="delivery-to" type="datetime-local" step="1" value={to} onChange={(e) => changeFilter(setTo)(e.target.value)} aria-describedby="delivery-time-help" />
+          <input
+            id="delivery-to"
+            type="datetime-local"
+            step="1"
+            value={to}
+            onChange={(e) => changeFilter(setTo)(e.target.value)}
+            aria-describedby="delivery-time-help"
+          />
         </div>
         <small id="delivery-time-help">Your local time.</small>
       </form>
@@ -124,7 +152,7 @@ export function Deliveries({ pollId }: { pollId: string }) {
             </thead>
             <tbody>
               {rows.map((d) => (
-                <tr key={d.id} className={open === d.id ? "selected" : undefined}>
+                <tr key={d.id} className={open === d.id ? 'selected' : undefined}>
                   <td data-label="Created">
                     <When at={d.createdAt} />
                   </td>
@@ -137,10 +165,17 @@ export function Deliveries({ pollId }: { pollId: string }) {
                       {d.source !== 'webhook' && <div className="muted small">{d.source}</div>}
                     </div>
                   </td>
-                  <td data-label="Endpoint" className="url">{hookUrl(d.webhookId)}</td>
+                  <td data-label="Endpoint" className="url">
+                    {hookUrl(d.webhookId)}
+                  </td>
                   <td data-label="Attempts">{d.attemptCount}</td>
                   <td data-label="">
-                    <button type="button" onClick={() => setOpen(d.id)} aria-label={`View delivery ${d.id}`} aria-pressed={open === d.id}>
+                    <button
+                      type="button"
+                      onClick={() => setOpen(d.id)}
+                      aria-label={`View delivery ${d.id}`}
+                      aria-pressed={open === d.id}
+                    >
                       View
                     </button>
                   </td>
@@ -151,7 +186,14 @@ export function Deliveries({ pollId }: { pollId: string }) {
         </TableWrap>
       )}
       {log.data && (log.data.hasNextPage || pages.page > 0) && (
-        <Pager label="Deliveries" page={pages.page} hasNext={log.data.hasNextPage} onFirst={pages.first} onPrev={pages.prev} onNext={() => pages.next(log.data?.endCursor ?? null)} />
+        <Pager
+          label="Deliveries"
+          page={pages.page}
+          hasNext={log.data.hasNextPage}
+          onFirst={pages.first}
+          onPrev={pages.prev}
+          onNext={() => pages.next(log.data?.endCursor ?? null)}
+        />
       )}
       {open && <DeliveryDetail deliveryId={open} refresh={tick} onClose={() => setOpen(null)} />}
     </section>

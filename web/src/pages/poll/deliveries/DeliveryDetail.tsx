@@ -6,7 +6,15 @@ import { AttemptTimeline } from './AttemptTimeline';
 import { DeliveryStatusBadge } from './DeliveryStatusBadge';
 
 /** One delivery (GET /webhooks/delivery): its attempts as a timeline and the payload it sends. */
-export function DeliveryDetail({ deliveryId, refresh, onClose }: { deliveryId: string; refresh: number; onClose: () => void }) {
+export function DeliveryDetail({
+  deliveryId,
+  refresh,
+  onClose,
+}: {
+  deliveryId: string;
+  refresh: number;
+  onClose: () => void;
+}) {
   const { api } = useSession();
   const detail = useLoad(() => api.get('/webhooks/delivery', { deliveryId }).then((r) => r.data), deliveryId);
   const { reload } = detail;

@@ -5,7 +5,11 @@ import './logic.css';
 /** A rule as the form edits it: condition values are raw text until the slide is saved. */
 export type DraftRule = { match: 'all' | 'any'; conditions: { op: LogicOp; value: string }[]; action: LogicAction };
 
-export const emptyRule = (): DraftRule => ({ match: 'any', conditions: [{ op: 'equals', value: '' }], action: { type: 'end-survey' } });
+export const emptyRule = (): DraftRule => ({
+  match: 'any',
+  conditions: [{ op: 'equals', value: '' }],
+  action: { type: 'end-survey' },
+});
 
 const ACTIONS: { type: LogicAction['type']; label: string }[] = [
   { type: 'continue', label: 'Continue' },
@@ -21,7 +25,15 @@ function actionOf(type: LogicAction['type'], slides: Slide[]): LogicAction {
 }
 
 /** Question logic: rules on this slide's answer, each with conditions and one action. */
-export function LogicEditor({ rules, onChange, slides }: { rules: DraftRule[]; onChange: (rules: DraftRule[]) => void; slides: Slide[] }) {
+export function LogicEditor({
+  rules,
+  onChange,
+  slides,
+}: {
+  rules: DraftRule[];
+  onChange: (rules: DraftRule[]) => void;
+  slides: Slide[];
+}) {
   const set = (i: number, rule: DraftRule) => onChange(rules.map((r, j) => (j === i ? rule : r)));
   return (
     <fieldset className="logic">
@@ -33,7 +45,11 @@ export function LogicEditor({ rules, onChange, slides }: { rules: DraftRule[]; o
           <fieldset key={i} className="rule">
             <legend>Rule {i + 1}</legend>
             <label htmlFor={`${id}-match`}>When</label>
-            <select id={`${id}-match`} value={rule.match} onChange={(e) => set(i, { ...rule, match: e.target.value as DraftRule['match'] })}>
+            <select
+              id={`${id}-match`}
+              value={rule.match}
+              onChange={(e) => set(i, { ...rule, match: e.target.value as DraftRule['match'] })}
+            >
               <option value="any">any condition holds</option>
               <option value="all">all conditions hold</option>
             </select>
@@ -43,7 +59,14 @@ export function LogicEditor({ rules, onChange, slides }: { rules: DraftRule[]; o
                 <select
                   id={`${id}-op-${k}`}
                   value={c.op}
-                  onChange={(e) => set(i, { ...rule, conditions: rule.conditions.map((x, m) => (m === k ? { ...x, op: e.target.value as LogicOp } : x)) })}
+                  onChange={(e) =>
+                    set(i, {
+                      ...rule,
+                      conditions: rule.conditions.map((x, m) =>
+                        m === k ? { ...x, op: e.target.value as LogicOp } : x,
+                      ),
+                    })
+                  }
                 >
                   {LOGIC_OPS.map((op) => (
                     <option key={op} value={op}>
@@ -60,20 +83,35 @@ export function LogicEditor({ rules, onChange, slides }: { rules: DraftRule[]; o
                       id={`${id}-value-${k}`}
                       value={c.value}
                       placeholder="value"
-                      onChange={(e) => set(i, { ...rule, conditions: rule.conditions.map((x, m) => (m === k ? { ...x, value: e.target.value } : x)) })}
+                      onChange={(e) =>
+                        set(i, {
+                          ...rule,
+                          conditions: rule.conditions.map((x, m) => (m === k ? { ...x, value: e.target.value } : x)),
+                        })
+                      }
                     />
                   </>
                 )}
-                <button type="button" onClick={() => set(i, { ...rule, conditions: rule.conditions.filter((_, m) => m !== k) })}>
+                <button
+                  type="button"
+                  onClick={() => set(i, { ...rule, conditions: rule.conditions.filter((_, m) => m !== k) })}
+                >
                   Remove condition {k + 1}
                 </button>
               </div>
             ))}
-            <button type="button" onClick={() => set(i, { ...rule, conditions: [...rule.conditions, { op: 'equals', value: '' }] })}>
+            <button
+              type="button"
+              onClick={() => set(i, { ...rule, conditions: [...rule.conditions, { op: 'equals', value: '' }] })}
+            >
               Add a condition
             </button>
             <label htmlFor={`${id}-action`}>Then</label>
-            <select id={`${id}-action`} value={rule.action.type} onChange={(e) => set(i, { ...rule, action: actionOf(e.target.value as LogicAction['type'], slides) })}>
+            <select
+              id={`${id}-action`}
+              value={rule.action.type}
+              onChange={(e) => set(i, { ...rule, action: actionOf(e.target.value as LogicAction['type'], slides) })}
+            >
               {ACTIONS.map((a) => (
                 <option key={a.type} value={a.type}>
                   {a.label}
@@ -83,7 +121,11 @@ export function LogicEditor({ rules, onChange, slides }: { rules: DraftRule[]; o
             {rule.action.type === 'skip-to' && (
               <>
                 <label htmlFor={`${id}-target`}>Slide to skip to</label>
-                <select id={`${id}-target`} value={rule.action.slideId} onChange={(e) => set(i, { ...rule, action: { type: 'skip-to', slideId: e.target.value } })}>
+                <select
+                  id={`${id}-target`}
+                  value={rule.action.slideId}
+                  onChange={(e) => set(i, { ...rule, action: { type: 'skip-to', slideId: e.target.value } })}
+                >
                   {slides.length === 0 && <option value="">(no other slides yet)</option>}
                   {slides.map((s) => (
                     <option key={s.id} value={s.id}>
@@ -96,7 +138,12 @@ export function LogicEditor({ rules, onChange, slides }: { rules: DraftRule[]; o
             {rule.action.type === 'trigger-webhook' && (
               <>
                 <label htmlFor={`${id}-url`}>Webhook URL (https)</label>
-                <input id={`${id}-url`} type="url" value={rule.action.url} onChange={(e) => set(i, { ...rule, action: { type: 'trigger-webhook', url: e.target.value } })} />
+                <input
+                  id={`${id}-url`}
+                  type="url"
+                  value={rule.action.url}
+                  onChange={(e) => set(i, { ...rule, action: { type: 'trigger-webhook', url: e.target.value } })}
+                />
               </>
             )}
             <button type="button" className="danger" onClick={() => onChange(rules.filter((_, j) => j !== i))}>

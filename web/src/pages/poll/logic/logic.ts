@@ -33,7 +33,12 @@ export function describeAction(a: LogicAction, slides: Slide[]): string {
 
 export function describeRule(rule: LogicRule, slides: Slide[]): string {
   const conds = rule.conditions.map(describeCondition);
-  const when = conds.length === 0 ? 'Always' : conds.length === 1 ? `If ${conds[0]}` : `If ${rule.match === 'all' ? 'all' : 'any'} of: ${conds.join('; ')}`;
+  const when =
+    conds.length === 0
+      ? 'Always'
+      : conds.length === 1
+        ? `If ${conds[0]}`
+        : `If ${rule.match === 'all' ? 'all' : 'any'} of: ${conds.join('; ')}`;
   return `${when} → ${describeAction(rule.action, slides)}`;
 }
 
@@ -44,7 +49,8 @@ const NUMERIC_TYPES: SlideType[] = ['star-rating', 'range'];
 export function conditionValue(op: LogicOp, raw: string, type: SlideType): LogicCondition['value'] {
   if (op === 'answered') return undefined;
   const t = raw.trim();
-  if ((op === 'gt' || op === 'lt' || NUMERIC_TYPES.includes(type)) && t !== '' && !Number.isNaN(Number(t))) return Number(t);
+  if ((op === 'gt' || op === 'lt' || NUMERIC_TYPES.includes(type)) && t !== '' && !Number.isNaN(Number(t)))
+    return Number(t);
   if (type === 'legal-consent' && (t === 'true' || t === 'false')) return t === 'true';
   return t;
 }

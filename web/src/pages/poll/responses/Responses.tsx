@@ -63,11 +63,23 @@ export function Responses({ pollId }: { pollId: string }) {
       <form onSubmit={apply} className="filters" aria-label="Filter responses">
         <div>
           <label htmlFor="responses-after">Created after</label>
-          <input id="responses-after" type="datetime-local" step="1" value={after} onChange={(e) => setAfter(e.target.value)} />
+          <input
+            id="responses-after"
+            type="datetime-local"
+            step="1"
+            value={after}
+            onChange={(e) => setAfter(e.target.value)}
+          />
         </div>
         <div>
           <label htmlFor="responses-before">Created before</label>
-          <input id="responses-before" type="datetime-local" step="1" value={before} onChange={(e) => setBefore(e.target.value)} />
+          <input
+            id="responses-before"
+            type="datetime-local"
+            step="1"
+            value={before}
+            onChange={(e) => setBefore(e.target.value)}
+          />
         </div>
         <div>
           <label htmlFor="responses-limit">Per page</label>
@@ -88,7 +100,9 @@ export function Responses({ pollId }: { pollId: string }) {
       </form>
       <ErrorNote>{responses.error}</ErrorNote>
       {responses.loading && !list && <StatusNote>Loading responses…</StatusNote>}
-      {list && list.data.length === 0 && <p>No responses{filters.createdAfter || filters.createdBefore ? ' in this time range' : ' yet'}.</p>}
+      {list && list.data.length === 0 && (
+        <p>No responses{filters.createdAfter || filters.createdBefore ? ' in this time range' : ' yet'}.</p>
+      )}
       {list && list.data.length > 0 && (
         <TableWrap label="Responses">
           <table className="stack">
@@ -107,7 +121,9 @@ export function Responses({ pollId }: { pollId: string }) {
                   <td data-label="Created">
                     <When at={r.createdAt} />
                   </td>
-                  <td data-label="Participant" className="mono small">{r.participantId}</td>
+                  <td data-label="Participant" className="mono small">
+                    {r.participantId}
+                  </td>
                   <td data-label="Slide">{titleOf(r.slideId)}</td>
                   <td data-label="Answer">
                     <span>
@@ -121,7 +137,16 @@ export function Responses({ pollId }: { pollId: string }) {
           </table>
         </TableWrap>
       )}
-      {list && <Pager label="Responses" page={pages.page} hasNext={list.hasNextPage} onFirst={pages.first} onPrev={pages.prev} onNext={() => pages.next(list.endCursor)} />}
+      {list && (
+        <Pager
+          label="Responses"
+          page={pages.page}
+          hasNext={list.hasNextPage}
+          onFirst={pages.first}
+          onPrev={pages.prev}
+          onNext={() => pages.next(list.endCursor)}
+        />
+      )}
     </section>
   );
 }

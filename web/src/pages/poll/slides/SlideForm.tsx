@@ -76,7 +76,8 @@ export function SlideForm({ pollId, slides, onAdded }: { pollId: string; slides:
       )}
       {MULTI_TYPES.includes(type) && (
         <label className="check">
-          <input type="checkbox" checked={multi} onChange={(e) => setMulti(e.target.checked)} /> Several answers may be chosen
+          <input type="checkbox" checked={multi} onChange={(e) => setMulti(e.target.checked)} /> Several answers may be
+          chosen
         </label>
       )}
       <LogicEditor rules={rules} onChange={setRules} slides={slides} />

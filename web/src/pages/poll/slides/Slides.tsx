@@ -32,7 +32,12 @@ export function Slides({ pollId }: { pollId: string }) {
                 {s.title} <span className="badge badge-neutral">{s.type}</span>
               </h3>
               {canWrite && (
-                <button type="button" className="danger" onClick={() => void remove.go(s)} aria-label={`Delete slide ${s.title}`}>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() => void remove.go(s)}
+                  aria-label={`Delete slide ${s.title}`}
+                >
                   Delete
                 </button>
               )}

@@ -35,7 +35,8 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
     if (!language || !isKnown) return;
     let live = true;
     api.get('/poll/translations', { pollId: poll.id, language }).then(
-      ({ data }) => live && setRows(Object.entries(data.translations).map(([key, value]) => ({ key, value, saved: true }))),
+      ({ data }) =>
+        live && setRows(Object.entries(data.translations).map(([key, value]) => ({ key, value, saved: true }))),
       (err: unknown) => live && setLoadError(err instanceof Error ? err.message : String(err)),
     );
     return () => {
@@ -109,11 +110,21 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
                     {r.saved ? (
                       <span className="mono">{r.key}</span>
                     ) : (
-                      <input aria-label={`Key ${i + 1}`} value={r.key} onChange={(e) => setRow(i, { key: e.target.value })} disabled={!canWrite} />
+                      <input
+                        aria-label={`Key ${i + 1}`}
+                        value={r.key}
+                        onChange={(e) => setRow(i, { key: e.target.value })}
+                        disabled={!canWrite}
+                      />
                     )}
                   </td>
                   <td>
-                    <input aria-label={`Text for ${r.key || `key ${i + 1}`}`} value={r.value} onChange={(e) => setRow(i, { value: e.target.value })} disabled={!canWrite} />
+                    <input
+                      aria-label={`Text for ${r.key || `key ${i + 1}`}`}
+                      value={r.value}
+                      onChange={(e) => setRow(i, { value: e.target.value })}
+                      disabled={!canWrite}
+                    />
                   </td>
                 </tr>
               ))}
@@ -136,7 +147,12 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
       {canWrite && (
         <form onSubmit={addLanguage} className="inline-field">
           <label htmlFor="new-language">Add a language</label>
-          <input id="new-language" value={newLanguage} onChange={(e) => setNewLanguage(e.target.value)} placeholder="fr, de, pt-BR…" />
+          <input
+            id="new-language"
+            value={newLanguage}
+            onChange={(e) => setNewLanguage(e.target.value)}
+            placeholder="fr, de, pt-BR…"
+          />
           <button type="submit">Add</button>
           <ErrorNote>{languageError}</ErrorNote>
         </form>

@@ -53,7 +53,12 @@ export function Webhooks({ pollId }: { pollId: string }) {
           <li key={w.id} className="card">
             <div className="row">
               <h3 className="url">{w.url}</h3>
-              <button type="button" className="danger" onClick={() => void remove.go(w)} aria-label={`Delete webhook ${w.url}`}>
+              <button
+                type="button"
+                className="danger"
+                onClick={() => void remove.go(w)}
+                aria-label={`Delete webhook ${w.url}`}
+              >
                 Delete
               </button>
             </div>
@@ -72,7 +77,14 @@ export function Webhooks({ pollId }: { pollId: string }) {
       <form onSubmit={submit} className="card" aria-labelledby="webhook-form-title">
         <h3 id="webhook-form-title">Add a webhook</h3>
         <label htmlFor="webhook-url">Endpoint URL (public https)</label>
-        <input id="webhook-url" type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://hooks.example.com/canvass" required />
+        <input
+          id="webhook-url"
+          type="url"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          placeholder="https://hooks.example.com/canvass"
+          required
+        />
         <label htmlFor="webhook-rule">When to send</label>
         <select id="webhook-rule" value={rule} onChange={(e) => setRule(e.target.value as DeliveryRule)}>
           <option value="partial">{RULES.partial}</option>
