@@ -13,7 +13,7 @@ import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
 import { createH1Sender } from './infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
-import { ALERT_CHECK, BATCH_FLUSH, retentionTask, startScheduler } from './worker/scheduler.js';
+import { ALERT_CHECK, BATCH_FLUSH, recoverTask, retentionTask, startScheduler } from './worker/scheduler.js';
 import { outboxMailer, smtpMailer } from './infra/mail/mailer.js';
 import path from 'node:path';
 
@@ -125,7 +125,7 @@ export function startWorker(rt: Runtime): Worker {
   });
   const scheduler = startScheduler(deps, controller.signal, {
     tickMs: rt.config.schedulerTickMs,
-    tasks: [BATCH_FLUSH, ALERT_CHECK, retentionTask(rt.config.retentionMs)],
+    tasks: [BATCH_FLUSH, recoverTask(rt.config.recoverBatch), ALERT_CHECK, retentionTask(rt.config.retentionMs)],
     logger,
     onWork: () => runner.wake(),
   });

@@ -14,6 +14,8 @@ export type Config = Readonly<{
   alertQuietMs: number;
   alertReminderMs: number;
   schedulerTickMs: number;
+  /** Deliveries a recover resends per transaction. */
+  recoverBatch: number;
   allowPrivateTargets: boolean;
   logLevel: string;
   retentionMs: number;
@@ -100,6 +102,7 @@ export function loadConfig(env: Env = process.env): Config {
     alertQuietMs: int(env, 'CANVASS_ALERT_QUIET_MS', 86_400_000, 1, 365 * 86_400_000),
     alertReminderMs: int(env, 'CANVASS_ALERT_REMINDER_MS', 604_800_000, 1, 365 * 86_400_000),
     schedulerTickMs: int(env, 'CANVASS_SCHEDULER_TICK_MS', 1_000, 10, 3_600_000),
+    recoverBatch: int(env, 'CANVASS_RECOVER_BATCH', 200, 1, 10_000),
     allowPrivateTargets: bool(env, 'CANVASS_ALLOW_PRIVATE_TARGETS', false),
     logLevel,
     retentionMs: int(env, 'CANVASS_RETENTION_MS', 30 * 86_400_000, 60_000, 3650 * 86_400_000),

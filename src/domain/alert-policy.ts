@@ -9,6 +9,8 @@ export type EndpointHealth = {
   lastGivenUpAt: Date | null;
   alertEmailsSent: number;
   lastAlertAt: Date | null;
+  /** Quiet time counts from here at the earliest (the webhook was resumed, or its URL changed). */
+  quietSince?: Date | null;
 };
 
 export type AlertWindows = { quietMs: number; reminderMs: number };
@@ -28,13 +30,13 @@ export function decideAlert(h: EndpointHealth, now: Date, w: AlertWindows): Aler
   }
   if (!h.lastGivenUpAt) return { send: null };
   if (h.lastSuccessAt && h.lastSuccessAt >= h.lastGivenUpAt) return { send: null };
-  const quietSince = (h.lastSuccessAt ?? h.createdAt).getTime();
-  return t - quietSince >= w.quietMs ? { send: 'first' } : { send: null };
+  return t - quietSince(h).getTime() >= w.quietMs ? { send: 'first' } : { send: null };
 }
 
-/** The earliest time decideAlert could say "first" for a healthy endpoint: the scheduler's index key. */
-export function quietSince(h: Pick<EndpointHealth, 'lastSuccessAt' | 'createdAt'>): Date {
-  return h.lastSuccessAt ?? h.createdAt;
+/** Since when a healthy endpoint has been quiet: its last success (or creation), or a later restart of the count. */
+export function quietSince(h: Pick<EndpointHealth, 'lastSuccessAt' | 'createdAt' | 'quietSince'>): Date {
+  const since = h.lastSuccessAt ?? h.createdAt;
+  return h.quietSince && h.quietSince > since ? h.quietSince : since;
 }
 
 export const COMMON_CAUSES: readonly { cause: string; fix: string }[] = [

@@ -19,6 +19,8 @@ export type Delivery = {
   body: string;
   createdAt: Date;
   finishedAt: Date | null;
+  /** Made by a test event, not by a respondent. */
+  test?: boolean;
 };
 
 export type NewDelivery = Omit<Delivery, 'status' | 'attemptCount' | 'finishedAt' | 'nextAttemptAt'> & {
@@ -33,7 +35,25 @@ export type ClaimedDelivery = Pick<
   leaseToken: string;
   signingSecret: string | null;
   legacySecret: string | null;
+  /** Attempts made before its current retry ladder began (a resend starts a fresh one). */
+  ladderBase: number;
+  /** Its webhook is paused: it goes back to the queue, parked, without an attempt. */
+  paused: boolean;
 };
+
+/** What a person did to a delivery, shown in its log: the attempt that followed, and who asked. */
+export type DeliveryEvent = {
+  id: string;
+  deliveryId: string;
+  accountId: string;
+  kind: 'resend' | 'recover' | 'test';
+  userId: string | null;
+  attemptNumber: number;
+  createdAt: Date;
+};
+
+/** The queue's due time of a parked delivery (its webhook is paused): later than anything real. */
+export const PARKED_UNTIL = new Date('9999-12-31T00:00:00.000Z');
 
 export type Attempt = {
   id: string;

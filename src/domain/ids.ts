@@ -16,7 +16,9 @@ export type IdPrefix =
   | 'run'
   | 'alr'
   | 'eml'
-  | 'bat';
+  | 'bat'
+  | 'dev'
+  | 'rcv';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -103,6 +105,8 @@ export const ID_PATTERN: Record<IdPrefix, RegExp> = Object.fromEntries(
       'alr',
       'eml',
       'bat',
+      'dev',
+      'rcv',
     ] as IdPrefix[]
   ).map((p) => [p, new RegExp(`^${p}_[0-9A-Za-z]{22}$`)]),
 ) as Record<IdPrefix, RegExp>;

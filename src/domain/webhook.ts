@@ -10,6 +10,8 @@ export type Webhook = {
   deliveryRule: DeliveryRule;
   legacySecret: string;
   createdAt: Date;
+  /** When it was paused; null while it delivers. */
+  pausedAt: Date | null;
 };
 
 export type Endpoint = {
@@ -26,5 +28,7 @@ export type Endpoint = {
   lastFailure: string | null;
   alertEmailsSent: number;
   lastAlertAt: Date | null;
+  /** Quiet time for alerts counts from here at the earliest (resumed, or its URL changed). */
+  quietSince: Date | null;
   createdAt: Date;
 };

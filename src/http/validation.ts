@@ -76,11 +76,20 @@ export function validatorCompiler(): FastifySchemaCompiler<object> {
  * in a form PostgreSQL or PGlite takes, which used to be a 500.
  */
 export function queryInstant(value: string | undefined, param: string): Date | undefined {
+  return instantAt(value, `query:/${param}`);
+}
+
+/** A date-time field of a body, as an instant (see queryInstant). */
+export function bodyInstant(value: string | undefined, field: string): Date | undefined {
+  return instantAt(value, `/${field}`);
+}
+
+function instantAt(value: string | undefined, path: string): Date | undefined {
   if (value === undefined) return undefined;
   const at = new Date(value);
   const year = at.getUTCFullYear();
   if (Number.isNaN(at.getTime()) || year < 1 || year > 9999) {
-    throw invalid(`query:/${param}`, 'must be a date-time from 0001-01-01 to 9999-12-31 UTC, without a leap second');
+    throw invalid(path, 'must be a date-time from 0001-01-01 to 9999-12-31 UTC, without a leap second');
   }
   return at;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { checkAlerts } from '../app/alerts/check-alerts.js';
 import { flushDueBatches } from '../app/delivery/flush-batches.js';
+import { runRecoveries } from '../app/delivery/run-recoveries.js';
 import type { Deps } from '../app/ports/index.js';
 import { wakeableSleep } from './sleep.js';
 
@@ -8,6 +9,12 @@ export type SchedulerTask = { name: string; run(deps: Deps): Promise<number> };
 
 export const BATCH_FLUSH: SchedulerTask = { name: 'flush-batches', run: (deps) => flushDueBatches(deps) };
 export const ALERT_CHECK: SchedulerTask = { name: 'check-alerts', run: (deps) => checkAlerts(deps) };
+
+/** Resends what recovers listed, `batch` deliveries per transaction. */
+export const recoverTask = (batch: number): SchedulerTask => ({
+  name: 'recover',
+  run: (deps) => runRecoveries(deps, batch),
+});
 
 /** Deletes finished deliveries (and their attempts) older than the retention period, a slice at a time. */
 export function retentionTask(retentionMs: number): SchedulerTask {

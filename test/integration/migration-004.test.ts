@@ -89,7 +89,9 @@ describe('migration 004 (delivery queue)', () => {
   it('filters the log by state: pending and in_flight from the queue row, finished states from the delivery', async () => {
     const deliveries = createStore(database.db).deliveries;
     const ids = async (status: DeliveryStatus) =>
-      (await deliveries.list({ accountIds: ['acc_1'], status }, { limit: 50 })).data.map((d) => d.id).sort();
+      (await deliveries.list({ accountIds: ['acc_1'], statuses: [status] }, { limit: 50 })).data
+        .map((d) => d.id)
+        .sort();
     expect(await ids('pending')).toEqual(['dlv_pending']);
     expect(await ids('in_flight')).toEqual(['dlv_leased']);
     expect(await ids('given_up')).toEqual(['dlv_given_up', 'dlv_other_lost']);

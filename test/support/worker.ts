@@ -2,7 +2,7 @@ import pino from 'pino';
 import type { Deps } from '../../src/app/ports/index.js';
 import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../src/worker/delivery-runner.js';
-import { BATCH_FLUSH, startScheduler } from '../../src/worker/scheduler.js';
+import { BATCH_FLUSH, recoverTask, startScheduler } from '../../src/worker/scheduler.js';
 
 /**
  * The real runner and scheduler with the real HTTPS sender, in this process. `resolver`
@@ -25,7 +25,7 @@ export function startTestWorker(
   });
   const scheduler = startScheduler(withSender, controller.signal, {
     tickMs: 20,
-    tasks: [BATCH_FLUSH],
+    tasks: [BATCH_FLUSH, recoverTask(50)],
     logger,
     onWork: () => runner.wake(),
   });

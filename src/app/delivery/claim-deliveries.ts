@@ -5,7 +5,19 @@ import type { Deps } from '../ports/index.js';
 /** How long a claimed delivery stays leased: the attempt's deadline plus room to record it. */
 export const leaseMs = (deps: Deps) => deps.delivery.deliveryTimeoutMs * 2 + 5_000;
 
+/**
+ * Leases due deliveries for an attempt each. Those of a paused webhook go straight back to the
+ * queue, parked and their attempt uncounted: a pause that lands while they were due (or a
+ * delivery made during a pause) never reaches the endpoint, and resuming makes them due.
+ */
 export async function claimDeliveries(deps: Deps, limit: number): Promise<ClaimedDelivery[]> {
   const now = deps.clock.now();
-  return deps.store.deliveries.claim(now, limit, new Date(now.getTime() + leaseMs(deps)), randomUUID());
+  const token = randomUUID();
+  const claimed = await deps.store.deliveries.claim(now, limit, new Date(now.getTime() + leaseMs(deps)), token);
+  if (!claimed.some((d) => d.paused)) return claimed;
+  await deps.store.deliveries.park(
+    claimed.filter((d) => d.paused).map((d) => d.id),
+    token,
+  );
+  return claimed.filter((d) => !d.paused);
 }

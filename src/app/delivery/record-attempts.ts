@@ -48,7 +48,10 @@ function attemptRow(a: SentAttempt): Attempt {
 export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]): Promise<AttemptReport[]> {
   if (!items.length) return [];
   const now = deps.clock.now();
-  const decisions = items.map((a) => decide(a.sent.outcome, a.delivery.attemptCount, deps.delivery));
+  // A resent delivery's ladder starts at its resend: the attempt's place on the ladder, not its number.
+  const decisions = items.map((a) =>
+    decide(a.sent.outcome, a.delivery.attemptCount - a.delivery.ladderBase, deps.delivery),
+  );
   const rows = items.map((a, i) => ({
     attempt: attemptRow(a),
     leaseToken: a.delivery.leaseToken,

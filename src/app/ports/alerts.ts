@@ -1,5 +1,5 @@
 import type { Endpoint } from '../../domain/webhook.js';
-import type { Page, PageRequest } from './index.js';
+import type { Page, PageRequest } from './common.js';
 import type { AlertEmail } from '../../domain/alert-email.js';
 
 export type OutgoingMail = { to: string[]; subject: string; text: string; html: string };

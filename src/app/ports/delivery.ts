@@ -1,13 +1,22 @@
 import type { AttemptOutcome } from '../../domain/retry-policy.js';
-import type { Page, PageRequest } from './index.js';
+import type { Page, PageRequest } from './common.js';
 import type { Endpoint, Webhook } from '../../domain/webhook.js';
-import type { Attempt, Batch, ClaimedDelivery, Delivery, DeliveryStatus, NewDelivery } from '../../domain/delivery.js';
+import type {
+  Attempt,
+  Batch,
+  ClaimedDelivery,
+  Delivery,
+  DeliveryEvent,
+  DeliveryStatus,
+  NewDelivery,
+} from '../../domain/delivery.js';
 
 export type DeliveryFilter = {
   accountIds: string[];
   webhookId?: string;
   pollId?: string;
-  status?: DeliveryStatus;
+  /** Any of these statuses. */
+  statuses?: DeliveryStatus[];
   createdAfter?: Date;
   createdBefore?: Date;
 };
@@ -18,6 +27,9 @@ export interface WebhookRepo {
   listByPoll(pollId: string): Promise<Webhook[]>;
   countByPoll(pollId: string): Promise<number>;
   list(filter: { pollId?: string; accountId?: string }, page: PageRequest): Promise<Page<Webhook>>;
+  update(id: string, fields: Partial<Pick<Webhook, 'url' | 'deliveryRule' | 'pausedAt'>>): Promise<void>;
+  /** Row lock for the rest of the transaction. */
+  lock(id: string): Promise<void>;
   delete(id: string): Promise<void>;
 }
 
@@ -28,13 +40,41 @@ export interface EndpointRepo {
   ensureLogic(
     e: Omit<
       Endpoint,
-      'state' | 'lastSuccessAt' | 'lastGivenUpAt' | 'lastFailure' | 'alertEmailsSent' | 'lastAlertAt' | 'webhookId'
+      | 'state'
+      | 'lastSuccessAt'
+      | 'lastGivenUpAt'
+      | 'lastFailure'
+      | 'alertEmailsSent'
+      | 'lastAlertAt'
+      | 'webhookId'
+      | 'quietSince'
     >,
   ): Promise<string>;
   recordGivenUp(id: string, at: Date, failure: string): Promise<void>;
   delete(id: string): Promise<void>;
   /** Every endpoint of a poll, saved webhooks' and logic-triggered ones': they go with it. */
   deleteByPoll(accountId: string, pollId: string): Promise<void>;
+  /** A saved webhook's endpoint at a new URL: its alert state starts afresh. */
+  moveTo(id: string, url: string, now: Date): Promise<void>;
+  /** Quiet time for alerts counts from `now` at the earliest (a resumed webhook). */
+  restartQuiet(id: string, now: Date): Promise<void>;
+}
+
+export interface RecoveryRepo {
+  /**
+   * Lists, for a new recover, the rejected and given-up deliveries that match; returns how many.
+   * `webhookId` names a saved webhook; else `pollId` names the poll's logic-triggered targets.
+   */
+  create(
+    r: { id: string; accountId: string; userId: string; createdAt: Date },
+    match: { webhookId?: string; pollId?: string; since: Date; until?: Date },
+  ): Promise<number>;
+  /** Up to `limit` listed deliveries of any recover, locked (others skip them), and who asked. */
+  claimItems(
+    limit: number,
+  ): Promise<{ recoveryId: string; deliveryId: string; accountId: string; userId: string | null }[]>;
+  /** Removes listed deliveries; a recover with none left goes too. */
+  removeItems(items: { recoveryId: string; deliveryId: string }[]): Promise<void>;
 }
 
 export interface BatchRepo {
@@ -70,6 +110,23 @@ export interface DeliveryRepo {
   attempts(deliveryId: string): Promise<Attempt[]>;
   lastAttempt(deliveryId: string): Promise<Attempt | undefined>;
   list(filter: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>>;
+  /** Puts leased deliveries of a paused webhook back, parked, their attempt not counted. */
+  park(ids: string[], leaseToken: string): Promise<void>;
+  /** Parks a webhook's queued deliveries that no worker holds. */
+  parkWebhook(webhookId: string): Promise<void>;
+  /** Makes a webhook's queued deliveries that no worker holds due at `now`. */
+  unparkWebhook(webhookId: string, now: Date): Promise<number>;
+  /** Points a webhook's unfinished deliveries at a new URL (from their next attempt). */
+  retarget(webhookId: string, url: string): Promise<number>;
+  /**
+   * Queues a finished (delivered, rejected or given up) delivery again, due at `now`, with its
+   * attempt numbering continued and a fresh ladder. Returns the number its next attempt gets,
+   * or undefined when it is not finished (or is cancelled).
+   */
+  reopen(id: string, now: Date): Promise<number | undefined>;
+  addEvents(events: DeliveryEvent[]): Promise<void>;
+  /** A delivery's events, oldest first, with the email of the user who asked. */
+  events(deliveryId: string): Promise<(DeliveryEvent & { userEmail: string | null })[]>;
   /** Deliveries given up or rejected for an endpoint since a time (alerts: responses lost). */
   countLost(endpointId: string, since: Date): Promise<number>;
   purgeFinishedBefore(before: Date, limit: number): Promise<number>;

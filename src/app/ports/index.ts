@@ -8,7 +8,7 @@ export type * from './alerts.js';
 // What a use case is given: the store, the clock and the outside world, gathered here so that
 // the port files below import only common.ts and domain/, never each other.
 import type { AlertRepo, Mailer } from './alerts.js';
-import type { BatchRepo, DeliveryRepo, EndpointRepo, HttpSender, WebhookRepo } from './delivery.js';
+import type { BatchRepo, DeliveryRepo, EndpointRepo, HttpSender, RecoveryRepo, WebhookRepo } from './delivery.js';
 import type { Clock } from './common.js';
 import type { AccountRepo, KeyRepo, UserRepo } from './accounts.js';
 import type { PollRepo, SlideRepo } from './polls.js';
@@ -27,6 +27,7 @@ export interface Store {
   endpoints: EndpointRepo;
   batches: BatchRepo;
   deliveries: DeliveryRepo;
+  recoveries: RecoveryRepo;
   alerts: AlertRepo;
   /** Runs fn with repositories bound to one transaction; commits when it resolves. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;

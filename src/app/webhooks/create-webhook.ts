@@ -32,6 +32,7 @@ export async function createWebhook(
       url,
       deliveryRule: input.deliveryRule,
       legacySecret: randomBase62(32),
+      pausedAt: null,
       createdAt: now,
     };
     await store.webhooks.insert(webhook);
@@ -49,6 +50,7 @@ export async function createWebhook(
       lastFailure: null,
       alertEmailsSent: 0,
       lastAlertAt: null,
+      quietSince: null,
       createdAt: now,
     };
     await store.endpoints.insert(endpoint);

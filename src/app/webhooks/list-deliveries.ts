@@ -10,7 +10,14 @@ export const summary = ({ body: _b, endpointId: _e, ...rest }: Delivery): Delive
 export async function listDeliveries(
   deps: Deps,
   caller: Caller,
-  filter: { webhookId?: string; pollId?: string; status?: DeliveryStatus; createdAfter?: Date; createdBefore?: Date },
+  filter: {
+    webhookId?: string;
+    pollId?: string;
+    accountId?: string;
+    statuses?: DeliveryStatus[];
+    createdAfter?: Date;
+    createdBefore?: Date;
+  },
   page: PageRequest,
 ): Promise<Page<DeliveryView>> {
   let accountId: string;
@@ -25,11 +32,15 @@ export async function listDeliveries(
     ).accountId;
   } else if (filter.pollId) {
     accountId = (await requirePoll(deps.store, caller, filter.pollId, 'manage_webhooks')).accountId;
+  } else if (filter.accountId) {
+    // The whole account's log.
+    accountId = (await requireAccount(deps.store, caller, filter.accountId, 'manage_webhooks')).accountId;
   } else {
-    throw new DomainError('validation_failed', 'give webhookId or pollId', [
-      { path: 'query:/webhookId', message: 'webhookId or pollId is required' },
+    throw new DomainError('validation_failed', 'give webhookId, pollId or accountId', [
+      { path: 'query:/webhookId', message: 'webhookId, pollId or accountId is required' },
     ]);
   }
-  const result = await deps.store.deliveries.list({ accountIds: [accountId], ...filter }, page);
+  const { accountId: _a, ...rest } = filter;
+  const result = await deps.store.deliveries.list({ accountIds: [accountId], ...rest }, page);
   return { ...result, data: result.data.map(summary) };
 }

@@ -4,12 +4,14 @@ import type { Endpoint, Webhook } from '../../domain/webhook.js';
 import type { Caller, Store } from '../ports/index.js';
 
 export type WebhookView = Webhook & {
+  paused: boolean;
   health: { state: Endpoint['state']; lastSuccessAt: Date | null; lastGivenUpAt: Date | null; alertEmailsSent: number };
 };
 
 export function view(w: Webhook, e: Endpoint | undefined): WebhookView {
   return {
     ...w,
+    paused: w.pausedAt !== null,
     health: {
       state: e?.state ?? 'healthy',
       lastSuccessAt: e?.lastSuccessAt ?? null,

@@ -6,13 +6,22 @@ import { listDeliveries } from '../../app/webhooks/list-deliveries.js';
 import { createWebhook } from '../../app/webhooks/create-webhook.js';
 import { deleteWebhook } from '../../app/webhooks/delete-webhook.js';
 import { listWebhooks } from '../../app/webhooks/list-webhooks.js';
+import { recoverDeliveries } from '../../app/webhooks/recover-deliveries.js';
+import { resendDelivery } from '../../app/webhooks/resend-delivery.js';
+import { sendTestEvent } from '../../app/webhooks/send-test-event.js';
+import { updateWebhook } from '../../app/webhooks/update-webhook.js';
+import type { DeliveryStatus } from '../../domain/delivery.js';
 import { callerOf } from '../auth.js';
-import { queryInstant } from '../validation.js';
+import { bodyInstant, queryInstant } from '../validation.js';
 import {
   CreateWebhookBody,
   DeleteWebhookQuery,
   DeliveryListQuery,
   DeliveryQuery,
+  RecoverBody,
+  ResendBody,
+  TestEventBody,
+  UpdateWebhookBody,
   WebhookListQuery,
 } from '../schemas/webhooks.js';
 
@@ -63,12 +72,13 @@ export const webhookRoutes =
         schema: { tags, summary: 'Delivery log of a webhook or a poll, newest first', querystring: DeliveryListQuery },
       },
       async (req) => {
-        const { startCursor, limit, createdAfter, createdBefore, ...filter } = req.query;
+        const { startCursor, limit, createdAfter, createdBefore, status, ...filter } = req.query;
         const times = {
           createdAfter: queryInstant(createdAfter, 'createdAfter'),
           createdBefore: queryInstant(createdBefore, 'createdBefore'),
         };
-        return listDeliveries(deps, callerOf(req), { ...filter, ...times }, { startCursor, limit });
+        const statuses = status ? ([...new Set(status.split(','))] as DeliveryStatus[]) : undefined;
+        return listDeliveries(deps, callerOf(req), { ...filter, ...times, statuses }, { startCursor, limit });
       },
     );
     app.get(
@@ -77,5 +87,56 @@ export const webhookRoutes =
       async (req) => ({
         data: await getDelivery(deps, callerOf(req), req.query.deliveryId),
       }),
+    );
+    app.post(
+      '/webhooks/update',
+      {
+        schema: {
+          tags,
+          summary: 'Change a webhook: URL (pending retries follow it), delivery rule, or pause and resume',
+          body: UpdateWebhookBody,
+        },
+      },
+      async (req) => ({ data: await updateWebhook(deps, callerOf(req), req.body) }),
+    );
+    app.post(
+      '/webhooks/delivery/resend',
+      {
+        schema: {
+          tags,
+          summary: 'Send a finished delivery again: same id and body, next attempt number, a fresh retry ladder',
+          body: ResendBody,
+        },
+      },
+      async (req, reply) =>
+        reply.status(202).send({ data: await resendDelivery(deps, callerOf(req), req.body.deliveryId) }),
+    );
+    app.post(
+      '/webhooks/recover',
+      {
+        schema: {
+          tags,
+          summary:
+            'Resend every rejected or given-up delivery of a webhook (or of a poll’s logic targets) made in a time window',
+          body: RecoverBody,
+        },
+      },
+      async (req, reply) => {
+        const { since, until, ...target } = req.body;
+        const window = { since: bodyInstant(since, 'since')!, until: bodyInstant(until, 'until') };
+        return reply.status(202).send({ data: await recoverDeliveries(deps, callerOf(req), { ...target, ...window }) });
+      },
+    );
+    app.post(
+      '/webhooks/test',
+      {
+        schema: {
+          tags,
+          summary: 'Send a signed test event (a made-up respondent, metadata.test) to a webhook',
+          body: TestEventBody,
+        },
+      },
+      async (req, reply) =>
+        reply.status(202).send({ data: await sendTestEvent(deps, callerOf(req), req.body.webhookId) }),
     );
   };

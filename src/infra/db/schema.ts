@@ -104,6 +104,7 @@ export interface WebhooksTable {
   delivery_rule: string;
   legacy_secret: string;
   created_at: Time;
+  paused_at: Time | null;
 }
 
 export interface EndpointsTable {
@@ -121,6 +122,7 @@ export interface EndpointsTable {
   alert_emails_sent: Generated<number>;
   last_alert_at: Time | null;
   alert_hold_until: Time | null;
+  quiet_since: Time | null;
   created_at: Time;
 }
 
@@ -161,6 +163,29 @@ export interface DeliveryQueueTable {
   lease_token: string | null;
   attempt_count: Generated<number>;
   dns_failures: Generated<number>;
+  ladder_base: Generated<number>;
+}
+
+export interface DeliveryEventsTable {
+  id: string;
+  delivery_id: string;
+  account_id: string;
+  kind: string;
+  user_id: string | null;
+  attempt_number: number;
+  created_at: Time;
+}
+
+export interface RecoveriesTable {
+  id: string;
+  account_id: string;
+  user_id: string | null;
+  created_at: Time;
+}
+
+export interface RecoveryItemsTable {
+  recovery_id: string;
+  delivery_id: string;
 }
 
 export interface LostDeliveriesTable {
@@ -223,6 +248,9 @@ export interface DB {
   batches: BatchesTable;
   deliveries: DeliveriesTable;
   delivery_queue: DeliveryQueueTable;
+  delivery_events: DeliveryEventsTable;
+  recoveries: RecoveriesTable;
+  recovery_items: RecoveryItemsTable;
   lost_deliveries: LostDeliveriesTable;
   attempts: AttemptsTable;
   alert_emails: AlertEmailsTable;

@@ -11,6 +11,7 @@ import { alertRepo } from './repositories/alerts.js';
 import { batchRepo } from './repositories/batches.js';
 import { deliveryRepo } from './repositories/deliveries.js';
 import { endpointRepo } from './repositories/endpoints.js';
+import { recoveryRepo } from './repositories/recoveries.js';
 import { webhookRepo } from './repositories/webhooks.js';
 import type { DB } from './schema.js';
 
@@ -34,6 +35,7 @@ export function createStore(db: Kysely<DB>, opts: { nested?: boolean } = {}): St
     endpoints: endpointRepo(db),
     batches: batchRepo(db),
     deliveries: deliveryRepo(db),
+    recoveries: recoveryRepo(db),
     alerts: alertRepo(db),
     // Nested calls reuse the open transaction rather than deadlocking on PGlite's one connection.
     transaction: (fn) =>

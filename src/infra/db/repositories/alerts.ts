@@ -66,6 +66,7 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
               eb('state', '=', 'healthy'),
               eb.or([eb('last_success_at', 'is', null), eb('last_success_at', '<', eb.ref('last_given_up_at'))]),
               eb(sql`coalesce(last_success_at, created_at)`, '<=', quietBefore),
+              eb.or([eb('quiet_since', 'is', null), eb('quiet_since', '<=', quietBefore)]),
             ]),
             eb.and([
               eb('state', '=', 'alerted'),
@@ -73,6 +74,18 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
               eb('last_alert_at', '<=', reminderBefore),
             ]),
           ]),
+        )
+        // A paused webhook's endpoint gets no alert while it is paused.
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('webhooks as w')
+                .select('w.id')
+                .whereRef('w.id', '=', 'endpoints.webhook_id')
+                .where('w.paused_at', 'is not', null),
+            ),
+          ),
         )
         .orderBy('id')
         .limit(limit)

@@ -1,5 +1,12 @@
-import { CompiledQuery, sql, type Kysely, type QueryResult, type Selectable } from 'kysely';
-import type { Attempt, ClaimedDelivery, Delivery, DeliveryStatus, NewDelivery } from '../../../domain/delivery.js';
+import { CompiledQuery, sql, type Kysely, type QueryResult, type Selectable, type SqlBool } from 'kysely';
+import {
+  PARKED_UNTIL,
+  type Attempt,
+  type ClaimedDelivery,
+  type Delivery,
+  type DeliveryStatus,
+  type NewDelivery,
+} from '../../../domain/delivery.js';
 import type { DeliveryRepo } from '../../../app/ports/index.js';
 import type { DeliverySource } from '../../../domain/webhook.js';
 import { idsMadeBefore } from '../../../domain/ids.js';
@@ -15,6 +22,7 @@ type DeliveryRow = Selectable<DeliveriesTable> & {
   next_attempt_at: Date | null;
   lease_token: string | null;
   queued_attempts: number | null;
+  is_test?: SqlBool;
 };
 
 // A delivery still queued takes its state from the queue row: leased is in_flight.
@@ -30,10 +38,12 @@ const toDelivery = (r: DeliveryRow): Delivery => ({
   type: r.type as EventType,
   status: r.next_attempt_at === null ? (r.status as DeliveryStatus) : r.lease_token === null ? 'pending' : 'in_flight',
   attemptCount: r.queued_attempts ?? r.attempt_count,
-  nextAttemptAt: r.next_attempt_at,
+  // A parked delivery (paused webhook) has no due time until its webhook is resumed.
+  nextAttemptAt: r.next_attempt_at && r.next_attempt_at >= PARKED_UNTIL ? null : r.next_attempt_at,
   body: r.body,
   createdAt: r.created_at,
   finishedAt: r.finished_at,
+  ...(r.is_test !== undefined ? { test: Boolean(r.is_test) } : {}),
 });
 
 const toAttempt = (r: Selectable<AttemptsTable>): Attempt => ({
@@ -53,6 +63,8 @@ type ClaimRow = Pick<
 > & {
   signing_secret: string | null;
   legacy_secret: string | null;
+  ladder_base: number;
+  paused: boolean;
 };
 
 /**
@@ -124,9 +136,10 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
           UPDATE delivery_queue q
           SET attempt_count = q.attempt_count + 1, next_attempt_at = ${leaseUntil}, lease_token = ${leaseToken}
           WHERE q.delivery_id = ANY(ARRAY(SELECT delivery_id FROM due))
-          RETURNING q.delivery_id, q.attempt_count
+          RETURNING q.delivery_id, q.attempt_count, q.ladder_base
         )
-        SELECT d.id, d.account_id, d.endpoint_id, d.source, d.url, l.attempt_count, d.body, a.signing_secret, w.legacy_secret
+        SELECT d.id, d.account_id, d.endpoint_id, d.source, d.url, l.attempt_count, d.body, a.signing_secret, w.legacy_secret,
+          l.ladder_base, w.paused_at IS NOT NULL AS paused
         FROM leased l
         JOIN deliveries d ON d.id = l.delivery_id
         JOIN accounts a ON a.id = d.account_id
@@ -151,6 +164,8 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
         leaseToken,
         signingSecret: r.signing_secret,
         legacySecret: r.legacy_secret,
+        ladderBase: r.ladder_base,
+        paused: r.paused,
       }));
     },
 
@@ -278,18 +293,133 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       let q = withQueue().where('d.account_id', 'in', f.accountIds);
       if (f.webhookId) q = q.where('d.webhook_id', '=', f.webhookId);
       if (f.pollId) q = q.where('d.poll_id', '=', f.pollId);
-      if (f.status === 'pending') q = q.where('q.delivery_id', 'is not', null).where('q.lease_token', 'is', null);
-      else if (f.status === 'in_flight') q = q.where('q.lease_token', 'is not', null);
-      else if (f.status) q = q.where('d.status', '=', f.status);
+      if (f.statuses?.length) {
+        const { statuses } = f;
+        const finished = statuses.filter((s) => s !== 'pending' && s !== 'in_flight');
+        q = q.where((eb) =>
+          eb.or([
+            ...(statuses.includes('pending')
+              ? [eb.and([eb('q.delivery_id', 'is not', null), eb('q.lease_token', 'is', null)])]
+              : []),
+            ...(statuses.includes('in_flight') ? [eb('q.lease_token', 'is not', null)] : []),
+            ...(finished.length ? [eb.and([eb('q.delivery_id', 'is', null), eb('d.status', 'in', finished)])] : []),
+          ]),
+        );
+      }
       if (f.createdAfter) q = q.where('d.created_at', '>', f.createdAfter);
       if (f.createdBefore) q = q.where('d.created_at', '<', f.createdBefore);
       if (page.startCursor) q = q.where('d.id', '<', page.startCursor);
       // Newest first: a delivery log is read from the top.
       const rows = await q
+        .select((eb) =>
+          eb
+            .exists(
+              eb
+                .selectFrom('delivery_events as e')
+                .select('e.id')
+                .whereRef('e.delivery_id', '=', 'd.id')
+                .where('e.kind', '=', 'test'),
+            )
+            .as('is_test'),
+        )
         .orderBy('d.id', 'desc')
         .limit(page.limit + 1)
         .execute();
       return toPage(rows.map(toDelivery), page);
+    },
+
+    async park(ids, leaseToken) {
+      if (!ids.length) return;
+      await db
+        .updateTable('delivery_queue')
+        .set((eb) => ({ next_attempt_at: PARKED_UNTIL, lease_token: null, attempt_count: eb('attempt_count', '-', 1) }))
+        .where('delivery_id', 'in', ids)
+        .where('lease_token', '=', leaseToken)
+        .execute();
+    },
+
+    async parkWebhook(webhookId) {
+      await sql`UPDATE delivery_queue q SET next_attempt_at = ${PARKED_UNTIL}
+        FROM deliveries d WHERE q.delivery_id = d.id AND d.webhook_id = ${webhookId} AND q.lease_token IS NULL`.execute(
+        db,
+      );
+    },
+
+    async unparkWebhook(webhookId, now) {
+      const res = await sql`UPDATE delivery_queue q SET next_attempt_at = ${now}
+        FROM deliveries d WHERE q.delivery_id = d.id AND d.webhook_id = ${webhookId} AND q.lease_token IS NULL`.execute(
+        db,
+      );
+      return Number(res.numAffectedRows ?? 0n);
+    },
+
+    async retarget(webhookId, url) {
+      const res = await sql`UPDATE deliveries d SET url = ${url}
+        WHERE d.webhook_id = ${webhookId} AND EXISTS (SELECT 1 FROM delivery_queue q WHERE q.delivery_id = d.id)`.execute(
+        db,
+      );
+      return Number(res.numAffectedRows ?? 0n);
+    },
+
+    /**
+     * The delivery row is locked by its update, so two resends of one delivery queue it once:
+     * the second finds it no longer finished.
+     */
+    async reopen(id, now) {
+      const res = await sql<{ attempt_count: number }>`
+        WITH reopened AS (
+          UPDATE deliveries SET status = 'pending', finished_at = NULL
+          WHERE id = ${id} AND status IN ('delivered', 'rejected', 'given_up')
+            AND NOT EXISTS (SELECT 1 FROM delivery_queue WHERE delivery_id = ${id})
+          RETURNING id, attempt_count
+        ), queued AS (
+          INSERT INTO delivery_queue (delivery_id, next_attempt_at, attempt_count, ladder_base)
+          SELECT id, ${now}, attempt_count, attempt_count FROM reopened
+        ), found AS (
+          DELETE FROM lost_deliveries WHERE delivery_id IN (SELECT id FROM reopened)
+        )
+        SELECT attempt_count FROM reopened`.execute(db);
+      const row = res.rows[0];
+      return row ? row.attempt_count + 1 : undefined;
+    },
+
+    async addEvents(events) {
+      if (!events.length) return;
+      await db
+        .insertInto('delivery_events')
+        .values(
+          events.map((e) => ({
+            id: e.id,
+            delivery_id: e.deliveryId,
+            account_id: e.accountId,
+            kind: e.kind,
+            user_id: e.userId,
+            attempt_number: e.attemptNumber,
+            created_at: e.createdAt,
+          })),
+        )
+        .execute();
+    },
+
+    async events(deliveryId) {
+      const rows = await db
+        .selectFrom('delivery_events as e')
+        .leftJoin('users as u', 'u.id', 'e.user_id')
+        .selectAll('e')
+        .select('u.email')
+        .where('e.delivery_id', '=', deliveryId)
+        .orderBy('e.id')
+        .execute();
+      return rows.map((r) => ({
+        id: r.id,
+        deliveryId: r.delivery_id,
+        accountId: r.account_id,
+        kind: r.kind as 'resend' | 'recover' | 'test',
+        userId: r.user_id,
+        attemptNumber: r.attempt_number,
+        createdAt: r.created_at,
+        userEmail: r.email,
+      }));
     },
 
     async countLost(endpointId, since) {
@@ -320,6 +450,8 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
           RETURNING id
         ), gone_attempts AS (
           DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM gone)
+        ), gone_events AS (
+          DELETE FROM delivery_events WHERE delivery_id IN (SELECT id FROM gone)
         )
         SELECT count(*)::int AS n FROM gone`.execute(db);
       return res.rows[0]?.n ?? 0;

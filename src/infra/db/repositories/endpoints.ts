@@ -17,6 +17,7 @@ export const toEndpoint = (r: Selectable<EndpointsTable>): Endpoint => ({
   lastFailure: r.last_failure,
   alertEmailsSent: r.alert_emails_sent,
   lastAlertAt: r.last_alert_at,
+  quietSince: r.quiet_since,
   createdAt: r.created_at,
 });
 
@@ -79,6 +80,25 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
     },
     async delete(id) {
       await db.deleteFrom('endpoints').where('id', '=', id).execute();
+    },
+    async moveTo(id, url, now) {
+      await db
+        .updateTable('endpoints')
+        .set({
+          url,
+          state: 'healthy',
+          last_given_up_at: null,
+          last_failure: null,
+          alert_emails_sent: 0,
+          last_alert_at: null,
+          alert_hold_until: null,
+          quiet_since: now,
+        })
+        .where('id', '=', id)
+        .execute();
+    },
+    async restartQuiet(id, now) {
+      await db.updateTable('endpoints').set({ quiet_since: now }).where('id', '=', id).execute();
     },
     async deleteByPoll(accountId, pollId) {
       await db.deleteFrom('endpoints').where('account_id', '=', accountId).where('poll_id', '=', pollId).execute();

@@ -84,7 +84,13 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
         slides: slide_rows.map((s) =>
           toSlide({ ...s, created_at: new Date(s.created_at), updated_at: new Date(s.updated_at) }),
         ),
-        webhooks: webhook_rows.map((w) => toWebhook({ ...w, created_at: new Date(w.created_at) })),
+        webhooks: webhook_rows.map((w) =>
+          toWebhook({
+            ...w,
+            created_at: new Date(w.created_at),
+            paused_at: w.paused_at === null ? null : new Date(w.paused_at),
+          }),
+        ),
       }));
     },
     async delete(id, accountId, at) {

@@ -12,6 +12,7 @@ export const toWebhook = (r: Selectable<WebhooksTable>): Webhook => ({
   deliveryRule: r.delivery_rule as DeliveryRule,
   legacySecret: r.legacy_secret,
   createdAt: r.created_at,
+  pausedAt: r.paused_at,
 });
 
 export function webhookRepo(db: Kysely<DB>): WebhookRepo {
@@ -56,6 +57,17 @@ export function webhookRepo(db: Kysely<DB>): WebhookRepo {
         .limit(page.limit + 1)
         .execute();
       return toPage(rows.map(toWebhook), page);
+    },
+    async update(id, f) {
+      const set = {
+        ...(f.url !== undefined ? { url: f.url } : {}),
+        ...(f.deliveryRule !== undefined ? { delivery_rule: f.deliveryRule } : {}),
+        ...(f.pausedAt !== undefined ? { paused_at: f.pausedAt } : {}),
+      };
+      if (Object.keys(set).length) await db.updateTable('webhooks').set(set).where('id', '=', id).execute();
+    },
+    async lock(id) {
+      await db.selectFrom('webhooks').select('id').where('id', '=', id).forUpdate().execute();
     },
     async delete(id) {
       await db.deleteFrom('webhooks').where('id', '=', id).execute();

@@ -1,0 +1,53 @@
+import { DomainError, notFound } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import { requireAccount } from '../access.js';
+import type { Caller, Deps, Store } from '../ports/index.js';
+import { summary, type DeliveryView } from './list-deliveries.js';
+
+/**
+ * Queues a finished delivery again, as a recover does each of its deliveries: the same id and
+ * body bytes, the next attempt number, signed afresh, a fresh retry ladder; the log keeps who
+ * asked. Returns the attempt number that follows, or undefined when it is not finished.
+ */
+export async function reopenDelivery(
+  store: Store,
+  d: { id: string; accountId: string },
+  by: { kind: 'resend' | 'recover'; userId: string | null },
+  now: Date,
+): Promise<number | undefined> {
+  const next = await store.deliveries.reopen(d.id, now);
+  if (next === undefined) return undefined;
+  await store.deliveries.addEvents([
+    {
+      id: newId('dev', now.getTime()),
+      deliveryId: d.id,
+      accountId: d.accountId,
+      kind: by.kind,
+      userId: by.userId,
+      attemptNumber: next,
+      createdAt: now,
+    },
+  ]);
+  return next;
+}
+
+/** A delivered, rejected or given-up delivery, again. One still on its way, or cancelled, is a conflict. */
+export async function resendDelivery(deps: Deps, caller: Caller, deliveryId: string): Promise<DeliveryView> {
+  return deps.store.transaction(async (store) => {
+    const d = await store.deliveries.get(deliveryId);
+    if (!d || !(await store.users.membership(d.accountId, caller.userId))) throw notFound('delivery');
+    await requireAccount(store, caller, d.accountId, 'manage_webhooks');
+    if (d.status === 'cancelled') {
+      throw new DomainError(
+        'conflict',
+        'the delivery was cancelled (its webhook or poll is gone); it cannot be resent',
+      );
+    }
+    const now = deps.clock.now();
+    if ((await reopenDelivery(store, d, { kind: 'resend', userId: caller.userId }, now)) === undefined) {
+      throw new DomainError('conflict', `the delivery is ${d.status}; only a finished one can be resent`);
+    }
+    const again = await store.deliveries.get(deliveryId);
+    return summary(again!);
+  });
+}

@@ -1,0 +1,47 @@
+import { sql, type Kysely } from 'kysely';
+import type { RecoveryRepo } from '../../../app/ports/index.js';
+import type { DB } from '../schema.js';
+
+export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
+  return {
+    async create(r, m) {
+      await db
+        .insertInto('recoveries')
+        .values({ id: r.id, account_id: r.accountId, user_id: r.userId, created_at: r.createdAt })
+        .execute();
+      // Finished deliveries only: a delivery still queued is on its way already.
+      const target = m.webhookId
+        ? sql`d.webhook_id = ${m.webhookId}`
+        : sql`d.poll_id = ${m.pollId ?? ''} AND d.webhook_id IS NULL`;
+      const res = await sql`
+        INSERT INTO recovery_items (recovery_id, delivery_id)
+        SELECT ${r.id}, d.id FROM deliveries d
+        WHERE d.account_id = ${r.accountId} AND ${target} AND d.status IN ('rejected', 'given_up')
+          AND d.created_at >= ${m.since} ${m.until ? sql`AND d.created_at < ${m.until}` : sql``}`.execute(db);
+      return Number(res.numAffectedRows ?? 0n);
+    },
+
+    async claimItems(limit) {
+      const rows = await sql<{ recovery_id: string; delivery_id: string; account_id: string; user_id: string | null }>`
+        SELECT i.recovery_id, i.delivery_id, r.account_id, r.user_id
+        FROM recovery_items i JOIN recoveries r ON r.id = i.recovery_id
+        ORDER BY i.recovery_id, i.delivery_id
+        LIMIT ${limit}
+        FOR UPDATE OF i SKIP LOCKED`.execute(db);
+      return rows.rows.map((r) => ({
+        recoveryId: r.recovery_id,
+        deliveryId: r.delivery_id,
+        accountId: r.account_id,
+        userId: r.user_id,
+      }));
+    },
+
+    async removeItems(items) {
+      if (!items.length) return;
+      await sql`DELETE FROM recovery_items i USING unnest(${items.map((x) => x.recoveryId)}::text[], ${items.map((x) => x.deliveryId)}::text[]) AS v(r, d)
+        WHERE i.recovery_id = v.r AND i.delivery_id = v.d`.execute(db);
+      await sql`DELETE FROM recoveries r WHERE r.id = ANY(${[...new Set(items.map((x) => x.recoveryId))]}::text[])
+        AND NOT EXISTS (SELECT 1 FROM recovery_items i WHERE i.recovery_id = r.id)`.execute(db);
+    },
+  };
+}
