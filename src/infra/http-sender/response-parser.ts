@@ -3,9 +3,12 @@
  * Content-Length, chunked coding or the connection's close, and whether the connection may carry
  * another request afterwards. No I/O: the sender feeds it the bytes a socket reads.
  *
- * Strict where a lenient reading could mistake one answer for another: a malformed status line,
- * header or chunk size, conflicting lengths, or an upgrade nobody asked for is an error, and the
- * connection is not used again.
+ * Framing is read as Node's own parser (llhttp) reads it, whitespace rules included, and what it
+ * refuses is refused here: a malformed status line, header or chunk line, a bare CR or LF for a
+ * CRLF, a length given twice or beside a coding. Where it is lenient in a way that could mistake
+ * one answer for another, this refuses as well: an upgrade nobody asked for, a version other than
+ * 1.0 or 1.1, an empty line or a bare CR in the status line. A refused answer's connection is not
+ * used again. test/integration/response-parser-differential.test.ts holds the two to this.
  */
 
 export type ResponseHead = {
@@ -25,13 +28,50 @@ export class ResponseError extends Error {
   readonly code = 'CANVASS_BAD_RESPONSE';
 }
 
-const MAX_HEAD_BYTES = 64 * 1024;
+// Node's own client refuses heads past 16 KiB (it counts fewer of their bytes than this does).
+const MAX_HEAD_BYTES = 16 * 1024;
 const MAX_LINE_BYTES = 8 * 1024;
-const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: |$)/;
-// Every header line of a head at once: a token name, a colon, a value without CR, LF or NUL.
-const HEADER_LINES = /(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\r\n\0]*(?:\r\n|$))*/y;
-const HEX = /^[0-9A-Fa-f]{1,15}$/;
+// The reason phrase is any bytes but CR and LF.
+const STATUS_LINE = /^HTTP\/(\d)\.(\d) (\d\d\d)(?: [^\r\n]*)?$/;
+const TCHAR = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]";
+// A header line: a token name, a colon, a value of tab, visible bytes, spaces and obs-text.
+const FIELD = `${TCHAR}+:[\\t\\x20-\\x7e\\x80-\\xff]*`;
+// Every header line of a head at once.
+const HEADER_LINES = new RegExp(`(?:${FIELD}(?:\\r\\n|$))*`, 'y');
+const TRAILER_LINE = new RegExp(`^${FIELD}$`);
+// Leading whitespace, digits, trailing spaces only (a trailing tab is refused).
+const CONTENT_LENGTH = /^[ \t]*(\d+) *$/;
+// `chunked` as the last coding: after a comma or the start, spaces and tabs before, spaces after.
+const CHUNKED_LAST = /(?:^|,)[ \t]*chunked *$/i;
+const BLANK = /^[ \t]*$/;
+// `close` as one of the tokens, with the same whitespace rule.
+const CLOSE_TOKEN = /(?:^|,)[ \t]*close *(?:,|$)/i;
+// A size in hex and its extensions: `;name`, `;name=token` or `;name="quoted"`, no whitespace;
+// a name or value may be empty, but a `;` may not end the line.
+const CHUNK_SIZE_LINE = new RegExp(
+  `^([0-9A-Fa-f]+)(?:;(?=.)${TCHAR}*(?:=(?:${TCHAR}*|"(?:[\\t\\x20\\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t\\x20-\\x7e\\x80-\\xff])*"))?)*$`,
+);
 const CRLFCRLF = Buffer.from('\r\n\r\n');
+
+/** The status and version of a status line (without its CRLF), or a refusal. */
+function statusLine(line: string): { status: number; http10: boolean } {
+  const m = STATUS_LINE.exec(line);
+  if (!m) {
+    if (line === '' || line[0] === '\n') throw new ResponseError('an empty line before the status line');
+    throw new ResponseError(line.includes('\r') ? 'a CR in the status line' : 'malformed status line');
+  }
+  if (m[1] !== '1' || (m[2] !== '1' && m[2] !== '0')) throw new ResponseError('not HTTP/1.0 or HTTP/1.1');
+  const status = Number(m[3]);
+  if (status < 100) throw new ResponseError('a status below 100');
+  return { status, http10: m[2] === '0' };
+}
+
+/** Digits with leading zeros dropped, or null past `max` significant ones. */
+function significant(digits: string, max: number): string | null {
+  if (digits.length <= max) return digits;
+  const d = digits.replace(/^0+(?=.)/, '');
+  return d.length <= max ? d : null;
+}
 
 type State = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'trailers' | 'close' | 'done';
 
@@ -40,6 +80,7 @@ export class ResponseParser {
   private pending: Buffer | null = null; // head bytes not yet complete
   private line = ''; // chunk-size and trailer lines, across reads
   private remaining = 0; // body bytes left (length) or chunk bytes left (chunk-data)
+  private lineBytes = 0; // bytes of the last head read and of its trailers
   private reusable = true;
   /** Whether any byte of an answer has been read (an interim 1xx counts: the server heard us). */
   started = false;
@@ -105,13 +146,19 @@ export class ResponseParser {
       buf = Buffer.concat([this.pending, buf]);
     }
     const end = buf.indexOf(CRLFCRLF, searchFrom);
+    if (end > MAX_HEAD_BYTES || (end < 0 && buf.length > MAX_HEAD_BYTES))
+      throw new ResponseError('response head too large');
     if (end < 0) {
-      if (buf.length > MAX_HEAD_BYTES) throw new ResponseError('response head too large');
+      // A status line is judged once whole, so one with a stray CR is refused without waiting
+      // for a head end that may never come.
+      const lf = buf.indexOf(10);
+      if (lf >= 0) statusLine(buf.toString('latin1', 0, lf > 0 && buf[lf - 1] === 13 ? lf - 1 : lf + 1));
       this.pending = Buffer.from(buf);
       return chunk.length;
     }
     const consumedFromChunk = end + 4 - (this.pending?.length ?? 0);
     this.pending = null;
+    this.lineBytes = end;
     this.parseHead(buf.toString('latin1', 0, end));
     return at + consumedFromChunk;
   }
@@ -119,56 +166,68 @@ export class ResponseParser {
   private parseHead(text: string): void {
     let eol = text.indexOf('\r\n');
     if (eol < 0) eol = text.length;
-    const m = STATUS_LINE.exec(text.slice(0, eol));
-    if (!m) throw new ResponseError('malformed status line');
-    const status = Number(m[2]);
-    if (m[1] === '0') this.reusable = false;
+    const { status, http10 } = statusLine(text.slice(0, eol));
     let length: string | null = null;
     let chunked = false;
     let encoded = false;
+    let blankCoding = false;
+    let close = false;
     let keepAliveMs: number | null = null;
     if (eol < text.length) {
       HEADER_LINES.lastIndex = eol + 2;
-      if (HEADER_LINES.exec(text)?.[0].length !== text.length - eol - 2) throw new ResponseError('malformed header line');
+      if (HEADER_LINES.exec(text)?.[0].length !== text.length - eol - 2)
+        throw new ResponseError('malformed header line');
     }
     // Line by line without splitting the head; only the framing headers are read, so only
-    // names of their lengths are lower-cased and compared.
+    // names of their lengths are lower-cased and compared. Values are read as Node's parser
+    // reads them (the whitespace it allows where it allows it), untrimmed.
     while (eol < text.length) {
       const from = eol + 2;
       eol = text.indexOf('\r\n', from);
       if (eol < 0) eol = text.length;
       const colon = text.indexOf(':', from);
       const n = colon - from;
-      if (n !== 14 && n !== 17 && n !== 10) continue;
+      if (n !== 14 && n !== 17 && n !== 10 && n !== 16) continue;
       const name = text.slice(from, colon).toLowerCase();
-      const value = text.slice(colon + 1, eol).trim();
+      const value = text.slice(colon + 1, eol);
       if (name === 'content-length') {
-        for (const v of value.split(',')) {
-          const digits = v.trim();
-          if (!/^\d{1,15}$/.test(digits) || (length !== null && length !== digits)) throw new ResponseError('invalid Content-Length');
-          length = digits;
-        }
+        // One header of digits only: a list, even of equal values, or a second header is refused.
+        if (length !== null) throw new ResponseError('more than one Content-Length');
+        const digits = CONTENT_LENGTH.exec(value);
+        if (!digits) throw new ResponseError('invalid Content-Length');
+        length = significant(digits[1]!, 15);
+        if (length === null) throw new ResponseError('Content-Length too large');
       } else if (name === 'transfer-encoding') {
-        encoded = true;
-        const codings = value.toLowerCase().split(',');
-        chunked = codings[codings.length - 1]!.trim() === 'chunked';
-      } else if (name === 'connection') {
-        if (value.toLowerCase().split(',').some((t) => t.trim() === 'close')) this.reusable = false;
+        // Any coding but chunked last (the last header counts) leaves the body to the close;
+        // an empty value names no coding.
+        if (BLANK.test(value)) blankCoding = true;
+        else {
+          encoded = true;
+          chunked = CHUNKED_LAST.test(value);
+        }
+      } else if (name === 'connection' || name === 'proxy-connection') {
+        if (CLOSE_TOKEN.test(value)) close = true;
       } else if (name === 'keep-alive') {
         const t = /(?:^|[,\s])timeout=(\d+)/i.exec(value);
         if (t) keepAliveMs = Number(t[1]) * 1000;
       }
     }
+    // Both framings at once can be a smuggling attempt, even with a coding left empty.
+    if (length !== null && encoded) throw new ResponseError('Content-Length with Transfer-Encoding');
+    if (length !== null && blankCoding) throw new ResponseError('Content-Length with an empty Transfer-Encoding');
     if (status === 101) throw new ResponseError('the server switched protocols unasked');
-    // An interim answer (100 Continue, 103 Early Hints): the final one follows on the same read.
-    if (status < 200) return;
+    if (status < 200) {
+      // An interim answer (100 Continue, 103 Early Hints) has no body; the final one follows on
+      // the same connection, so one that ends the connection is not an answer.
+      if (http10) throw new ResponseError('an interim answer in HTTP/1.0');
+      if (close) throw new ResponseError('an interim answer that closes the connection');
+      return;
+    }
+    if (http10 || close) this.reusable = false;
     this.sink.head({ status, keepAliveMs });
     if (status === 204 || status === 304) return this.finish();
     if (encoded) {
-      // Both framings at once can be a smuggling attempt: the coding wins, the connection ends.
-      if (length !== null) this.reusable = false;
-      if (chunked) this.state = 'chunk-size';
-      else this.state = 'close';
+      this.state = chunked ? 'chunk-size' : 'close';
       return;
     }
     if (length === null) {
@@ -180,24 +239,38 @@ export class ResponseParser {
     else this.state = 'length';
   }
 
+  /** Chunk-size, chunk-end and trailer lines: each ends in CRLF. */
   private readLine(chunk: Buffer, at: number): number {
     const nl = chunk.indexOf(10, at);
     const part = chunk.toString('latin1', at, nl < 0 ? chunk.length : nl);
-    if (this.line.length + part.length > MAX_LINE_BYTES) throw new ResponseError('chunk line too long');
+    if (this.state === 'trailers') {
+      // Trailers are header lines, counted with the head.
+      if (this.lineBytes + this.line.length + part.length > MAX_HEAD_BYTES)
+        throw new ResponseError('response head too large');
+    } else if (this.line.length + part.length > MAX_LINE_BYTES) throw new ResponseError('chunk line too long');
     this.line += part;
     if (nl < 0) return chunk.length;
-    const line = this.line.endsWith('\r') ? this.line.slice(0, -1) : this.line;
+    if (!this.line.endsWith('\r')) throw new ResponseError('a line ending in LF without CR');
+    const line = this.line.slice(0, -1);
     this.line = '';
     if (this.state === 'chunk-end') {
       if (line !== '') throw new ResponseError('chunk data longer than its size');
       this.state = 'chunk-size';
     } else if (this.state === 'chunk-size') {
-      const size = line.split(';', 1)[0]!.trim();
-      if (!HEX.test(size)) throw new ResponseError('malformed chunk size');
+      const m = CHUNK_SIZE_LINE.exec(line);
+      if (!m) throw new ResponseError('malformed chunk size');
+      const size = significant(m[1]!, 13);
+      if (size === null) throw new ResponseError('chunk size too large');
       this.remaining = parseInt(size, 16);
       this.state = this.remaining === 0 ? 'trailers' : 'chunk-data';
     } else if (line === '') {
       this.finish();
+    } else {
+      // A length among the trailers is refused, as it is with a coding in the head.
+      this.lineBytes += line.length + 2;
+      if (!TRAILER_LINE.test(line)) throw new ResponseError('malformed trailer line');
+      if (line.length >= 15 && line[14] === ':' && line.slice(0, 14).toLowerCase() === 'content-length')
+        throw new ResponseError('Content-Length among the trailers');
     }
     return nl + 1;
   }
