@@ -36,7 +36,8 @@ export type LogicCondition = LogicRule['conditions'][number];
 export type LogicOp = LogicCondition['op'];
 export type LogicAction = LogicRule['action'];
 export type DeliveryRule = CreateWebhookBody['deliveryRule'];
-export type DeliveryStatus = NonNullable<QueryOf<'get', '/webhooks/deliveries'>['status']>;
+// GET /webhooks/deliveries takes status= as a comma list (a plain string in the schema): no route names the statuses.
+export type DeliveryStatus = 'pending' | 'in_flight' | 'delivered' | 'rejected' | 'given_up' | 'cancelled';
 
 /** Every member of a string union, in the order written: a missing or unknown one does not compile. */
 const members = <T extends string>(all: Record<T, true>): T[] => Object.keys(all) as T[];
@@ -145,6 +146,8 @@ export type Webhook = {
   url: string;
   deliveryRule: DeliveryRule;
   legacySecret: string;
+  paused: boolean;
+  pausedAt: string | null;
   createdAt: string;
   health: Health;
 };
@@ -163,6 +166,8 @@ export type Delivery = {
   nextAttemptAt: string | null;
   createdAt: string;
   finishedAt: string | null;
+  /** Made by a test event, not by a respondent. */
+  test?: boolean;
 };
 
 // No response schema for GET /webhooks/delivery yet.
@@ -176,7 +181,21 @@ export type Attempt = {
 };
 
 // No response schema for GET /webhooks/delivery yet.
-export type DeliveryDetail = Delivery & { payload: unknown; attempts: Attempt[] };
+export type DeliveryEvent = {
+  kind: 'resend' | 'recover' | 'test';
+  /** The attempt that followed it. */
+  attemptNumber: number;
+  by: string | null;
+  at: string;
+};
+
+// No response schema for GET /webhooks/delivery yet.
+export type DeliveryDetail = Delivery & {
+  payload: unknown;
+  attempts: Attempt[];
+  events: DeliveryEvent[];
+  test: boolean;
+};
 
 // No response schema for GET /alerts yet.
 export type AlertEmail = {
@@ -225,6 +244,10 @@ export type Answers = {
     '/slide': { data: Slide };
     '/webhooks': { data: Webhook };
     '/poll/translations/update': { data: PollTranslations };
+    '/webhooks/update': { data: Webhook };
+    '/webhooks/delivery/resend': { data: Delivery };
+    '/webhooks/recover': { data: { resent: number } };
+    '/webhooks/test': { data: Delivery };
   };
   patch: Record<never, never>;
   delete: {
