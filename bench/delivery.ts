@@ -293,7 +293,8 @@ export async function rawBaseline(
         method: 'POST',
         path: `/endpoint/${i % endpoints}`,
         body: bodies[i],
-        // The header set of a delivery attempt (SPEC §6.2), so the receiver parses the same requests.
+        // The headers of a delivery attempt (attemptHeaders in src/app/delivery/send-attempt.ts), so the
+        // receiver parses the same requests.
         headers: {
           'content-type': 'application/json',
           'user-agent': 'Canvass-Webhooks/bench',

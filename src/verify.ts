@@ -15,7 +15,7 @@ export type VerifyOptions = {
   header: string | undefined | null;
   /** The request body exactly as received: verify bytes, never re-serialised JSON. */
   rawBody: string | Uint8Array;
-  /** Largest allowed |now − t|; 5 minutes by default (SPEC §6.3). */
+  /** Largest allowed |now − t|; 5 minutes by default. It bounds how long a captured request can be replayed. */
   toleranceMs?: number;
   /** Current time in ms (for tests). */
   now?: number;

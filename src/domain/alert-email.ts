@@ -12,7 +12,7 @@ export type AlertContent = {
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** The failure-alert email of SPEC §6.5, as plain text and HTML. */
+/** The failure-alert email (docs/receiving-webhooks.md#failure-alerts), as plain text and HTML. */
 export function composeAlertEmail(c: AlertContent, sequence: number): { subject: string; text: string; html: string } {
   const reminder = sequence > 1 ? ` (reminder ${sequence - 1} of ${MAX_ALERT_EMAILS - 1})` : '';
   const subject = `Webhook failing: responses to "${c.survey.title}" are not reaching ${new URL(c.endpoint).host}${reminder}`;
@@ -58,7 +58,7 @@ export function composeAlertEmail(c: AlertContent, sequence: number): { subject:
   return { subject, text, html };
 }
 
-/** What an alert email says (SPEC §6.5), kept with the email. */
+/** What an alert email says, kept with the email (GET /alerts lists it). */
 export type AlertDetails = AlertContent;
 
 export type AlertEmail = {

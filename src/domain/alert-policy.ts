@@ -1,4 +1,4 @@
-/** SPEC §3 failure-alert table and §6.5, as a pure function of an endpoint's health. */
+/** When an endpoint's failure alerts are emailed, as a pure function of its health (decideAlert states the rule). */
 
 export const MAX_ALERT_EMAILS = 3;
 

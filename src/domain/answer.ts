@@ -1,7 +1,7 @@
 import { invalid } from './errors.js';
 import { CHOICE_TYPES, NON_ANSWERABLE, type Slide } from './slide.js';
 
-/** Checks an answer's value against its slide (DESIGN §2 Respondents); the error names the slide. */
+/** Checks an answer's value against its slide: the value shape each slide type takes; the error names the slide. */
 export function checkAnswerValue(slide: Slide, value: unknown, path: string): void {
   const bad = (what: string) => {
     throw invalid(path, `slide ${slide.id} (${slide.type}) expects ${what}`);

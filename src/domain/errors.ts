@@ -1,4 +1,4 @@
-/** Error codes of the public contract (DESIGN §2). Only http/ maps them to status codes. */
+/** Error codes of the public API (README.md, "API overview"). Only http/ maps them to status codes. */
 export type ErrorCode =
   | 'validation_failed'
   | 'invalid_url'

@@ -8,7 +8,7 @@ function sameValue(a: unknown, b: unknown): boolean {
   return a === b;
 }
 
-/** One condition against an answer value (DESIGN §2: the value shapes respondents send). */
+/** One condition against an answer value, in the shapes respondents send (checkAnswerValue, answer.ts). */
 export function conditionHolds(c: Condition, value: unknown): boolean {
   switch (c.op) {
     case 'answered':

@@ -1,4 +1,4 @@
-/** SPEC §2.2: what a poll gets for every object the request (and the account) leaves out. */
+/** The built-in defaults: what a poll gets for every object the request (and the account) leaves out. */
 export const SPEC_DEFAULTS = {
   settings: {
     showCounter: true,
@@ -58,7 +58,7 @@ export const SPEC_DEFAULTS = {
   },
 } as const;
 
-/** The objects whose defaults an account may override (DESIGN §2, PATCH /account/settings). */
+/** The objects whose defaults an account may override (PATCH /account/settings). */
 export const ACCOUNT_LEVEL_OBJECTS = [
   'displaySettings',
   'emailDisplaySettings',
@@ -68,7 +68,7 @@ export const ACCOUNT_LEVEL_OBJECTS = [
 export type AccountLevelObject = (typeof ACCOUNT_LEVEL_OBJECTS)[number];
 export type AccountDefaults = Partial<Record<AccountLevelObject, Record<string, unknown>>>;
 
-/** Storefront surfaces of SPEC §2.1 and their fixed rules. */
+/** The storefront surfaces a poll can target, each with its fixed page rule. */
 export const SURFACE_RULES = {
   thankYou: '/(.)/thank_you',
   orderStatus: '/:order_number/orders/:variable',

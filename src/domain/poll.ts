@@ -73,8 +73,8 @@ export function checkSchedule(schedule: Schedule | null | undefined): void {
 }
 
 /**
- * Builds a new poll: spec defaults ← account-level settings ← request (objects merge deeply,
- * arrays replace). A new poll is hidden and has no slides (SPEC §2.2).
+ * Builds a new poll: built-in defaults ← account-level settings ← request (objects merge
+ * deeply, arrays replace). A new poll is hidden and has no slides.
  */
 export function buildPollBody(input: PollInput, account: AccountDefaults): PollBody {
   const req = trimStrings(input);
@@ -122,7 +122,7 @@ export type PollPatch = Partial<Omit<PollInput, 'title'>> & { title?: string; is
 
 /**
  * Applies an update: settings objects merge into what is stored, `languageSettings` and
- * arrays replace whole (SPEC §2.1), `isSynthetic` never changes.
+ * arrays replace whole, `isSynthetic` never changes.
  */
 export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
   const p = trimStrings(patch);

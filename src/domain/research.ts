@@ -14,7 +14,7 @@ export function seededRandom(seed: number): () => number {
 
 const WORDS = ['great', 'fast', 'clear', 'slow', 'helpful', 'confusing', 'friendly', 'expensive', 'easy', 'reliable'];
 
-/** One plausible answer for a slide, in the same value shape a respondent would send (DESIGN §2). */
+/** One plausible answer for a slide, in the value shape a respondent would send (checkAnswerValue accepts it). */
 export function syntheticAnswer(slide: Slide, rand: () => number, n: number): unknown {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const titles = slide.answers.map((a) => a.title);

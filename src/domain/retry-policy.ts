@@ -1,4 +1,4 @@
-/** What one attempt came to, as seen from the sender (SPEC §3, §6.4). */
+/** What one attempt came to, as seen from the sender; classify and decide turn it into the delivery's next step. */
 export type AttemptOutcome = { kind: 'response'; statusCode: number } | { kind: 'error'; error: DeliveryError };
 
 export type DeliveryError = 'timeout' | 'refused' | 'reset' | 'tls' | 'dns' | 'blocked_address' | 'network';
@@ -26,8 +26,10 @@ export function classify(outcome: AttemptOutcome): AttemptClass {
 }
 
 /**
- * attemptNumber is the attempt that just ended (1-based). Ordinary failures follow the
- * retry ladder (1 + 5 retries); DNS failures the DNS ladder, at most 3 attempts in total.
+ * attemptNumber is the attempt that just ended (1-based). 2xx delivers; a 4xx other than 408
+ * and 429, or a blocked address, rejects for good. Other failures follow the retry ladder (by
+ * default 1 min, 5 min, 30 min, 2 h, 6 h; then given up); DNS failures the DNS ladder (by
+ * default 1 and 3 min: 3 attempts in all). docs/receiving-webhooks.md#answering has the table.
  */
 export function decide(outcome: AttemptOutcome, attemptNumber: number, ladders: Ladders): Decision {
   switch (classify(outcome)) {

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** SPEC §6.3: v1 = lowercase hex HMAC-SHA256 of "<t>.<raw body>", keyed with the secret's UTF-8 bytes. */
+/** v1 = lowercase hex HMAC-SHA256 of "<t>.<raw body>" (t in epoch ms), keyed with the secret's UTF-8 bytes. */
 export function signatureDigest(secret: string, t: number, rawBody: string | Uint8Array): string {
   const h = createHmac('sha256', Buffer.from(secret, 'utf8'));
   h.update(`${t}.`);

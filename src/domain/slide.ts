@@ -46,7 +46,7 @@ export function isPosPoll(pageRules: readonly string[]): boolean {
   return pageRules.some((r) => POS_RULES.includes(r.trim()));
 }
 
-/** SPEC §2.1: a poll for the point-of-sale surfaces cannot contain file-upload slides. */
+/** A poll for the point-of-sale surfaces (POS_RULES) cannot contain file-upload slides. */
 export function checkPosRule(pageRules: readonly string[], slideTypes: readonly SlideType[]): void {
   if (isPosPoll(pageRules) && slideTypes.includes('file-upload')) {
     throw new DomainError(

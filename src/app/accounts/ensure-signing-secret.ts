@@ -4,8 +4,9 @@ import type { Store } from '../ports/index.js';
 
 /**
  * Creates the account's signing secret if it has none; returns it only when created here, so
- * it is shown exactly once (SPEC §2.3). Saved webhooks create it; so does the first saved
- * Trigger webhook action, or a logic-only account could never verify its deliveries.
+ * it is shown exactly once, in the answer to the save that created it. Saved webhooks create
+ * it; so does the first saved Trigger webhook action, or a logic-only account could never
+ * verify its deliveries.
  */
 export async function ensureSigningSecret(store: Store, accountId: string, now: Date): Promise<string | undefined> {
   const secret = newSigningSecret();

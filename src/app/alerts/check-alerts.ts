@@ -139,7 +139,7 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
 }
 
 /**
- * Sends the failure alerts that are due (SPEC §6.5), in three steps per endpoint: choose and
+ * Sends the failure alerts that decideAlert finds due, in three steps per endpoint: choose and
  * hold it (a short transaction), send the email holding no lock or connection (SMTP may be
  * slow), then record it. A crash after sending can repeat an email, never lose one; the hold
  * keeps other schedulers off the endpoint meanwhile. An email that cannot be sent (say, the

@@ -3,7 +3,7 @@ import { newSigningSecret, signatureHeader } from '../../domain/signature.js';
 import type { ClaimedDelivery } from '../../domain/delivery.js';
 import type { SendResult, Deps } from '../ports/index.js';
 
-/** Accounts whose webhooks predate signing get their secret at first delivery (SPEC §2.3). */
+/** An account whose webhooks predate signing has no secret yet: it gets one at its first delivery. */
 async function secretFor(deps: Deps, d: ClaimedDelivery): Promise<string> {
   if (d.signingSecret) return d.signingSecret;
   await deps.store.accounts.setSigningSecretIfMissing(d.accountId, newSigningSecret(), deps.clock.now());
@@ -11,7 +11,10 @@ async function secretFor(deps: Deps, d: ClaimedDelivery): Promise<string> {
   return account!.signingSecret!;
 }
 
-/** SPEC §6.2: the headers of one attempt, signed afresh with its own t. */
+/**
+ * The headers of one attempt (docs/receiving-webhooks.md lists them), signed afresh with its
+ * own t: the signature's t and X-Service-Triggered-At are the same instant.
+ */
 export function attemptHeaders(deps: Deps, d: ClaimedDelivery, secret: string, sentAt: Date): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',

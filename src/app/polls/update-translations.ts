@@ -3,7 +3,7 @@ import { requirePollForUpdate } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
 import type { Translations } from './get-translations.js';
 
-/** Merges one language; the others are untouched (SPEC §4.2). */
+/** Merges one language's translations, with the poll locked; every other language stays as stored. */
 export async function updateTranslations(deps: Deps, caller: Caller, input: Translations): Promise<Translations> {
   return deps.store.transaction(async (store) => {
     const poll = await requirePollForUpdate(store, caller, input.pollId);

@@ -4,7 +4,7 @@ import { type Scope, authorizeScope } from './authorize-scope.js';
 
 export type ParticipantEmails = { pollId: string; participantId: string; email: string | null; emails: string[] };
 
-/** Addresses found per participant, by the same rule as the webhook payload (SPEC §2.4). */
+/** Addresses found per participant, by the webhook payload's rule (extractEmails); none for an anonymous poll. */
 export async function listEmails(
   deps: Deps,
   caller: Caller,

@@ -2,7 +2,7 @@ import type { DeliveryError } from '../../domain/retry-policy.js';
 
 const TLS_CODES = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|UNABLE_TO_|SELF_SIGNED|ERR_OSSL|HOSTNAME_MISMATCH)/;
 
-/** Maps what the sender's connections fail with to the error words of the delivery log (DESIGN §2 Attempt). */
+/** Maps what the sender's connections fail with to the error words of the delivery log (DeliveryError). */
 export function classifyError(err: unknown, timedOut: boolean): DeliveryError {
   if (timedOut) return 'timeout';
   const seen = new Set<unknown>();
