@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decideAlert } from '../../src/domain/alert-policy.js';
+import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { createWebhook, visiblePoll } from '../support/fixtures.js';
+
+// A paused webhook's endpoint gets no failure alert while paused, and the time it was paused is
+// not counted as quiet time once it is resumed.
+
+let h: Harness;
+let acct: TestAccount;
+const DAY = 86_400_000;
+
+beforeAll(async () => {
+  h = await harness();
+  acct = await h.account();
+});
+afterAll(() => h?.close());
+
+const pause = (webhookId: string, paused: boolean) =>
+  h.app.inject({ method: 'POST', url: '/webhooks/update', headers: bearer(acct.key), payload: { webhookId, paused } });
+const candidates = async (quietBefore: Date) =>
+  h.deps.store.transaction(async (store) =>
+    (await store.alerts.claimCandidates(h.clock.now(), quietBefore, new Date(0), 50)).map((e) => e.id),
+  );
+
+describe('failure alerts of a paused webhook', () => {
+  it('are not due while it is paused, and quiet time counts from the resume', async () => {
+    const poll = await visiblePoll(h, acct);
+    const hook = (await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/paused')).data.id;
+    await h.deps.store.endpoints.recordGivenUp(hook, h.clock.now(), 'HTTP 500');
+    h.clock.advance(2 * DAY);
+    const quietBefore = () => new Date(h.clock.now().getTime() - DAY);
+    expect(await candidates(quietBefore())).toContain(hook);
+
+    expect((await pause(hook, true)).statusCode).toBe(200);
+    h.clock.advance(3 * DAY);
+    expect(await candidates(quietBefore())).not.toContain(hook);
+
+    expect((await pause(hook, false)).statusCode).toBe(200);
+    expect(await candidates(quietBefore())).not.toContain(hook);
+    const [endpoint] = await h.deps.store.endpoints.getMany(acct.accountId, [hook]);
+    expect(decideAlert(endpoint!, h.clock.now(), { quietMs: DAY, reminderMs: 7 * DAY })).toEqual({ send: null });
+
+    h.clock.advance(DAY);
+    expect(await candidates(quietBefore())).toContain(hook);
+    expect(decideAlert(endpoint!, h.clock.now(), { quietMs: DAY, reminderMs: 7 * DAY })).toEqual({ send: 'first' });
+  });
+});
