@@ -56,8 +56,8 @@ async function flushAll(storage: Storage, url: string | undefined, dataDir: stri
 
 /**
  * Concurrent clients per route. Submissions are written in groups that share a transaction, so
- * their rate depends on how many respondents are waiting at once: at 32 connections a third of
- * the two cores stayed idle (vmstat) because too few requests were in flight to fill the groups;
+ * their rate depends on how many respondents are waiting at once: at 32 connections too few
+ * requests are in flight to fill the groups and the cores are not saturated (docs/performance.md);
  * 128 is the saturating load. Both are reported. BENCH_API_CONNECTIONS=64 picks other levels.
  */
 const LEVELS = (process.env.BENCH_API_CONNECTIONS ?? '32,128').split(',').map(Number);

@@ -233,9 +233,9 @@ export async function paced(storage: Storage, receiver: Receiver, rate: number, 
     const deps = benchDeps(fresh.database);
     const urls = await seedAccount(deps, receiver.port, 10);
     // The first second's deliveries are a warm-up, left out of the figures: a worker that has
-    // just started opens its TLS connections and compiles its code then, and on a slow machine
-    // that put the first few hundred deliveries up to 300 ms behind (a cold start, not the
-    // steady latency at this rate).
+    // just started opens its TLS connections and compiles its code then, which puts the first
+    // deliveries far behind (a cold start, not the steady latency at this rate; see
+    // docs/performance.md).
     const warm = rate;
     const t0 = Date.now() + 3_000 + count + warm; // room to insert before the first falls due
     const rows = await insertDeliveries(deps, urls, warm + count, (i) => new Date(t0 + Math.floor((i * 1000) / rate)));

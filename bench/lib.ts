@@ -7,7 +7,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { fileURLToPath } from 'node:url';
 // The service's code as it ships (dist/, npm run build), not as tsx compiles it here: tsx keeps
-// function names by wrapping every closure the code makes, which cost the worker ~3 µs a delivery.
+// function names by wrapping every closure the code makes, a cost per delivery the service never
+// pays (docs/performance.md).
 import { createStore } from '../dist/infra/db/store.js';
 import { openDatabase, type Database } from '../dist/infra/db/database.js';
 import type { Deps } from '../src/app/ports/index.js';

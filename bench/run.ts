@@ -52,9 +52,9 @@ try {
     await rawBaseline(receiver, 10, 5_000);
     const rows = [];
     // One storage after the other, PostgreSQL first: once a PGlite database has run in this
-    // process, even closed, every later run here is slower, the raw client's by about a tenth
-    // (35–41 against 31–33 µs a request, session 7), which flattered the PostgreSQL ratio when
-    // the storages alternated.
+    // process, even closed, every later run here is slower, the raw client's more than the
+    // worker's, so alternating the storages would flatter the PostgreSQL ratio
+    // (docs/performance.md).
     for (const storage of storages) {
       await throughput(storage, receiver, 10, 5_000); // its warm-up, unmeasured
       for (const endpoints of [1, 10, 100]) {

@@ -116,8 +116,8 @@ export function startWorker(rt: Runtime): Worker {
   const logger = rt.logger.child({ component: 'worker' });
   const runner = startDeliveryRunner(deps, controller.signal, {
     concurrency: rt.config.workerConcurrency,
-    // Claims (and result writes) of up to 512: fewer statements per delivery than 128, for
-    // ~8% more deliveries a second (bench/, README "Performance"); 1,024 measured no faster.
+    // Claims (and result writes) of up to 512: fewer statements per delivery than smaller ones;
+    // larger ones gain nothing (docs/performance.md).
     claimBatch: Math.min(512, rt.config.workerConcurrency),
     idleMs: Math.min(200, rt.config.schedulerTickMs),
     drainMs: rt.config.deliveryTimeoutMs + 2_000,

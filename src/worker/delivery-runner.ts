@@ -19,8 +19,8 @@ export type RunnerOptions = {
   /** On stop, how long attempts in flight may take to finish before their leases are given back. */
   drainMs: number;
   /**
-   * Result batches written at once (default 1). Measured: one writer makes bigger batches and
-   * more deliveries a second than two or four (bench/, README "Performance").
+   * Result batches written at once (default 1): one writer makes bigger batches, and more
+   * deliveries a second, than two or four (docs/performance.md).
    */
   writers?: number;
   logger: Logger;

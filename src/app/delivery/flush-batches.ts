@@ -7,9 +7,9 @@ import { respondentKey } from '../responses/submit-responses.js';
  * one transaction, so a crash either flushes a batch entirely or leaves it to flush again.
  *
  * What the batches need is read a statement per kind, not per batch: their polls with slides
- * and webhooks, their respondents, their answers. Read batch by batch (five round trips each)
- * the flush managed about 600 batches a second on PostgreSQL, fewer than the submissions a
- * second the API takes, so under load deliveries would have fallen further behind each second.
+ * and webhooks, their respondents, their answers. Read batch by batch (five round trips each),
+ * the flush cannot keep up with the submissions the API takes, and deliveries fall further
+ * behind under load (docs/performance.md, "The batch flush").
  */
 export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> {
   return deps.store.transaction(async (store) => {

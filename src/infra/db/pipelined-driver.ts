@@ -11,12 +11,12 @@ import {
 /**
  * PostgreSQL transactions with fewer round trips. The pool's clients run in pg's pipeline mode,
  * where a statement is written to the socket without waiting for the answer to the one before;
- * the server still runs them one after another, in order. On a loaded two-core machine a round
- * trip costs far more than a short statement (a context switch each way), so:
+ * the server still runs them one after another, in order. On a busy machine a round trip costs
+ * far more than a short statement (a context switch each way; docs/performance.md), so:
  * - BEGIN goes out together with the transaction's first statement instead of alone;
  * - the last statement of a transaction can take COMMIT along (`executeThenCommit`);
  * - statements that do not need each other's answers can go out together (`executeTogether`).
- * Outside a transaction nothing changes: each query is awaited by its caller as before.
+ * Outside a transaction each query is awaited by its caller, as with a plain pool.
  */
 export class PipelinedPostgresDialect extends PostgresDialect {
   override createDriver(): Driver {

@@ -5,7 +5,8 @@ const NAMED = /^\/\* prepared:([a-z-]+) \*\//;
 /**
  * Statements whose text starts with a `prepared:NAME` comment run as named prepared
  * statements on this connection: PostgreSQL parses and plans them once per connection instead
- * of on every call (measured: a quarter of the database time of a claim and of a batch record).
+ * of on every call, a large share of a claim's and a batch record's database time otherwise
+ * (docs/performance.md).
  * Only for statements of fixed text, i.e. whose batches travel as array parameters: a name
  * bound to two texts is an error. PGlite runs the same text unprepared (the comment is inert).
  */

@@ -94,8 +94,8 @@ type Target = { origin: string; host: string; port: number; hostHeader: string; 
  * Written for this one job rather than borrowed from a general client: an attempt is one POST of
  * a body already in memory whose answer matters for its status and first KiB only, and a general
  * client's per-request machinery (request objects, header validation tables, handler adapters,
- * a parser calling back per header) was most of the worker's CPU per delivery (README
- * "Performance"). What a general client also does and this one must too:
+ * a parser calling back per header) would be most of the worker's CPU per delivery
+ * (docs/performance.md). What a general client also does and this one must too:
  * - every connection goes through the SSRF guard's lookup, and literal addresses are checked here;
  * - the whole attempt has one deadline, from the call to the answer, waiting for a connection included;
  * - answers are framed strictly (response-parser.ts); redirects are never followed;

@@ -1,9 +1,9 @@
 -- The delivery hot path touches as few index entries as it can.
 --
--- Before this, every claim and every result rewrote the wide deliveries row with a changed
--- indexed column (next_attempt_at, status in an index predicate, finished_at), so each was a
--- non-HOT update: a new entry in all five indexes, twice per delivery. On PostgreSQL that was
--- about 95 µs of database CPU per delivery; this layout measures about 60.
+-- With the claim key and the lease on the wide deliveries row, every claim and every result
+-- changes an indexed column (next_attempt_at, status in an index predicate, finished_at), so
+-- each is a non-HOT update: a new entry in all five indexes, twice per delivery. This layout
+-- avoids that (docs/performance.md has the measurements):
 --
 -- - delivery_queue holds a delivery while it is not finished: the claim key, the lease and the
 --   attempt count. A claim updates this narrow row only (two small indexes).

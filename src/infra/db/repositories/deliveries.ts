@@ -105,24 +105,22 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
 
     /**
      * Leases up to `limit` due deliveries for one attempt each.
-     * - FOR UPDATE SKIP LOCKED: concurrent workers never pick the same row; each takes rows
-     *   the others have not locked, without waiting on them.
+     * - FOR UPDATE SKIP LOCKED: concurrent workers never pick the same row, and never wait on
+     *   each other's locks.
      * - Pending and leased rows share next_attempt_at as the claim key: for a leased row it is
      *   the lease expiry, so a delivery whose worker died becomes due again by itself.
      * - The new lease token fences the old holder: its late result write matches no row.
      * - Only the narrow queue row is written; the delivery is read (migration 004 says why).
      * - Queue rows are reached by primary key (= ANY(ARRAY(...))) here and in recordResults:
-     *   written as a join, the planner chose a hash join over a scan of the whole queue once it
-     *   held tens of thousands of rows (bench claim: 8.3 ms at 10k pending, 3.3 ms by key).
+     *   written as a join, a large queue gets a hash join over a scan of all of it.
      * - The signing secret is read in the same statement, i.e. as it is at attempt time, so a
      *   rotated secret applies to queued retries at once.
-     * - It runs with the plan made once per connection (plan_cache_mode). Left to choose,
-     *   PostgreSQL planned every claim afresh: with `LIMIT $2` unknown, the shared plan's
-     *   estimate looks dearer than the same plan made for the values, and that planning was a
-     *   quarter of the claim's database time (0.35 of 1.4 ms for 64 rows). The setting is SET
-     *   LOCAL, in a transaction of its own written in one round trip (BEGIN, SET, claim,
-     *   COMMIT): it ends with the claim, whatever pooler sits between, never reaching another
-     *   statement.
+     * - It runs with the plan made once per connection (plan_cache_mode): left to choose,
+     *   PostgreSQL plans every claim afresh, since with `LIMIT $2` unknown the shared plan's
+     *   estimate looks dearer. The setting is SET LOCAL, in a transaction of its own written in
+     *   one round trip (BEGIN, SET, claim, COMMIT), so it ends with the claim whatever pooler
+     *   sits between.
+     * docs/performance.md has the measurements behind these choices.
      */
     async claim(now, limit, leaseUntil, leaseToken) {
       const claim = sql<ClaimRow>`/* prepared:claim-deliveries */
