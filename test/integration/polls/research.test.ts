@@ -1,0 +1,197 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  acme,
+  acmeReader,
+  addSlide,
+  call,
+  createPoll,
+  expectProblem,
+  h,
+  paths,
+  rival,
+  SPEC_SETTINGS,
+  usePollsApi,
+  type Json,
+} from '../../support/polls-api.js';
+
+/**
+ * Synthetic polls (settings.isSynthetic, fixed when the poll is created) and POST /research/start
+ * (src/app/polls/start-research.ts): seeded synthetic respondents for every answerable slide.
+ */
+
+usePollsApi();
+
+describe('synthetic polls and POST /research/start', () => {
+  let synthetic: Json & { id: string };
+  let normal: Json & { id: string };
+  const runs: { id: string; seed: number }[] = [];
+
+  beforeAll(async () => {
+    synthetic = await createPoll(acme, { title: 'Synthetic research', isSynthetic: true });
+    normal = await createPoll(acme, { title: 'Normal' });
+    await addSlide(synthetic.id, { type: 'copy', title: 'Welcome' });
+    await addSlide(synthetic.id, {
+      type: 'question',
+      title: 'Pick one',
+      answers: [{ title: 'Red' }, { title: 'Blue' }, { title: 'Green' }],
+    });
+    await addSlide(synthetic.id, { type: 'star-rating', title: 'Rate us' });
+    await addSlide(synthetic.id, { type: 'email-capture', title: 'Your email' });
+    await addSlide(synthetic.id, { type: 'short-answer', title: 'Why?' });
+    await addSlide(synthetic.id, { type: 'thank-you', title: 'Thanks' });
+  });
+
+  it('isSynthetic is stored as settings.isSynthetic', () => {
+    expect(synthetic.settings).toEqual({ ...SPEC_SETTINGS, isSynthetic: true });
+    expect(synthetic).not.toHaveProperty('isSynthetic');
+    expect((normal.settings as Json).isSynthetic).toBe(false);
+  });
+
+  it.each([
+    ['isSynthetic false on the synthetic poll', () => ({ pollId: synthetic.id, isSynthetic: false })],
+    [
+      'settings.isSynthetic false on the synthetic poll',
+      () => ({ pollId: synthetic.id, settings: { isSynthetic: false } }),
+    ],
+    ['isSynthetic true on a normal poll', () => ({ pollId: normal.id, isSynthetic: true })],
+  ])('POST /poll/update refuses %s with 409 immutable_field', async (_why, body) => {
+    const b = body();
+    expectProblem(await call('POST', '/poll/update', acme.key, { ...b, title: 'Changed' }), 409, 'immutable_field');
+    const read = (await call('GET', `/poll?pollId=${b.pollId}`, acme.key)).json().data;
+    expect(read.settings.isSynthetic).toBe(b.pollId === synthetic.id);
+    expect(read.title).not.toBe('Changed');
+  });
+
+  it('restating the current value is not a change', async () => {
+    const res = await call('POST', '/poll/update', acme.key, {
+      pollId: synthetic.id,
+      isSynthetic: true,
+      settings: { showCounter: false },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.settings).toEqual({ ...SPEC_SETTINGS, isSynthetic: true, showCounter: false });
+  });
+
+  it('research on a normal poll is 409 not_synthetic and writes nothing', async () => {
+    expectProblem(
+      await call('POST', '/research/start', acme.key, { pollId: normal.id, participants: 5 }),
+      409,
+      'not_synthetic',
+    );
+    const rows = await h.database.db.selectFrom('responses').select('id').where('poll_id', '=', normal.id).execute();
+    expect(rows).toEqual([]);
+  });
+
+  async function run(seed: number, participants = 7) {
+    const res = await call('POST', '/research/start', acme.key, { pollId: synthetic.id, participants, seed });
+    expect(res.statusCode, res.body).toBe(201);
+    const data = res.json().data;
+    runs.push({ id: data.id, seed });
+    return data;
+  }
+
+  /** The answers of one run, participant by participant (ordered by the n behind each synthetic email). */
+  async function answersOf(runId: string): Promise<Record<string, unknown>[]> {
+    const rows = await h.database.db
+      .selectFrom('responses')
+      .select(['participant_id', 'slide_id', 'value', 'metadata', 'synthetic'])
+      .where('poll_id', '=', synthetic.id)
+      .where('synthetic', '=', true)
+      .execute();
+    const mine = rows.filter((r) => (r.metadata as Json).researchRunId === runId);
+    const byParticipant = new Map<string, Record<string, unknown>>();
+    for (const r of mine)
+      byParticipant.set(r.participant_id, { ...byParticipant.get(r.participant_id), [r.slide_id]: r.value });
+    const order = (answers: Record<string, unknown>) => {
+      const email = Object.values(answers).find(
+        (v) => typeof v === 'string' && /^synthetic-\d+@example\.com$/.test(v),
+      ) as string;
+      return Number(/\d+/.exec(email)![0]);
+    };
+    return [...byParticipant.values()].sort((a, b) => order(a) - order(b));
+  }
+
+  it('creates participants × answerable slides synthetic responses', async () => {
+    const data = await run(42);
+    expect(data).toMatchObject({
+      pollId: synthetic.id,
+      accountId: acme.accountId,
+      participants: 7,
+      seed: 42,
+      responsesCreated: 28,
+    });
+    expect(data.id).toMatch(/^run_/);
+    const answers = await answersOf(data.id);
+    expect(answers).toHaveLength(7);
+    const slides = (await call('GET', `/slides?pollId=${synthetic.id}`, acme.key)).json().data as {
+      id: string;
+      type: string;
+    }[];
+    const answerable = slides
+      .filter((s) => s.type !== 'copy' && s.type !== 'thank-you')
+      .map((s) => s.id)
+      .sort();
+    for (const a of answers) expect(Object.keys(a).sort()).toEqual(answerable);
+    const byType = Object.fromEntries(slides.map((s) => [s.type, s.id]));
+    answers.forEach((a, n) => {
+      expect(['Red', 'Blue', 'Green']).toContain(a[byType.question!]);
+      expect(a[byType['star-rating']!]).toBeGreaterThanOrEqual(1);
+      expect(a[byType['star-rating']!]).toBeLessThanOrEqual(5);
+      expect(a[byType['email-capture']!]).toBe(`synthetic-${n}@example.com`);
+      expect(typeof a[byType['short-answer']!]).toBe('string');
+    });
+    const participants = await h.database.db
+      .selectFrom('participants')
+      .select(['id', 'synthetic', 'complete'])
+      .where('poll_id', '=', synthetic.id)
+      .execute();
+    expect(participants).toHaveLength(7);
+    expect(participants.every((p) => p.synthetic && p.complete)).toBe(true);
+  });
+
+  it('the same seed gives the same answers, another seed other answers', async () => {
+    const again = await run(42);
+    const other = await run(7);
+    const first = runs.find((r) => r.seed === 42 && r.id !== again.id)!;
+    const a = await answersOf(first.id);
+    const b = await answersOf(again.id);
+    const c = await answersOf(other.id);
+    expect(b).toHaveLength(7);
+    expect(b).toEqual(a);
+    expect(c).toHaveLength(7);
+    expect(c).not.toEqual(a);
+  });
+
+  it('defaults to 100 participants and bounds the count to 1..1000', async () => {
+    const res = await call('POST', '/research/start', acme.key, { pollId: synthetic.id });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().data).toMatchObject({ participants: 100, responsesCreated: 400 });
+    expect(typeof res.json().data.seed).toBe('number');
+    for (const participants of [0, 1001, 2.5]) {
+      const body = expectProblem(
+        await call('POST', '/research/start', acme.key, { pollId: synthetic.id, participants }),
+        400,
+        'validation_failed',
+      );
+      expect(paths(body)).toContain('/participants');
+    }
+  });
+
+  it('research is a write: read_only gets 403, another account and a missing poll 404', async () => {
+    expectProblem(
+      await call('POST', '/research/start', acmeReader, { pollId: synthetic.id, participants: 1 }),
+      403,
+      'role_forbidden',
+    );
+    expectProblem(
+      await call('POST', '/research/start', rival.key, { pollId: synthetic.id, participants: 1 }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await call('POST', '/research/start', acme.key, { pollId: 'poll_missing', participants: 1 }),
+      404,
+      'not_found',
+    );
+  });
+});
