@@ -1,74 +1,31 @@
-import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPlan } from '../../src/app/accounts/set-plan.js';
-import type { Plan, Role } from '../../src/domain/access.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
-import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { setPlan } from '../../../src/app/accounts/set-plan.js';
+import type { Plan } from '../../../src/domain/access.js';
+import type { TestAccount } from '../../support/app.js';
+import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
+import {
+  acme,
+  call,
+  expectProblem,
+  h,
+  HOOK,
+  keys,
+  newPoll,
+  postHook,
+  rival,
+  useWebhooksApi,
+  type Json,
+} from '../../support/webhooks-api.js';
 
 /**
- * Route tests for DESIGN §2 "Webhooks" (SPEC §2.3, §4.3, §5, §8): management, limits, URL policy,
- * the once-only signing secret and the delivery log. Runs on in-memory PGlite, or on PostgreSQL
- * when CANVASS_TEST_PG_URL is set. The batch window is 0, so a submission makes its delivery at once.
+ * Route tests for managing webhooks (src/http/routes/webhooks.ts; src/app/webhooks/): POST, GET and
+ * DELETE /webhooks, the URL policy (a public https:// URL only), who may manage them (owner, admin
+ * and billing_admin, on premium and enterprise plans), the limit of 20 webhooks per poll, and the
+ * account signing secret, shown once, in the answer to the account's first webhook. The delivery
+ * log has its own file beside this one (deliveries.test.ts).
  */
 
-type Json = Record<string, unknown>;
-type Method = 'GET' | 'POST' | 'DELETE';
-type Problem = Json & { errors?: { path: string; message: string }[] };
-
-const HOOK = 'https://hooks.example.com/canvass';
-
-let h: Harness;
-let acme: TestAccount;
-let rival: TestAccount;
-/** Keys of acme's members by role (owner is acme.key). */
-const keys = {} as Record<Role, string>;
-
-beforeAll(async () => {
-  h = await harness({ delivery: { batchWindowMs: 0 } });
-  acme = await h.account({ name: 'Acme' });
-  rival = await h.account({ name: 'Rival' });
-  keys.owner = acme.key;
-  for (const role of ['admin', 'billing_admin', 'editor', 'read_only'] as const)
-    keys[role] = await h.member(acme.accountId, role);
-});
-afterAll(() => h?.close());
-
-async function call(
-  method: Method,
-  url: string,
-  key: string | undefined,
-  payload?: unknown,
-): Promise<LightMyRequestResponse> {
-  return h.app.inject({
-    method,
-    url,
-    headers: key ? bearer(key) : {},
-    ...(payload === undefined ? {} : { payload: payload as Json }),
-  });
-}
-
-function expectProblem(res: LightMyRequestResponse, status: number, code: string): Problem {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const body = res.json();
-  expect(body).toMatchObject({
-    status,
-    code,
-    type: expect.any(String),
-    title: expect.any(String),
-    detail: expect.any(String),
-  });
-  return body;
-}
-
-async function newPoll(who: TestAccount, title = 'Hooks'): Promise<string> {
-  const res = await call('POST', '/poll', who.key, { accountId: who.accountId, title });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().data.id;
-}
-
-const postHook = (key: string, pollId: string, url = HOOK, deliveryRule = 'partial') =>
-  call('POST', '/webhooks', key, { pollId, url, deliveryRule });
+useWebhooksApi();
 
 describe('POST /webhooks', () => {
   it('creates a webhook: 201 {data: Webhook} with its own legacy secret and a health object', async () => {
@@ -298,7 +255,7 @@ describe('the account signing secret (SPEC §2.3, §6.3)', () => {
     expect(other.json()).not.toHaveProperty('signingSecret');
     expect(other.body).not.toContain('whsec_');
 
-    // Never in a list either, and adding/deleting webhooks leaves it unchanged (rule 6).
+    // Never in a list either, and adding/deleting webhooks leaves it unchanged.
     for (const url of [`/webhooks?pollId=${poll1}`, `/webhooks?accountId=${acct.accountId}`]) {
       const list = await call('GET', url, acct.key);
       expect(list.statusCode).toBe(200);
@@ -489,223 +446,5 @@ describe('DELETE /webhooks', () => {
     const log = (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}`, acme.key)).json().data;
     expect(log.filter((d: Json) => d.status === 'cancelled')).toHaveLength(2);
     expect(log.filter((d: Json) => d.webhookId === keep.id).map((d: Json) => d.status)).toEqual(['pending', 'pending']);
-  });
-});
-
-describe('DELETE /poll', () => {
-  it('deletes its webhooks and cancels their pending deliveries', async () => {
-    const poll = await visiblePoll(h, acme);
-    const hooks = [
-      (await createWebhook(h, acme, poll.pollId, HOOK)).data,
-      (await createWebhook(h, acme, poll.pollId, HOOK, 'complete')).data,
-    ];
-    const p = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'one' }], complete: true });
-    const before = (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}`, acme.key)).json().data;
-    expect(before.map((d: Json) => d.type).sort()).toEqual(['completed-survey', 'submitted-responses']);
-
-    const res = await call('DELETE', `/poll?pollId=${poll.pollId}`, acme.key);
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().data).toMatchObject({ id: poll.pollId, deleted: true });
-
-    const all = (await call('GET', `/webhooks?accountId=${acme.accountId}&limit=100`, acme.key)).json().data;
-    expect(all.filter((w: Json) => w.pollId === poll.pollId)).toEqual([]);
-    for (const w of hooks) {
-      expectProblem(await call('DELETE', `/webhooks?id=${w.id}`, acme.key), 404, 'not_found');
-      expect(await h.deps.store.webhooks.get(w.id)).toBeUndefined();
-    }
-    for (const d of before) {
-      const row = await h.deps.store.deliveries.get(d.id);
-      expect(row?.status).toBe('cancelled');
-    }
-    expect(p.complete).toBe(true);
-    expectProblem(await call('GET', `/webhooks?pollId=${poll.pollId}`, acme.key), 404, 'not_found');
-  });
-});
-
-describe('the delivery log', () => {
-  let poll: Awaited<ReturnType<typeof visiblePoll>>;
-  let hook: { id: string };
-  let completeHook: { id: string };
-  let participantId: string;
-
-  beforeAll(async () => {
-    poll = await visiblePoll(h, acme);
-    hook = (await createWebhook(h, acme, poll.pollId, HOOK)).data;
-    completeHook = (await createWebhook(h, acme, poll.pollId, `${HOOK}/complete`, 'complete')).data;
-    h.clock.advance(60_000);
-    const p = await answer(h, {
-      pollId: poll.pollId,
-      participantId: 'customer-42',
-      answers: [{ slideId: poll.q1, value: 'A friend' }],
-      metadata: { page: '/checkout' },
-    });
-    participantId = p.participantId;
-  });
-
-  it('a submission (batch window 0) makes one pending delivery per partial webhook, with the Delivery fields', async () => {
-    const res = await call('GET', `/webhooks/deliveries?webhookId=${hook.id}`, acme.key);
-    expect(res.statusCode, res.body).toBe(200);
-    const body = res.json();
-    expect(body).toMatchObject({ hasNextPage: false });
-    expect(body.data).toHaveLength(1);
-    const d = body.data[0];
-    expect(d).toMatchObject({
-      id: expect.stringMatching(/^dlv_[0-9A-Za-z]{22}$/),
-      webhookId: hook.id,
-      source: 'webhook',
-      url: HOOK,
-      pollId: poll.pollId,
-      participantId: 'customer-42',
-      type: 'submitted-responses',
-      status: 'pending',
-      attemptCount: 0,
-      nextAttemptAt: h.clock.now().toISOString(),
-      createdAt: h.clock.now().toISOString(),
-      finishedAt: null,
-    });
-    // The list is a summary: no payload, no internals.
-    expect(d).not.toHaveProperty('payload');
-    expect(d).not.toHaveProperty('body');
-    expect(d).not.toHaveProperty('endpointId');
-    expect(d).not.toHaveProperty('leaseToken');
-    // Nothing yet for the complete-only webhook.
-    expect((await call('GET', `/webhooks/deliveries?webhookId=${completeHook.id}`, acme.key)).json().data).toEqual([]);
-  });
-
-  it('GET /webhooks/delivery?deliveryId answers the delivery with its payload and attempts []', async () => {
-    const [d] = (await call('GET', `/webhooks/deliveries?webhookId=${hook.id}`, acme.key)).json().data;
-    const res = await call('GET', `/webhooks/delivery?deliveryId=${d.id}`, acme.key);
-    expect(res.statusCode, res.body).toBe(200);
-    const detail = res.json().data;
-    expect(detail).toMatchObject({ ...d, attempts: [] });
-    expect(detail.payload).toEqual({
-      type: 'submitted-responses',
-      accountId: acme.accountId,
-      pollId: poll.pollId,
-      participantId: 'customer-42',
-      metadata: { page: '/checkout' },
-      responses: {
-        [poll.q1]: {
-          slideId: poll.q1,
-          title: 'What brought you here?',
-          type: 'short-answer',
-          value: 'A friend',
-          createdAt: h.clock.now().toISOString(),
-        },
-      },
-      submissionsComplete: false,
-      timestamp: h.clock.now().getTime(),
-      email: null,
-      emails: [],
-    });
-  });
-
-  it('completion makes a completed-survey delivery with all the answers; status and pollId filters work', async () => {
-    h.clock.advance(1_000);
-    await answer(h, { pollId: poll.pollId, participantId, answers: [{ slideId: poll.q2, value: 'Ann@Example.com' }] });
-    const done = (await call('GET', `/webhooks/deliveries?webhookId=${completeHook.id}`, acme.key)).json().data;
-    expect(done).toHaveLength(1);
-    expect(done[0]).toMatchObject({
-      type: 'completed-survey',
-      webhookId: completeHook.id,
-      url: `${HOOK}/complete`,
-      status: 'pending',
-    });
-    const payload = (await call('GET', `/webhooks/delivery?deliveryId=${done[0].id}`, acme.key)).json().data.payload;
-    expect(Object.keys(payload.responses).sort()).toEqual([poll.q1, poll.q2].sort());
-    expect(payload).toMatchObject({ submissionsComplete: true, email: 'ann@example.com', emails: ['ann@example.com'] });
-
-    const byPoll = (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}`, acme.key)).json().data;
-    expect(byPoll).toHaveLength(3);
-    // Newest first.
-    const ids = byPoll.map((x: Json) => x.id as string);
-    expect(ids).toEqual([...ids].sort().reverse());
-
-    expect(
-      (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}&status=pending`, acme.key)).json().data,
-    ).toHaveLength(3);
-    expect(
-      (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}&status=delivered`, acme.key)).json().data,
-    ).toEqual([]);
-    expect(
-      (await call('GET', `/webhooks/deliveries?webhookId=${hook.id}&status=pending`, acme.key)).json().data,
-    ).toHaveLength(2);
-    expectProblem(
-      await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}&status=lost`, acme.key),
-      400,
-      'validation_failed',
-    );
-  });
-
-  it('pages newest first with startCursor and limit', async () => {
-    const all = (await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}`, acme.key))
-      .json()
-      .data.map((x: Json) => x.id);
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    for (let i = 0; i < 10; i++) {
-      const page: { data: Json[]; hasNextPage: boolean; endCursor: string | null } = (
-        await call(
-          'GET',
-          `/webhooks/deliveries?pollId=${poll.pollId}&limit=1${cursor ? `&startCursor=${cursor}` : ''}`,
-          acme.key,
-        )
-      ).json();
-      seen.push(...page.data.map((x) => x.id as string));
-      if (!page.hasNextPage) break;
-      cursor = page.endCursor;
-    }
-    expect(seen).toEqual(all);
-  });
-
-  it('needs webhookId or pollId; unknown ids → 404', async () => {
-    expectProblem(await call('GET', '/webhooks/deliveries', acme.key), 400, 'validation_failed');
-    expectProblem(await call('GET', '/webhooks/delivery', acme.key), 400, 'validation_failed');
-    expectProblem(
-      await call('GET', '/webhooks/deliveries?webhookId=whk_0000000000000000000000', acme.key),
-      404,
-      'not_found',
-    );
-    expectProblem(
-      await call('GET', '/webhooks/deliveries?pollId=poll_0000000000000000000000', acme.key),
-      404,
-      'not_found',
-    );
-    expectProblem(
-      await call('GET', '/webhooks/delivery?deliveryId=dlv_0000000000000000000000', acme.key),
-      404,
-      'not_found',
-    );
-  });
-
-  it('another account’s key → 404 on the list and the detail, exactly as for missing ones', async () => {
-    const [d] = (await call('GET', `/webhooks/deliveries?webhookId=${hook.id}`, acme.key)).json().data;
-    const a = expectProblem(
-      await call('GET', `/webhooks/deliveries?webhookId=${hook.id}`, rival.key),
-      404,
-      'not_found',
-    );
-    const b = expectProblem(
-      await call('GET', '/webhooks/deliveries?webhookId=whk_0000000000000000000000', rival.key),
-      404,
-      'not_found',
-    );
-    expect(a.detail).toBe(b.detail);
-    expectProblem(await call('GET', `/webhooks/deliveries?pollId=${poll.pollId}`, rival.key), 404, 'not_found');
-    const c = expectProblem(await call('GET', `/webhooks/delivery?deliveryId=${d.id}`, rival.key), 404, 'not_found');
-    const m = expectProblem(
-      await call('GET', '/webhooks/delivery?deliveryId=dlv_0000000000000000000000', rival.key),
-      404,
-      'not_found',
-    );
-    expect(c.detail).toBe(m.detail);
-    expect(c.detail).not.toContain(d.id);
-  });
-
-  it('editor and read_only → 403 role_forbidden on the detail', async () => {
-    const [d] = (await call('GET', `/webhooks/deliveries?webhookId=${hook.id}`, acme.key)).json().data;
-    expectProblem(await call('GET', `/webhooks/delivery?deliveryId=${d.id}`, keys.editor), 403, 'role_forbidden');
-    expectProblem(await call('GET', `/webhooks/delivery?deliveryId=${d.id}`, keys.read_only), 403, 'role_forbidden');
-    expect((await call('GET', `/webhooks/delivery?deliveryId=${d.id}`, keys.billing_admin)).statusCode).toBe(200);
   });
 });
