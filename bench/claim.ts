@@ -41,6 +41,7 @@ export async function claimCost(storage: Storage, pending: number, samples = 40)
             128,
             new Date(Date.now() + 60_000),
             'bench',
+            new Date(0),
           );
           if (claimed.length !== 128) throw new Error(`claimed ${claimed.length}`);
           times.push(performance.now() - started);

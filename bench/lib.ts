@@ -75,6 +75,7 @@ export function benchDeps(database: Database): Deps {
       deliveryTimeoutMs: 10_000,
       batchWindowMs: 5_000,
       userAgent: 'Canvass-Webhooks/bench',
+      secretOverlapMs: 0,
     },
   };
 }

@@ -40,6 +40,7 @@ export function deliverySettings(config: Config): DeliverySettings {
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     batchWindowMs: config.batchWindowMs,
     userAgent: `Canvass-Webhooks/${VERSION}`,
+    secretOverlapMs: config.secretOverlapMs,
   };
 }
 

@@ -14,6 +14,8 @@ export type Config = Readonly<{
   alertQuietMs: number;
   alertReminderMs: number;
   schedulerTickMs: number;
+  /** How long a rotated signing secret still signs alongside the new one. */
+  secretOverlapMs: number;
   /** Deliveries a recover resends per transaction. */
   recoverBatch: number;
   allowPrivateTargets: boolean;
@@ -103,6 +105,7 @@ export function loadConfig(env: Env = process.env): Config {
     alertReminderMs: int(env, 'CANVASS_ALERT_REMINDER_MS', 604_800_000, 1, 365 * 86_400_000),
     schedulerTickMs: int(env, 'CANVASS_SCHEDULER_TICK_MS', 1_000, 10, 3_600_000),
     recoverBatch: int(env, 'CANVASS_RECOVER_BATCH', 200, 1, 10_000),
+    secretOverlapMs: int(env, 'CANVASS_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
     allowPrivateTargets: bool(env, 'CANVASS_ALLOW_PRIVATE_TARGETS', false),
     logLevel,
     retentionMs: int(env, 'CANVASS_RETENTION_MS', 30 * 86_400_000, 60_000, 3650 * 86_400_000),

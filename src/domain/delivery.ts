@@ -34,6 +34,8 @@ export type ClaimedDelivery = Pick<
 > & {
   leaseToken: string;
   signingSecret: string | null;
+  /** The secret a rotation replaced, while its overlap lasts: attempts are signed with both. */
+  previousSecret: string | null;
   legacySecret: string | null;
   /** Attempts made before its current retry ladder began (a resend starts a fresh one). */
   ladderBase: number;

@@ -8,8 +8,15 @@ export function signatureDigest(secret: string, t: number, rawBody: string | Uin
   return h.digest('hex');
 }
 
-export function signatureHeader(secret: string, t: number, rawBody: string | Uint8Array): string {
-  return `t=${t},v1=${signatureDigest(secret, t, rawBody)}`;
+/** `t=<ms>,v1=<digest>`; with a previous secret (a rotation's overlap), a second v1 after the first. */
+export function signatureHeader(
+  secret: string,
+  t: number,
+  rawBody: string | Uint8Array,
+  previousSecret?: string | null,
+): string {
+  const header = `t=${t},v1=${signatureDigest(secret, t, rawBody)}`;
+  return previousSecret ? `${header},v1=${signatureDigest(previousSecret, t, rawBody)}` : header;
 }
 
 export function newSigningSecret(): string {

@@ -100,11 +100,11 @@ describe('migration 004 (delivery queue)', () => {
 
   it('keeps the queued deliveries claimable: the expired lease is taken over, the old holder fenced', async () => {
     const deliveries = createStore(database.db).deliveries;
-    const claimed = await deliveries.claim(T('11:30:00'), 10, T('13:00:00'), 'tok_new');
+    const claimed = await deliveries.claim(T('11:30:00'), 10, T('13:00:00'), 'tok_new', new Date(0));
     expect(claimed.map((d) => [d.id, d.attemptCount])).toEqual([['dlv_leased', 3]]);
     const stale = await deliveries.release('dlv_leased', 'tok_old', T('11:30:00'));
     expect(stale).toBe(false);
-    const later = await deliveries.claim(T('12:00:00'), 10, T('12:01:00'), 'tok_2');
+    const later = await deliveries.claim(T('12:00:00'), 10, T('12:01:00'), 'tok_2', new Date(0));
     expect(later.map((d) => [d.id, d.attemptCount])).toEqual([['dlv_pending', 2]]);
   });
 });

@@ -49,7 +49,13 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
     // Three rounds of three: past the point where PostgreSQL may switch a prepared statement to a generic plan.
     const claimed: string[] = [];
     for (let round = 0; round < 3; round++) {
-      const batch = await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), `lease-${round}`);
+      const batch = await store.deliveries.claim(
+        new Date(),
+        3,
+        new Date(Date.now() + 60_000),
+        `lease-${round}`,
+        new Date(0),
+      );
       expect(batch).toHaveLength(3);
       expect(batch.every((d) => d.signingSecret === 'whsec_prepared')).toBe(true);
       claimed.push(...batch.map((d) => d.id));
@@ -73,7 +79,9 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
       expect([...recorded].sort()).toEqual(batch.map((d) => d.id).sort());
     }
     expect(claimed.sort()).toEqual([...ids].sort());
-    expect(await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-empty')).toEqual([]);
+    expect(
+      await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-empty', new Date(0)),
+    ).toEqual([]);
     for (const id of ids) expect((await store.deliveries.get(id))?.status).toBe('delivered');
 
     const prepared = await sql<{

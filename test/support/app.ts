@@ -38,6 +38,7 @@ export const TEST_DELIVERY: DeliverySettings = {
   deliveryTimeoutMs: 10_000,
   batchWindowMs: 5_000,
   userAgent: 'Canvass-Webhooks/test',
+  secretOverlapMs: 86_400_000,
 };
 
 export async function harness(

@@ -2,7 +2,10 @@ import { notFound } from '../../domain/errors.js';
 import { newSigningSecret } from '../../domain/signature.js';
 import type { Deps } from '../ports/index.js';
 
-/** Rotation is for support only (`canvass support rotate-secret`); queued retries pick the new secret up at once. */
+/**
+ * Rotation is for support only (`canvass support rotate-secret`). Queued retries are signed with
+ * the new secret at once; for CANVASS_SECRET_OVERLAP_MS the old one signs alongside it.
+ */
 export async function rotateSigningSecret(deps: Deps, accountId: string) {
   if (!(await deps.store.accounts.get(accountId))) throw notFound('account');
   const signingSecret = newSigningSecret();

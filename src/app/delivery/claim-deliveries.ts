@@ -13,7 +13,9 @@ export const leaseMs = (deps: Deps) => deps.delivery.deliveryTimeoutMs * 2 + 5_0
 export async function claimDeliveries(deps: Deps, limit: number): Promise<ClaimedDelivery[]> {
   const now = deps.clock.now();
   const token = randomUUID();
-  const claimed = await deps.store.deliveries.claim(now, limit, new Date(now.getTime() + leaseMs(deps)), token);
+  const leaseUntil = new Date(now.getTime() + leaseMs(deps));
+  const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
+  const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince);
   if (!claimed.some((d) => d.paused)) return claimed;
   await deps.store.deliveries.park(
     claimed.filter((d) => d.paused).map((d) => d.id),

@@ -19,7 +19,7 @@ export function attemptHeaders(deps: Deps, d: ClaimedDelivery, secret: string, s
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': deps.delivery.userAgent,
-    'x-service-signature': signatureHeader(secret, sentAt.getTime(), d.body),
+    'x-service-signature': signatureHeader(secret, sentAt.getTime(), d.body, d.previousSecret),
     'x-service-delivery-id': d.id,
     'x-service-attempt': String(d.attemptCount),
     'x-service-triggered-at': isoTime(sentAt),

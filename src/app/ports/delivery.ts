@@ -94,7 +94,8 @@ export type AttemptResult = {
 
 export interface DeliveryRepo {
   insert(rows: NewDelivery[]): Promise<void>;
-  claim(now: Date, limit: number, leaseUntil: Date, leaseToken: string): Promise<ClaimedDelivery[]>;
+  /** `overlapSince`: a secret rotated after this still signs alongside the new one (previousSecret). */
+  claim(now: Date, limit: number, leaseUntil: Date, leaseToken: string, overlapSince: Date): Promise<ClaimedDelivery[]>;
   /**
    * Records a batch of attempts in one statement: the attempt rows, each delivery's next state
    * (only where this worker still holds the lease), and a success on the endpoints of the

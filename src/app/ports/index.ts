@@ -42,6 +42,8 @@ export type DeliverySettings = {
   deliveryTimeoutMs: number;
   batchWindowMs: number;
   userAgent: string;
+  /** After a rotation, attempts are also signed with the old secret for this long (0: not at all). */
+  secretOverlapMs: number;
 };
 
 export type Deps = {

@@ -11,6 +11,8 @@ export interface AccountsTable {
   defaults: Json<Record<string, Record<string, unknown>>>;
   notification_recipients: Json<string[] | null> | null;
   signing_secret: string | null;
+  previous_signing_secret: string | null;
+  signing_secret_rotated_at: Time | null;
   created_at: Time;
   updated_at: Time;
 }
@@ -34,6 +36,8 @@ export interface ApiKeysTable {
   key_hash: string;
   created_at: Time;
   revoked_at: Time | null;
+  prefix: string | null;
+  last_used_at: Time | null;
 }
 
 export interface PollsTable {

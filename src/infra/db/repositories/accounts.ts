@@ -69,7 +69,17 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
       return Number(r.numUpdatedRows) > 0;
     },
     async setSigningSecret(id, secret, now) {
-      await db.updateTable('accounts').set({ signing_secret: secret, updated_at: now }).where('id', '=', id).execute();
+      // The secret it replaces is kept, with the time, for the rotation's overlap.
+      await db
+        .updateTable('accounts')
+        .set((eb) => ({
+          previous_signing_secret: eb.ref('signing_secret'),
+          signing_secret_rotated_at: now,
+          signing_secret: secret,
+          updated_at: now,
+        }))
+        .where('id', '=', id)
+        .execute();
     },
   };
 }

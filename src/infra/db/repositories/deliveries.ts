@@ -62,6 +62,7 @@ type ClaimRow = Pick<
   'id' | 'account_id' | 'endpoint_id' | 'source' | 'url' | 'attempt_count' | 'body'
 > & {
   signing_secret: string | null;
+  previous_secret: string | null;
   legacy_secret: string | null;
   ladder_base: number;
   paused: boolean;
@@ -122,7 +123,7 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
      *   sits between.
      * docs/performance.md has the measurements behind these choices.
      */
-    async claim(now, limit, leaseUntil, leaseToken) {
+    async claim(now, limit, leaseUntil, leaseToken, overlapSince) {
       const claim = sql<ClaimRow>`/* prepared:claim-deliveries */
         WITH due AS (
           SELECT delivery_id FROM delivery_queue
@@ -137,7 +138,8 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
           RETURNING q.delivery_id, q.attempt_count, q.ladder_base
         )
         SELECT d.id, d.account_id, d.endpoint_id, d.source, d.url, l.attempt_count, d.body, a.signing_secret, w.legacy_secret,
-          l.ladder_base, w.paused_at IS NOT NULL AS paused
+          l.ladder_base, w.paused_at IS NOT NULL AS paused,
+          CASE WHEN a.signing_secret_rotated_at > ${overlapSince} THEN a.previous_signing_secret END AS previous_secret
         FROM leased l
         JOIN deliveries d ON d.id = l.delivery_id
         JOIN accounts a ON a.id = d.account_id
@@ -161,6 +163,7 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
         body: r.body,
         leaseToken,
         signingSecret: r.signing_secret,
+        previousSecret: r.previous_secret,
         legacySecret: r.legacy_secret,
         ladderBase: r.ladder_base,
         paused: r.paused,
