@@ -1,0 +1,221 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TestAccount } from '../../support/app.js';
+import { answer, visiblePoll } from '../../support/fixtures.js';
+import { acme, call, expectProblem, h, rival, useResponsesApi, type Json } from '../../support/responses-api.js';
+
+/**
+ * Route tests for reading answers (src/app/responses/list-{responses,participants,emails}.ts):
+ * GET /responses by poll or account, bounded in time and paged; GET /participants; GET /emails
+ * with each participant's addresses, none for an anonymous poll.
+ */
+
+useResponsesApi();
+
+describe('GET /responses', () => {
+  let reads: TestAccount;
+  let pollA: Awaited<ReturnType<typeof visiblePoll>>;
+  let pollB: Awaited<ReturnType<typeof visiblePoll>>;
+  const t0 = Date.parse('2026-03-01T00:00:00Z');
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    reads = await h.account({ name: 'Reads' });
+    pollA = await visiblePoll(h, reads);
+    pollB = await visiblePoll(h, reads);
+    h.clock.ms = t0;
+    ids.push(
+      ...(
+        await answer(h, {
+          pollId: pollA.pollId,
+          participantId: 'p1',
+          answers: [{ slideId: pollA.q1, value: 'first' }],
+          metadata: { page: '/a' },
+        })
+      ).responseIds,
+    );
+    h.clock.ms = t0 + 3_600_000;
+    // Ids of one submission share a millisecond: they list in id order.
+    ids.push(
+      ...(
+        await answer(h, {
+          pollId: pollA.pollId,
+          participantId: 'p2',
+          answers: [
+            { slideId: pollA.q1, value: 'second' },
+            { slideId: pollA.q2, value: 'p2@example.com' },
+          ],
+        })
+      ).responseIds.sort(),
+    );
+    h.clock.ms = t0 + 7_200_000;
+    ids.push(
+      ...(
+        await answer(h, { pollId: pollB.pollId, participantId: 'p3', answers: [{ slideId: pollB.q1, value: 'third' }] })
+      ).responseIds,
+    );
+  });
+
+  const list = async (query: string, key = reads.key) => {
+    const res = await call('GET', `/responses?${query}`, key);
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as { data: Json[]; hasNextPage: boolean; endCursor: string | null };
+  };
+
+  it('?pollId lists that poll’s responses with their fields', async () => {
+    const page = await list(`pollId=${pollA.pollId}`);
+    expect(page.hasNextPage).toBe(false);
+    expect(page.data.map((r) => r.id)).toEqual(ids.slice(0, 3));
+    expect(page.data[0]).toEqual({
+      id: ids[0],
+      accountId: reads.accountId,
+      pollId: pollA.pollId,
+      participantId: 'p1',
+      slideId: pollA.q1,
+      value: 'first',
+      metadata: { page: '/a' },
+      synthetic: false,
+      createdAt: new Date(t0).toISOString(),
+    });
+  });
+
+  it('?accountId spans every poll of the account', async () => {
+    expect((await list(`accountId=${reads.accountId}`)).data.map((r) => r.id)).toEqual(ids);
+  });
+
+  it('createdAfter and createdBefore bound the time (exclusive)', async () => {
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const after = await list(`accountId=${reads.accountId}&createdAfter=${iso(t0 + 1_800_000)}`);
+    expect(after.data.map((r) => r.id)).toEqual(ids.slice(1));
+    const before = await list(`accountId=${reads.accountId}&createdBefore=${iso(t0 + 5_400_000)}`);
+    expect(before.data.map((r) => r.id)).toEqual(ids.slice(0, 3));
+    const between = await list(
+      `accountId=${reads.accountId}&createdAfter=${iso(t0 + 1_800_000)}&createdBefore=${iso(t0 + 5_400_000)}`,
+    );
+    expect(between.data.map((r) => r.participantId)).toEqual(['p2', 'p2']);
+    const exact = await list(
+      `accountId=${reads.accountId}&createdAfter=${iso(t0)}&createdBefore=${iso(t0 + 7_200_000)}`,
+    );
+    expect(exact.data.map((r) => r.participantId)).toEqual(['p2', 'p2']);
+    expectProblem(
+      await call('GET', `/responses?accountId=${reads.accountId}&createdAfter=yesterday`, reads.key),
+      400,
+      'validation_failed',
+    );
+  });
+
+  it('pages with startCursor and limit, without repeats or gaps', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = await list(`accountId=${reads.accountId}&limit=2${cursor ? `&startCursor=${cursor}` : ''}`);
+      seen.push(...page.data.map((r) => r.id as string));
+      cursor = page.hasNextPage ? page.endCursor : null;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(seen).toEqual(ids);
+    expect(pages).toBe(2);
+  });
+
+  it('needs pollId or accountId; read_only members may read; others get 404', async () => {
+    expectProblem(await call('GET', '/responses', reads.key), 400, 'validation_failed');
+    const reader = await h.member(reads.accountId, 'read_only');
+    expect((await list(`pollId=${pollA.pollId}`, reader)).data).toHaveLength(3);
+    expectProblem(await call('GET', `/responses?pollId=${pollA.pollId}`, rival.key), 404, 'not_found');
+    expectProblem(await call('GET', `/responses?accountId=${reads.accountId}`, rival.key), 404, 'not_found');
+    expectProblem(await call('GET', `/responses?pollId=${pollA.pollId}`, undefined), 401, 'unauthenticated');
+  });
+
+  it('GET /participants?pollId lists the poll’s participants, paged', async () => {
+    const res = await call('GET', `/participants?pollId=${pollA.pollId}`, reads.key);
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json();
+    expect(body.data.map((p: Json) => p.id)).toEqual(['p1', 'p2']);
+    expect(body.data[0]).toMatchObject({
+      id: 'p1',
+      pollId: pollA.pollId,
+      accountId: reads.accountId,
+      complete: false,
+      createdAt: new Date(t0).toISOString(),
+    });
+    expect(body.data[1]).toMatchObject({ id: 'p2', complete: true });
+    const first = (await call('GET', `/participants?pollId=${pollA.pollId}&limit=1`, reads.key)).json();
+    expect(first).toMatchObject({ hasNextPage: true });
+    const next = (
+      await call(
+        'GET',
+        `/participants?pollId=${pollA.pollId}&limit=1&startCursor=${encodeURIComponent(first.endCursor)}`,
+        reads.key,
+      )
+    ).json();
+    expect([...first.data, ...next.data].map((p: Json) => p.id)).toEqual(['p1', 'p2']);
+    expect(next.hasNextPage).toBe(false);
+    expectProblem(await call('GET', `/participants?pollId=${pollA.pollId}`, rival.key), 404, 'not_found');
+    expectProblem(await call('GET', '/participants', reads.key), 400, 'validation_failed');
+  });
+});
+
+describe('GET /emails', () => {
+  it('gives email/emails per participant: answers, then participant metadata, then response metadata', async () => {
+    const poll = await visiblePoll(h, acme);
+    h.clock.advance(1);
+    await answer(h, {
+      pollId: poll.pollId,
+      participantId: 'ann',
+      answers: [{ slideId: poll.q2, value: 'Ann@Example.com' }],
+      participantMetadata: { email: 'ann.work@example.org' },
+      metadata: { ref: 'ANN@example.com', other: 'ref@example.net' },
+    });
+    h.clock.advance(1);
+    await answer(h, {
+      pollId: poll.pollId,
+      participantId: 'nobody',
+      answers: [{ slideId: poll.q1, value: 'no address' }],
+    });
+    const res = await call('GET', `/emails?pollId=${poll.pollId}`, acme.key);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({
+      data: [
+        {
+          pollId: poll.pollId,
+          participantId: 'ann',
+          email: 'ann@example.com',
+          emails: ['ann@example.com', 'ann.work@example.org', 'ref@example.net'],
+        },
+        { pollId: poll.pollId, participantId: 'nobody', email: null, emails: [] },
+      ],
+      hasNextPage: false,
+      endCursor: expect.any(String),
+    });
+  });
+
+  it('an anonymous poll → email null and emails [] for everyone', async () => {
+    const poll = await visiblePoll(h, acme, { settings: { anonymous: true } });
+    await answer(h, {
+      pollId: poll.pollId,
+      participantId: 'anon',
+      answers: [{ slideId: poll.q2, value: 'anon@example.com' }],
+      participantMetadata: { email: 'x@example.com' },
+    });
+    const res = await call('GET', `/emails?pollId=${poll.pollId}`, acme.key);
+    expect(res.json().data).toEqual([{ pollId: poll.pollId, participantId: 'anon', email: null, emails: [] }]);
+  });
+
+  it('?accountId spans polls; another account → 404', async () => {
+    const acct = await h.account({ name: 'Emails' });
+    const p1 = await visiblePoll(h, acct);
+    const p2 = await visiblePoll(h, acct, { settings: { anonymous: true } });
+    h.clock.advance(1);
+    await answer(h, { pollId: p1.pollId, participantId: 'a', answers: [{ slideId: p1.q2, value: 'a@example.com' }] });
+    h.clock.advance(1);
+    await answer(h, { pollId: p2.pollId, participantId: 'b', answers: [{ slideId: p2.q2, value: 'b@example.com' }] });
+    const data = (await call('GET', `/emails?accountId=${acct.accountId}`, acct.key)).json().data;
+    expect(data).toEqual([
+      { pollId: p1.pollId, participantId: 'a', email: 'a@example.com', emails: ['a@example.com'] },
+      { pollId: p2.pollId, participantId: 'b', email: null, emails: [] },
+    ]);
+    expectProblem(await call('GET', `/emails?accountId=${acct.accountId}`, rival.key), 404, 'not_found');
+    expectProblem(await call('GET', `/emails?pollId=${p1.pollId}`, rival.key), 404, 'not_found');
+    expectProblem(await call('GET', '/emails', acct.key), 400, 'validation_failed');
+  });
+});
