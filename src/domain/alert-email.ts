@@ -1,4 +1,5 @@
-import { COMMON_CAUSES, MAX_ALERT_EMAILS } from './alert-policy.js';
+import { commonCauses, MAX_ALERT_EMAILS } from './alert-policy.js';
+import { humanDuration } from './duration.js';
 
 export type AlertContent = {
   endpoint: string;
@@ -12,8 +13,15 @@ export type AlertContent = {
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
+/** The configured times an alert email states: the quiet period, the reminder period, the delivery timeout. */
+export type AlertTerms = { quietMs: number; reminderMs: number; deliveryTimeoutMs: number };
+
 /** The failure-alert email (docs/receiving-webhooks.md#failure-alerts), as plain text and HTML. */
-export function composeAlertEmail(c: AlertContent, sequence: number): { subject: string; text: string; html: string } {
+export function composeAlertEmail(
+  c: AlertContent,
+  sequence: number,
+  terms: AlertTerms,
+): { subject: string; text: string; html: string } {
   const reminder = sequence > 1 ? ` (reminder ${sequence - 1} of ${MAX_ALERT_EMAILS - 1})` : '';
   const subject = `Webhook failing: responses to "${c.survey.title}" are not reaching ${new URL(c.endpoint).host}${reminder}`;
   const fields: [string, string][] = [
@@ -26,19 +34,20 @@ export function composeAlertEmail(c: AlertContent, sequence: number): { subject:
     ['Responses lost in the past week', String(c.responsesLostPastWeek)],
   ];
   const intro =
-    'Your webhook endpoint has not accepted a delivery for more than a day, and Canvass has given up on at least one. ' +
+    `Your webhook endpoint has had no successful delivery for ${humanDuration(terms.quietMs)} or more, and Canvass has given up on at least one. ` +
     'The answers are safe: they stay in the dashboard, exports and API.';
   const outro =
     sequence < MAX_ALERT_EMAILS
-      ? 'We will remind you weekly while it stays broken (three emails at most). The next successful delivery ends this alert.'
+      ? `We will send a reminder every ${humanDuration(terms.reminderMs)} while it stays broken (${MAX_ALERT_EMAILS} emails at most). The next successful delivery ends this alert.`
       : 'This is the last email about this problem. The next successful delivery ends this alert.';
+  const causes = commonCauses(terms.deliveryTimeoutMs);
   const text = [
     intro,
     '',
     ...fields.map(([k, v]) => `${k}: ${v}`),
     '',
     'Common causes and what to do:',
-    ...COMMON_CAUSES.map((x) => `- ${x.cause}: ${x.fix}`),
+    ...causes.map((x) => `- ${x.cause}: ${x.fix}`),
     '',
     outro,
     '',
@@ -50,7 +59,7 @@ export function composeAlertEmail(c: AlertContent, sequence: number): { subject:
     ...fields.map(([k, v]) => `<tr><th align="left" style="vertical-align:top">${esc(k)}</th><td>${esc(v)}</td></tr>`),
     '</table>',
     '<h3>Common causes and what to do</h3><ul>',
-    ...COMMON_CAUSES.map((x) => `<li><strong>${esc(x.cause)}</strong>: ${esc(x.fix)}</li>`),
+    ...causes.map((x) => `<li><strong>${esc(x.cause)}</strong>: ${esc(x.fix)}</li>`),
     '</ul>',
     `<p>${esc(outro)}</p>`,
     '</body></html>',

@@ -1,3 +1,5 @@
+import { humanDuration } from './duration.js';
+
 /** When an endpoint's failure alerts are emailed, as a pure function of its health (decideAlert states the rule). */
 
 export const MAX_ALERT_EMAILS = 3;
@@ -39,21 +41,24 @@ export function quietSince(h: Pick<EndpointHealth, 'lastSuccessAt' | 'createdAt'
   return h.quietSince && h.quietSince > since ? h.quietSince : since;
 }
 
-export const COMMON_CAUSES: readonly { cause: string; fix: string }[] = [
-  {
-    cause: '404 Not Found',
-    fix: 'the route is gone, or the URL was a test-only URL: point the webhook at the live route',
-  },
-  {
-    cause: '401 Unauthorized or 403 Forbidden',
-    fix: 'the endpoint rejects the request: it must not demand a bearer token or API key; verify the X-Service-Signature header instead',
-  },
-  {
-    cause: '410 Gone',
-    fix: 'the hosted hook (automation platform) was deleted or expired: create a new one and update the URL',
-  },
-  {
-    cause: 'timeouts',
-    fix: 'the endpoint must answer 2xx within 10 seconds: acknowledge at once and do slow work afterwards',
-  },
-];
+/** The usual reasons an endpoint fails, with what to do; the timeout is the one deliveries are given. */
+export function commonCauses(deliveryTimeoutMs: number): readonly { cause: string; fix: string }[] {
+  return [
+    {
+      cause: '404 Not Found',
+      fix: 'the route is gone, or the URL was a test-only URL: point the webhook at the live route',
+    },
+    {
+      cause: '401 Unauthorized or 403 Forbidden',
+      fix: 'the endpoint rejects the request: it must not demand a bearer token or API key; verify the X-Service-Signature header instead',
+    },
+    {
+      cause: '410 Gone',
+      fix: 'the hosted hook (automation platform) was deleted or expired: create a new one and update the URL',
+    },
+    {
+      cause: 'timeouts',
+      fix: `the endpoint must answer 2xx within ${humanDuration(deliveryTimeoutMs)}: acknowledge at once and do slow work afterwards`,
+    },
+  ];
+}

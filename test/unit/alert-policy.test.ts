@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { composeAlertEmail, type AlertContent } from '../../src/domain/alert-email.js';
+import { composeAlertEmail, type AlertContent, type AlertTerms } from '../../src/domain/alert-email.js';
 import {
   decideAlert,
   MAX_ALERT_EMAILS,
@@ -226,12 +226,15 @@ const logicContent: AlertContent = {
   responsesLostPastWeek: 2,
 };
 
+/** The default configuration: one day of quiet, a reminder each week, a 10-second delivery timeout. */
+const TERMS: AlertTerms = { quietMs: DAY, reminderMs: WEEK, deliveryTimeoutMs: 10_000 };
+
 const htmlEsc = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 describe('composeAlertEmail (SPEC §6.5)', () => {
   it('carries every content field in the text and the HTML, for a saved webhook', () => {
-    const m = composeAlertEmail(webhookContent, 1);
+    const m = composeAlertEmail(webhookContent, 1, TERMS);
     for (const body of [m.text, m.html]) {
       expect(body).toMatch(/Endpoint/);
       expect(body).toMatch(/Survey/);
@@ -259,7 +262,7 @@ describe('composeAlertEmail (SPEC §6.5)', () => {
   });
 
   it('names the question and the workflow actions tab for question logic', () => {
-    const m = composeAlertEmail(logicContent, 1);
+    const m = composeAlertEmail(logicContent, 1, TERMS);
     for (const body of [m.text, m.html]) {
       expect(body).toContain('Question');
       expect(body).toContain(logicContent.question!.id);
@@ -273,7 +276,7 @@ describe('composeAlertEmail (SPEC §6.5)', () => {
   });
 
   it('lists the common causes: 404, 401/403, 410 and timeouts over 10 seconds', () => {
-    const m = composeAlertEmail(webhookContent, 1);
+    const m = composeAlertEmail(webhookContent, 1, TERMS);
     for (const body of [m.text, m.html]) {
       expect(body).toMatch(/404/);
       expect(body).toMatch(/401/);
@@ -293,7 +296,7 @@ describe('composeAlertEmail (SPEC §6.5)', () => {
       survey: { id: 'poll_x', title: '<script>alert("s")</script> & Co' },
       question: { id: 'sld_x', title: '<img src=x onerror=alert(1)> "Q"' },
     };
-    const m = composeAlertEmail(nasty, 1);
+    const m = composeAlertEmail(nasty, 1, TERMS);
     expect(m.html).not.toContain('<script>');
     expect(m.html).not.toContain('<img');
     expect(m.html).toContain('&lt;script&gt;alert(&quot;s&quot;)&lt;/script&gt; &amp; Co');
@@ -304,13 +307,31 @@ describe('composeAlertEmail (SPEC §6.5)', () => {
   });
 
   it('marks reminders in the subject and says when it is the last email', () => {
-    const first = composeAlertEmail(webhookContent, 1);
-    const second = composeAlertEmail(webhookContent, 2);
-    const last = composeAlertEmail(webhookContent, MAX_ALERT_EMAILS);
+    const first = composeAlertEmail(webhookContent, 1, TERMS);
+    const second = composeAlertEmail(webhookContent, 2, TERMS);
+    const last = composeAlertEmail(webhookContent, MAX_ALERT_EMAILS, TERMS);
     expect(second.subject).toMatch(/reminder 1 of 2/);
     expect(last.subject).toMatch(/reminder 2 of 2/);
-    expect(first.text).toMatch(/remind you weekly/);
+    expect(first.text).toContain('a reminder every 7 days');
     expect(last.text).toMatch(/last email/);
     expect(first.text).not.toMatch(/last email/);
+  });
+
+  it('states the configured quiet time, reminder period and delivery timeout in words', () => {
+    const defaults = composeAlertEmail(webhookContent, 1, TERMS);
+    for (const body of [defaults.text, defaults.html]) {
+      expect(body).toContain('no successful delivery for 1 day or more');
+      expect(body).toContain('a reminder every 7 days');
+      expect(body).toContain('within 10 seconds');
+    }
+    const m = composeAlertEmail(webhookContent, 1, {
+      quietMs: 6 * HOUR,
+      reminderMs: 36 * HOUR,
+      deliveryTimeoutMs: 2_500,
+    });
+    expect(m.text).toContain('no successful delivery for 6 hours or more');
+    expect(m.text).toContain('a reminder every 1 day and 12 hours');
+    expect(m.text).toContain('within 2 seconds and 500 milliseconds');
+    expect(m.text).not.toMatch(/a day|weekly|10 seconds/);
   });
 });

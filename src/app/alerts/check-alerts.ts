@@ -138,6 +138,18 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
   });
 }
 
+/** An alert email sent and recorded, as the caller may log or count it. */
+export type SentAlert = {
+  endpointId: string;
+  webhookId: string | null;
+  pollId: string;
+  url: string;
+  kind: 'first' | 'reminder';
+  sequence: number;
+  /** How many addresses it went to. */
+  recipients: number;
+};
+
 /**
  * Sends the failure alerts that decideAlert finds due, in three steps per endpoint: choose and
  * hold it (a short transaction), send the email holding no lock or connection (SMTP may be
@@ -146,7 +158,7 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
  * mail server refuses its recipients) pauses that endpoint for a while without holding up the
  * others; the failures are thrown together at the end so the scheduler logs them.
  */
-export async function checkAlerts(deps: Deps, limit = 50): Promise<number> {
+export async function checkAlerts(deps: Deps, limit = 50, onSent?: (email: SentAlert) => void): Promise<number> {
   const mailer = deps.mailer;
   const windows = deps.alerts;
   if (!mailer || !windows) return 0;
@@ -156,7 +168,10 @@ export async function checkAlerts(deps: Deps, limit = 50): Promise<number> {
     const plan = await planNext(deps, windows);
     if (plan === null) break;
     if (plan === 'handled') continue;
-    const mail = composeAlertEmail(plan.content, plan.sequence);
+    const mail = composeAlertEmail(plan.content, plan.sequence, {
+      ...windows,
+      deliveryTimeoutMs: deps.delivery.deliveryTimeoutMs,
+    });
     try {
       await mailer.send({ to: plan.to, ...mail });
     } catch (error) {
@@ -167,7 +182,19 @@ export async function checkAlerts(deps: Deps, limit = 50): Promise<number> {
       );
       continue;
     }
-    if (await record(deps, plan, mail)) sent++;
+    if (await record(deps, plan, mail)) {
+      sent++;
+      const e = plan.endpoint;
+      onSent?.({
+        endpointId: e.id,
+        webhookId: e.webhookId,
+        pollId: e.pollId,
+        url: e.url,
+        kind: plan.kind,
+        sequence: plan.sequence,
+        recipients: plan.to.length,
+      });
+    }
   }
   if (failed.length) {
     const first = failed[0]!.error;
