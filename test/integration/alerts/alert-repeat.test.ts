@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Mailer, OutgoingMail, Deps, Store } from '../../src/app/ports/index.js';
-import { checkAlerts } from '../../src/app/alerts/check-alerts.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
-import { createWebhook, visiblePoll } from '../support/fixtures.js';
+import type { Mailer, OutgoingMail, Deps, Store } from '../../../src/app/ports/index.js';
+import { checkAlerts } from '../../../src/app/alerts/check-alerts.js';
+import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
+import { createWebhook, visiblePoll } from '../../support/fixtures.js';
 
 /**
  * Failure-alert emails are at-least-once (README "Guarantees"): the email is sent before it is

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPEC_DEFAULTS } from '../../src/domain/poll-defaults.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { SPEC_DEFAULTS } from '../../../src/domain/poll-defaults.js';
+import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
 
 let h: Harness;
 let acme: TestAccount;

@@ -1,15 +1,15 @@
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/domain/ids.js';
-import type { DB } from '../../src/infra/db/schema.js';
-import { DomainError } from '../../src/domain/errors.js';
-import type { Delivery } from '../../src/domain/delivery.js';
-import type { Deps } from '../../src/app/ports/index.js';
-import { createSubmissionQueue } from '../../src/app/responses/submission-queue.js';
-import { submitGroup, type Submission } from '../../src/app/responses/submit-responses.js';
-import { harness, type Harness, type TestAccount } from '../support/app.js';
-import { onPostgres } from '../support/db.js';
-import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
+import { newId } from '../../../src/domain/ids.js';
+import type { DB } from '../../../src/infra/db/schema.js';
+import { DomainError } from '../../../src/domain/errors.js';
+import type { Delivery } from '../../../src/domain/delivery.js';
+import type { Deps } from '../../../src/app/ports/index.js';
+import { createSubmissionQueue } from '../../../src/app/responses/submission-queue.js';
+import { submitGroup, type Submission } from '../../../src/app/responses/submit-responses.js';
+import { harness, type Harness, type TestAccount } from '../../support/app.js';
+import { onPostgres } from '../../support/db.js';
+import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
 
 /**
  * Group commit of submissions: several respondents share one transaction and each statement.

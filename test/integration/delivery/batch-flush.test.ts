@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flushDueBatches } from '../../src/app/delivery/flush-batches.js';
-import { harness, type Harness, type TestAccount } from '../support/app.js';
-import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
+import { flushDueBatches } from '../../../src/app/delivery/flush-batches.js';
+import { harness, type Harness, type TestAccount } from '../../support/app.js';
+import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
 
 // The flush reads what all its batches need a statement per kind (polls, respondents, answers),
 // so one flush mixes polls, webhooks and respondents: each batch must still become the delivery

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
-import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
+import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
+import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
 
 let h: Harness;
 let acct: TestAccount;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
-import { answer } from '../support/fixtures.js';
+import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
+import { answer } from '../../support/fixtures.js';
 
 // Poll ids are chosen by the client on /commit. An id that belongs, or ever belonged, to one
 // account must never carry another account's data onto what hangs on it: logic endpoints with
