@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 
 export function ErrorNote({ children }: { children: ReactNode }) {
   if (!children) return null;
@@ -79,5 +79,92 @@ export function TableWrap({ label, children }: { label: string; children: ReactN
     <div className="table-wrap" role="region" aria-label={label} tabIndex={0}>
       {children}
     </div>
+  );
+}
+
+/**
+ * The second step of an action that sends something: what will happen, then Confirm or Cancel.
+ * Confirm takes focus when it appears, so Enter confirms and Escape (or Cancel) steps back.
+ */
+export function ConfirmStep({
+  children,
+  busy = false,
+  confirmLabel = 'Confirm',
+  onConfirm,
+  onCancel,
+}: {
+  children: ReactNode;
+  busy?: boolean;
+  confirmLabel?: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const confirm = useRef<HTMLButtonElement>(null);
+  const id = useId();
+  useEffect(() => confirm.current?.focus(), []);
+  return (
+    <div
+      className="confirm"
+      role="group"
+      aria-labelledby={id}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && !busy) onCancel();
+      }}
+    >
+      <p id={id}>{children}</p>
+      <div className="actions">
+        <button type="button" className="primary" ref={confirm} onClick={onConfirm} disabled={busy}>
+          {busy ? 'Sending…' : confirmLabel}
+        </button>
+        <button type="button" onClick={onCancel} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** A button whose action waits for a ConfirmStep; focus returns to the button when the step closes. */
+export function ConfirmButton({
+  children,
+  label,
+  prompt,
+  busy,
+  disabled,
+  onConfirm,
+}: {
+  children: ReactNode;
+  /** The button's accessible name, when its text alone is ambiguous on the page. */
+  label?: string;
+  prompt: ReactNode;
+  busy: boolean;
+  disabled?: boolean;
+  onConfirm: () => Promise<unknown>;
+}) {
+  const [asking, setAsking] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  const close = () => {
+    setAsking(false);
+    // After the step unmounts; the button itself may be gone by then (a resent delivery is no longer finished).
+    setTimeout(() => button.current?.focus(), 0);
+  };
+  return (
+    <>
+      <button
+        type="button"
+        ref={button}
+        aria-label={label}
+        aria-expanded={asking}
+        disabled={disabled || asking}
+        onClick={() => setAsking(true)}
+      >
+        {children}
+      </button>
+      {asking && (
+        <ConfirmStep busy={busy} onCancel={close} onConfirm={() => void onConfirm().finally(close)}>
+          {prompt}
+        </ConfirmStep>
+      )}
+    </>
   );
 }

@@ -1,19 +1,13 @@
 import { useState, type FormEvent } from 'react';
 import type { DeliveryRule, Webhook } from '../../../api/types';
-import { ErrorNote, StatusNote, When } from '../../../ui/components';
+import { ErrorNote, StatusNote } from '../../../ui/components';
 import { useAction, useLoad } from '../../../ui/hooks';
-import { Link } from '../../../ui/router';
 import { useSession } from '../../../ui/session';
-import { HealthBadge } from './HealthBadge';
-import { LegacySecret } from './LegacySecret';
+import { RULES } from './rules';
+import { WebhookCard } from './WebhookCard';
 import './webhooks.css';
 
-const RULES: Record<DeliveryRule, string> = {
-  partial: 'Send if partially or fully completed',
-  complete: 'Send only if fully completed',
-};
-
-/** A poll's webhooks (20 at most): create, delete, legacy secret, health. */
+/** A poll's webhooks (20 at most): create and delete, and each one's card with its controls. */
 export function Webhooks({ pollId }: { pollId: string }) {
   const { api } = useSession();
   const [url, setUrl] = useState('');
@@ -50,28 +44,7 @@ export function Webhooks({ pollId }: { pollId: string }) {
       {hooks.data && list.length === 0 && <p>No webhooks on this poll yet.</p>}
       <ul className="webhooks">
         {list.map((w) => (
-          <li key={w.id} className="card">
-            <div className="row">
-              <h3 className="url">{w.url}</h3>
-              <button
-                type="button"
-                className="danger"
-                onClick={() => void remove.go(w)}
-                aria-label={`Delete webhook ${w.url}`}
-              >
-                Delete
-              </button>
-            </div>
-            <p className="muted mono small">{w.id}</p>
-            <p>
-              {RULES[w.deliveryRule]} · created <When at={w.createdAt} />
-            </p>
-            <HealthBadge health={w.health} />
-            <LegacySecret webhookId={w.id} secret={w.legacySecret} />
-            <p>
-              <Link to={{ name: 'poll', pollId, section: 'deliveries' }}>Delivery log</Link>
-            </p>
-          </li>
+          <WebhookCard key={w.id} webhook={w} onChanged={hooks.reload} onDelete={(x) => void remove.go(x)} />
         ))}
       </ul>
       <form onSubmit={submit} className="card" aria-labelledby="webhook-form-title">
