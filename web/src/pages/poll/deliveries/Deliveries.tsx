@@ -1,13 +1,12 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../api/types';
-import { ErrorNote, isoFromLocal, Pager, StatusNote, When, TableWrap } from '../../../ui/components';
+import { ErrorNote, isoFromLocal, Pager, StatusNote } from '../../../ui/components';
 import { useCursorPages, useLoad } from '../../../ui/hooks';
 import { useSession } from '../../../ui/session';
 import { DeliveryDetail } from './DeliveryDetail';
-import { DeliveryStatusBadge } from './DeliveryStatusBadge';
+import { DeliveryTable } from './DeliveryTable';
+import { RefreshControls, useRefresh } from './Refresh';
 import './deliveries.css';
-
-const REFRESH_MS = 5000;
 
 /**
  * The delivery log of a poll (GET /webhooks/deliveries), newest first, filtered by status and
@@ -19,8 +18,6 @@ export function Deliveries({ pollId }: { pollId: string }) {
   const [webhookId, setWebhookId] = useState('');
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
-  const [auto, setAuto] = useState(true);
-  const [tick, setTick] = useState(0);
   const [open, setOpen] = useState<string | null>(null);
   const pages = useCursorPages();
 
@@ -40,23 +37,7 @@ export function Deliveries({ pollId }: { pollId: string }) {
       }),
     JSON.stringify([pollId, webhookId, status, fromIso, toIso, pages.cursor]),
   );
-  const { reload } = log;
-
-  useEffect(() => {
-    if (!auto) return;
-    const t = setInterval(() => {
-      if (document.visibilityState === 'visible') {
-        reload();
-        setTick((n) => n + 1);
-      }
-    }, REFRESH_MS);
-    return () => clearInterval(t);
-  }, [auto, reload]);
-
-  const refresh = () => {
-    reload();
-    setTick((n) => n + 1);
-  };
+  const refresh = useRefresh(log.reload);
 
   const rows = log.data?.data ?? [];
   const hookUrl = (id: string | null) => (id ? (hooks.data?.find((h) => h.id === id)?.url ?? id) : 'logic-triggered');
@@ -71,14 +52,7 @@ export function Deliveries({ pollId }: { pollId: string }) {
     <section aria-labelledby="deliveries-title">
       <div className="row">
         <h2 id="deliveries-title">Deliveries</h2>
-        <div className="actions">
-          <label className="check">
-            <input type="checkbox" checked={auto} onChange={(e) => setAuto(e.target.checked)} /> Refresh every 5 s
-          </label>
-          <button type="button" onClick={refresh}>
-            Refresh
-          </button>
-        </div>
+        <RefreshControls refresh={refresh} />
       </div>
       <form className="filters" aria-label="Filter deliveries" onSubmit={(e) => e.preventDefault()}>
         <div>
@@ -135,55 +109,7 @@ export function Deliveries({ pollId }: { pollId: string }) {
       {log.loading && !log.data && <StatusNote>Loading deliveries…</StatusNote>}
       {log.data && rows.length === 0 && <p>No deliveries match.</p>}
       {rows.length > 0 && (
-        <TableWrap label="Deliveries">
-          <table className="deliveries stack">
-            <caption className="sr-only">Deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">Event</th>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">
-                  <span className="sr-only">Details</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((d) => (
-                <tr key={d.id} className={open === d.id ? 'selected' : undefined}>
-                  <td data-label="Created">
-                    <When at={d.createdAt} />
-                  </td>
-                  <td data-label="Status">
-                    <DeliveryStatusBadge status={d.status} />
-                  </td>
-                  <td data-label="Event">
-                    <div>
-                      {d.type}
-                      {d.source !== 'webhook' && <div className="muted small">{d.source}</div>}
-                    </div>
-                  </td>
-                  <td data-label="Endpoint" className="url">
-                    {hookUrl(d.webhookId)}
-                  </td>
-                  <td data-label="Attempts">{d.attemptCount}</td>
-                  <td data-label="">
-                    <button
-                      type="button"
-                      onClick={() => setOpen(d.id)}
-                      aria-label={`View delivery ${d.id}`}
-                      aria-pressed={open === d.id}
-                    >
-                      View
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DeliveryTable rows={rows} open={open} onOpen={setOpen} endpoint={(d) => hookUrl(d.webhookId)} />
       )}
       {log.data && (log.data.hasNextPage || pages.page > 0) && (
         <Pager
@@ -195,7 +121,9 @@ export function Deliveries({ pollId }: { pollId: string }) {
           onNext={() => pages.next(log.data?.endCursor ?? null)}
         />
       )}
-      {open && <DeliveryDetail deliveryId={open} refresh={tick} onClose={() => setOpen(null)} />}
+      {open && (
+        <DeliveryDetail deliveryId={open} refresh={refresh.tick} onClose={() => setOpen(null)} onChanged={log.reload} />
+      )}
     </section>
   );
 }

@@ -1,26 +1,41 @@
-import { useEffect } from 'react';
-import { ErrorNote, StatusNote, When } from '../../../ui/components';
-import { useLoad } from '../../../ui/hooks';
+import { useEffect, useState } from 'react';
+import type { DeliveryStatus } from '../../../api/types';
+import { Badge, ConfirmButton, ErrorNote, StatusNote, When } from '../../../ui/components';
+import { useAction, useLoad } from '../../../ui/hooks';
 import { useSession } from '../../../ui/session';
 import { AttemptTimeline } from './AttemptTimeline';
 import { DeliveryStatusBadge } from './DeliveryStatusBadge';
 
-/** One delivery (GET /webhooks/delivery): its attempts as a timeline and the payload it sends. */
+/** Only a finished delivery can be sent again; one on its way or cancelled cannot. */
+const FINISHED: DeliveryStatus[] = ['delivered', 'rejected', 'given_up'];
+
+/** One delivery (GET /webhooks/delivery): its attempts as a timeline and the payload it sends; Resend when finished. */
 export function DeliveryDetail({
   deliveryId,
   refresh,
   onClose,
+  onChanged,
 }: {
   deliveryId: string;
   refresh: number;
   onClose: () => void;
+  /** After a resend, so the list around it shows the new status. */
+  onChanged?: () => void;
 }) {
   const { api } = useSession();
+  const [message, setMessage] = useState<string | null>(null);
   const detail = useLoad(() => api.get('/webhooks/delivery', { deliveryId }).then((r) => r.data), deliveryId);
   const { reload } = detail;
   useEffect(() => {
     if (refresh) reload();
   }, [refresh, reload]);
+  const resend = useAction(async () => {
+    setMessage(null);
+    const { data } = await api.post('/webhooks/delivery/resend', { deliveryId });
+    setMessage(`Resent as attempt ${data.attemptCount + 1}.`);
+    reload();
+    onChanged?.();
+  });
   const d = detail.data;
   return (
     <section aria-labelledby="delivery-title" className="card delivery-detail">
@@ -32,7 +47,8 @@ export function DeliveryDetail({
           Close
         </button>
       </div>
-      <ErrorNote>{detail.error}</ErrorNote>
+      {message && <StatusNote>{message}</StatusNote>}
+      <ErrorNote>{detail.error ?? resend.error}</ErrorNote>
       {!d && !detail.error && <StatusNote>Loading the delivery…</StatusNote>}
       {d && (
         <>
@@ -40,6 +56,7 @@ export function DeliveryDetail({
             <dt>Status</dt>
             <dd>
               <DeliveryStatusBadge status={d.status} />
+              {d.test && <Badge tone="neutral">test</Badge>}
             </dd>
             <dt>Event</dt>
             <dd>{d.type}</dd>
@@ -58,8 +75,24 @@ export function DeliveryDetail({
               <When at={d.finishedAt ?? d.nextAttemptAt} />
             </dd>
           </dl>
+          {FINISHED.includes(d.status) && (
+            <div className="actions">
+              <ConfirmButton
+                busy={resend.busy}
+                onConfirm={resend.go}
+                prompt={
+                  <>
+                    Send this delivery again to {d.url}? The same delivery id and body, signed afresh, as attempt{' '}
+                    {d.attemptCount + 1}, with a fresh retry ladder.
+                  </>
+                }
+              >
+                Resend
+              </ConfirmButton>
+            </div>
+          )}
           <h4>Attempts</h4>
-          <AttemptTimeline attempts={d.attempts} />
+          <AttemptTimeline attempts={d.attempts} events={d.events} />
           <h4>Payload</h4>
           <pre className="json payload" tabIndex={0} aria-label="Payload JSON">
             {JSON.stringify(d.payload, null, 2)}
