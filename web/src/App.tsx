@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Membership } from './api/types';
 import { AlertsPage } from './pages/alerts/AlertsPage';
+import { DeliveriesPage } from './pages/deliveries/DeliveriesPage';
 import { PollPage } from './pages/poll/PollPage';
 import { PollsPage } from './pages/polls/PollsPage';
 import { SignIn } from './pages/sign-in/SignIn';
@@ -106,11 +107,14 @@ export function App() {
           Canvass
         </Link>
         <nav aria-label="Main">
-          <Link to={{ name: 'polls' }} current={route.name !== 'alerts'}>
+          <Link to={{ name: 'polls' }} current={route.name === 'polls' || route.name === 'poll'}>
             Polls
           </Link>
           <Link to={{ name: 'alerts' }} current={route.name === 'alerts'}>
             Alerts
+          </Link>
+          <Link to={{ name: 'deliveries' }} current={route.name === 'deliveries'}>
+            Delivery log
           </Link>
         </nav>
         <AccountSwitcher accounts={accounts} current={account} onChange={switchAccount} />
@@ -129,6 +133,7 @@ export function App() {
         {route.name === 'polls' && <PollsPage />}
         {route.name === 'poll' && <PollPage key={route.pollId} pollId={route.pollId} section={route.section} />}
         {route.name === 'alerts' && <AlertsPage />}
+        {route.name === 'deliveries' && <DeliveriesPage />}
       </main>
     </SessionContext.Provider>
   );

@@ -4,7 +4,11 @@ import { useEffect, useState, type MouseEvent, type ReactNode } from 'react';
 
 export const BASE = '/app';
 
-export type Route = { name: 'polls' } | { name: 'poll'; pollId: string; section: PollSection } | { name: 'alerts' };
+export type Route =
+  | { name: 'polls' }
+  | { name: 'poll'; pollId: string; section: PollSection }
+  | { name: 'alerts' }
+  | { name: 'deliveries' };
 
 export const POLL_SECTIONS = ['overview', 'slides', 'translations', 'responses', 'webhooks', 'deliveries'] as const;
 export type PollSection = (typeof POLL_SECTIONS)[number];
@@ -16,6 +20,7 @@ export function parse(pathname: string): Route {
     .filter(Boolean)
     .map(decodeURIComponent);
   if (parts[0] === 'alerts') return { name: 'alerts' };
+  if (parts[0] === 'deliveries') return { name: 'deliveries' };
   if (parts[0] === 'polls' && parts[1]) {
     const section = (POLL_SECTIONS as readonly string[]).includes(parts[2] ?? '')
       ? (parts[2] as PollSection)
@@ -31,6 +36,8 @@ export function href(route: Route): string {
       return `${BASE}/`;
     case 'alerts':
       return `${BASE}/alerts`;
+    case 'deliveries':
+      return `${BASE}/deliveries`;
     case 'poll':
       return `${BASE}/polls/${encodeURIComponent(route.pollId)}${route.section === 'overview' ? '' : `/${route.section}`}`;
   }

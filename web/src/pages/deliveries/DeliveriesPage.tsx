@@ -1,0 +1,160 @@
+import { useState } from 'react';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../api/types';
+import { ErrorNote, isoFromLocal, Pager, StatusNote } from '../../ui/components';
+import { useCursorPages, useLoad } from '../../ui/hooks';
+import { Link } from '../../ui/router';
+import { useSession } from '../../ui/session';
+import { WEBHOOK_ROLES } from '../poll/PollPage';
+import { DeliveryDetail } from '../poll/deliveries/DeliveryDetail';
+import { DeliveryTable } from '../poll/deliveries/DeliveryTable';
+import { RefreshControls, useRefresh } from '../poll/deliveries/Refresh';
+import '../poll/deliveries/deliveries.css';
+import './deliveries-page.css';
+
+const FAILED: DeliveryStatus[] = ['rejected', 'given_up'];
+
+/**
+ * Every delivery of the account (GET /webhooks/deliveries?accountId=), all polls and targets,
+ * newest first; any set of statuses at once (none ticked: every status). A delivery opens its detail.
+ */
+export function DeliveriesPage() {
+  const { account } = useSession();
+  if (!WEBHOOK_ROLES.includes(account.role)) {
+    return (
+      <>
+        <h1>Delivery log</h1>
+        <p className="notice">
+          Deliveries are seen by owners, admins and billing admins; your role in {account.accountName} is{' '}
+          {account.role.replace('_', ' ')}.
+        </p>
+      </>
+    );
+  }
+  return <AccountDeliveries />;
+}
+
+function AccountDeliveries() {
+  const { api, account } = useSession();
+  const [statuses, setStatuses] = useState<DeliveryStatus[]>([]);
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [open, setOpen] = useState<string | null>(null);
+  const pages = useCursorPages();
+
+  // Poll titles for the Poll column: the account's first 100 polls; any other shows its id.
+  const polls = useLoad(
+    () => api.get('/polls', { accountId: account.accountId, limit: 100 }).then((r) => r.data),
+    account.accountId,
+  );
+  const fromIso = isoFromLocal(from);
+  const toIso = isoFromLocal(to);
+  const status = statuses.join(',');
+  const log = useLoad(
+    () =>
+      api.get('/webhooks/deliveries', {
+        accountId: account.accountId,
+        status,
+        createdAfter: fromIso,
+        createdBefore: toIso,
+        startCursor: pages.cursor,
+        limit: 20,
+      }),
+    JSON.stringify([account.accountId, status, fromIso, toIso, pages.cursor]),
+  );
+  const refresh = useRefresh(log.reload);
+
+  // Any filter change starts again from the first page.
+  const filter = (change: () => void) => {
+    change();
+    pages.first();
+  };
+  const toggle = (s: DeliveryStatus, on: boolean) =>
+    filter(() => setStatuses((cur) => DELIVERY_STATUSES.filter((x) => (x === s ? on : cur.includes(x)))));
+
+  const rows = log.data?.data ?? [];
+  const pollTitle = (id: string) => polls.data?.find((p) => p.id === id)?.title ?? id;
+
+  return (
+    <>
+      <div className="row">
+        <h1>Delivery log</h1>
+        <RefreshControls refresh={refresh} />
+      </div>
+      <p>
+        Every delivery of {account.accountName}, newest first: saved webhooks and logic-triggered targets, on every
+        poll.
+      </p>
+      <form className="filters" aria-label="Filter deliveries" onSubmit={(e) => e.preventDefault()}>
+        <fieldset className="statuses">
+          <legend>Status</legend>
+          <div className="checks">
+            {DELIVERY_STATUSES.map((s) => (
+              <label key={s} className="check">
+                <input type="checkbox" checked={statuses.includes(s)} onChange={(e) => toggle(s, e.target.checked)} />{' '}
+                {s.replace('_', ' ')}
+              </label>
+            ))}
+          </div>
+          <div className="actions">
+            <button type="button" onClick={() => filter(() => setStatuses(FAILED))}>
+              Failed only
+            </button>
+            <button type="button" onClick={() => filter(() => setStatuses([]))} disabled={statuses.length === 0}>
+              Any status
+            </button>
+          </div>
+        </fieldset>
+        <div>
+          <label htmlFor="account-delivery-from">Created from</label>
+          <input
+            id="account-delivery-from"
+            type="datetime-local"
+            step="1"
+            value={from}
+            onChange={(e) => filter(() => setFrom(e.target.value))}
+            aria-describedby="account-delivery-time-help"
+          />
+        </div>
+        <div>
+          <label htmlFor="account-delivery-to">Created until</label>
+          <input
+            id="account-delivery-to"
+            type="datetime-local"
+            step="1"
+            value={to}
+            onChange={(e) => filter(() => setTo(e.target.value))}
+            aria-describedby="account-delivery-time-help"
+          />
+        </div>
+        <small id="account-delivery-time-help">Your local time.</small>
+      </form>
+      <ErrorNote>{log.error}</ErrorNote>
+      {log.loading && !log.data && <StatusNote>Loading deliveries…</StatusNote>}
+      {log.data && rows.length === 0 && <p>No deliveries match.</p>}
+      {rows.length > 0 && (
+        <DeliveryTable
+          rows={rows}
+          open={open}
+          onOpen={setOpen}
+          endpoint={(d) => d.url}
+          poll={(d) => (
+            <Link to={{ name: 'poll', pollId: d.pollId, section: 'deliveries' }}>{pollTitle(d.pollId)}</Link>
+          )}
+        />
+      )}
+      {log.data && (log.data.hasNextPage || pages.page > 0) && (
+        <Pager
+          label="Deliveries"
+          page={pages.page}
+          hasNext={log.data.hasNextPage}
+          onFirst={pages.first}
+          onPrev={pages.prev}
+          onNext={() => pages.next(log.data?.endCursor ?? null)}
+        />
+      )}
+      {open && (
+        <DeliveryDetail deliveryId={open} refresh={refresh.tick} onClose={() => setOpen(null)} onChanged={log.reload} />
+      )}
+    </>
+  );
+}
