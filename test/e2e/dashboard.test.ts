@@ -18,6 +18,8 @@ import { startTestWorker } from '../support/worker.js';
  * a loopback port with the real delivery worker and alert scheduler, a real HTTPS receiver for
  * the webhook. Signs in, creates a poll through its dry-run preview, adds a slide with logic, a
  * translation and webhooks, answers the poll, and watches the delivery and its attempt appear.
+ * Then the controls: pause and resume, edit, recover a window, resend a delivery (its new attempt
+ * and the resend event in the timeline), a test event, and the account's delivery log.
  * Any console error in the page fails the test. Screenshots go to test-artifacts/dashboard/;
  * with UPDATE_DOCS_SCREENSHOT=1 the deliveries view is also written to docs/dashboard.png.
  */
@@ -332,6 +334,119 @@ describe('dashboard at /app', () => {
     expect(consoleErrors).toEqual([]);
   }, 120_000);
 
+  it('pauses, resumes, edits and recovers a webhook, resends a delivery from its detail, sends a test event', async () => {
+    const polls = (
+      await h.app.inject({ method: 'GET', url: `/polls?accountId=${acct.accountId}`, headers: bearer(acct.key) })
+    ).json().data as { id: string; title: string }[];
+    const pollId = polls.find((p) => p.title === 'Checkout survey')!.id;
+    const { email } = await h.database.db
+      .selectFrom('users')
+      .select('email')
+      .where('id', '=', acct.userId)
+      .executeTakeFirstOrThrow();
+    const webhook = async (url: string) =>
+      (
+        (await h.app.inject({ method: 'GET', url: `/webhooks?pollId=${pollId}`, headers: bearer(acct.key) })).json()
+          .data as { id: string; url: string; paused: boolean; deliveryRule: string }[]
+      ).find((w) => w.url === url)!;
+
+    // Pause: the button says Resume and the card shows a paused badge; the API agrees.
+    await page.goto(`${base}/app/polls/${pollId}/webhooks`);
+    const card = page.locator('.webhooks > li', { hasText: receiver.url('/hook') });
+    await card.getByRole('button', { name: `Pause webhook ${receiver.url('/hook')}` }).click();
+    await card.getByRole('button', { name: `Resume webhook ${receiver.url('/hook')}` }).waitFor();
+    await card.locator('.badge', { hasText: 'paused' }).waitFor();
+    expect((await webhook(receiver.url('/hook'))).paused).toBe(true);
+    await shot('11-webhook-paused');
+
+    // Recover asks first; a window with nothing rejected or given up queues nothing.
+    await card.getByRole('button', { name: /^Recover failed deliveries/ }).click();
+    await card.getByLabel('Created from').fill('2000-01-01T00:00:00');
+    await card.getByRole('button', { name: 'Recover…' }).click();
+    await card.getByRole('button', { name: 'Confirm' }).waitFor();
+    await shot('12-webhook-recover-confirm');
+    await card.getByRole('button', { name: 'Confirm' }).click();
+    await card.getByText(`0 deliveries queued for ${receiver.url('/hook')}.`).waitFor();
+
+    // Resume: the label and the badge go back.
+    await card.getByRole('button', { name: `Resume webhook ${receiver.url('/hook')}` }).click();
+    await card.getByRole('button', { name: `Pause webhook ${receiver.url('/hook')}` }).waitFor();
+    await expect.poll(() => card.locator('.badge', { hasText: 'paused' }).count(), { timeout: 5_000 }).toBe(0);
+    expect((await webhook(receiver.url('/hook'))).paused).toBe(false);
+
+    // Edit in place: the failing webhook now sends only completed surveys, under the same id.
+    const goneCard = page.locator('.webhooks > li', { hasText: receiver.url('/gone') });
+    await goneCard.getByRole('button', { name: `Edit webhook ${receiver.url('/gone')}` }).click();
+    await goneCard.getByLabel('When to send').selectOption('complete');
+    await shot('13-webhook-edit');
+    await goneCard.getByRole('button', { name: 'Save changes' }).click();
+    await goneCard.getByText('Send only if fully completed ·').waitFor();
+    expect(await webhook(receiver.url('/gone'))).toMatchObject({ deliveryRule: 'complete' });
+
+    // Resend the delivered delivery from its detail: nothing goes out before Confirm.
+    const sentBefore = (await receiver.waitFor(() => true)).filter((r) => r.path === '/hook');
+    expect(sentBefore).toHaveLength(1);
+    await page.getByRole('link', { name: 'Deliveries' }).click();
+    await page.getByLabel('Webhook', { exact: true }).selectOption((await webhook(receiver.url('/hook'))).id);
+    const row = page.locator('table.deliveries tbody tr', { hasText: 'delivered' });
+    await row.getByRole('button', { name: /^View delivery/ }).click();
+    const detail = page.locator('.delivery-detail');
+    await detail.getByRole('button', { name: 'Resend' }).click();
+    await detail.getByRole('button', { name: 'Confirm' }).waitFor();
+    expect((await receiver.waitFor(() => true)).filter((r) => r.path === '/hook')).toHaveLength(1);
+    await detail.getByRole('button', { name: 'Confirm' }).click();
+    await detail.getByText('Resent as attempt 2.').waitFor();
+    const sent = await receiver.waitFor((r) => r.filter((x) => x.path === '/hook').length === 2);
+    const [first, again] = sent.filter((r) => r.path === '/hook');
+    expect(again!.headers['x-service-delivery-id']).toBe(first!.headers['x-service-delivery-id']);
+    expect(again!.rawBody).toBe(first!.rawBody);
+
+    // The timeline shows attempt 2, answered, after the resend and who asked for it.
+    const second = page.getByRole('list', { name: 'Attempts' }).locator('li', { hasText: 'Attempt 2' });
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return second.textContent();
+        },
+        { timeout: 15_000, interval: 250 },
+      )
+      .toMatch(/Attempt 2\s*HTTP 200/);
+    expect(await second.textContent()).toContain(`Followed a manual resend by ${email}`);
+    await shot('14-delivery-resent');
+
+    // A test event, after a confirmation: a made-up respondent, marked "test" in the log.
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await card.getByRole('button', { name: `Send a test event to ${receiver.url('/hook')}` }).click();
+    await card.getByRole('button', { name: 'Confirm' }).click();
+    await card.getByText(/^Test event queued as delivery dlv_/).waitFor();
+    const tested = await receiver.waitFor((r) => r.filter((x) => x.path === '/hook').length === 3);
+    expect(JSON.parse(tested.filter((r) => r.path === '/hook')[2]!.rawBody).participantId).toMatch(/^test_/);
+    await page.getByRole('link', { name: 'Deliveries' }).click();
+    await page
+      .locator('table.deliveries tbody tr', { hasText: 'test' })
+      .locator('.badge', { hasText: 'test' })
+      .waitFor();
+
+    // The account's log, several statuses at once: the failing webhook's rejected delivery.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Delivery log' }).click();
+    await page.getByRole('heading', { name: 'Delivery log', level: 1 }).waitFor();
+    await page.getByRole('checkbox', { name: 'rejected' }).check();
+    await page.getByRole('checkbox', { name: 'given up' }).check();
+    const rows = page.locator('table.deliveries tbody tr');
+    await expect
+      .poll(() => rows.allTextContents(), { timeout: 5_000 })
+      .toEqual([expect.stringMatching(/rejected[\s\S]*Checkout survey[\s\S]*\/gone/)]);
+    await rows
+      .first()
+      .getByRole('button', { name: /^View delivery/ })
+      .click();
+    await page.getByRole('list', { name: 'Attempts' }).waitFor();
+    await shot('15-account-deliveries');
+
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+
   it('works 375 px wide: no sideways scrolling, every control reachable', async () => {
     const phone = await context.newPage();
     const errors: string[] = [];
@@ -386,6 +501,26 @@ describe('dashboard at /app', () => {
     await phone.getByText(`Deleted the webhook to ${receiver.url('/gone')}; 0 pending deliveries cancelled.`).waitFor();
     // The list reloads after the message shows: wait for it rather than race it.
     await expect.poll(() => phone.locator('.webhooks > li').count(), { timeout: 5_000 }).toBe(1);
+
+    // The webhook's edit and recover forms, and a confirmation step, fit the width too.
+    await phone.getByRole('button', { name: /^Edit webhook/ }).click();
+    await phone.getByRole('button', { name: /^Recover failed deliveries/ }).click();
+    await phone.getByRole('button', { name: /^Send a test event/ }).click();
+    await phone.getByRole('button', { name: 'Confirm' }).waitFor();
+    expect(await overflow()).toEqual([]);
+    await shot('16-mobile-webhook-controls', phone);
+    await phone.getByRole('button', { name: 'Cancel' }).first().click();
+
+    // The account's delivery log, a delivery open.
+    await phone.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Delivery log' }).click();
+    await phone
+      .locator('table.deliveries tbody tr')
+      .first()
+      .getByRole('button', { name: /^View delivery/ })
+      .click();
+    await phone.getByRole('list', { name: 'Attempts' }).waitFor();
+    expect(await overflow()).toEqual([]);
+    await shot('17-mobile-account-deliveries', phone);
     await phone.close();
     expect(errors).toEqual([]);
   }, 60_000);
