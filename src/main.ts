@@ -1,7 +1,17 @@
 import dns from 'node:dns';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
+import { createAccount } from './app/accounts/create-account.js';
+import { createKey } from './app/accounts/create-key.js';
+import { listKeys } from './app/accounts/list-keys.js';
+import { removeMember } from './app/accounts/remove-member.js';
+import { revokeKey } from './app/accounts/revoke-key.js';
+import { rotateSigningSecret } from './app/accounts/rotate-signing-secret.js';
 import { seedDefaultAccount } from './app/accounts/seed-default-account.js';
+import { setPlan } from './app/accounts/set-plan.js';
+import type { Plan, Role } from './domain/access.js';
+import { callAdminSocket, startAdminSocket, type AdminHandler } from './http/admin-socket.js';
+import { DataDirLockedError } from './infra/db/data-dir-lock.js';
 import type { Clock, DeliverySettings, Deps } from './app/ports/index.js';
 import type { Config } from './config/index.js';
 import { buildApp, type App } from './http/app.js';
@@ -179,15 +189,70 @@ export async function serve(
       if (req.method === 'POST') worker.wake();
     });
   const url = await app.listen({ port: config.port, host: config.host });
+  // Embedded storage is this process's alone: operator commands reach it through a socket.
+  const admin =
+    rt.database.kind === 'pglite' ? await startAdminSocket(adminSocketPath(config), adminHandlers(rt.deps)) : undefined;
   rt.logger.info({ url, storage: rt.database.kind, worker: opts.worker }, 'canvass serving');
   let stopping: Promise<void> | undefined;
   return {
     url,
     stop: () =>
       (stopping ??= (async () => {
+        await admin?.close();
         await app.close();
         await worker?.stop();
         await rt.close();
       })()),
   };
+}
+
+export const adminSocketPath = (config: Config): string => path.join(config.dataDir, 'canvass.sock');
+
+/** Operator commands (no caller: the operator is trusted), by name, for the CLI and the admin socket. */
+export function adminHandlers(deps: Deps): Record<string, AdminHandler> {
+  const str = (a: Record<string, unknown>, k: string) => String(a[k] ?? '');
+  return {
+    'accounts.create': (a) =>
+      createAccount(deps, { name: str(a, 'name'), ownerEmail: str(a, 'ownerEmail'), plan: str(a, 'plan') as Plan }),
+    'accounts.set-plan': (a) => setPlan(deps, str(a, 'accountId'), str(a, 'plan') as Plan),
+    'keys.create': (a) =>
+      createKey(deps, 'operator', {
+        accountId: str(a, 'accountId'),
+        email: str(a, 'email'),
+        role: str(a, 'role') as Role,
+      }),
+    'keys.list': (a) =>
+      listKeys(deps, 'operator', str(a, 'accountId'), { limit: 100, startCursor: a.startCursor as string | undefined }),
+    'keys.revoke': (a) => revokeKey(deps, 'operator', str(a, 'keyId')),
+    'members.remove': (a) => removeMember(deps, 'operator', { accountId: str(a, 'accountId'), email: str(a, 'email') }),
+    'support.rotate-secret': (a) => rotateSigningSecret(deps, str(a, 'accountId')),
+  };
+}
+
+/**
+ * Runs an operator command on the storage the configuration names. When a running server holds
+ * the embedded data directory, the command goes to that server through its admin socket.
+ */
+export async function runAdminCommand(
+  config: Config,
+  command: string,
+  args: Record<string, unknown>,
+  logger: Logger,
+): Promise<unknown> {
+  let rt: Runtime;
+  try {
+    rt = await openRuntime(config, { logger });
+  } catch (e) {
+    if (e instanceof DataDirLockedError && !config.databaseUrl && existsSync(adminSocketPath(config))) {
+      return callAdminSocket(adminSocketPath(config), command, args);
+    }
+    throw e;
+  }
+  try {
+    const handler = adminHandlers(rt.deps)[command];
+    if (!handler) throw new Error(`no such command: ${command}`);
+    return await handler(args);
+  } finally {
+    await rt.close();
+  }
 }

@@ -3,13 +3,17 @@ import { DomainError, notFound } from '../domain/errors.js';
 import { hashApiKey } from '../domain/api-key.js';
 import { webhookRulesChanged, type Action } from '../domain/logic.js';
 import type { UrlPolicy } from '../domain/url-policy.js';
-import type { Caller, PollRow, Store } from './ports/index.js';
+import type { Caller, Deps, PollRow, Store } from './ports/index.js';
 
-export async function authenticate(store: Store, apiKey: string | undefined): Promise<Caller> {
+/** The caller a key belongs to; a revoked key is refused from the next request on. */
+export async function authenticate(deps: Pick<Deps, 'store' | 'clock'>, apiKey: string | undefined): Promise<Caller> {
   if (!apiKey) throw new DomainError('unauthenticated', 'send an API key as "Authorization: Bearer <key>"');
-  const found = await store.keys.findByHash(hashApiKey(apiKey));
+  const found = await deps.store.keys.findByHash(hashApiKey(apiKey));
   if (!found) throw new DomainError('unauthenticated', 'the API key is unknown or revoked');
-  return found;
+  const now = deps.clock.now();
+  if (!found.lastUsedAt || now.getTime() - found.lastUsedAt.getTime() >= 60_000)
+    await deps.store.keys.touch(found.keyId, now);
+  return { userId: found.userId, keyId: found.keyId };
 }
 
 export async function requireAccount(store: Store, caller: Caller, accountId: string, need: Need): Promise<Membership> {

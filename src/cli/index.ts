@@ -1,12 +1,17 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
-import { createAccount } from '../app/accounts/create-account.js';
-import { createKey } from '../app/accounts/create-key.js';
-import { rotateSigningSecret } from '../app/accounts/rotate-signing-secret.js';
-import { setPlan } from '../app/accounts/set-plan.js';
 import { PLANS, ROLES, type Plan, type Role } from '../domain/access.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
-import { applyMigrations, createLogger, openRuntime, runWorker, serve, VERSION, type Runtime } from '../main.js';
+import {
+  applyMigrations,
+  createLogger,
+  openRuntime,
+  runAdminCommand,
+  runWorker,
+  serve,
+  VERSION,
+  type Runtime,
+} from '../main.js';
 import { fail, print } from './output.js';
 
 const oneOf =
@@ -45,6 +50,29 @@ async function withRuntime(
     explain(json, e);
   } finally {
     await rt?.close();
+  }
+}
+
+type KeyLine = {
+  id: string;
+  prefix: string | null;
+  email: string;
+  role: string;
+  lastUsedAt: unknown;
+  revokedAt: unknown;
+};
+
+/**
+ * Runs an operator command (see adminHandlers in main.ts) and prints its answer. With embedded
+ * storage held by a running server, the server runs it.
+ */
+async function admin<R>(json: boolean, command: string, args: Record<string, unknown>, human: (r: R) => string) {
+  const cfg = config(json);
+  try {
+    const r = (await runAdminCommand(cfg, command, args, createLogger(cfg, 2))) as R;
+    print(json, r as Record<string, unknown>, human(r));
+  } catch (e) {
+    explain(json, e);
   }
 }
 
@@ -97,10 +125,13 @@ program
   .requiredOption('--account <id>', 'account id')
   .option('--json', 'print one JSON object')
   .action((opts: { account: string; json?: boolean }) =>
-    withRuntime(!!opts.json, async (rt) => {
-      const r = await rotateSigningSecret(rt.deps, opts.account);
-      print(!!opts.json, r, `account ${r.accountId}: new signing secret ${r.signingSecret}`);
-    }),
+    admin(
+      !!opts.json,
+      'support.rotate-secret',
+      { accountId: opts.account },
+      (r: { accountId: string; signingSecret: string }) =>
+        `account ${r.accountId}: new signing secret ${r.signingSecret}`,
+    ),
   );
 
 program
@@ -130,10 +161,13 @@ accounts
   .option('--plan <plan>', `one of ${PLANS.join(', ')}`, oneOf(PLANS, 'plan'), 'premium' as Plan)
   .option('--json', 'print one JSON object')
   .action((opts: { name: string; ownerEmail: string; plan: Plan; json?: boolean }) =>
-    withRuntime(!!opts.json, async (rt) => {
-      const r = await createAccount(rt.deps, { name: opts.name, ownerEmail: opts.ownerEmail, plan: opts.plan });
-      print(!!opts.json, r, `account ${r.accountId}, owner ${r.userId}\nAPI key (shown once): ${r.apiKey}`);
-    }),
+    admin(
+      !!opts.json,
+      'accounts.create',
+      { name: opts.name, ownerEmail: opts.ownerEmail, plan: opts.plan },
+      (r: { accountId: string; userId: string; apiKey: string }) =>
+        `account ${r.accountId}, owner ${r.userId}\nAPI key (shown once): ${r.apiKey}`,
+    ),
   );
 accounts
   .command('set-plan')
@@ -141,25 +175,72 @@ accounts
   .requiredOption('--plan <plan>', `one of ${PLANS.join(', ')}`, oneOf(PLANS, 'plan'))
   .option('--json', 'print one JSON object')
   .action((opts: { account: string; plan: Plan; json?: boolean }) =>
-    withRuntime(!!opts.json, async (rt) => {
-      const r = await setPlan(rt.deps, opts.account, opts.plan);
-      print(!!opts.json, r, `account ${r.accountId} is now on ${r.plan}`);
-    }),
+    admin(
+      !!opts.json,
+      'accounts.set-plan',
+      { accountId: opts.account, plan: opts.plan },
+      (r: { accountId: string; plan: string }) => `account ${r.accountId} is now on ${r.plan}`,
+    ),
   );
 
-program
-  .command('keys')
-  .description('API keys')
+const keys = program.command('keys').description('API keys');
+keys
   .command('create')
   .requiredOption('--account <id>', 'account id')
   .requiredOption('--email <email>', "member's email (added to the account if new)")
   .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`, oneOf(ROLES, 'role'))
   .option('--json', 'print one JSON object')
   .action((opts: { account: string; email: string; role: Role; json?: boolean }) =>
-    withRuntime(!!opts.json, async (rt) => {
-      const r = await createKey(rt.deps, { accountId: opts.account, email: opts.email, role: opts.role });
-      print(!!opts.json, r, `user ${r.userId} (${r.role})\nAPI key (shown once): ${r.apiKey}`);
-    }),
+    admin(
+      !!opts.json,
+      'keys.create',
+      { accountId: opts.account, email: opts.email, role: opts.role },
+      (r: { userId: string; role: string; apiKey: string }) =>
+        `user ${r.userId} (${r.role})\nAPI key (shown once): ${r.apiKey}`,
+    ),
+  );
+keys
+  .command('list')
+  .description("the keys of an account's members (a prefix, never the key)")
+  .requiredOption('--account <id>', 'account id')
+  .option('--json', 'print one JSON object')
+  .action((opts: { account: string; json?: boolean }) =>
+    admin(!!opts.json, 'keys.list', { accountId: opts.account }, (r: { data: KeyLine[] }) =>
+      r.data.length
+        ? r.data
+            .map(
+              (k) =>
+                `${k.id}  ${k.prefix ?? '(no prefix)'}…  ${k.email} (${k.role})  ${k.revokedAt ? `revoked ${String(k.revokedAt)}` : `last used ${k.lastUsedAt ? String(k.lastUsedAt) : 'never'}`}`,
+            )
+            .join('\n')
+        : 'no keys',
+    ),
+  );
+keys
+  .command('revoke')
+  .description('revoke a key at once: its next request is refused')
+  .requiredOption('--key <id>', 'key id (key_…), as `keys list` shows it')
+  .option('--json', 'print one JSON object')
+  .action((opts: { key: string; json?: boolean }) =>
+    admin(!!opts.json, 'keys.revoke', { keyId: opts.key }, (r: { id: string }) => `key ${r.id} revoked`),
+  );
+
+program
+  .command('members')
+  .description('account members')
+  .command('remove')
+  .description('remove a member; a user left in no account has every key revoked')
+  .requiredOption('--account <id>', 'account id')
+  .requiredOption('--email <email>', "member's email")
+  .option('--json', 'print one JSON object')
+  .action((opts: { account: string; email: string; json?: boolean }) =>
+    admin(
+      !!opts.json,
+      'members.remove',
+      { accountId: opts.account, email: opts.email },
+      (r: { email: string; accountId: string; revokedKeys: number }) =>
+        `${r.email} removed from ${r.accountId}${r.revokedKeys ? `; ${r.revokedKeys} key(s) revoked` : ''}`,
+    ),
   );
 
 program.parseAsync().catch((e) => explain(process.argv.includes('--json'), e));

@@ -19,6 +19,9 @@ const ALLOWED: Record<Need, readonly Role[]> = {
 export type Membership = { accountId: string; role: Role; plan: Plan };
 
 export const may = (role: Role, need: Need): boolean => ALLOWED[need].includes(role);
+
+/** Whether `role` is no higher than `than` (owner > admin > billing_admin > editor > read_only). */
+export const noHigher = (role: Role, than: Role): boolean => ROLES.indexOf(role) >= ROLES.indexOf(than);
 export const rolesFor = (need: Need): readonly Role[] => ALLOWED[need];
 
 /**

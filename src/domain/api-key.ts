@@ -11,3 +11,6 @@ export function newApiKey(): string {
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
+
+/** What a key list shows of a key: its first characters, enough to tell keys apart, useless to an attacker. */
+export const keyPrefix = (key: string): string => key.slice(0, 8);

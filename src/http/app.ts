@@ -10,6 +10,7 @@ import { rateLimiter } from './rate-limit.js';
 import { registerErrorHandling } from './error-handler.js';
 import { accountRoutes } from './routes/accounts.js';
 import { alertRoutes } from './routes/alerts.js';
+import { keyRoutes } from './routes/keys.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { pollRoutes } from './routes/polls.js';
@@ -131,13 +132,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // The API lives in its own context so that the auth hook runs on its routes only
   // (docs, health and unknown paths answer without a key).
   await app.register(async (api) => {
-    api.addHook('onRequest', authHook(opts.deps.store, rateLimiter(opts.rateLimitPerMinute ?? 0)));
+    api.addHook('onRequest', authHook(opts.deps, rateLimiter(opts.rateLimitPerMinute ?? 0)));
     await api.register(pollRoutes(opts.deps));
     await api.register(slideRoutes(opts.deps));
     await api.register(accountRoutes(opts.deps));
     await api.register(webhookRoutes(opts.deps));
     await api.register(responseRoutes(opts.deps, opts.submissions));
     await api.register(alertRoutes(opts.deps));
+    await api.register(keyRoutes(opts.deps));
   });
   return app;
 }

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { authenticate } from '../app/access.js';
-import type { Caller, Store } from '../app/ports/index.js';
+import type { Caller, Deps } from '../app/ports/index.js';
 import { DomainError } from '../domain/errors.js';
 import { rateLimiter, type RateLimiter } from './rate-limit.js';
 
@@ -28,7 +28,7 @@ export function bearer(req: FastifyRequest): string | undefined {
  * per address too, and an address past that budget is refused before its key is looked up, so
  * guessing keys costs no storage work.
  */
-export function authHook(store: Store, limit: RateLimiter = rateLimiter(0)) {
+export function authHook(deps: Pick<Deps, 'store' | 'clock'>, limit: RateLimiter = rateLimiter(0)) {
   return async (req: FastifyRequest) => {
     const mode = req.routeOptions.config?.auth ?? 'required';
     if (mode === 'none') return;
@@ -40,7 +40,7 @@ export function authHook(store: Store, limit: RateLimiter = rateLimiter(0)) {
     const failures = `auth-failed:${req.ip}`;
     limit.check(failures);
     try {
-      req.caller = await authenticate(store, key);
+      req.caller = await authenticate(deps, key);
     } catch (err) {
       if (err instanceof DomainError && err.code === 'unauthenticated') limit.spend(failures);
       throw err;

@@ -68,7 +68,7 @@ export async function harness(
       return { accountId: r.accountId, key: r.apiKey, userId: r.userId };
     },
     async member(accountId, role, email) {
-      const r = await createKey(deps, { accountId, email: email ?? `member${++emails}@example.com`, role });
+      const r = await createKey(deps, 'operator', { accountId, email: email ?? `member${++emails}@example.com`, role });
       return r.apiKey;
     },
     async close() {

@@ -1,18 +1,34 @@
-import type { Role } from '../../domain/access.js';
-import { notFound } from '../../domain/errors.js';
+import { noHigher, type Role } from '../../domain/access.js';
+import { DomainError } from '../../domain/errors.js';
+import { requireAccount } from '../access.js';
 import type { Deps } from '../ports/index.js';
 import { issueKey, userFor } from './issue-key.js';
+import { requireAccountExists, type Actor } from './list-keys.js';
 
-/** Adds the member if new (or changes their role) and issues them a new key. */
-export async function createKey(deps: Deps, input: { accountId: string; email: string; role: Role }) {
+/**
+ * Adds the member if new (or changes their role) and issues them a new key, shown only in this
+ * answer. An API caller (owner or admin) may give no role higher than their own, and may not
+ * change the role of a member who outranks them; the operator may do anything.
+ */
+export async function createKey(deps: Deps, actor: Actor, input: { accountId: string; email: string; role: Role }) {
   return deps.store.transaction(async (store) => {
     const now = deps.clock.now();
-    if (!(await store.accounts.get(input.accountId))) throw notFound('account');
+    const own =
+      actor === 'operator' ? 'owner' : (await requireAccount(store, actor, input.accountId, 'manage_account')).role;
+    if (actor === 'operator') await requireAccountExists(store, input.accountId);
     const userId = await userFor(store, input.email, now);
     const membership = await store.users.membership(input.accountId, userId);
+    if (!noHigher(input.role, own) || (membership && !noHigher(membership.role, own))) {
+      throw new DomainError('role_forbidden', `the ${own} role may not give or change a role higher than its own`);
+    }
     if (!membership)
       await store.users.addMembership({ accountId: input.accountId, userId, role: input.role, createdAt: now });
-    else if (membership.role !== input.role) await store.users.setRole(input.accountId, userId, input.role);
+    else if (membership.role !== input.role) {
+      if (membership.role === 'owner' && (await store.users.countOwners(input.accountId)) === 1) {
+        throw new DomainError('conflict', 'this is the account’s only owner; make another member owner first');
+      }
+      await store.users.setRole(input.accountId, userId, input.role);
+    }
     return { userId, apiKey: await issueKey(store, userId, now), role: input.role };
   });
 }

@@ -1,10 +1,16 @@
-import { hashApiKey, newApiKey } from '../../domain/api-key.js';
+import { hashApiKey, keyPrefix, newApiKey } from '../../domain/api-key.js';
 import { newId } from '../../domain/ids.js';
 import type { Store } from '../ports/index.js';
 
 export async function issueKey(store: Store, userId: string, now: Date): Promise<string> {
   const apiKey = newApiKey();
-  await store.keys.insert({ id: newId('key', now.getTime()), userId, keyHash: hashApiKey(apiKey), createdAt: now });
+  await store.keys.insert({
+    id: newId('key', now.getTime()),
+    userId,
+    keyHash: hashApiKey(apiKey),
+    prefix: keyPrefix(apiKey),
+    createdAt: now,
+  });
   return apiKey;
 }
 

@@ -1,6 +1,7 @@
 import type { Membership, Plan, Role } from '../../domain/access.js';
 import type { AccountDefaults } from '../../domain/poll-defaults.js';
 import type { Account } from '../../domain/account.js';
+import type { Page, PageRequest } from './common.js';
 
 export interface AccountRepo {
   insert(a: Omit<Account, 'signingSecret' | 'defaults' | 'notificationRecipients'>): Promise<void>;
@@ -25,10 +26,29 @@ export interface UserRepo {
   membership(accountId: string, userId: string): Promise<Membership | undefined>;
   memberships(userId: string): Promise<AccountMembership[]>;
   ownerEmail(accountId: string): Promise<string | undefined>;
+  removeMembership(accountId: string, userId: string): Promise<void>;
+  countOwners(accountId: string): Promise<number>;
 }
 
+export type KeyView = {
+  id: string;
+  prefix: string | null;
+  email: string;
+  role: Role;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+};
+
 export interface KeyRepo {
-  insert(k: { id: string; userId: string; keyHash: string; createdAt: Date }): Promise<void>;
+  insert(k: { id: string; userId: string; keyHash: string; prefix: string; createdAt: Date }): Promise<void>;
   /** The user a live key belongs to. */
-  findByHash(hash: string): Promise<{ keyId: string; userId: string } | undefined>;
+  findByHash(hash: string): Promise<{ keyId: string; userId: string; lastUsedAt: Date | null } | undefined>;
+  /** Records a use of the key, at most once a minute (a write per request would cost every request). */
+  touch(id: string, now: Date): Promise<void>;
+  get(id: string): Promise<{ id: string; userId: string; revokedAt: Date | null } | undefined>;
+  /** The keys of the account's members, newest first. */
+  listForAccount(accountId: string, page: PageRequest): Promise<Page<KeyView>>;
+  /** Revokes live keys: one, or every key of a user. */
+  revoke(filter: { id: string } | { userId: string }, now: Date): Promise<number>;
 }

@@ -60,5 +60,17 @@ export function userRepo(db: Kysely<DB>): UserRepo {
         .executeTakeFirst();
       return r?.email;
     },
+    async removeMembership(accountId, userId) {
+      await db.deleteFrom('memberships').where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+    },
+    async countOwners(accountId) {
+      const r = await db
+        .selectFrom('memberships')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', accountId)
+        .where('role', '=', 'owner')
+        .executeTakeFirstOrThrow();
+      return Number(r.n);
+    },
   };
 }

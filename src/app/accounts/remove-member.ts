@@ -1,0 +1,38 @@
+import { noHigher } from '../../domain/access.js';
+import { DomainError, notFound } from '../../domain/errors.js';
+import { requireAccount } from '../access.js';
+import type { Deps } from '../ports/index.js';
+import { requireAccountExists, type Actor } from './list-keys.js';
+
+/**
+ * Removes a member from an account. Their access to it ends at once (every request checks the
+ * membership); a user left in no account has every key revoked. The last owner stays: an
+ * account is never without one.
+ */
+export async function removeMember(
+  deps: Deps,
+  actor: Actor,
+  input: { accountId: string; email: string },
+): Promise<{ accountId: string; email: string; removed: true; revokedKeys: number }> {
+  return deps.store.transaction(async (store) => {
+    const own =
+      actor === 'operator' ? 'owner' : (await requireAccount(store, actor, input.accountId, 'manage_account')).role;
+    if (actor === 'operator') await requireAccountExists(store, input.accountId);
+    const email = input.email.trim().toLowerCase();
+    const user = await store.users.findByEmail(email);
+    const membership = user && (await store.users.membership(input.accountId, user.id));
+    if (!user || !membership) throw notFound('member');
+    if (!noHigher(membership.role, own)) {
+      throw new DomainError('role_forbidden', `the ${own} role may not remove a member who outranks it`);
+    }
+    if (membership.role === 'owner' && (await store.users.countOwners(input.accountId)) <= 1) {
+      throw new DomainError('conflict', 'this is the account’s last owner; make another member owner first');
+    }
+    await store.users.removeMembership(input.accountId, user.id);
+    const now = deps.clock.now();
+    const revokedKeys = (await store.users.memberships(user.id)).length
+      ? 0
+      : await store.keys.revoke({ userId: user.id }, now);
+    return { accountId: input.accountId, email, removed: true as const, revokedKeys };
+  });
+}

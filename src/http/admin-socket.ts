@@ -1,0 +1,75 @@
+import { chmodSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { DomainError } from '../domain/errors.js';
+import { STATUS } from './problem.js';
+
+export type AdminHandler = (args: Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * Operator commands over a Unix socket in the data directory, so the CLI works while the
+ * embedded server holds the directory. The socket is made readable and writable by its owner
+ * only (mode 0600): whoever may open it may already read the database files beside it.
+ * Requests: `POST /<command>` with a JSON object of arguments; answers `{result}` or `{error}`.
+ */
+export async function startAdminSocket(
+  socketPath: string,
+  handlers: Record<string, AdminHandler>,
+): Promise<{ close(): Promise<void> }> {
+  // A socket file left by a process that died: the data directory's lock says none is running.
+  rmSync(socketPath, { force: true });
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const answer = (status: number, body: object) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const handler = req.method === 'POST' ? handlers[(req.url ?? '').slice(1)] : undefined;
+      if (!handler) return answer(404, { error: `no such command: ${req.url ?? ''}` });
+      let args: Record<string, unknown>;
+      try {
+        args = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+      } catch {
+        return answer(400, { error: 'the arguments are not JSON' });
+      }
+      handler(args).then(
+        (result) => answer(200, { result }),
+        (e: unknown) =>
+          e instanceof DomainError
+            ? answer(STATUS[e.code], { error: e.message, code: e.code })
+            : answer(500, { error: e instanceof Error ? e.message : String(e) }),
+      );
+    });
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socketPath, resolve));
+  chmodSync(socketPath, 0o600);
+  return {
+    close: () =>
+      new Promise<void>((resolve) =>
+        server.close(() => {
+          rmSync(socketPath, { force: true });
+          resolve();
+        }),
+      ),
+  };
+}
+
+/** Sends one command to a running server's admin socket; throws with the server's message. */
+export function callAdminSocket(socketPath: string, command: string, args: object): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath, path: `/${command}`, method: 'POST' }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { result?: unknown; error?: string };
+          if (res.statusCode === 200) resolve(body.result);
+          else reject(new Error(body.error ?? `the server answered ${res.statusCode}`));
+        } catch (e) {
+          reject(e instanceof Error ? e : new Error(String(e)));
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(args));
+  });
+}

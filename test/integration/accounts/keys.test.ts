@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
+
+// API keys can be listed (never shown again), made for members (no role above the caller's),
+// revoked at once, and members removed; the last owner stays.
+
+let h: Harness;
+let acct: TestAccount;
+
+beforeAll(async () => {
+  h = await harness();
+  acct = await h.account();
+});
+afterAll(() => h?.close());
+
+const req = (method: 'GET' | 'POST' | 'DELETE', url: string, key: string, payload?: object) =>
+  h.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
+const polls = (key: string) => req('GET', `/polls?accountId=${acct.accountId}`, key);
+
+describe('API keys', () => {
+  it('are listed with a prefix and their member, never the key; last use is recorded', async () => {
+    await polls(acct.key);
+    const res = await req('GET', `/keys?accountId=${acct.accountId}`, acct.key);
+    expect(res.statusCode, res.body).toBe(200);
+    const [own] = res.json().data as { prefix: string; email: string; role: string; lastUsedAt: string | null }[];
+    expect(own).toMatchObject({ prefix: acct.key.slice(0, 8), role: 'owner', revokedAt: null });
+    expect(own!.lastUsedAt).not.toBeNull();
+    expect(res.body).not.toContain(acct.key);
+  });
+
+  it('are made for a member with a role no higher than the caller’s, shown once', async () => {
+    const admin = await h.member(acct.accountId, 'admin', 'admin.keys@example.com');
+    const made = await req('POST', '/keys', admin, {
+      accountId: acct.accountId,
+      email: 'new.editor@example.com',
+      role: 'editor',
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const key = made.json().data.apiKey as string;
+    expect(key).toMatch(/^cvk_/);
+    expect((await polls(key)).statusCode).toBe(200);
+    const higher = await req('POST', '/keys', admin, {
+      accountId: acct.accountId,
+      email: 'boss@example.com',
+      role: 'owner',
+    });
+    expect([higher.statusCode, higher.json().code]).toEqual([403, 'role_forbidden']);
+    const editor = await req('POST', '/keys', key, {
+      accountId: acct.accountId,
+      email: 'x@example.com',
+      role: 'read_only',
+    });
+    expect([editor.statusCode, editor.json().code]).toEqual([403, 'role_forbidden']);
+    expect((await req('GET', `/keys?accountId=${acct.accountId}`, key)).statusCode).toBe(403);
+  });
+
+  it('are refused on the very next request once revoked', async () => {
+    const key = await h.member(acct.accountId, 'editor', 'revoked@example.com');
+    expect((await polls(key)).statusCode).toBe(200);
+    const listed = (await req('GET', `/keys?accountId=${acct.accountId}&limit=100`, acct.key)).json().data as {
+      id: string;
+      prefix: string;
+    }[];
+    const id = listed.find((k) => k.prefix === key.slice(0, 8))!.id;
+    const revoked = await req('DELETE', `/keys?keyId=${id}`, acct.key);
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    const next = await polls(key);
+    expect([next.statusCode, next.json().code]).toEqual([401, 'unauthenticated']);
+    const after = (await req('GET', `/keys?accountId=${acct.accountId}&limit=100`, acct.key)).json().data as {
+      id: string;
+      revokedAt: string | null;
+    }[];
+    expect(after.find((k) => k.id === id)!.revokedAt).not.toBeNull();
+  });
+
+  it('of another account answer 404, and an admin may not revoke an owner’s', async () => {
+    const other = await h.account();
+    const theirs = (await req('GET', `/keys?accountId=${other.accountId}`, other.key)).json().data[0].id as string;
+    expect((await req('DELETE', `/keys?keyId=${theirs}`, acct.key)).statusCode).toBe(404);
+    expect((await req('GET', `/keys?accountId=${other.accountId}`, acct.key)).statusCode).toBe(404);
+    const admin = await h.member(acct.accountId, 'admin', 'admin.revoker@example.com');
+    const owners = (await req('GET', `/keys?accountId=${acct.accountId}&limit=100`, acct.key)).json().data as {
+      id: string;
+      role: string;
+    }[];
+    const ownerKey = owners.find((k) => k.role === 'owner')!.id;
+    const res = await req('DELETE', `/keys?keyId=${ownerKey}`, admin);
+    expect([res.statusCode, res.json().code]).toEqual([403, 'role_forbidden']);
+    expect((await polls(acct.key)).statusCode).toBe(200);
+  });
+});
+
+describe('removing a member', () => {
+  it('ends their access and revokes their keys; the last owner cannot be removed', async () => {
+    const key = await h.member(acct.accountId, 'editor', 'leaving@example.com');
+    const res = await req('DELETE', `/members?accountId=${acct.accountId}&email=leaving@example.com`, acct.key);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toMatchObject({ removed: true, revokedKeys: 1 });
+    expect((await polls(key)).statusCode).toBe(401);
+
+    const owner = (await h.deps.store.users.memberships(acct.userId))[0]!;
+    expect(owner.role).toBe('owner');
+    const email = (await req('GET', `/keys?accountId=${acct.accountId}&limit=100`, acct.key))
+      .json()
+      .data.find((k: { role: string }) => k.role === 'owner').email as string;
+    const last = await req(
+      'DELETE',
+      `/members?accountId=${acct.accountId}&email=${encodeURIComponent(email)}`,
+      acct.key,
+    );
+    expect([last.statusCode, last.json().code]).toEqual([409, 'conflict']);
+    const missing = await req('DELETE', `/members?accountId=${acct.accountId}&email=nobody@example.com`, acct.key);
+    expect(missing.statusCode).toBe(404);
+  });
+});
