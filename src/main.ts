@@ -1,6 +1,7 @@
 import dns from 'node:dns';
 import { existsSync, readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import { createAccount } from './app/accounts/create-account.js';
 import { createKey } from './app/accounts/create-key.js';
 import { listKeys } from './app/accounts/list-keys.js';
@@ -25,6 +26,9 @@ import { createH1Sender } from './infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
 import { ALERT_CHECK, BATCH_FLUSH, recoverTask, retentionTask, startScheduler } from './worker/scheduler.js';
 import { outboxMailer, smtpMailer } from './infra/mail/mailer.js';
+import { queueBacklog } from './infra/db/backlog.js';
+import { prometheusMetrics, type PrometheusMetrics } from './infra/metrics/prometheus.js';
+import { startMetricsServer, type MetricsServer } from './infra/metrics/server.js';
 import path from 'node:path';
 
 /** The only module that knows every layer: it builds the object graph for each process kind. */
@@ -55,10 +59,30 @@ export function deliverySettings(config: Config): DeliverySettings {
 }
 
 export function createLogger(config: Config, destination: 1 | 2 = 1): Logger {
-  return pino(
-    { level: config.logLevel, base: { service: 'canvass' } },
-    pino.destination({ fd: destination, sync: destination === 2 }),
-  );
+  const options = { level: config.logLevel, base: { service: 'canvass' } };
+  // Someone at a terminal reads lines; files and log collectors get one JSON object per line.
+  if ((destination === 1 ? process.stdout : process.stderr).isTTY)
+    return pino(options, pretty({ destination, sync: true, ignore: 'pid,hostname,service' }));
+  return pino(options, pino.destination({ fd: destination, sync: destination === 2 }));
+}
+
+/** The process's one metrics registry: what it did, and the queue's backlog read at each scrape. */
+export function createMetrics(rt: Runtime): PrometheusMetrics {
+  return prometheusMetrics({
+    now: () => rt.deps.clock.now(),
+    backlog: (now) => queueBacklog(rt.database.db, now),
+  });
+}
+
+/** GET /metrics on CANVASS_METRICS_PORT, when it is set. */
+async function metricsServer(rt: Runtime, metrics: PrometheusMetrics): Promise<MetricsServer | undefined> {
+  if (rt.config.metricsPort === undefined) return undefined;
+  return startMetricsServer({
+    host: rt.config.host,
+    port: rt.config.metricsPort,
+    metrics,
+    token: rt.config.metricsToken,
+  });
 }
 
 export async function openRuntime(
@@ -84,7 +108,7 @@ export async function openRuntime(
 /** Brings the schema up to date; returns the migrations applied. */
 export const applyMigrations = (rt: Runtime): Promise<string[]> => migrate(rt.database.db);
 
-export async function buildHttp(rt: Runtime): Promise<App> {
+export async function buildHttp(rt: Runtime, metrics?: PrometheusMetrics): Promise<App> {
   let draining = false;
   const app = await buildApp({
     deps: rt.deps,
@@ -94,6 +118,7 @@ export async function buildHttp(rt: Runtime): Promise<App> {
     version: VERSION,
     rateLimitPerMinute: rt.config.rateLimitPerMinute,
     isUnavailable: isStorageUnavailable,
+    metrics: metrics && { metrics, token: rt.config.metricsToken },
     ready: async () => {
       if (draining) return false;
       await sql`SELECT 1`.execute(rt.database.db);
@@ -112,7 +137,7 @@ export type Worker = { stop(): Promise<void>; wake(): void };
  * The delivery runner and the scheduler over one runtime. stop() ends claiming, lets attempts
  * already sent finish and be recorded, then closes the sender's pools.
  */
-export function startWorker(rt: Runtime): Worker {
+export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
   const sender = createH1Sender({ allowPrivateTargets: rt.config.allowPrivateTargets });
   const mailer = rt.config.smtpUrl
     ? smtpMailer(rt.config.smtpUrl, rt.config.mailFrom)
@@ -133,11 +158,13 @@ export function startWorker(rt: Runtime): Worker {
     idleMs: Math.min(200, rt.config.schedulerTickMs),
     drainMs: rt.config.deliveryTimeoutMs + 2_000,
     logger,
+    metrics,
   });
   const scheduler = startScheduler(deps, controller.signal, {
     tickMs: rt.config.schedulerTickMs,
     tasks: [BATCH_FLUSH, recoverTask(rt.config.recoverBatch), ALERT_CHECK, retentionTask(rt.config.retentionMs)],
     logger,
+    metrics,
     onWork: () => runner.wake(),
   });
   let stopping: Promise<void> | undefined;
@@ -156,12 +183,19 @@ export function startWorker(rt: Runtime): Worker {
 /** `canvass worker`: deliveries and scheduled work only, any number of them beside the API. */
 export async function runWorker(config: Config): Promise<{ stop(): Promise<void> }> {
   const rt = await openRuntime(config);
-  const worker = startWorker(rt);
-  rt.logger.info({ storage: rt.database.kind }, 'canvass worker running');
+  const metrics = createMetrics(rt);
+  const worker = startWorker(rt, metrics);
+  const scrape = await metricsServer(rt, metrics);
+  rt.logger.info(
+    { storage: rt.database.kind, concurrency: config.workerConcurrency, metrics: scrape?.url ?? null },
+    'canvass worker running',
+  );
   return {
     stop: async () => {
       await worker.stop();
+      await scrape?.close();
       await rt.close();
+      rt.logger.info('canvass worker stopped');
     },
   };
 }
@@ -181,8 +215,9 @@ export async function serve(
       rt.logger.info({ accountId: seeded.accountId }, 'seeded the Default account');
     }
   }
-  const worker = opts.worker ? startWorker(rt) : undefined;
-  const app = await buildHttp(rt);
+  const metrics = createMetrics(rt);
+  const worker = opts.worker ? startWorker(rt, metrics) : undefined;
+  const app = await buildHttp(rt, metrics);
   if (worker)
     app.addHook('onResponse', async (req) => {
       // Respondent submissions may have queued deliveries: look now rather than at the next poll.
@@ -192,7 +227,17 @@ export async function serve(
   // Embedded storage is this process's alone: operator commands reach it through a socket.
   const admin =
     rt.database.kind === 'pglite' ? await startAdminSocket(adminSocketPath(config), adminHandlers(rt.deps)) : undefined;
-  rt.logger.info({ url, storage: rt.database.kind, worker: opts.worker }, 'canvass serving');
+  const scrape = await metricsServer(rt, metrics);
+  rt.logger.info(
+    {
+      url,
+      storage: rt.database.kind,
+      worker: opts.worker,
+      concurrency: opts.worker ? config.workerConcurrency : null,
+      metrics: scrape?.url ?? `${url}/metrics`,
+    },
+    'canvass serving',
+  );
   let stopping: Promise<void> | undefined;
   return {
     url,
@@ -201,7 +246,9 @@ export async function serve(
         await admin?.close();
         await app.close();
         await worker?.stop();
+        await scrape?.close();
         await rt.close();
+        rt.logger.info('canvass stopped');
       })()),
   };
 }

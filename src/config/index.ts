@@ -23,6 +23,10 @@ export type Config = Readonly<{
   retentionMs: number;
   rateLimitPerMinute: number;
   workerConcurrency: number;
+  /** When set, GET /metrics asks for `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
+  /** A port of its own for GET /metrics (the only one `canvass worker` has); 0 picks a free one. */
+  metricsPort: number | undefined;
 }>;
 
 export class ConfigError extends Error {
@@ -111,5 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
     retentionMs: int(env, 'CANVASS_RETENTION_MS', 30 * 86_400_000, 60_000, 3650 * 86_400_000),
     rateLimitPerMinute: int(env, 'CANVASS_RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
     workerConcurrency: int(env, 'CANVASS_WORKER_CONCURRENCY', 512, 1, 10_000),
+    metricsToken: env.CANVASS_METRICS_TOKEN?.trim() || undefined,
+    metricsPort: env.CANVASS_METRICS_PORT?.trim() ? int(env, 'CANVASS_METRICS_PORT', 0, 0, 65535) : undefined,
   });
 }

@@ -45,3 +45,12 @@ export function checkEndpointUrl(raw: string, policy: UrlPolicy, path = 'url'): 
   }
   return url.toString();
 }
+
+/** What logs may show of an endpoint URL: scheme, host and port; a path or query can hold a token. */
+export function loggableOrigin(raw: string): string {
+  try {
+    return new URL(raw).origin;
+  } catch {
+    return '(not a URL)';
+  }
+}

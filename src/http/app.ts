@@ -6,6 +6,7 @@ import type { Deps } from '../app/ports/index.js';
 import type { SubmissionQueue } from '../app/responses/submission-queue.js';
 import { DomainError } from '../domain/errors.js';
 import { authHook } from './auth.js';
+import { countingSubmissions, registerMetrics, type MetricsOptions } from './metrics.js';
 import { rateLimiter } from './rate-limit.js';
 import { registerErrorHandling } from './error-handler.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -32,6 +33,8 @@ export type AppOptions = {
   isUnavailable?: (err: unknown) => boolean;
   /** Readiness: false while draining or when storage is gone. */
   ready?: () => Promise<boolean>;
+  /** Request counts and GET /metrics; without it there is no /metrics. */
+  metrics?: MetricsOptions;
 };
 
 export type App = FastifyInstance;
@@ -78,6 +81,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     else if (req.log.level === 'debug' || req.log.level === 'trace')
       req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'request');
   });
+  if (opts.metrics) registerMetrics(app, opts.metrics);
   registerErrorHandling(app, opts.isUnavailable);
   // Only JSON bodies: anything else is a 415, not a string that fails validation later.
   app.removeContentTypeParser(['text/plain']);
@@ -137,7 +141,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await api.register(slideRoutes(opts.deps));
     await api.register(accountRoutes(opts.deps));
     await api.register(webhookRoutes(opts.deps));
-    await api.register(responseRoutes(opts.deps, opts.submissions));
+    const submissions = opts.metrics ? countingSubmissions(opts.submissions, opts.metrics.metrics) : opts.submissions;
+    await api.register(responseRoutes(opts.deps, submissions));
     await api.register(alertRoutes(opts.deps));
     await api.register(keyRoutes(opts.deps));
   });

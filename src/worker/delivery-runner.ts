@@ -1,9 +1,13 @@
 import type { Logger } from 'pino';
 import { claimDeliveries } from '../app/delivery/claim-deliveries.js';
-import { sendAttempt } from '../app/delivery/send-attempt.js';
+import type { AttemptReport } from '../app/delivery/record-attempts.js';
+import { sendAttempt, type SentAttempt } from '../app/delivery/send-attempt.js';
 import type { ClaimedDelivery } from '../domain/delivery.js';
+import { describeOutcome } from '../domain/retry-policy.js';
+import { loggableOrigin } from '../domain/url-policy.js';
 import { resultBatcher } from './result-batcher.js';
 import type { Deps } from '../app/ports/index.js';
+import type { AttemptTally, Metrics } from '../app/ports/metrics.js';
 import { wakeableSleep } from './sleep.js';
 
 export type RunnerOptions = {
@@ -24,6 +28,7 @@ export type RunnerOptions = {
    */
   writers?: number;
   logger: Logger;
+  metrics?: Metrics;
 };
 
 export type Runner = { done: Promise<void>; wake(): void };
@@ -37,10 +42,18 @@ export type Runner = { done: Promise<void>; wake(): void };
 export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: RunnerOptions): Runner {
   const leased = new Map<string, string>();
   const debug = opts.logger.isLevelEnabled('debug');
+  const warnings = new Set<Promise<void>>();
   const results = resultBatcher(deps, {
     maxBatch: Math.max(1, opts.claimBatch),
     delayMs: 5,
     parallel: opts.writers ?? 1,
+    onRecorded: (items, reports) => {
+      const ended = report(items, reports);
+      if (!ended) return;
+      const w = warnEnded(deps, opts.logger, ended).catch(() => {});
+      warnings.add(w);
+      void w.finally(() => warnings.delete(w));
+    },
   });
   const idle = wakeableSleep(signal);
   // Attempts sending (slot held until the answer is in), and all attempts not yet recorded.
@@ -72,6 +85,28 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       if (--unfinished === 0) allFinished?.();
       idle.wake();
     }
+  };
+
+  // Counted once per batch written: a tally, not a metric update per attempt.
+  const report = (items: readonly SentAttempt[], reports: readonly AttemptReport[]) => {
+    const tally: AttemptTally = { delivered: 0, retry: 0, rejected: 0, given_up: 0, lease_lost: 0 };
+    let ended: Ended[] | undefined;
+    for (let i = 0; i < reports.length; i++) {
+      const r = reports[i]!;
+      if (!r.applied) {
+        tally.lease_lost++;
+        continue;
+      }
+      const next = r.decision.next;
+      tally[next]++;
+      if (next === 'rejected' || next === 'given_up') (ended ??= []).push({ sent: items[i]!, status: next });
+    }
+    if (opts.metrics)
+      opts.metrics.attemptsRecorded(
+        tally,
+        items.map((a) => a.sent.durationMs),
+      );
+    return ended;
   };
 
   // Sleep until the next delivery falls due (a retry, a scheduled batch), or idleMs at most:
@@ -121,6 +156,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       }
       if (claimed.length === 0) await idle.sleep(await untilNextDue());
     }
+    const stoppedAt = Date.now();
+    const inFlight = unfinished;
     const drained =
       unfinished === 0 ||
       (await new Promise<boolean>((resolve) => {
@@ -130,15 +167,52 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
           resolve(true);
         };
       }));
+    let released = 0;
     if (!drained) {
       const now = deps.clock.now();
-      let released = 0;
       for (const [id, token] of leased) {
         if (await deps.store.deliveries.release(id, token, now).catch(() => false)) released++;
       }
       opts.logger.warn({ released }, 'stopped with attempts unfinished; their deliveries were released');
     }
+    await Promise.all(warnings);
+    opts.logger.info({ inFlight, released, ms: Date.now() - stoppedAt }, 'delivery runner drained');
   };
 
   return { done: loop(), wake: () => idle.wake() };
+}
+
+type Ended = { sent: SentAttempt; status: 'rejected' | 'given_up' };
+
+/**
+ * One warn line per delivery rejected or given up. Its webhook is its endpoint's, looked up for
+ * these lines only (one query per account in the batch) rather than claimed with every delivery.
+ */
+async function warnEnded(deps: Deps, logger: Logger, ended: readonly Ended[]): Promise<void> {
+  const byAccount = new Map<string, Set<string>>();
+  for (const { sent } of ended) {
+    const ids = byAccount.get(sent.delivery.accountId) ?? new Set<string>();
+    byAccount.set(sent.delivery.accountId, ids.add(sent.delivery.endpointId));
+  }
+  const webhookOf = new Map<string, string | null>();
+  await Promise.all(
+    [...byAccount].map(async ([accountId, ids]) => {
+      const endpoints = await deps.store.endpoints.getMany(accountId, [...ids]).catch(() => []);
+      for (const e of endpoints) webhookOf.set(e.id, e.webhookId);
+    }),
+  );
+  for (const { sent, status } of ended) {
+    const d = sent.delivery;
+    logger.warn(
+      {
+        deliveryId: d.id,
+        webhookId: webhookOf.get(d.endpointId) ?? null,
+        endpointId: d.endpointId,
+        endpoint: loggableOrigin(d.url),
+        attempt: d.attemptCount,
+        lastError: describeOutcome(sent.sent.outcome),
+      },
+      status === 'rejected' ? 'delivery rejected' : 'delivery given up',
+    );
+  }
 }

@@ -8,7 +8,16 @@ import type { Deps } from '../app/ports/index.js';
  * attempt waits at most that long. Up to `parallel` batches are written at once (each touches
  * its own deliveries, so they do not wait on each other's row locks); more forms meanwhile.
  */
-export function resultBatcher(deps: Deps, opts: { maxBatch: number; delayMs: number; parallel: number }) {
+export function resultBatcher(
+  deps: Deps,
+  opts: {
+    maxBatch: number;
+    delayMs: number;
+    parallel: number;
+    /** Called once per batch written, with its attempts and their reports in the same order. */
+    onRecorded?: (items: readonly SentAttempt[], reports: readonly AttemptReport[]) => void;
+  },
+) {
   type Waiting = { item: SentAttempt; resolve(r: AttemptReport): void; reject(e: unknown): void };
   const queue: Waiting[] = [];
   let writing = 0;
@@ -27,11 +36,10 @@ export function resultBatcher(deps: Deps, opts: { maxBatch: number; delayMs: num
     writing++;
     const batch = queue.splice(0, opts.maxBatch);
     try {
-      const reports = await recordAttempts(
-        deps,
-        batch.map((w) => w.item),
-      );
+      const items = batch.map((w) => w.item);
+      const reports = await recordAttempts(deps, items);
       batch.forEach((w, i) => w.resolve(reports[i]!));
+      opts.onRecorded?.(items, reports);
     } catch (e) {
       batch.forEach((w) => w.reject(e));
     } finally {

@@ -3,12 +3,37 @@ import { checkAlerts } from '../app/alerts/check-alerts.js';
 import { flushDueBatches } from '../app/delivery/flush-batches.js';
 import { runRecoveries } from '../app/delivery/run-recoveries.js';
 import type { Deps } from '../app/ports/index.js';
+import type { Metrics } from '../app/ports/metrics.js';
+import { loggableOrigin } from '../domain/url-policy.js';
 import { wakeableSleep } from './sleep.js';
 
-export type SchedulerTask = { name: string; run(deps: Deps): Promise<number> };
+/** What a task may report to besides its return value (the work it did). */
+export type TaskContext = { logger: Logger; metrics?: Metrics };
+
+export type SchedulerTask = { name: string; run(deps: Deps, ctx?: TaskContext): Promise<number> };
 
 export const BATCH_FLUSH: SchedulerTask = { name: 'flush-batches', run: (deps) => flushDueBatches(deps) };
-export const ALERT_CHECK: SchedulerTask = { name: 'check-alerts', run: (deps) => checkAlerts(deps) };
+
+/** Each alert email sent is a warn line: an endpoint has been failing long enough to email about. */
+export const ALERT_CHECK: SchedulerTask = {
+  name: 'check-alerts',
+  run: (deps, ctx) =>
+    checkAlerts(deps, 50, (email) => {
+      ctx?.metrics?.alertEmailSent(email.kind);
+      ctx?.logger.warn(
+        {
+          endpoint: loggableOrigin(email.url),
+          endpointId: email.endpointId,
+          webhookId: email.webhookId,
+          pollId: email.pollId,
+          recipients: email.recipients,
+          kind: email.kind,
+          sequence: email.sequence,
+        },
+        'alert email sent',
+      );
+    }),
+};
 
 /** Resends what recovers listed, `batch` deliveries per transaction. */
 export const recoverTask = (batch: number): SchedulerTask => ({
@@ -39,8 +64,9 @@ export function retentionTask(retentionMs: number): SchedulerTask {
 export function startScheduler(
   deps: Deps,
   signal: AbortSignal,
-  opts: { tickMs: number; tasks: SchedulerTask[]; logger: Logger; onWork?: () => void },
+  opts: { tickMs: number; tasks: SchedulerTask[]; logger: Logger; metrics?: Metrics; onWork?: () => void },
 ): Promise<void> {
+  const ctx: TaskContext = { logger: opts.logger, metrics: opts.metrics };
   const idle = wakeableSleep(signal);
   // During an outage every tick fails the same way: log the first, then at most every 30 s.
   const lastLogged = new Map<string, number>();
@@ -60,7 +86,7 @@ export function startScheduler(
       let didWork = false;
       for (const task of opts.tasks) {
         try {
-          const n = await task.run(deps);
+          const n = await task.run(deps, ctx);
           if (n > 0) {
             didWork = true;
             opts.logger.debug({ task: task.name, n }, 'scheduler task did work');

@@ -1,0 +1,26 @@
+import type { Decision } from '../../domain/retry-policy.js';
+import type { AlertEmail } from '../../domain/alert-email.js';
+
+/**
+ * What an attempt came to, as counted: the next step its result set for the delivery, or
+ * `lease_lost` when another worker had taken the delivery over (its attempt is logged, but
+ * decides nothing).
+ */
+export type AttemptOutcomeLabel = Decision['next'] | 'lease_lost';
+
+export type AttemptTally = Record<AttemptOutcomeLabel, number>;
+
+/**
+ * What the processes count for operators. The worker and the HTTP layer report here from what
+ * use cases return; no use case reports itself. One instance per process (main.ts builds it).
+ */
+export interface Metrics {
+  /** One recorded batch of attempts: how many came to each outcome, and each one's duration. */
+  attemptsRecorded(tally: Readonly<AttemptTally>, durationsMs: readonly number[]): void;
+  alertEmailSent(kind: AlertEmail['kind']): void;
+  submissionAccepted(): void;
+  /** `route` is the route's pattern (`/polls/:id`), never the URL asked for. */
+  httpRequest(method: string, route: string, status: number, seconds: number): void;
+  /** The text a scrape gets, with its content type. */
+  exposition(): Promise<{ contentType: string; body: string }>;
+}

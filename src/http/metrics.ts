@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import type { Metrics } from '../app/ports/metrics.js';
+import type { SubmissionQueue } from '../app/responses/submission-queue.js';
+import { bearerMatches } from '../domain/bearer.js';
+import { DomainError } from '../domain/errors.js';
+
+export type MetricsOptions = {
+  metrics: Metrics;
+  /** When set, a scrape must send `Authorization: Bearer <token>`. */
+  token?: string;
+};
+
+/**
+ * Counts every answered request by its route's pattern (`unmatched` for a 404 that matched no
+ * route, so probes of random paths make no new series), and serves `GET /metrics`: outside the
+ * API's context, so neither API keys nor rate limits apply, and hidden from the OpenAPI document.
+ */
+export function registerMetrics(app: FastifyInstance, opts: MetricsOptions): void {
+  const { metrics, token } = opts;
+  app.addHook('onResponse', (req, reply, done) => {
+    metrics.httpRequest(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+  app.get('/metrics', { schema: { hide: true } }, async (req, reply) => {
+    if (token !== undefined && !bearerMatches(req.headers.authorization, token)) {
+      void reply.header('www-authenticate', 'Bearer realm="metrics"');
+      throw new DomainError('unauthenticated', 'send Authorization: Bearer <CANVASS_METRICS_TOKEN>');
+    }
+    const { contentType, body } = await metrics.exposition();
+    return reply.type(contentType).send(body);
+  });
+}
+
+/** The submission queue, counting each submission it accepts. */
+export const countingSubmissions = (queue: SubmissionQueue, metrics: Metrics): SubmissionQueue => ({
+  async submit(caller, input) {
+    const r = await queue.submit(caller, input);
+    metrics.submissionAccepted();
+    return r;
+  },
+});
