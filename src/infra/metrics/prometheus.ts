@@ -14,7 +14,10 @@ const FINISHED = ['delivered', 'rejected', 'given_up'] as const;
  * bumped once per recorded batch, not per attempt; the backlog is read from storage at scrape
  * time only, one query for both of its gauges.
  */
-export function prometheusMetrics(opts: { now: () => Date; backlog?: (now: Date) => Promise<Backlog> }): PrometheusMetrics {
+export function prometheusMetrics(opts: {
+  now: () => Date;
+  backlog?: (now: Date) => Promise<Backlog>;
+}): PrometheusMetrics {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
@@ -90,7 +93,9 @@ export function prometheusMetrics(opts: { now: () => Date; backlog?: (now: Date)
       registers,
       async collect() {
         const b = await read();
-        this.set(b ? (b.oldestDueAt ? Math.max(0, (opts.now().getTime() - b.oldestDueAt.getTime()) / 1000) : 0) : Number.NaN);
+        this.set(
+          b ? (b.oldestDueAt ? Math.max(0, (opts.now().getTime() - b.oldestDueAt.getTime()) / 1000) : 0) : Number.NaN,
+        );
       },
     });
   }

@@ -27,7 +27,12 @@ export async function startMetricsServer(opts: {
     if (opts.token !== undefined && !bearerMatches(req.headers.authorization, opts.token))
       return fail(
         401,
-        problem(401, 'Authentication required', 'send Authorization: Bearer <CANVASS_METRICS_TOKEN>', 'unauthenticated'),
+        problem(
+          401,
+          'Authentication required',
+          'send Authorization: Bearer <CANVASS_METRICS_TOKEN>',
+          'unauthenticated',
+        ),
         { 'www-authenticate': 'Bearer realm="metrics"' },
       );
     opts.metrics.exposition().then(
