@@ -41,6 +41,8 @@ describe('POST /webhooks', () => {
       deliveryRule: 'complete',
       legacySecret: expect.any(String),
       createdAt: h.clock.now().toISOString(),
+      paused: false,
+      pausedAt: null,
       health: { state: 'healthy', lastSuccessAt: null, lastGivenUpAt: null, alertEmailsSent: 0 },
     });
     expect(w.legacySecret.length).toBeGreaterThanOrEqual(20);
