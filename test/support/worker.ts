@@ -1,5 +1,6 @@
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { Deps } from '../../src/app/ports/index.js';
+import type { Metrics } from '../../src/app/ports/metrics.js';
 import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../src/worker/delivery-runner.js';
 import { BATCH_FLUSH, recoverTask, startScheduler } from '../../src/worker/scheduler.js';
@@ -10,23 +11,31 @@ import { BATCH_FLUSH, recoverTask, startScheduler } from '../../src/worker/sched
  */
 export function startTestWorker(
   deps: Deps,
-  opts: { allowPrivateTargets?: boolean; concurrency?: number; resolver?: SenderOptions['resolver'] } = {},
+  opts: {
+    allowPrivateTargets?: boolean;
+    concurrency?: number;
+    resolver?: SenderOptions['resolver'];
+    logger?: Logger;
+    metrics?: Metrics;
+  } = {},
 ) {
   const sender = createH1Sender({ allowPrivateTargets: opts.allowPrivateTargets ?? true, resolver: opts.resolver });
   const withSender: Deps = { ...deps, sender };
   const controller = new AbortController();
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logger = opts.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const runner = startDeliveryRunner(withSender, controller.signal, {
     concurrency: opts.concurrency ?? 16,
     claimBatch: 16,
     idleMs: 20,
     drainMs: 15_000,
     logger,
+    metrics: opts.metrics,
   });
   const scheduler = startScheduler(withSender, controller.signal, {
     tickMs: 20,
     tasks: [BATCH_FLUSH, recoverTask(50)],
     logger,
+    metrics: opts.metrics,
     onWork: () => runner.wake(),
   });
   return {
