@@ -22,9 +22,14 @@ const layer = (files, message, group) => [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'data/', 'node_modules/', 'coverage/', 'web/dist/', 'test-artifacts/'] },
+  { ignores: ['dist/', 'packages/*/dist/', 'data/', 'node_modules/', 'coverage/', 'web/dist/', 'test-artifacts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // The packages' build and vector scripts are plain Node ES modules.
+  {
+    files: ['packages/*/scripts/*.mjs'],
+    languageOptions: { globals: { Buffer: 'readonly', URL: 'readonly', console: 'readonly', process: 'readonly' } },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

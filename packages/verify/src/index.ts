@@ -1,0 +1,80 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** Why a request failed verification. */
+export type VerifyFailure = 'missing_header' | 'malformed_header' | 'timestamp_out_of_tolerance' | 'signature_mismatch';
+
+/** Thrown by verifySignature; `reason` says which check failed. */
+export class WebhookVerificationError extends Error {
+  readonly reason: VerifyFailure;
+
+  constructor(reason: VerifyFailure) {
+    super(`webhook signature verification failed: ${reason}`);
+    this.name = 'WebhookVerificationError';
+    this.reason = reason;
+  }
+}
+
+export type VerifyOptions = {
+  /** The account signing secret (whsec_…). */
+  secret: string;
+  /**
+   * The X-Service-Signature header value. An array (a header sent more than once) is read as its
+   * values joined with commas, as Node joins repeated headers.
+   */
+  header: string | readonly string[] | undefined | null;
+  /** The request body exactly as received: verify bytes, never re-serialised JSON. */
+  rawBody: string | Uint8Array;
+  /** Largest allowed |now − t|; 5 minutes by default. It bounds how long a captured request can be replayed. */
+  toleranceMs?: number;
+  /** Current time in ms (for tests). */
+  now?: number;
+};
+
+/** Five minutes, in milliseconds. */
+export const DEFAULT_TOLERANCE_MS = 300_000;
+
+/**
+ * Verifies a Canvass webhook signature (`t=<ms>,v1=<hex>`, possibly with more `v1=` entries).
+ * Returns on success; throws WebhookVerificationError otherwise. It passes when any v1 is the
+ * lowercase hex HMAC-SHA256, keyed with the secret's UTF-8 bytes, of `<t>.<raw body>`; the digest
+ * comparison is constant-time after a length check. Deduplicate on X-Service-Delivery-Id, not on
+ * the signature: each retry is signed afresh.
+ */
+export function verifySignature(opts: VerifyOptions): void {
+  const { secret, rawBody } = opts;
+  const toleranceMs = opts.toleranceMs ?? DEFAULT_TOLERANCE_MS;
+  const now = opts.now ?? Date.now();
+  // Misuse, not a bad request: a missing secret or a parsed body would otherwise fail every delivery.
+  if (typeof secret !== 'string' || secret === '') throw new TypeError('secret must be the signing secret (whsec_…)');
+  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array))
+    throw new TypeError('rawBody must be the request body as received (string, Buffer or Uint8Array), not parsed JSON');
+  if (!(toleranceMs >= 0)) throw new RangeError('toleranceMs must be a number of milliseconds ≥ 0');
+
+  const header = typeof opts.header === 'string' || opts.header == null ? opts.header : opts.header.join(',');
+  if (!header) throw new WebhookVerificationError('missing_header');
+  let t: string | undefined;
+  const v1: string[] = [];
+  for (const part of header.split(',')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const key = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (key === 't') t = value;
+    else if (key === 'v1') v1.push(value);
+  }
+  if (t === undefined || !/^[0-9]{1,16}$/.test(t) || v1.length === 0)
+    throw new WebhookVerificationError('malformed_header');
+  if (Math.abs(now - Number(t)) > toleranceMs) throw new WebhookVerificationError('timestamp_out_of_tolerance');
+
+  // The signed text carries t as the sender writes it: decimal digits without leading zeros.
+  const hmac = createHmac('sha256', Buffer.from(secret, 'utf8'));
+  hmac.update(`${t.replace(/^0+(?=[0-9])/, '')}.`, 'utf8');
+  hmac.update(rawBody);
+  const expected = Buffer.from(hmac.digest('hex'), 'utf8');
+  for (const candidate of v1) {
+    const given = Buffer.from(candidate, 'utf8');
+    // Length first: timingSafeEqual throws on unequal lengths, and the length gives nothing away.
+    if (given.length === expected.length && timingSafeEqual(given, expected)) return;
+  }
+  throw new WebhookVerificationError('signature_mismatch');
+}
