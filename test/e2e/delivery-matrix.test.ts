@@ -56,7 +56,15 @@ const expected = new Map<string, { secretOfAttempt: string[]; legacySecret: stri
 beforeAll(async () => {
   h = await harness({
     allowPrivateTargets: true,
-    delivery: { retryLadderMs: LADDER, dnsRetryLadderMs: DNS_LADDER, deliveryTimeoutMs: DEADLINE_MS, batchWindowMs: 0 },
+    // No rotation overlap: a retry after a rotation carries the new signature only (the overlap
+    // is e2e/secret-rotation.test.ts's).
+    delivery: {
+      retryLadderMs: LADDER,
+      dnsRetryLadderMs: DNS_LADDER,
+      deliveryTimeoutMs: DEADLINE_MS,
+      batchWindowMs: 0,
+      secretOverlapMs: 0,
+    },
   });
   h.clock.ms = Date.now();
   // A real clock: the worker's leases and retry times must line up with wall time.
