@@ -1,6 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // Tests run the verifier package from its source: no build needed, and the package test's
+  // rebuild of packages/verify/dist cannot pull it from under them.
+  resolve: {
+    alias: { '@canvass/verify': fileURLToPath(new URL('packages/verify/src/index.ts', import.meta.url)) },
+  },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,

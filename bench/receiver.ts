@@ -7,7 +7,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { checkSignature } from '../src/domain/signature.js';
+import { verifySignature } from '@canvass/verify';
 
 const dir = process.env.BENCH_TLS_DIR!;
 const secret = process.env.BENCH_SECRET!;
@@ -29,14 +29,13 @@ const server = https.createServer(
       const now = Date.now();
       requests++;
       const body = Buffer.concat(chunks);
-      const failure = checkSignature({
-        secret,
-        header: req.headers['x-service-signature'] as string,
-        rawBody: body,
-        toleranceMs: 300_000,
-        nowMs: now,
-      });
-      if (failure) badSignatures++;
+      let failure = false;
+      try {
+        verifySignature({ secret, header: req.headers['x-service-signature'], rawBody: body, now });
+      } catch {
+        failure = true;
+        badSignatures++;
+      }
       const id = req.headers['x-service-delivery-id'] as string;
       if (!first.has(id)) first.set(id, now);
       const reply = () => res.writeHead(failure ? 400 : 200, { 'content-type': 'text/plain' }).end('ok');

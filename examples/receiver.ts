@@ -6,12 +6,12 @@
  *   CANVASS_SIGNING_SECRET=whsec_… TLS_KEY=key.pem TLS_CERT=cert.pem PORT=8443 npx tsx examples/receiver.ts
  *
  * Without TLS_KEY/TLS_CERT it serves plain HTTP (put it behind an HTTPS proxy: Canvass only
- * delivers to https:// URLs).
+ * delivers to https:// URLs). The verifier is the @canvass/verify package (`npm install @canvass/verify`).
  */
 import { readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import { verifySignature, WebhookVerificationError } from '../src/verify.js';
+import { verifySignature, WebhookVerificationError } from '@canvass/verify';
 
 const secret = process.env.CANVASS_SIGNING_SECRET;
 if (!secret) {
@@ -38,7 +38,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   try {
     verifySignature({
       secret: secret!,
-      header: req.headers['x-service-signature'] as string | undefined,
+      header: req.headers['x-service-signature'],
       rawBody: raw,
     });
   } catch (e) {
