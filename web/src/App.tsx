@@ -2,6 +2,8 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Membership } from './api/types';
 import { AlertsPage } from './pages/alerts/AlertsPage';
 import { DeliveriesPage } from './pages/deliveries/DeliveriesPage';
+import { KEY_ROLES } from './pages/keys/keys-api';
+import { KeysPage } from './pages/keys/KeysPage';
 import { PollPage } from './pages/poll/PollPage';
 import { PollsPage } from './pages/polls/PollsPage';
 import { SignIn } from './pages/sign-in/SignIn';
@@ -116,6 +118,11 @@ export function App() {
           <Link to={{ name: 'deliveries' }} current={route.name === 'deliveries'}>
             Delivery log
           </Link>
+          {KEY_ROLES.includes(account.role) && (
+            <Link to={{ name: 'keys' }} current={route.name === 'keys'}>
+              Keys
+            </Link>
+          )}
         </nav>
         <AccountSwitcher accounts={accounts} current={account} onChange={switchAccount} />
         <button type="button" className="signout" onClick={() => signOut()}>
@@ -134,6 +141,9 @@ export function App() {
         {route.name === 'poll' && <PollPage key={route.pollId} pollId={route.pollId} section={route.section} />}
         {route.name === 'alerts' && <AlertsPage />}
         {route.name === 'deliveries' && <DeliveriesPage />}
+        {route.name === 'keys' && (
+          <KeysPage sessionKey={key} onSignOut={signOut} onAccountsChanged={() => setAccounts(null)} />
+        )}
       </main>
     </SessionContext.Provider>
   );

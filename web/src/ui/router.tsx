@@ -8,7 +8,8 @@ export type Route =
   | { name: 'polls' }
   | { name: 'poll'; pollId: string; section: PollSection }
   | { name: 'alerts' }
-  | { name: 'deliveries' };
+  | { name: 'deliveries' }
+  | { name: 'keys' };
 
 export const POLL_SECTIONS = ['overview', 'slides', 'translations', 'responses', 'webhooks', 'deliveries'] as const;
 export type PollSection = (typeof POLL_SECTIONS)[number];
@@ -21,6 +22,7 @@ export function parse(pathname: string): Route {
     .map(decodeURIComponent);
   if (parts[0] === 'alerts') return { name: 'alerts' };
   if (parts[0] === 'deliveries') return { name: 'deliveries' };
+  if (parts[0] === 'keys') return { name: 'keys' };
   if (parts[0] === 'polls' && parts[1]) {
     const section = (POLL_SECTIONS as readonly string[]).includes(parts[2] ?? '')
       ? (parts[2] as PollSection)
@@ -38,6 +40,8 @@ export function href(route: Route): string {
       return `${BASE}/alerts`;
     case 'deliveries':
       return `${BASE}/deliveries`;
+    case 'keys':
+      return `${BASE}/keys`;
     case 'poll':
       return `${BASE}/polls/${encodeURIComponent(route.pollId)}${route.section === 'overview' ? '' : `/${route.section}`}`;
   }

@@ -1,0 +1,111 @@
+import { useId, useState } from 'react';
+import type { Role } from '../../api/types';
+import { ErrorNote } from '../../ui/components';
+import { useAction } from '../../ui/hooks';
+import { useSession } from '../../ui/session';
+import { keysApi, noHigher, roleLabel, ROLES_BY_RANK } from './keys-api';
+
+type Created = { email: string; role: Role; apiKey: string };
+
+/** The New key form: a member (added if new) and a role no higher than the signed-in member's. */
+export function NewKey({ onCreated }: { onCreated: () => void }) {
+  const { api, account } = useSession();
+  const roles = ROLES_BY_RANK.filter((r) => noHigher(r, account.role));
+  const [email, setEmail] = useState('');
+  // The lowest role first: a higher one is a choice.
+  const [role, setRole] = useState<Role>('read_only');
+  const [created, setCreated] = useState<Created | null>(null);
+  const create = useAction(async () => {
+    const { data } = await keysApi(api).post('/keys', { accountId: account.accountId, email: email.trim(), role });
+    setCreated({ email: email.trim().toLowerCase(), role: data.role, apiKey: data.apiKey });
+    setEmail('');
+    onCreated();
+  });
+  return (
+    <>
+      <form
+        className="card new-key"
+        aria-labelledby="new-key-title"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void create.go();
+        }}
+      >
+        <h2 id="new-key-title">New key</h2>
+        <div className="new-key-fields">
+          <div>
+            <label htmlFor="new-key-email">Member email</label>
+            <input
+              id="new-key-email"
+              type="email"
+              required
+              autoComplete="off"
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+              aria-describedby="new-key-help"
+            />
+          </div>
+          <div>
+            <label htmlFor="new-key-role">Role</label>
+            <select
+              id="new-key-role"
+              value={role}
+              onChange={(e) => setRole(e.target.value as Role)}
+              aria-describedby="new-key-help"
+            >
+              {roles.map((r) => (
+                <option key={r} value={r}>
+                  {roleLabel(r)}
+                </option>
+              ))}
+            </select>
+          </div>
+        </div>
+        <small id="new-key-help">
+          A new email becomes a member of {account.accountName}. A member who has keys already gets one more, and this
+          role becomes theirs. No role above yours ({roleLabel(account.role)}).
+        </small>
+        <ErrorNote>{create.error}</ErrorNote>
+        <button type="submit" className="primary" disabled={create.busy || !!created}>
+          {create.busy ? 'Creating…' : 'Create key'}
+        </button>
+        {created && <small>Store the key below before creating another.</small>}
+      </form>
+      {created && <KeyShownOnce created={created} onDismiss={() => setCreated(null)} />}
+    </>
+  );
+}
+
+/** A new key, returned once by POST /keys: shown here once, never again. */
+function KeyShownOnce({ created, onDismiss }: { created: Created; onDismiss: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const title = useId();
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(created.apiKey);
+      setCopied(true);
+    } catch {
+      setCopied(false);
+    }
+  };
+  return (
+    <div className="secret-once" role="alert" aria-labelledby={title}>
+      <h3 id={title}>New API key — shown only this once</h3>
+      <p>
+        For <strong className="url">{created.email}</strong> as {roleLabel(created.role)}. Store it now: Canvass keeps
+        only its hash and will not show it again. Anyone holding it acts as this member.
+      </p>
+      <code className="secret" data-testid="new-api-key">
+        {created.apiKey}
+      </code>
+      <div className="actions">
+        <button type="button" onClick={() => void copy()}>
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" onClick={onDismiss}>
+          I have stored it
+        </button>
+      </div>
+    </div>
+  );
+}
