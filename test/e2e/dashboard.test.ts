@@ -19,7 +19,9 @@ import { startTestWorker } from '../support/worker.js';
  * the webhook. Signs in, creates a poll through its dry-run preview, adds a slide with logic, a
  * translation and webhooks, answers the poll, and watches the delivery and its attempt appear.
  * Then the controls: pause and resume, edit, recover a window, resend a delivery (its new attempt
- * and the resend event in the timeline), a test event, and the account's delivery log.
+ * and the resend event in the timeline), a test event, and the account's delivery log. Keys:
+ * a new key shown once, revoked behind Confirm (the key is refused from then on), a member
+ * removed, the last owner kept, and revoking the dashboard's own key signing it out.
  * Any console error in the page fails the test. Screenshots go to test-artifacts/dashboard/;
  * with UPDATE_DOCS_SCREENSHOT=1 the deliveries view is also written to docs/dashboard.png.
  */
@@ -447,6 +449,130 @@ describe('dashboard at /app', () => {
     expect(consoleErrors).toEqual([]);
   }, 60_000);
 
+  it('creates a key shown once, revokes it behind Confirm, removes a member; keeps the last owner; signs out on its own key', async () => {
+    const { email: ownerEmail } = await h.database.db
+      .selectFrom('users')
+      .select('email')
+      .where('id', '=', acct.userId)
+      .executeTakeFirstOrThrow();
+    const newEditor = 'new-editor@example.com';
+    const accountsStatus = async (key: string) => (await fetch(`${base}/accounts`, { headers: bearer(key) })).status;
+    const nav = page.getByRole('navigation', { name: 'Main' });
+
+    // Keys is an owner's and admin's page: no entry for the editor of Beta.
+    await page.goto(`${base}/app/`);
+    const switcher = page.getByLabel('Account', { exact: true });
+    await switcher.selectOption(beta.accountId);
+    await expect.poll(() => nav.getByRole('link', { name: 'Keys' }).count(), { timeout: 5_000 }).toBe(0);
+    await switcher.selectOption(acct.accountId);
+    await nav.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
+
+    // The key this dashboard is signed in with is marked; an owner may give any role.
+    const own = page.locator('table.keys tbody tr', { hasText: 'this dashboard' });
+    expect(await own.textContent()).toContain(`${acct.key.slice(0, 8)}…`);
+    expect(await own.textContent()).toContain(ownerEmail);
+    const role = page.getByLabel('Role', { exact: true });
+    expect(await role.locator('option').allTextContents()).toEqual([
+      'owner',
+      'admin',
+      'billing admin',
+      'editor',
+      'read only',
+    ]);
+
+    // A new editor's key: shown once, and it works.
+    await page.getByLabel('Member email').fill(newEditor);
+    await role.selectOption('editor');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByTestId('new-api-key');
+    const newKey = (await shown.textContent())!;
+    expect(newKey).toMatch(/^cvk_[0-9A-Za-z]{32}$/);
+    expect(await page.locator('.secret-once').textContent()).toContain('will not show it again');
+    expect(await accountsStatus(newKey)).toBe(200);
+    await shot('18-keys-new-key');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await shown.waitFor({ state: 'detached' });
+    expect(await page.content()).not.toContain(newKey);
+
+    // Its row: a prefix, never the key. Revoke asks first; the key works until Confirm.
+    const row = page.locator('table.keys tbody tr', { hasText: newEditor });
+    expect(await row.locator('td[data-label="Role"]').textContent()).toBe('editor');
+    await row.getByRole('button', { name: `Revoke key ${newKey.slice(0, 8)}… of ${newEditor}` }).click();
+    await row.getByRole('button', { name: 'Confirm' }).waitFor();
+    expect(await accountsStatus(newKey)).toBe(200);
+    await shot('19-keys-revoke-confirm');
+    await row.getByRole('button', { name: 'Confirm' }).click();
+    await row.locator('.badge', { hasText: 'revoked' }).waitFor();
+    expect(await accountsStatus(newKey)).toBe(401);
+
+    // Remove the member, after a Confirm: their rows leave the account's list.
+    const member = page.locator('.members > li', { hasText: newEditor });
+    await member.getByRole('button', { name: `Remove member ${newEditor}` }).click();
+    await member.getByRole('button', { name: 'Confirm' }).click();
+    await page.getByText(`Removed ${newEditor} from Acme; 0 keys revoked.`).waitFor();
+    await expect.poll(() => row.count(), { timeout: 5_000 }).toBe(0);
+    const listed = (
+      await h.app.inject({ method: 'GET', url: `/keys?accountId=${acct.accountId}`, headers: bearer(acct.key) })
+    ).json().data as { email: string }[];
+    expect(listed.map((k) => k.email)).not.toContain(newEditor);
+    await shot('20-keys');
+    expect(consoleErrors).toEqual([]);
+
+    // A tab of its own for each refusal: Chromium logs a refused request as a console error,
+    // and each tab must log that one and nothing else.
+    const signedIn = async (key: string) => {
+      const tab = await context.newPage();
+      const errors: string[] = [];
+      tab.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`));
+      tab.on('pageerror', (e) => errors.push(e.message));
+      await tab.goto(`${base}/app/keys`);
+      await tab.getByLabel('API key').fill(key);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      await tab.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
+      return { tab, errors };
+    };
+
+    // The last owner stays: removing them shows the 409's message.
+    const owner = await signedIn(acct.key);
+    const self = owner.tab.locator('.members > li', { hasText: ownerEmail });
+    await self.getByRole('button', { name: `Remove member ${ownerEmail}` }).click();
+    expect(await self.locator('.confirm').textContent()).toContain('This is you.');
+    await self.getByRole('button', { name: 'Confirm' }).click();
+    await self.getByRole('alert').filter({ hasText: 'last owner' }).waitFor();
+    await shot('21-keys-last-owner', owner.tab);
+    expect(owner.errors).toEqual([expect.stringMatching(/status of 409[\s\S]*\/members\?/)]);
+    await owner.tab.close();
+
+    // An admin: no owner role to give, the owner's key out of reach; revoking the key it is
+    // signed in with warns first, then signs out.
+    const adminKey = await h.member(acct.accountId, 'admin', 'second-admin@example.com');
+    const admin = await signedIn(adminKey);
+    expect(await admin.tab.getByLabel('Role', { exact: true }).locator('option').allTextContents()).toEqual([
+      'admin',
+      'billing admin',
+      'editor',
+      'read only',
+    ]);
+    expect(await admin.tab.locator('table.keys tbody tr', { hasText: ownerEmail }).first().textContent()).toContain(
+      'its member outranks you',
+    );
+    const mine = admin.tab.locator('table.keys tbody tr', { hasText: 'this dashboard' });
+    expect(await mine.textContent()).toContain(`${adminKey.slice(0, 8)}…`);
+    await mine.getByRole('button', { name: /^Revoke key/ }).click();
+    expect(await mine.locator('.confirm').textContent()).toContain('This is the key this dashboard is signed in with.');
+    await shot('22-keys-revoke-own', admin.tab);
+    await mine.getByRole('button', { name: 'Confirm' }).click();
+    await admin.tab
+      .getByText('You revoked the key this dashboard was signed in with. Sign in with another key.')
+      .waitFor();
+    await admin.tab.getByLabel('API key').waitFor();
+    expect(await admin.tab.evaluate("sessionStorage.getItem('canvass.apiKey')")).toBeNull();
+    expect(await accountsStatus(adminKey)).toBe(401);
+    expect(admin.errors).toEqual([expect.stringMatching(/status of 401[\s\S]*\/accounts/)]);
+    await admin.tab.close();
+  }, 60_000);
+
   it('works 375 px wide: no sideways scrolling, every control reachable', async () => {
     const phone = await context.newPage();
     const errors: string[] = [];
@@ -521,6 +647,15 @@ describe('dashboard at /app', () => {
     await phone.getByRole('list', { name: 'Attempts' }).waitFor();
     expect(await overflow()).toEqual([]);
     await shot('17-mobile-account-deliveries', phone);
+
+    // Keys: the rows as cards, the New key form, and a Revoke's warning step.
+    await phone.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Keys' }).click();
+    const own = phone.locator('table.keys tbody tr', { hasText: 'this dashboard' });
+    await own.getByRole('button', { name: /^Revoke key/ }).click();
+    await own.getByRole('button', { name: 'Confirm' }).waitFor();
+    expect(await overflow()).toEqual([]);
+    await shot('23-mobile-keys', phone);
+    await own.getByRole('button', { name: 'Cancel' }).click();
     await phone.close();
     expect(errors).toEqual([]);
   }, 60_000);
