@@ -1,4 +1,3 @@
-import { Type } from '@sinclair/typebox';
 import { ROLES } from '../../domain/access.js';
 import { AnyId, Email, Literals, PageQuery, Strict } from './common.js';
 
