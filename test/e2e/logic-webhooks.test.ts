@@ -22,7 +22,11 @@ let worker: ReturnType<typeof startTestWorker>;
 type Json = Record<string, unknown>;
 
 beforeAll(async () => {
-  h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: 100, retryLadderMs: LADDER } });
+  // No rotation overlap: a retry after a rotation carries the new signature only.
+  h = await harness({
+    allowPrivateTargets: true,
+    delivery: { batchWindowMs: 100, retryLadderMs: LADDER, secretOverlapMs: 0 },
+  });
   h.clock.ms = Date.now();
   // A real clock: the worker's lease and retry times must line up with wall time.
   h.deps.clock = { now: () => new Date() };
