@@ -102,6 +102,26 @@ describe('resend', () => {
     ]);
   });
 
+  it('goes to the webhook’s URL as corrected since, and not at all once the webhook is gone', async () => {
+    const { webhookId, ids } = await givenUp('/wrong', 1);
+    const fixed = await call('POST', '/webhooks/update', { webhookId, url: receiver.url('/fixed') });
+    expect(fixed.status).toBe(200);
+    expect((await call('POST', '/webhooks/delivery/resend', { deliveryId: ids[0] })).status).toBe(202);
+    const [moved] = await receiver.waitFor(() => at('/fixed', ids[0]).length === 1).then(() => at('/fixed', ids[0]));
+    expect(moved!.headers['x-service-attempt']).toBe('4');
+
+    const gone = await givenUp('/gone', 1);
+    const del = await h.app.inject({
+      method: 'DELETE',
+      url: `/webhooks?id=${gone.webhookId}`,
+      headers: bearer(acct.key),
+    });
+    expect(del.statusCode).toBe(200);
+    const res = await call('POST', '/webhooks/delivery/resend', { deliveryId: gone.ids[0] });
+    expect([res.status, res.body.code]).toEqual([409, 'conflict']);
+    expect(at('/gone', gone.ids[0])).toHaveLength(3);
+  });
+
   it('answers 409 for a delivery still on its way, and 404 for another account’s', async () => {
     receiver.script('/slow', [{ status: 500 }]);
     const { ids } = await deliveriesTo('/slow', 1);

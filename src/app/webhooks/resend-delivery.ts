@@ -45,7 +45,12 @@ export async function resendDelivery(deps: Deps, caller: Caller, deliveryId: str
     }
     const now = deps.clock.now();
     if ((await reopenDelivery(store, d, { kind: 'resend', userId: caller.userId }, now)) === undefined) {
-      throw new DomainError('conflict', `the delivery is ${d.status}; only a finished one can be resent`);
+      throw new DomainError(
+        'conflict',
+        d.status === 'pending' || d.status === 'in_flight'
+          ? `the delivery is ${d.status}; only a finished one can be resent`
+          : 'the delivery’s webhook or poll is gone; it cannot be resent',
+      );
     }
     const again = await store.deliveries.get(deliveryId);
     return summary(again!);

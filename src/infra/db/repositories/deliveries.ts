@@ -364,15 +364,20 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
 
     /**
      * The delivery row is locked by its update, so two resends of one delivery queue it once:
-     * the second finds it no longer finished.
+     * the second finds it no longer finished. A saved webhook's delivery goes to the webhook's
+     * URL as it is now (it may have been corrected since); one whose webhook or poll is gone is
+     * not reopened.
      */
     async reopen(id, now) {
       const res = await sql<{ attempt_count: number }>`
         WITH reopened AS (
-          UPDATE deliveries SET status = 'pending', finished_at = NULL
-          WHERE id = ${id} AND status IN ('delivered', 'rejected', 'given_up')
+          UPDATE deliveries d SET status = 'pending', finished_at = NULL,
+            url = coalesce((SELECT w.url FROM webhooks w WHERE w.id = d.webhook_id), d.url)
+          WHERE d.id = ${id} AND d.status IN ('delivered', 'rejected', 'given_up')
             AND NOT EXISTS (SELECT 1 FROM delivery_queue WHERE delivery_id = ${id})
-          RETURNING id, attempt_count
+            AND (d.webhook_id IS NULL OR EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id))
+            AND EXISTS (SELECT 1 FROM polls p WHERE p.id = d.poll_id AND p.account_id = d.account_id)
+          RETURNING d.id, d.attempt_count
         ), queued AS (
           INSERT INTO delivery_queue (delivery_id, next_attempt_at, attempt_count, ladder_base)
           SELECT id, ${now}, attempt_count, attempt_count FROM reopened
