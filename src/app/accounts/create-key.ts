@@ -1,4 +1,4 @@
-import { noHigher, type Role } from '../../domain/access.js';
+import { may, noHigher, type Role } from '../../domain/access.js';
 import { DomainError } from '../../domain/errors.js';
 import { requireAccount } from '../access.js';
 import type { Deps } from '../ports/index.js';
@@ -20,6 +20,20 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
     const membership = await store.users.membership(input.accountId, userId);
     if (!noHigher(input.role, own) || (membership && !noHigher(membership.role, own))) {
       throw new DomainError('role_forbidden', `the ${own} role may not give or change a role higher than its own`);
+    }
+    // A key is the user's, good in every account they belong to: an API caller may make one only
+    // for someone whose every other membership they also administer, at a rank no higher.
+    if (actor !== 'operator') {
+      for (const other of await store.users.memberships(userId)) {
+        if (other.accountId === input.accountId) continue;
+        const mine = await store.users.membership(other.accountId, actor.userId);
+        if (!mine || !may(mine.role, 'manage_account') || !noHigher(other.role, mine.role)) {
+          throw new DomainError(
+            'role_forbidden',
+            'this person also belongs to an account you do not administer, which a new key would open too; they can make a key there, or an operator can',
+          );
+        }
+      }
     }
     if (!membership)
       await store.users.addMembership({ accountId: input.accountId, userId, role: input.role, createdAt: now });

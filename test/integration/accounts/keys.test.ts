@@ -54,6 +54,20 @@ describe('API keys', () => {
     expect((await req('GET', `/keys?accountId=${acct.accountId}`, key)).statusCode).toBe(403);
   });
 
+  it('are never made for someone who also belongs to an account the caller does not administer', async () => {
+    const other = await h.account({ name: 'Elsewhere' });
+    const ownerEmail = (await req('GET', `/keys?accountId=${other.accountId}`, other.key)).json().data[0]
+      .email as string;
+    const res = await req('POST', '/keys', acct.key, {
+      accountId: acct.accountId,
+      email: ownerEmail,
+      role: 'read_only',
+    });
+    expect([res.statusCode, res.json().code]).toEqual([403, 'role_forbidden']);
+    expect(res.body).not.toContain('cvk_');
+    expect(await h.deps.store.users.membership(acct.accountId, other.userId)).toBeUndefined();
+  });
+
   it('are refused on the very next request once revoked', async () => {
     const key = await h.member(acct.accountId, 'editor', 'revoked@example.com');
     expect((await polls(key)).statusCode).toBe(200);
