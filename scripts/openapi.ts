@@ -61,8 +61,35 @@ const isEmptyNot = (v: unknown): boolean => {
   return not !== null && typeof not === 'object' && Object.keys(not).length === 0;
 };
 
+/**
+ * Every schema with a `title` (the answers' Poll, Slide, Webhook, Problem…) moved to
+ * components.schemas under that title, and each place it was written refers to it: the
+ * dashboard names the types (components['schemas']['Poll']) and they are generated once, not
+ * once per operation. Two different schemas under one title are an error.
+ */
+function hoistTitled(doc: OpenAPI3): OpenAPI3 {
+  const named = new Map<string, { schema: unknown; text: string }>();
+  const visit = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(visit);
+    if (node === null || typeof node !== 'object') return node;
+    const out = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, visit(value)]));
+    const title = (node as { title?: unknown }).title;
+    if (typeof title !== 'string') return out;
+    const text = JSON.stringify(out);
+    const seen = named.get(title);
+    if (seen && seen.text !== text) throw new Error(`two different schemas are titled ${JSON.stringify(title)}`);
+    if (!seen) named.set(title, { schema: out, text });
+    return { $ref: `#/components/schemas/${title}` };
+  };
+  // Only the operations: the document's info has a title too.
+  const paths = visit(doc.paths) as OpenAPI3['paths'];
+  const schemas = Object.fromEntries([...named].map(([title, { schema }]) => [title, schema]));
+  return { ...doc, paths, components: { ...doc.components, schemas: { ...doc.components?.schemas, ...schemas } } };
+}
+
 async function generate(): Promise<string> {
-  const ast = await openapiTS(closeObjects(await openapiDocument()) as OpenAPI3, { silent: true });
+  const doc = hoistTitled(closeObjects(await openapiDocument()) as OpenAPI3);
+  const ast = await openapiTS(doc, { silent: true });
   return HEADER + astToString(ast);
 }
 

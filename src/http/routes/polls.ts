@@ -12,8 +12,19 @@ import { updateTranslations } from '../../app/polls/update-translations.js';
 import { updatePoll } from '../../app/polls/update-poll.js';
 import type { PollPatch } from '../../domain/poll.js';
 import { callerOf } from '../auth.js';
-import { AnyId, PageQuery, Strict } from '../schemas/common.js';
-import { CommitBody, CreatePollBody, ResearchBody, TranslationsBody, UpdatePollBody } from '../schemas/polls.js';
+import { Answers, AnyId, Data, DataWithSecret, Page, PageQuery, Strict } from '../schemas/common.js';
+import {
+  CommitBody,
+  CreatePollBody,
+  Poll,
+  PollDeleted,
+  PollItem,
+  ResearchBody,
+  ResearchRun,
+  Translations,
+  TranslationsBody,
+  UpdatePollBody,
+} from '../schemas/polls.js';
 import { LanguageCode } from '../schemas/settings.js';
 
 const tags = ['polls'];
@@ -31,6 +42,7 @@ export const pollRoutes =
             tags,
             summary: url === '/poll' ? 'Create a poll (or preview it with dryRun)' : 'Alias of POST /poll',
             body: CreatePollBody,
+            response: Answers({ 200: DataWithSecret(Poll), 201: DataWithSecret(Poll) }),
           },
         },
         async (req, reply) => {
@@ -42,7 +54,14 @@ export const pollRoutes =
 
     app.post(
       '/commit',
-      { schema: { tags, summary: 'Save a dry-run preview', body: CommitBody } },
+      {
+        schema: {
+          tags,
+          summary: 'Save a dry-run preview',
+          body: CommitBody,
+          response: Answers({ 200: DataWithSecret(Poll), 201: DataWithSecret(Poll) }),
+        },
+      },
       async (req, reply) => {
         const { id, isVisible: _v, slides: _s, createdAt: _c, updatedAt: _u, ...rest } = req.body.data;
         const strip = <T>(v: T | null | undefined) => (v === null ? undefined : v);
@@ -61,7 +80,14 @@ export const pollRoutes =
 
     app.get(
       '/poll',
-      { schema: { tags, summary: 'Read a poll with its slides', querystring: Strict({ pollId: AnyId }) } },
+      {
+        schema: {
+          tags,
+          summary: 'Read a poll with its slides',
+          querystring: Strict({ pollId: AnyId }),
+          response: Answers({ 200: Data(Poll) }),
+        },
+      },
       async (req) => ({
         data: await getPoll(deps, callerOf(req), req.query.pollId),
       }),
@@ -69,7 +95,14 @@ export const pollRoutes =
 
     app.get(
       '/polls',
-      { schema: { tags, summary: "List an account's polls", querystring: Strict({ accountId: AnyId, ...PageQuery }) } },
+      {
+        schema: {
+          tags,
+          summary: "List an account's polls",
+          querystring: Strict({ accountId: AnyId, ...PageQuery }),
+          response: Answers({ 200: Page(PollItem) }),
+        },
+      },
       async (req) =>
         listPolls(deps, callerOf(req), req.query.accountId, {
           startCursor: req.query.startCursor,
@@ -77,16 +110,32 @@ export const pollRoutes =
         }),
     );
 
-    app.post('/poll/update', { schema: { tags, summary: 'Update a poll', body: UpdatePollBody } }, async (req) => {
-      const { pollId, ...patch } = req.body;
-      const { poll, signingSecret } = await updatePoll(deps, callerOf(req), pollId, patch as PollPatch);
-      return { data: poll, ...(signingSecret ? { signingSecret } : {}) };
-    });
+    app.post(
+      '/poll/update',
+      {
+        schema: {
+          tags,
+          summary: 'Update a poll',
+          body: UpdatePollBody,
+          response: Answers({ 200: DataWithSecret(Poll) }),
+        },
+      },
+      async (req) => {
+        const { pollId, ...patch } = req.body;
+        const { poll, signingSecret } = await updatePoll(deps, callerOf(req), pollId, patch as PollPatch);
+        return { data: poll, ...(signingSecret ? { signingSecret } : {}) };
+      },
+    );
 
     app.delete(
       '/poll',
       {
-        schema: { tags, summary: 'Delete a poll, its slides and its webhooks', querystring: Strict({ pollId: AnyId }) },
+        schema: {
+          tags,
+          summary: 'Delete a poll, its slides and its webhooks',
+          querystring: Strict({ pollId: AnyId }),
+          response: Answers({ 200: Data(PollDeleted) }),
+        },
       },
       async (req) => ({
         data: await deletePoll(deps, callerOf(req), req.query.pollId),
@@ -95,7 +144,14 @@ export const pollRoutes =
 
     app.post(
       '/research/start',
-      { schema: { tags, summary: 'Generate synthetic respondents for a synthetic poll', body: ResearchBody } },
+      {
+        schema: {
+          tags,
+          summary: 'Generate synthetic respondents for a synthetic poll',
+          body: ResearchBody,
+          response: Answers({ 201: Data(ResearchRun) }),
+        },
+      },
       async (req, reply) => {
         return reply.status(201).send({ data: await startResearch(deps, callerOf(req), req.body) });
       },
@@ -108,6 +164,7 @@ export const pollRoutes =
           tags,
           summary: 'Read one language of a poll',
           querystring: Strict({ pollId: AnyId, language: LanguageCode }),
+          response: Answers({ 200: Data(Translations) }),
         },
       },
       async (req) => ({ data: await getTranslations(deps, callerOf(req), req.query.pollId, req.query.language) }),
@@ -115,7 +172,14 @@ export const pollRoutes =
 
     app.post(
       '/poll/translations/update',
-      { schema: { tags, summary: 'Merge one language into the translations', body: TranslationsBody } },
+      {
+        schema: {
+          tags,
+          summary: 'Merge one language into the translations',
+          body: TranslationsBody,
+          response: Answers({ 200: Data(Translations) }),
+        },
+      },
       async (req) => ({
         data: await updateTranslations(deps, callerOf(req), req.body),
       }),

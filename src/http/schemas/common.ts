@@ -1,4 +1,6 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
+import type { ErrorCode } from '../../domain/errors.js';
+import { STATUS } from '../problem.js';
 
 /** A request object: unknown top-level fields are an error, not silently ignored. */
 export const Strict = <T extends TProperties>(props: T, opts: { description?: string } = {}): TObject<T> =>
@@ -33,3 +35,128 @@ export const Email = Type.String({ format: 'email', maxLength: 320 });
 export const DateTime = Type.String({ format: 'date-time' });
 
 export const Literals = <T extends string>(...values: T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+
+// ---- Answers ----------------------------------------------------------------------------------
+// Fastify writes an answer with fast-json-stringify when its route declares a schema for the
+// status: properties the schema does not declare are dropped, the others are coerced to their
+// declared type. Every field an answer carries is declared here, with its type.
+
+/** An instant in an answer: a Date is written as its ISO 8601 text (toISOString). */
+export const Instant = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** An object whose keys are the caller's (metadata, a payload): written as it is, whatever it holds. */
+export const FreeForm = (description?: string) =>
+  Type.Object({}, { additionalProperties: true, ...(description ? { description } : {}) });
+
+/** A string from a fixed list, written without checking it against the list. */
+export const StringEnum = <T extends string>(values: readonly T[], opts: { description?: string } = {}) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...opts });
+
+/** One page of a list (cursor paging): pass endCursor as startCursor for the next. */
+export const Page = <T extends TSchema>(item: T) =>
+  Type.Object({
+    data: Type.Array(item),
+    hasNextPage: Type.Boolean(),
+    endCursor: Nullable(Type.String({ description: 'the startCursor of the next page; null on an empty page' })),
+  });
+
+export const Data = <T extends TSchema>(data: T) => Type.Object({ data });
+
+/** An answer that may carry the account's signing secret: only the call that created it, once. */
+export const DataWithSecret = <T extends TSchema>(data: T) =>
+  Type.Object({
+    data,
+    signingSecret: Type.Optional(
+      Type.String({ description: "the account's signing secret, present only on the call that created it" }),
+    ),
+  });
+
+/** Keywords that only validate: an answer is described by its types, never refused by them. */
+const VALIDATION_ONLY = new Set([
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minProperties',
+  'maxProperties',
+  'uniqueItems',
+  'default',
+]);
+
+type Node = Record<string | symbol, unknown>;
+const isNode = (v: unknown): v is Node => v !== null && typeof v === 'object' && !Array.isArray(v);
+const refusesAll = (v: unknown) => isNode(v) && isNode(v.not) && Object.keys(v.not).length === 0;
+
+function outgoing(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(outgoing);
+  if (!isNode(node)) return node;
+  const out: Node = {};
+  // TypeBox's own marks (Kind, Optional) go along: an object built from these properties
+  // still knows which are optional.
+  for (const sym of Object.getOwnPropertySymbols(node)) out[sym] = node[sym];
+  const branches = node.anyOf;
+  if (Array.isArray(branches) && branches.every((b) => isNode(b) && typeof b.const === 'string')) {
+    // A union of literals: one string enum, written without a branch-by-branch check.
+    const { anyOf: _a, ...rest } = node;
+    return outgoing({ ...rest, type: 'string', enum: branches.map((b) => (b as Node).const) });
+  }
+  const pattern = isNode(node.patternProperties) ? Object.values(node.patternProperties) : [];
+  for (const [key, value] of Object.entries(node)) {
+    if (VALIDATION_ONLY.has(key)) continue;
+    if (key === 'format' && value !== 'date-time') continue;
+    // Item counts describe a tuple; elsewhere they only validate.
+    if ((key === 'minItems' || key === 'maxItems') && !Array.isArray(node.items)) continue;
+    if (key === 'properties' && isNode(value)) {
+      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, outgoing(v)]));
+    } else if (key === 'patternProperties') {
+      // A keyed object (Keyed): its keys were checked on the way in; any key goes out.
+      if (pattern.length !== 1) out[key] = outgoing(value);
+    } else if (key === 'additionalProperties') {
+      if (pattern.length === 1 && refusesAll(value)) out[key] = outgoing(pattern[0]);
+      // A request object refusing unknown fields (Strict) answers exactly its fields; a settings
+      // object dropping them on the way in (Lenient) answers whatever it holds.
+      else if (value === false) out[key] = true;
+      else if (!refusesAll(value)) out[key] = outgoing(value);
+    } else out[key] = outgoing(value);
+  }
+  return out;
+}
+
+/**
+ * A request schema as an answer's: the same fields and types, without the checks that only
+ * validate (lengths, patterns, ranges, formats other than date-time). fast-json-stringify checks
+ * a union's branches against their schema to pick one, and a stored value must never fail that.
+ * Settings objects (Lenient) answer every key they hold; Keyed objects any key.
+ */
+export const Outgoing = <T extends TSchema>(schema: T): T => outgoing(schema) as T;
+
+/** The problem document (RFC 9457) every 4xx and 5xx carries. */
+export const ProblemDocument = Type.Object(
+  {
+    type: Type.String({ description: 'a URI reference naming the problem type: /problems/<code>' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: StringEnum([...(Object.keys(STATUS) as ErrorCode[]), 'internal_error']),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
+        description: 'the fields at fault: a JSON pointer into the body, or query:/name, header:name',
+      }),
+    ),
+  },
+  { title: 'Problem', description: 'A problem document (RFC 9457)' },
+);
+
+const problems = {
+  description: 'A problem document (RFC 9457)',
+  content: { 'application/problem+json': { schema: ProblemDocument } },
+};
+
+/** A route's answers: its success schemas by status, and problem documents for 4xx and 5xx. */
+export const Answers = <T extends Record<number, TSchema>>(ok: T) => ({ ...ok, '4xx': problems, '5xx': problems });

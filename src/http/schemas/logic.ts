@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { CONDITION_OPS } from '../../domain/logic.js';
-import { HttpsUrl, Literals, Strict } from './common.js';
+import { CONDITION_OPS, type QuestionRule, type SurveyRule } from '../../domain/logic.js';
+import { HttpsUrl, Literals, Outgoing, Strict } from './common.js';
 
 export const Action = Type.Union([
   Strict({ type: Type.Literal('continue') }),
@@ -41,3 +41,10 @@ export const ActionLogic = Type.Array(
   }),
   { maxItems: 50, description: 'survey action logic, evaluated when a respondent completes the poll' },
 );
+
+// ---- Answers ----------------------------------------------------------------------------------
+// Rules as saved: what the request schemas took (webhook URLs normalised), typed as the domain's.
+
+export const QuestionRules = Type.Unsafe<QuestionRule[]>(Outgoing(QuestionLogic));
+
+export const SurveyRules = Type.Unsafe<SurveyRule[]>(Outgoing(ActionLogic));

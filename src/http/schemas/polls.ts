@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { Id, Strict } from './common.js';
-import { ActionLogic } from './logic.js';
+import { Id, Instant, Nullable, Outgoing, Strict } from './common.js';
+import { ActionLogic, SurveyRules } from './logic.js';
 import {
   Bool,
   DisplaySettings,
@@ -16,6 +16,7 @@ import {
   TranslationMap,
   VisibilitySettings,
 } from './settings.js';
+import { Slide } from './slides.js';
 
 const PathRule = Type.String({ minLength: 1, maxLength: 500 });
 
@@ -85,3 +86,65 @@ export const ResearchBody = Strict({
   participants: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
   seed: Opt(Type.Integer({ minimum: 0, maximum: 2147483647 })),
 });
+
+// ---- Answers ----------------------------------------------------------------------------------
+// Settings objects answer every key they hold (spec defaults, account defaults, the request's).
+
+const PollFields = {
+  id: Type.String(),
+  accountId: Type.String(),
+  title: Type.String(),
+  isVisible: Type.Boolean(),
+  pageRules: Type.Array(Type.String()),
+  pageExcludeRules: Nullable(Type.Array(Type.String())),
+  settings: Outgoing(Settings),
+  displaySettings: Outgoing(DisplaySettings),
+  emailDisplaySettings: Outgoing(EmailDisplaySettings),
+  smsDisplaySettings: Outgoing(SmsDisplaySettings),
+  pageDisplaySettings: Nullable(Outgoing(PageDisplaySettings)),
+  visibilitySettings: Outgoing(VisibilitySettings),
+  targetingSettings: Nullable(Outgoing(TargetingSettings)),
+  schedule: Nullable(Outgoing(Schedule)),
+  languageSettings: Nullable(Outgoing(LanguageSettings)),
+  actionLogic: SurveyRules,
+  createdAt: Instant,
+  updatedAt: Instant,
+};
+
+/** A poll as a list shows it: everything but its slides. */
+export const PollItem = Type.Object(PollFields, { title: 'PollItem' });
+
+/** A poll with its slides, in order. */
+export const Poll = Type.Object({ ...PollFields, slides: Type.Array(Slide) }, { title: 'Poll' });
+
+export const PollDeleted = Type.Object(
+  {
+    id: Type.String(),
+    deleted: Type.Literal(true),
+    cancelledDeliveries: Type.Integer({ description: 'pending deliveries of the poll that were cancelled' }),
+  },
+  { title: 'PollDeleted' },
+);
+
+export const Translations = Type.Object(
+  {
+    pollId: Type.String(),
+    language: Type.String(),
+    translations: Outgoing(TranslationMap),
+  },
+  { title: 'Translations' },
+);
+
+/** A research run: synthetic respondents made for a synthetic poll. */
+export const ResearchRun = Type.Object(
+  {
+    id: Type.String(),
+    pollId: Type.String(),
+    accountId: Type.String(),
+    participants: Type.Integer(),
+    seed: Type.Integer({ description: 'the same seed makes the same answers' }),
+    responsesCreated: Type.Integer(),
+    createdAt: Instant,
+  },
+  { title: 'ResearchRun' },
+);

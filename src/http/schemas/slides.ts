@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { SLIDE_TYPES } from '../../domain/slide.js';
-import { Literals, Strict } from './common.js';
-import { QuestionLogic } from './logic.js';
+import { Instant, Literals, Nullable, Outgoing, Strict } from './common.js';
+import { QuestionLogic, QuestionRules } from './logic.js';
 
 const Answers = Type.Array(
   Strict({
@@ -33,3 +33,29 @@ export const UpdateSlideBody = Strict({
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
   ...SlideFields,
 });
+
+// ---- Answers ----------------------------------------------------------------------------------
+
+/** A slide as stored: answers with their ids, logic with webhook URLs in normalised form. */
+export const Slide = Type.Object(
+  {
+    id: Type.String(),
+    pollId: Type.String(),
+    accountId: Type.String(),
+    idx: Type.Integer({ description: "the slide's place in the poll, from 0" }),
+    type: Outgoing(SlideType),
+    title: Type.String(),
+    subtitle: Nullable(Type.String()),
+    answers: Type.Array(Type.Object({ id: Type.String(), title: Type.String() })),
+    multi: Type.Boolean(),
+    logic: QuestionRules,
+    createdAt: Instant,
+    updatedAt: Instant,
+  },
+  { title: 'Slide' },
+);
+
+/** A poll's slides, in order. */
+export const Slides = Type.Array(Slide);
+
+export const SlideDeleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, { title: 'SlideDeleted' });

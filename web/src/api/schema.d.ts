@@ -30,7 +30,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Poll"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -206,7 +228,44 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Poll"];
+                            /** @description the account's signing secret, present only on the call that created it */
+                            signingSecret?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Poll"];
+                            /** @description the account's signing secret, present only on the call that created it */
+                            signingSecret?: string;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -227,7 +286,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["PollDeleted"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -416,7 +497,44 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Poll"];
+                            /** @description the account's signing secret, present only on the call that created it */
+                            signingSecret?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Poll"];
+                            /** @description the account's signing secret, present only on the call that created it */
+                            signingSecret?: string;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -613,7 +731,44 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Poll"];
+                            /** @description the account's signing secret, present only on the call that created it */
+                            signingSecret?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Poll"];
+                            /** @description the account's signing secret, present only on the call that created it */
+                            signingSecret?: string;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -649,7 +804,32 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["PollItem"][];
+                            hasNextPage: boolean;
+                            /** @description the startCursor of the next page; null on an empty page */
+                            endCursor: string | null;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -841,7 +1021,31 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Poll"];
+                            /** @description the account's signing secret, present only on the call that created it */
+                            signingSecret?: string;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -879,11 +1083,33 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["ResearchRun"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -919,7 +1145,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Translations"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -966,7 +1214,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Translations"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1035,11 +1305,35 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Slide"];
+                            /** @description the account's signing secret, present only on the call that created it */
+                            signingSecret?: string;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1060,7 +1354,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["SlideDeleted"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1093,7 +1409,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Slide"][];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1168,7 +1506,31 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Slide"];
+                            /** @description the account's signing secret, present only on the call that created it */
+                            signingSecret?: string;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2039,7 +2401,472 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /** Slide */
+        Slide: {
+            id: string;
+            pollId: string;
+            accountId: string;
+            /** @description the slide's place in the poll, from 0 */
+            idx: number;
+            /** @enum {string} */
+            type: "question" | "checkbox" | "dropdown" | "binary" | "star-rating" | "range" | "short-answer" | "long-answer" | "email-capture" | "phone-capture" | "date" | "file-upload" | "legal-consent" | "copy" | "thank-you";
+            title: string;
+            subtitle: string | null;
+            answers: {
+                id: string;
+                title: string;
+            }[];
+            multi: boolean;
+            /** @description question logic: rules on this slide's answer */
+            logic: {
+                /** @enum {string} */
+                match: "all" | "any";
+                conditions: {
+                    /** @enum {string} */
+                    op: "equals" | "not-equals" | "contains" | "answered" | "gt" | "lt";
+                    value?: string | number | boolean | string[];
+                }[];
+                action: {
+                    /** @enum {string} */
+                    type: "continue";
+                } | {
+                    /** @enum {string} */
+                    type: "skip-to";
+                    slideId: string;
+                } | {
+                    /** @enum {string} */
+                    type: "end-survey";
+                } | {
+                    /** @enum {string} */
+                    type: "trigger-webhook";
+                    /** @description a public https:// URL */
+                    url: string;
+                };
+            }[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** Poll */
+        Poll: {
+            id: string;
+            accountId: string;
+            title: string;
+            isVisible: boolean;
+            pageRules: string[];
+            pageExcludeRules: string[] | null;
+            settings: {
+                showCounter?: boolean;
+                allowResubmissions?: boolean;
+                notifyOnComplete?: boolean;
+                urlDependant?: boolean;
+                automaticallySwitchSlides?: boolean;
+                autoClose?: boolean;
+                allowEdits?: boolean;
+                apiOnly?: boolean;
+                isSynthetic?: boolean;
+                anonymous?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            displaySettings: {
+                /** @description #rgb or #rrggbb */
+                backgroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                actionColor?: string;
+                /** @description #rgb or #rrggbb */
+                notificationColor?: string;
+                /** @description #rgb or #rrggbb */
+                fontColor?: string;
+                fontFamily?: string;
+                showLink?: boolean;
+                /** @enum {string} */
+                align?: "left" | "right" | "center";
+                borderRadius?: number;
+                borderWidth?: number;
+                maxWidth?: number;
+                maxHeight?: number;
+                position?: [
+                    number,
+                    number
+                ];
+                shape?: string;
+                hideLauncher?: boolean;
+                showCounter?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            emailDisplaySettings: {
+                subject?: string;
+                /** @description #rgb or #rrggbb */
+                backgroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                foregroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                buttonColor?: string;
+                /** @description #rgb or #rrggbb */
+                buttonFontColor?: string;
+                /** @description #rgb or #rrggbb */
+                fontColor?: string;
+                fontFamily?: string;
+                showLink?: boolean;
+                /** @enum {string} */
+                linkType?: "input" | "button" | "link";
+                header?: string;
+                body?: string;
+                footer?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            smsDisplaySettings: {
+                message?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            pageDisplaySettings: ({
+                /** @description #rgb or #rrggbb */
+                backgroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                foregroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                fontColor?: string;
+                /** @description #rgb or #rrggbb */
+                buttonColor?: string;
+                /** @description #rgb or #rrggbb */
+                buttonFontColor?: string;
+                fontFamily?: string;
+                /** @enum {string} */
+                layout?: "centered" | "left" | "split";
+                logoUrl?: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            visibilitySettings: {
+                autoOpenDevice?: boolean;
+                autoOpenDuration?: number;
+                autoOpenPosition?: number;
+                /** @enum {string} */
+                autoOpenDurationType?: "page" | "site";
+                renderOnExitIntent?: boolean;
+                renderDuration?: boolean;
+                renderPosition?: boolean;
+                renderDevice?: boolean;
+                /** @enum {string} */
+                renderDurationType?: "page" | "site";
+                hideAfterSubmission?: boolean;
+                hideAfterClose?: boolean;
+                showAfterSubmission?: boolean;
+                openAttempts?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            targetingSettings: ({
+                percentage?: number;
+                countries?: string[];
+                browsers?: string[];
+                devices?: ("desktop" | "mobile" | "tablet")[];
+                referrers?: string[];
+                ipAddresses?: string[];
+                metadata?: {
+                    [key: string]: string | number | boolean;
+                };
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            schedule: ({
+                /** @enum {string} */
+                type: "immediate" | "scheduled";
+                /** Format: date-time */
+                startAt?: string;
+                /** Format: date-time */
+                endAt?: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            languageSettings: {
+                /** @description BCP 47 language tag, e.g. en or pt-BR */
+                defaultLanguage: string;
+                languages: {
+                    [key: string]: {
+                        enabled: boolean;
+                        translations: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            } | null;
+            /** @description survey action logic, evaluated when a respondent completes the poll */
+            actionLogic: {
+                /** @enum {string} */
+                on: "complete";
+                /** @enum {string} */
+                match?: "all" | "any";
+                conditions?: {
+                    slideId: string;
+                    /** @enum {string} */
+                    op: "equals" | "not-equals" | "contains" | "answered" | "gt" | "lt";
+                    value?: string | number | boolean | string[];
+                }[];
+                action: {
+                    /** @enum {string} */
+                    type: "continue";
+                } | {
+                    /** @enum {string} */
+                    type: "skip-to";
+                    slideId: string;
+                } | {
+                    /** @enum {string} */
+                    type: "end-survey";
+                } | {
+                    /** @enum {string} */
+                    type: "trigger-webhook";
+                    /** @description a public https:// URL */
+                    url: string;
+                };
+            }[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            slides: components["schemas"]["Slide"][];
+        };
+        /**
+         * Problem
+         * @description A problem document (RFC 9457)
+         */
+        Problem: {
+            /** @description a URI reference naming the problem type: /problems/<code> */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "validation_failed" | "invalid_url" | "pos_file_upload" | "unauthenticated" | "plan_required" | "role_forbidden" | "not_found" | "limit_reached" | "not_synthetic" | "immutable_field" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal_error";
+            /** @description the fields at fault: a JSON pointer into the body, or query:/name, header:name */
+            errors?: {
+                path: string;
+                message: string;
+            }[];
+        };
+        /** PollDeleted */
+        PollDeleted: {
+            id: string;
+            /** @enum {boolean} */
+            deleted: true;
+            /** @description pending deliveries of the poll that were cancelled */
+            cancelledDeliveries: number;
+        };
+        /** PollItem */
+        PollItem: {
+            id: string;
+            accountId: string;
+            title: string;
+            isVisible: boolean;
+            pageRules: string[];
+            pageExcludeRules: string[] | null;
+            settings: {
+                showCounter?: boolean;
+                allowResubmissions?: boolean;
+                notifyOnComplete?: boolean;
+                urlDependant?: boolean;
+                automaticallySwitchSlides?: boolean;
+                autoClose?: boolean;
+                allowEdits?: boolean;
+                apiOnly?: boolean;
+                isSynthetic?: boolean;
+                anonymous?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            displaySettings: {
+                /** @description #rgb or #rrggbb */
+                backgroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                actionColor?: string;
+                /** @description #rgb or #rrggbb */
+                notificationColor?: string;
+                /** @description #rgb or #rrggbb */
+                fontColor?: string;
+                fontFamily?: string;
+                showLink?: boolean;
+                /** @enum {string} */
+                align?: "left" | "right" | "center";
+                borderRadius?: number;
+                borderWidth?: number;
+                maxWidth?: number;
+                maxHeight?: number;
+                position?: [
+                    number,
+                    number
+                ];
+                shape?: string;
+                hideLauncher?: boolean;
+                showCounter?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            emailDisplaySettings: {
+                subject?: string;
+                /** @description #rgb or #rrggbb */
+                backgroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                foregroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                buttonColor?: string;
+                /** @description #rgb or #rrggbb */
+                buttonFontColor?: string;
+                /** @description #rgb or #rrggbb */
+                fontColor?: string;
+                fontFamily?: string;
+                showLink?: boolean;
+                /** @enum {string} */
+                linkType?: "input" | "button" | "link";
+                header?: string;
+                body?: string;
+                footer?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            smsDisplaySettings: {
+                message?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            pageDisplaySettings: ({
+                /** @description #rgb or #rrggbb */
+                backgroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                foregroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                fontColor?: string;
+                /** @description #rgb or #rrggbb */
+                buttonColor?: string;
+                /** @description #rgb or #rrggbb */
+                buttonFontColor?: string;
+                fontFamily?: string;
+                /** @enum {string} */
+                layout?: "centered" | "left" | "split";
+                logoUrl?: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            visibilitySettings: {
+                autoOpenDevice?: boolean;
+                autoOpenDuration?: number;
+                autoOpenPosition?: number;
+                /** @enum {string} */
+                autoOpenDurationType?: "page" | "site";
+                renderOnExitIntent?: boolean;
+                renderDuration?: boolean;
+                renderPosition?: boolean;
+                renderDevice?: boolean;
+                /** @enum {string} */
+                renderDurationType?: "page" | "site";
+                hideAfterSubmission?: boolean;
+                hideAfterClose?: boolean;
+                showAfterSubmission?: boolean;
+                openAttempts?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            targetingSettings: ({
+                percentage?: number;
+                countries?: string[];
+                browsers?: string[];
+                devices?: ("desktop" | "mobile" | "tablet")[];
+                referrers?: string[];
+                ipAddresses?: string[];
+                metadata?: {
+                    [key: string]: string | number | boolean;
+                };
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            schedule: ({
+                /** @enum {string} */
+                type: "immediate" | "scheduled";
+                /** Format: date-time */
+                startAt?: string;
+                /** Format: date-time */
+                endAt?: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            languageSettings: {
+                /** @description BCP 47 language tag, e.g. en or pt-BR */
+                defaultLanguage: string;
+                languages: {
+                    [key: string]: {
+                        enabled: boolean;
+                        translations: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            } | null;
+            /** @description survey action logic, evaluated when a respondent completes the poll */
+            actionLogic: {
+                /** @enum {string} */
+                on: "complete";
+                /** @enum {string} */
+                match?: "all" | "any";
+                conditions?: {
+                    slideId: string;
+                    /** @enum {string} */
+                    op: "equals" | "not-equals" | "contains" | "answered" | "gt" | "lt";
+                    value?: string | number | boolean | string[];
+                }[];
+                action: {
+                    /** @enum {string} */
+                    type: "continue";
+                } | {
+                    /** @enum {string} */
+                    type: "skip-to";
+                    slideId: string;
+                } | {
+                    /** @enum {string} */
+                    type: "end-survey";
+                } | {
+                    /** @enum {string} */
+                    type: "trigger-webhook";
+                    /** @description a public https:// URL */
+                    url: string;
+                };
+            }[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** ResearchRun */
+        ResearchRun: {
+            id: string;
+            pollId: string;
+            accountId: string;
+            participants: number;
+            /** @description the same seed makes the same answers */
+            seed: number;
+            responsesCreated: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** Translations */
+        Translations: {
+            pollId: string;
+            language: string;
+            translations: {
+                [key: string]: string;
+            };
+        };
+        /** SlideDeleted */
+        SlideDeleted: {
+            id: string;
+            /** @enum {boolean} */
+            deleted: true;
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
