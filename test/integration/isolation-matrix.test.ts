@@ -3,7 +3,8 @@ import { sql, type RawBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setPlan } from '../../src/app/accounts/set-plan.js';
 import { ROLES, type Plan, type Role } from '../../src/domain/access.js';
-import { newId, type IdPrefix } from '../../src/domain/ids.js';
+import { hashApiKey } from '../../src/domain/api-key.js';
+import { newId, randomBase62, type IdPrefix } from '../../src/domain/ids.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
 import {
@@ -17,28 +18,30 @@ import {
 } from '../support/openapi.js';
 
 /**
- * "Lets no one in", measured (DESIGN §2): every route that takes an id is aimed, with another
- * account's owner key, at this account's poll, slide, webhook, delivery, participant and
- * account, and must answer exactly as it does for an id that does not exist; nothing of the
- * account changes, and nothing of it (ids, secrets) appears in any answer. Then roles and plans:
- * read_only never writes, editor never touches webhooks, owner/admin alone change account
- * settings, free and basic accounts get 403 plan_required everywhere.
+ * No account reaches another's data, measured: every route that takes an id is aimed, with
+ * another account's owner key, at this account's poll, slide, webhook, delivery, participant,
+ * API key, member and account, and must answer exactly as it does for an id that does not
+ * exist; nothing of the account changes, nothing of it (ids, secrets) appears in any answer, and
+ * no key an answer hands out opens it. Then roles and plans: read_only never writes, editor never
+ * touches webhooks, owner/admin alone change account settings and manage keys and members (never
+ * above their own role), free and basic accounts get 403 plan_required everywhere.
  *
  * Routes and their id fields come from GET /openapi.json: a route added later is attacked too,
  * and an id field of a kind this file does not know fails the coverage test until it is taught.
  */
 
-type Kind = 'account' | 'poll' | 'slide' | 'webhook' | 'delivery' | 'participant';
+type Kind = 'account' | 'poll' | 'slide' | 'webhook' | 'delivery' | 'participant' | 'key' | 'member';
 type Json = Record<string, unknown>;
 type Req = { method: string; url: string; headers: Record<string, string>; payload?: string };
 
-const PREFIX: Record<Kind, IdPrefix> = {
+const PREFIX: Record<Exclude<Kind, 'member'>, IdPrefix> = {
   account: 'acc',
   poll: 'poll',
   slide: 'sld',
   webhook: 'whk',
   delivery: 'dlv',
   participant: 'prt',
+  key: 'key',
 };
 const BY_NAME: Record<string, Kind> = {
   accountId: 'account',
@@ -47,6 +50,7 @@ const BY_NAME: Record<string, Kind> = {
   webhookId: 'webhook',
   deliveryId: 'delivery',
   participantId: 'participant',
+  keyId: 'key',
 };
 
 /** The kind of id a field carries; 'unknown' for an id-like name this file was never taught. */
@@ -54,14 +58,21 @@ function kindOf(r: ApiRoute, name: string): Kind | 'unknown' | undefined {
   if (BY_NAME[name]) return BY_NAME[name];
   if (name === 'id' && r.path.startsWith('/webhooks')) return 'webhook';
   if (name === 'id' && r.path === '/commit') return 'poll';
+  // The key and member routes name a member by email.
+  if (name === 'email' && (r.path === '/keys' || r.path === '/members')) return 'member';
   return /^id$|Id$/.test(name) ? 'unknown' : undefined;
 }
+
+/** A value of the kind that names nothing: a fresh id, or an email no user has. */
+const missingValue = (kind: Kind): string =>
+  kind === 'member' ? `missing-${randomBase62(10).toLowerCase()}@example.com` : newId(PREFIX[kind]);
 
 type World = {
   acct: TestAccount;
   ids: Record<Kind, string>;
   hiddenPoll: string;
   apiOnlyPoll: string;
+  ownerEmail: string;
   /**
    * Strings of this account no other account may ever read: ids and secrets. Participant ids
    * are not among them: the client chooses them, and another poll may hold the same one.
@@ -78,6 +89,40 @@ async function call(req: Req): Promise<LightMyRequestResponse> {
   return h.app.inject(req);
 }
 
+/** The id of a live API key. */
+async function keyIdOf(apiKey: string): Promise<string> {
+  const found = await h.deps.store.keys.findByHash(hashApiKey(apiKey));
+  expect(found).toBeDefined();
+  return found!.keyId;
+}
+
+/**
+ * Ends a delivery as the worker does when its target keeps failing: one attempt recorded, given
+ * up. Anything else the claim took is given back, due at once.
+ */
+async function giveUp(deliveryId: string): Promise<void> {
+  const store = h.deps.store.deliveries;
+  const now = h.clock.now();
+  const lease = `matrix-${randomBase62(8)}`;
+  const claimed = await store.claim(now, 1000, new Date(now.getTime() + 60_000), lease, new Date(0));
+  const mine = claimed.find((d) => d.id === deliveryId);
+  expect(mine, `delivery ${deliveryId} is due`).toBeDefined();
+  for (const d of claimed) if (d !== mine) await store.release(d.id, lease, now);
+  const attempt = {
+    id: newId('att'),
+    deliveryId,
+    number: mine!.attemptCount,
+    sentAt: now,
+    statusCode: 503,
+    error: null,
+    durationMs: 1,
+    responseExcerpt: 'unavailable',
+  };
+  const result = { status: 'given_up' as const, nextAttemptAt: null, finishedAt: now, dnsFailure: false };
+  const done = await store.recordResults([{ attempt, leaseToken: lease, result }], now);
+  expect([...done]).toEqual([deliveryId]);
+}
+
 async function world(name: string): Promise<World> {
   const acct = await h.account({ name });
   const key = bearer(acct.key);
@@ -92,6 +137,32 @@ async function world(name: string): Promise<World> {
     await h.app.inject({ url: `/webhooks/deliveries?webhookId=${hook.data.id}`, headers: key })
   ).json().data as { id: string }[];
   expect(deliveries).toHaveLength(1);
+  // The delivery is finished (resend and recover act on finished ones), was resent once, and is
+  // listed by a recover: every table of delivery control holds a row of this account.
+  const deliveryId = deliveries[0]!.id;
+  await giveUp(deliveryId);
+  const resent = await h.app.inject({
+    method: 'POST',
+    url: '/webhooks/delivery/resend',
+    headers: key,
+    payload: { deliveryId },
+  });
+  expect(resent.statusCode, resent.body).toBe(202);
+  await giveUp(deliveryId);
+  const recovered = await h.app.inject({
+    method: 'POST',
+    url: '/webhooks/recover',
+    headers: key,
+    payload: { webhookId: hook.data.id, since: '2025-01-01T00:00:00Z' },
+  });
+  expect([recovered.statusCode, recovered.body]).toEqual([202, JSON.stringify({ data: { resent: 1 } })]);
+  // A member below the owner, with a key of their own: what the key and member routes name.
+  const memberEmail = `${name.toLowerCase()}-member@example.com`;
+  const memberKey = await h.member(acct.accountId, 'editor', memberEmail);
+  const memberKeyId = await keyIdOf(memberKey);
+  const listed = await h.app.inject({ url: `/keys?accountId=${acct.accountId}&limit=100`, headers: key });
+  expect(listed.statusCode, listed.body).toBe(200);
+  const ownerEmail = (listed.json().data as { email: string; role: string }[]).find((k) => k.role === 'owner')!.email;
   const hidden = (
     await h.app.inject({
       method: 'POST',
@@ -145,7 +216,7 @@ async function world(name: string): Promise<World> {
     poll.q1,
     poll.q2,
     hook.data.id,
-    deliveries[0]!.id,
+    deliveryId,
     ...p.responseIds,
     hidden,
     apiOnly.pollId,
@@ -156,6 +227,12 @@ async function world(name: string): Promise<World> {
     `${name} says hello`,
     `${name.toLowerCase()}-respondent@example.com`,
     `${name.toLowerCase()}-ops@example.com`,
+    acct.key,
+    acct.userId,
+    ownerEmail,
+    memberEmail,
+    memberKey,
+    memberKeyId,
   ];
   return {
     acct,
@@ -164,11 +241,14 @@ async function world(name: string): Promise<World> {
       poll: poll.pollId,
       slide: poll.q1,
       webhook: hook.data.id,
-      delivery: deliveries[0]!.id,
+      delivery: deliveryId,
       participant: p.participantId,
+      key: memberKeyId,
+      member: memberEmail,
     },
     hiddenPoll: hidden,
     apiOnlyPoll: apiOnly.pollId,
+    ownerEmail,
     secrets,
   };
 }
@@ -189,6 +269,9 @@ function filler(r: ApiRoute, ids: Record<Kind, string>) {
     if (name === 'url') return 'https://hooks.example.com/matrix';
     if (name === 'language') return 'en';
     if (name === 'title') return 'Matrix';
+    // A role an admin may give too; a window that holds every delivery of the test.
+    if (name === 'role') return 'editor';
+    if (s.format === 'date-time') return '2025-01-01T00:00:00Z';
     // A respondent's one answer: the short-answer slide takes any string.
     if (name === 'answers' && s.type === 'array') return [{ slideId: ids.slide, value: 'matrix answer' }];
     return undefined;
@@ -271,10 +354,19 @@ function scopes(s: Spec, ids: Record<Kind, string>): Map<Slot, string>[] {
   return s.slots.map((o) => new Map([[o, ids[o.kind]]]));
 }
 
+let scratches = 0;
+
 /** Another entity of `kind` in the world's account, for requests that would destroy the shared one. */
 async function scratch(w: World, kind: Kind): Promise<string> {
   const key = bearer(w.acct.key);
   switch (kind) {
+    case 'member': {
+      const email = `scratch-${++scratches}@example.com`;
+      await h.member(w.acct.accountId, 'editor', email);
+      return email;
+    }
+    case 'key':
+      return keyIdOf(await h.member(w.acct.accountId, 'editor', `scratch-${++scratches}@example.com`));
     case 'poll': {
       const res = await h.app.inject({
         method: 'POST',
@@ -302,13 +394,17 @@ async function scratch(w: World, kind: Kind): Promise<string> {
   }
 }
 
-/** A world's own requests to a route, one per scope; scratch ids in every slot when the route destroys what it names. */
+/**
+ * A world's own requests to a route, one per scope; scratch ids in every slot when the route
+ * destroys what it names (the account a member is removed from is where, not what).
+ */
 async function own(r: ApiRoute, w: World, destroy: boolean): Promise<Req[]> {
   const s = spec(r, w.ids);
   const out: Req[] = [];
   for (const overrides of scopes(s, w.ids)) {
     if (destroy && r.method === 'DELETE')
-      for (const slot of s.slots.filter((x) => x.required)) overrides.set(slot, await scratch(w, slot.kind));
+      for (const slot of s.slots.filter((x) => x.required && x.kind !== 'account'))
+        overrides.set(slot, await scratch(w, slot.kind));
     out.push(request(s, overrides, w.acct.key));
   }
   return out;
@@ -334,6 +430,8 @@ const ACCOUNT_TABLES = [
   'endpoints',
   'batches',
   'deliveries',
+  'delivery_events',
+  'recoveries',
   'alert_emails',
 ] as const;
 
@@ -349,6 +447,9 @@ async function snapshot(accountId: string): Promise<Record<string, string[]>> {
     attempts: await rows(
       sql<Json>`SELECT a.* FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.account_id = ${accountId}`,
     ),
+    recovery_items: await rows(
+      sql<Json>`SELECT i.* FROM recovery_items i JOIN deliveries d ON d.id = i.delivery_id WHERE d.account_id = ${accountId}`,
+    ),
   };
   for (const t of ACCOUNT_TABLES)
     out[t] = await rows(sql<Json>`SELECT * FROM ${sql.table(t)} WHERE account_id = ${accountId}`);
@@ -357,6 +458,23 @@ async function snapshot(accountId: string): Promise<Record<string, string[]>> {
 
 function leaks(res: LightMyRequestResponse, victim: World, sent: readonly string[]): string[] {
   return victim.secrets.filter((s) => !sent.includes(s) && res.body.includes(s));
+}
+
+/**
+ * What of A the API keys in an answer open: every read of A's own data is tried with each, and
+ * anything but a 404 is listed.
+ */
+async function opens(res: LightMyRequestResponse): Promise<string[]> {
+  const out: string[] = [];
+  for (const apiKey of new Set(res.body.match(/cvk_[0-9A-Za-z]{32}/g) ?? [])) {
+    for (const r of routes.filter((x) => x.method === 'GET' && !x.isPublic && spec(x, A.ids).slots.length)) {
+      for (const req of await own(r, A, false)) {
+        const got = await call(withKey(req, apiKey));
+        if (got.statusCode !== 404) out.push(`${req.method} ${req.url} (${got.statusCode})`);
+      }
+    }
+  }
+  return out;
 }
 
 /** A problem document with the ids we sent replaced, for comparing two answers. */
@@ -388,8 +506,17 @@ describe('coverage', () => {
     const unscoped = routes.filter((r) => spec(r, A.ids).slots.length === 0).map(routeName);
     expect(unscoped).toEqual(['GET /accounts']);
     const kinds = new Set(scoped().flatMap((r) => spec(r, A.ids).slots.map((s) => s.kind)));
-    expect([...kinds].sort()).toEqual(['account', 'delivery', 'participant', 'poll', 'slide', 'webhook']);
-    expect(scoped().length).toBeGreaterThanOrEqual(27);
+    expect([...kinds].sort()).toEqual([
+      'account',
+      'delivery',
+      'key',
+      'member',
+      'participant',
+      'poll',
+      'slide',
+      'webhook',
+    ]);
+    expect(scoped().length).toBeGreaterThanOrEqual(35);
   });
 
   it("A's fixtures exist in every table the matrix watches", async () => {
@@ -398,6 +525,8 @@ describe('coverage', () => {
       'accounts',
       'memberships',
       'api_keys',
+      'attempts',
+      'recovery_items',
       ...ACCOUNT_TABLES.filter((x) => x !== 'research_runs' && x !== 'batches'),
     ]) {
       expect(snap[t]!.length, t).toBeGreaterThan(0);
@@ -416,11 +545,14 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
    * - a respondent naming another poll's slide, or choosing any participant id, is answered
    *   for the respondent's own poll (400 naming the slide; 201 with a new participant there);
    * - committing a preview whose id is another account's poll: 404, while a free id is simply
-   *   created (201). Poll ids are unguessable; see the report.
+   *   created (201); poll ids are unguessable, so the difference tells nothing;
+   * - an email names a person, not A's data: B may make a key for anyone as a member of B (201).
+   *   What B is handed must still open nothing of A (checked below).
    */
   const FOREIGN_STATUS: Record<string, number> = {
     'POST /participant/responses body:answers/0/slideId': 400,
     'POST /participant/responses body:participantId': 201,
+    'POST /keys body:email': 201,
   };
   const NOT_COMPARABLE = new Set(['POST /commit body:data/id']);
 
@@ -443,7 +575,7 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
           ]);
         for (const [ctx, others] of contexts) {
           for (const foreign of foreignValues) {
-            const missing = newId(PREFIX[slot.kind]);
+            const missing = missingValue(slot.kind);
             const fRes = await call(request(s, new Map([...others, [slot, foreign]]), B.acct.key));
             const mRes = await call(request(s, new Map([...others, [slot, missing]]), B.acct.key));
             compared++;
@@ -451,6 +583,7 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
             for (const issue of contractIssues(fRes)) failures.push(`${label}: ${issue}`);
             const leaked = leaks(fRes, A, [foreign]);
             if (leaked.length) failures.push(`${label}: the answer holds ${leaked.join(', ')}`);
+            for (const opened of await opens(fRes)) failures.push(`${label}: the key it answers opens ${opened}`);
             const want = ctx === 'alone' ? (FOREIGN_STATUS[name] ?? 404) : undefined;
             if (want !== undefined && fRes.statusCode !== want)
               failures.push(`${label}: ${fRes.statusCode}, want ${want}: ${fRes.body.slice(0, 200)}`);
@@ -469,7 +602,7 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
       }
     }
     expect(failures).toEqual([]);
-    expect(compared).toBeGreaterThanOrEqual(46);
+    expect(compared).toBeGreaterThanOrEqual(61);
   });
 
   it("B's own lists and accounts never hold A's rows, even from A's ids passed as a cursor", async () => {
@@ -549,9 +682,13 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
 
 // ---------------------------------------------------------------------------------------------
 
-/** Who may call a route (DESIGN §2): reads all; writes not read_only; webhooks owner/admin/billing_admin; account settings owner/admin. */
+/**
+ * Who may call a route: reads all; writes not read_only; webhooks owner/admin/billing_admin;
+ * account settings, keys and members (even listing them) owner/admin.
+ */
 function allowed(r: ApiRoute): readonly Role[] {
   if (r.tags.includes('webhooks') || r.path.startsWith('/webhooks')) return ['owner', 'admin', 'billing_admin'];
+  if (r.path === '/keys' || r.path === '/members') return ['owner', 'admin'];
   if (r.method === 'GET') return ROLES;
   if (r.tags.includes('account')) return ['owner', 'admin'];
   return ['owner', 'admin', 'billing_admin', 'editor'];
@@ -564,6 +701,10 @@ describe('role matrix (members of A, on A’s own resources)', () => {
     keys.owner = A.acct.key;
     for (const role of ['admin', 'billing_admin', 'editor', 'read_only'] as const)
       keys[role] = await h.member(A.acct.accountId, role);
+    // A key's first use is recorded on its row: used once here, so that the snapshots below
+    // see only what the requests did.
+    for (const key of Object.values(keys))
+      expect((await call({ method: 'GET', url: '/accounts', headers: bearer(key) })).statusCode).toBe(200);
   });
 
   it('a role that may not: 403 role_forbidden on every such route, and nothing changes', async () => {
@@ -583,8 +724,9 @@ describe('role matrix (members of A, on A’s own resources)', () => {
       }
     }
     expect(failures).toEqual([]);
-    // read_only on every write, editor on every webhook route, billing_admin/editor on account settings.
-    expect(checked).toBeGreaterThanOrEqual(27);
+    // read_only on every write, editor on every webhook route, billing_admin/editor/read_only on
+    // account settings, keys and members.
+    expect(checked).toBeGreaterThanOrEqual(51);
     expect(await snapshot(A.acct.accountId)).toEqual(before);
   });
 
@@ -630,6 +772,32 @@ describe('role matrix (members of A, on A’s own resources)', () => {
     }
     const del = await call({ method: 'DELETE', url: `/webhooks?id=${id}`, headers: bearer(keys.billing_admin) });
     expect(del.statusCode, del.body).toBe(200);
+  });
+
+  it('owner and admin manage keys and members, never above their own role; the last owner stays', async () => {
+    const snap = await snapshot(A.acct.accountId);
+    const ownerKeyId = await keyIdOf(A.acct.key);
+    const owner = encodeURIComponent(A.ownerEmail);
+    const body = (email: string, role: Role) => JSON.stringify({ accountId: A.acct.accountId, email, role });
+    const cases: [Role, string, string, string | undefined, number, string][] = [
+      ['admin', 'POST', '/keys', body('new-owner@example.com', 'owner'), 403, 'role_forbidden'],
+      ['admin', 'POST', '/keys', body(A.ownerEmail, 'admin'), 403, 'role_forbidden'],
+      ['admin', 'DELETE', `/keys?keyId=${ownerKeyId}`, undefined, 403, 'role_forbidden'],
+      ['admin', 'DELETE', `/members?accountId=${A.acct.accountId}&email=${owner}`, undefined, 403, 'role_forbidden'],
+      ['owner', 'POST', '/keys', body(A.ownerEmail, 'admin'), 409, 'conflict'],
+      ['owner', 'DELETE', `/members?accountId=${A.acct.accountId}&email=${owner}`, undefined, 409, 'conflict'],
+    ];
+    const failures: string[] = [];
+    for (const [role, method, url, payload, status, code] of cases) {
+      const headers = { ...bearer(keys[role]), ...(payload ? { 'content-type': 'application/json' } : {}) };
+      const res = await call({ method, url, headers, ...(payload ? { payload } : {}) });
+      const label = `${method} ${url} ${payload ?? ''} as ${role}`;
+      for (const issue of contractIssues(res)) failures.push(`${label}: ${issue}`);
+      if (res.statusCode !== status || res.json().code !== code)
+        failures.push(`${label}: ${res.statusCode} ${res.body.slice(0, 200)}, want ${status} ${code}`);
+    }
+    expect(failures).toEqual([]);
+    expect(await snapshot(A.acct.accountId)).toEqual(snap);
   });
 });
 
