@@ -5,8 +5,8 @@ import { listMyAccounts } from '../../app/accounts/list-my-accounts.js';
 import { updateAccountSettings, type AccountSettingsPatch } from '../../app/accounts/update-account-settings.js';
 import type { Deps } from '../../app/ports/index.js';
 import { callerOf } from '../auth.js';
-import { AnyId, Strict } from '../schemas/common.js';
-import { AccountSettingsBody } from '../schemas/accounts.js';
+import { Answers, AnyId, Data, Strict } from '../schemas/common.js';
+import { AccountSettings, AccountSettingsBody, Memberships } from '../schemas/accounts.js';
 
 const tags = ['account'];
 
@@ -16,21 +16,41 @@ export const accountRoutes =
     const app = root.withTypeProvider<TypeBoxTypeProvider>();
     app.get(
       '/accounts',
-      { schema: { tags, summary: 'The accounts your key is a member of, with your role' } },
+      {
+        schema: {
+          tags,
+          summary: 'The accounts your key is a member of, with your role',
+          response: Answers({ 200: Data(Memberships) }),
+        },
+      },
       async (req) => ({
         data: await listMyAccounts(deps, callerOf(req)),
       }),
     );
     app.get(
       '/account/settings',
-      { schema: { tags, summary: 'Account-level defaults', querystring: Strict({ accountId: AnyId }) } },
+      {
+        schema: {
+          tags,
+          summary: 'Account-level defaults',
+          querystring: Strict({ accountId: AnyId }),
+          response: Answers({ 200: Data(AccountSettings) }),
+        },
+      },
       async (req) => ({
         data: await getAccountSettings(deps, callerOf(req), req.query.accountId),
       }),
     );
     app.patch(
       '/account/settings',
-      { schema: { tags, summary: 'Change account-level defaults (owner, admin)', body: AccountSettingsBody } },
+      {
+        schema: {
+          tags,
+          summary: 'Change account-level defaults (owner, admin)',
+          body: AccountSettingsBody,
+          response: Answers({ 200: Data(AccountSettings) }),
+        },
+      },
       async (req) => ({
         data: await updateAccountSettings(deps, callerOf(req), req.body as AccountSettingsPatch),
       }),

@@ -6,7 +6,17 @@ import { removeMember } from '../../app/accounts/remove-member.js';
 import { revokeKey } from '../../app/accounts/revoke-key.js';
 import type { Deps } from '../../app/ports/index.js';
 import { callerOf } from '../auth.js';
-import { CreateKeyBody, KeyListQuery, RemoveMemberQuery, RevokeKeyQuery } from '../schemas/keys.js';
+import { Answers, Data, Page } from '../schemas/common.js';
+import {
+  ApiKey,
+  CreatedKey,
+  CreateKeyBody,
+  KeyListQuery,
+  KeyRevoked,
+  MemberRemoved,
+  RemoveMemberQuery,
+  RevokeKeyQuery,
+} from '../schemas/keys.js';
 
 const tags = ['keys'];
 
@@ -21,6 +31,7 @@ export const keyRoutes =
           tags,
           summary: "The API keys of an account's members (owner, admin): a prefix, never the key",
           querystring: KeyListQuery,
+          response: Answers({ 200: Page(ApiKey) }),
         },
       },
       async (req) => {
@@ -35,6 +46,7 @@ export const keyRoutes =
           tags,
           summary: 'A new key for a member (added if new), with a role no higher than the caller’s; shown once',
           body: CreateKeyBody,
+          response: Answers({ 201: Data(CreatedKey) }),
         },
       },
       async (req, reply) => reply.status(201).send({ data: await createKey(deps, callerOf(req), req.body) }),
@@ -46,6 +58,7 @@ export const keyRoutes =
           tags,
           summary: 'Revoke a key at once: its next request is refused',
           querystring: RevokeKeyQuery,
+          response: Answers({ 200: Data(KeyRevoked) }),
         },
       },
       async (req) => ({ data: await revokeKey(deps, callerOf(req), req.query.keyId) }),
@@ -57,6 +70,7 @@ export const keyRoutes =
           tags: ['members'],
           summary: 'Remove a member from an account; a user left in no account has every key revoked',
           querystring: RemoveMemberQuery,
+          response: Answers({ 200: Data(MemberRemoved) }),
         },
       },
       async (req) => ({ data: await removeMember(deps, callerOf(req), req.query) }),

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { Strict } from './common.js';
+import { PLANS, ROLES } from '../../domain/access.js';
+import { Nullable, Outgoing, Strict, StringEnum } from './common.js';
 import { DisplaySettings, EmailDisplaySettings, Opt, SmsDisplaySettings, VisibilitySettings } from './settings.js';
 import { AccountId } from './polls.js';
 
@@ -13,3 +14,33 @@ export const AccountSettingsBody = Strict({
     Type.Union([Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: 50 }), Type.Null()]),
   ),
 });
+
+// ---- Answers ----------------------------------------------------------------------------------
+
+/** An account the key's user is a member of, with the user's role and the account's plan. */
+export const Membership = Type.Object(
+  {
+    accountId: Type.String(),
+    accountName: Type.String(),
+    role: StringEnum(ROLES),
+    plan: StringEnum(PLANS),
+  },
+  { title: 'Membership' },
+);
+
+export const Memberships = Type.Array(Membership);
+
+/** Account-level defaults: an object is absent until it is set. */
+export const AccountSettings = Type.Object(
+  {
+    accountId: Type.String(),
+    displaySettings: Opt(Outgoing(DisplaySettings)),
+    emailDisplaySettings: Opt(Outgoing(EmailDisplaySettings)),
+    smsDisplaySettings: Opt(Outgoing(SmsDisplaySettings)),
+    visibilitySettings: Opt(Outgoing(VisibilitySettings)),
+    notificationRecipients: Nullable(
+      Type.Array(Type.String(), { description: 'who gets failure alerts; null (or empty): the owner' }),
+    ),
+  },
+  { title: 'AccountSettings' },
+);

@@ -1562,7 +1562,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Membership"][];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1598,7 +1620,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["AccountSettings"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1690,7 +1734,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["AccountSettings"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2302,7 +2368,32 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["ApiKey"][];
+                            hasNextPage: boolean;
+                            /** @description the startCursor of the next page; null on an empty page */
+                            endCursor: string | null;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2327,11 +2418,33 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["CreatedKey"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2352,7 +2465,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["KeyRevoked"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2389,7 +2524,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["MemberRemoved"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2865,6 +3022,133 @@ export interface components {
             id: string;
             /** @enum {boolean} */
             deleted: true;
+        };
+        /** Membership */
+        Membership: {
+            accountId: string;
+            accountName: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "billing_admin" | "editor" | "read_only";
+            /** @enum {string} */
+            plan: "free" | "basic" | "premium" | "enterprise";
+        };
+        /** AccountSettings */
+        AccountSettings: {
+            accountId: string;
+            displaySettings?: {
+                /** @description #rgb or #rrggbb */
+                backgroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                actionColor?: string;
+                /** @description #rgb or #rrggbb */
+                notificationColor?: string;
+                /** @description #rgb or #rrggbb */
+                fontColor?: string;
+                fontFamily?: string;
+                showLink?: boolean;
+                /** @enum {string} */
+                align?: "left" | "right" | "center";
+                borderRadius?: number;
+                borderWidth?: number;
+                maxWidth?: number;
+                maxHeight?: number;
+                position?: [
+                    number,
+                    number
+                ];
+                shape?: string;
+                hideLauncher?: boolean;
+                showCounter?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            emailDisplaySettings?: {
+                subject?: string;
+                /** @description #rgb or #rrggbb */
+                backgroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                foregroundColor?: string;
+                /** @description #rgb or #rrggbb */
+                buttonColor?: string;
+                /** @description #rgb or #rrggbb */
+                buttonFontColor?: string;
+                /** @description #rgb or #rrggbb */
+                fontColor?: string;
+                fontFamily?: string;
+                showLink?: boolean;
+                /** @enum {string} */
+                linkType?: "input" | "button" | "link";
+                header?: string;
+                body?: string;
+                footer?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            smsDisplaySettings?: {
+                message?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            visibilitySettings?: {
+                autoOpenDevice?: boolean;
+                autoOpenDuration?: number;
+                autoOpenPosition?: number;
+                /** @enum {string} */
+                autoOpenDurationType?: "page" | "site";
+                renderOnExitIntent?: boolean;
+                renderDuration?: boolean;
+                renderPosition?: boolean;
+                renderDevice?: boolean;
+                /** @enum {string} */
+                renderDurationType?: "page" | "site";
+                hideAfterSubmission?: boolean;
+                hideAfterClose?: boolean;
+                showAfterSubmission?: boolean;
+                openAttempts?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description who gets failure alerts; null (or empty): the owner */
+            notificationRecipients: string[] | null;
+        };
+        /** ApiKey */
+        ApiKey: {
+            id: string;
+            /** @description the key's first characters; null for a key made before prefixes */
+            prefix: string | null;
+            /** @description its member's email */
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "billing_admin" | "editor" | "read_only";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            lastUsedAt: string | null;
+            /** Format: date-time */
+            revokedAt: string | null;
+        };
+        /** CreatedKey */
+        CreatedKey: {
+            userId: string;
+            /** @description the key: shown in this answer only */
+            apiKey: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "billing_admin" | "editor" | "read_only";
+        };
+        /** KeyRevoked */
+        KeyRevoked: {
+            id: string;
+            /** @enum {boolean} */
+            revoked: true;
+        };
+        /** MemberRemoved */
+        MemberRemoved: {
+            accountId: string;
+            email: string;
+            /** @enum {boolean} */
+            removed: true;
+            /** @description keys revoked because the user is left in no account */
+            revokedKeys: number;
         };
     };
     responses: never;
