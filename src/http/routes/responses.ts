@@ -10,7 +10,16 @@ import type { SubmissionQueue } from '../../app/responses/submission-queue.js';
 import { callerOf } from '../auth.js';
 import { queryInstant } from '../validation.js';
 import { PollPageQuery, PollQuery } from '../schemas/queries.js';
-import { ResponsesQuery, ScopeQuery, SubmitBody } from '../schemas/responses.js';
+import { Answers, Data, Page } from '../schemas/common.js';
+import {
+  Participant,
+  ParticipantEmails,
+  ResponseRow,
+  ResponsesQuery,
+  ScopeQuery,
+  SubmitBody,
+  SubmitResult,
+} from '../schemas/responses.js';
 
 const tags = ['responses'];
 
@@ -27,13 +36,21 @@ export const responseRoutes =
           summary: 'Submit answers (public for visible polls; apiOnly polls need a key of the account)',
           body: SubmitBody,
           security: [],
+          response: Answers({ 201: Data(SubmitResult) }),
         },
       },
       async (req, reply) => reply.status(201).send({ data: await submissions.submit(req.caller, req.body) }),
     );
     app.get(
       '/responses',
-      { schema: { tags, summary: 'Responses of a poll or an account', querystring: ResponsesQuery } },
+      {
+        schema: {
+          tags,
+          summary: 'Responses of a poll or an account',
+          querystring: ResponsesQuery,
+          response: Answers({ 200: Page(ResponseRow) }),
+        },
+      },
       async (req) => {
         const { startCursor, limit, createdAfter, createdBefore, ...scope } = req.query;
         return listResponses(
@@ -50,7 +67,14 @@ export const responseRoutes =
     );
     app.get(
       '/participants',
-      { schema: { tags, summary: 'Participants of a poll', querystring: PollPageQuery } },
+      {
+        schema: {
+          tags,
+          summary: 'Participants of a poll',
+          querystring: PollPageQuery,
+          response: Answers({ 200: Page(Participant) }),
+        },
+      },
       async (req) =>
         listParticipants(deps, callerOf(req), req.query.pollId, {
           startCursor: req.query.startCursor,
@@ -59,7 +83,14 @@ export const responseRoutes =
     );
     app.get(
       '/emails',
-      { schema: { tags, summary: 'Email addresses found per participant', querystring: ScopeQuery } },
+      {
+        schema: {
+          tags,
+          summary: 'Email addresses found per participant',
+          querystring: ScopeQuery,
+          response: Answers({ 200: Page(ParticipantEmails) }),
+        },
+      },
       async (req) => {
         const { startCursor, limit, ...scope } = req.query;
         return listEmails(deps, callerOf(req), scope, { startCursor, limit });

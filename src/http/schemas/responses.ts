@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { AnyId, DateTime, PageQuery, Strict } from './common.js';
+import { AnyId, DateTime, FreeForm, Instant, Nullable, PageQuery, Strict } from './common.js';
 import { Metadata } from './webhooks.js';
 
 export const SubmitBody = Strict({
@@ -20,3 +20,61 @@ export const ResponsesQuery = Strict({
 });
 
 export const ScopeQuery = Strict({ pollId: Type.Optional(AnyId), accountId: Type.Optional(AnyId), ...PageQuery });
+
+// ---- Answers ----------------------------------------------------------------------------------
+
+/** What a submission stored, and where the respondent goes next. */
+export const SubmitResult = Type.Object(
+  {
+    participantId: Type.String(),
+    responseIds: Type.Array(Type.String(), { description: 'the answers this submission stored' }),
+    complete: Type.Boolean(),
+    nextSlideId: Nullable(
+      Type.String({ description: 'the slide to show next (a skip-to target, else the next in order); null: none' }),
+    ),
+    ended: Type.Boolean({ description: 'the survey is over for this respondent (complete, or ended by logic)' }),
+  },
+  { title: 'SubmitResult' },
+);
+
+/** One answer of one respondent. */
+export const ResponseRow = Type.Object(
+  {
+    id: Type.String(),
+    accountId: Type.String(),
+    pollId: Type.String(),
+    participantId: Type.String(),
+    slideId: Type.String(),
+    value: Type.Unknown({ description: 'the answer as submitted' }),
+    metadata: FreeForm('the metadata sent with the answer'),
+    synthetic: Type.Boolean({ description: 'made by a research run' }),
+    createdAt: Instant,
+  },
+  { title: 'ResponseRow' },
+);
+
+export const Participant = Type.Object(
+  {
+    id: Type.String(),
+    pollId: Type.String(),
+    accountId: Type.String(),
+    metadata: FreeForm("the submissions' participantMetadata, merged"),
+    synthetic: Type.Boolean(),
+    complete: Type.Boolean(),
+    completedAt: Nullable(Instant),
+    createdAt: Instant,
+    updatedAt: Instant,
+  },
+  { title: 'Participant' },
+);
+
+/** The email addresses found in a participant's answers and metadata. */
+export const ParticipantEmails = Type.Object(
+  {
+    pollId: Type.String(),
+    participantId: Type.String(),
+    email: Nullable(Type.String({ description: 'the first of emails' })),
+    emails: Type.Array(Type.String()),
+  },
+  { title: 'ParticipantEmails' },
+);

@@ -2136,11 +2136,33 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["SubmitResult"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2179,7 +2201,32 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["ResponseRow"][];
+                            hasNextPage: boolean;
+                            /** @description the startCursor of the next page; null on an empty page */
+                            endCursor: string | null;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2217,7 +2264,32 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Participant"][];
+                            hasNextPage: boolean;
+                            /** @description the startCursor of the next page; null on an empty page */
+                            endCursor: string | null;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2256,7 +2328,32 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["ParticipantEmails"][];
+                            hasNextPage: boolean;
+                            /** @description the startCursor of the next page; null on an empty page */
+                            endCursor: string | null;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -3110,6 +3207,61 @@ export interface components {
             };
             /** @description who gets failure alerts; null (or empty): the owner */
             notificationRecipients: string[] | null;
+        };
+        /** SubmitResult */
+        SubmitResult: {
+            participantId: string;
+            /** @description the answers this submission stored */
+            responseIds: string[];
+            complete: boolean;
+            /** @description the slide to show next (a skip-to target, else the next in order); null: none */
+            nextSlideId: string | null;
+            /** @description the survey is over for this respondent (complete, or ended by logic) */
+            ended: boolean;
+        };
+        /** ResponseRow */
+        ResponseRow: {
+            id: string;
+            accountId: string;
+            pollId: string;
+            participantId: string;
+            slideId: string;
+            /** @description the answer as submitted */
+            value: unknown;
+            /** @description the metadata sent with the answer */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description made by a research run */
+            synthetic: boolean;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** Participant */
+        Participant: {
+            id: string;
+            pollId: string;
+            accountId: string;
+            /** @description the submissions' participantMetadata, merged */
+            metadata: {
+                [key: string]: unknown;
+            };
+            synthetic: boolean;
+            complete: boolean;
+            /** Format: date-time */
+            completedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** ParticipantEmails */
+        ParticipantEmails: {
+            pollId: string;
+            participantId: string;
+            /** @description the first of emails */
+            email: string | null;
+            emails: string[];
         };
         /** ApiKey */
         ApiKey: {
