@@ -13,15 +13,21 @@ import { updateWebhook } from '../../app/webhooks/update-webhook.js';
 import type { DeliveryStatus } from '../../domain/delivery.js';
 import { callerOf } from '../auth.js';
 import { bodyInstant, queryInstant } from '../validation.js';
+import { Answers, Data, DataWithSecret, Page } from '../schemas/common.js';
 import {
   CreateWebhookBody,
   DeleteWebhookQuery,
+  Delivery,
+  DeliveryDetail,
   DeliveryListQuery,
   DeliveryQuery,
   RecoverBody,
+  Recovery,
   ResendBody,
   TestEventBody,
   UpdateWebhookBody,
+  Webhook,
+  WebhookDeleted,
   WebhookListQuery,
 } from '../schemas/webhooks.js';
 
@@ -33,7 +39,14 @@ export const webhookRoutes =
     const app = root.withTypeProvider<TypeBoxTypeProvider>();
     app.get(
       '/webhooks',
-      { schema: { tags, summary: 'List webhooks of a poll or an account', querystring: WebhookListQuery } },
+      {
+        schema: {
+          tags,
+          summary: 'List webhooks of a poll or an account',
+          querystring: WebhookListQuery,
+          response: Answers({ 200: Page(Webhook) }),
+        },
+      },
       async (req) => {
         const { startCursor, limit, ...filter } = req.query;
         return listWebhooks(deps, callerOf(req), filter, { startCursor, limit });
@@ -46,6 +59,7 @@ export const webhookRoutes =
           tags,
           summary: 'Create a webhook; the first one of an account also returns its signing secret, once',
           body: CreateWebhookBody,
+          response: Answers({ 201: DataWithSecret(Webhook) }),
         },
       },
       async (req, reply) => {
@@ -60,6 +74,7 @@ export const webhookRoutes =
           tags,
           summary: 'Delete a webhook and cancel its pending deliveries',
           querystring: DeleteWebhookQuery,
+          response: Answers({ 200: Data(WebhookDeleted) }),
         },
       },
       async (req) => ({
@@ -69,7 +84,12 @@ export const webhookRoutes =
     app.get(
       '/webhooks/deliveries',
       {
-        schema: { tags, summary: 'Delivery log of a webhook or a poll, newest first', querystring: DeliveryListQuery },
+        schema: {
+          tags,
+          summary: 'Delivery log of a webhook or a poll, newest first',
+          querystring: DeliveryListQuery,
+          response: Answers({ 200: Page(Delivery) }),
+        },
       },
       async (req) => {
         const { startCursor, limit, createdAfter, createdBefore, status, ...filter } = req.query;
@@ -83,7 +103,14 @@ export const webhookRoutes =
     );
     app.get(
       '/webhooks/delivery',
-      { schema: { tags, summary: 'One delivery with its payload and every attempt', querystring: DeliveryQuery } },
+      {
+        schema: {
+          tags,
+          summary: 'One delivery with its payload and every attempt',
+          querystring: DeliveryQuery,
+          response: Answers({ 200: Data(DeliveryDetail) }),
+        },
+      },
       async (req) => ({
         data: await getDelivery(deps, callerOf(req), req.query.deliveryId),
       }),
@@ -95,6 +122,7 @@ export const webhookRoutes =
           tags,
           summary: 'Change a webhook: URL (pending retries follow it), delivery rule, or pause and resume',
           body: UpdateWebhookBody,
+          response: Answers({ 200: Data(Webhook) }),
         },
       },
       async (req) => ({ data: await updateWebhook(deps, callerOf(req), req.body) }),
@@ -106,6 +134,7 @@ export const webhookRoutes =
           tags,
           summary: 'Send a finished delivery again: same id and body, next attempt number, a fresh retry ladder',
           body: ResendBody,
+          response: Answers({ 202: Data(Delivery) }),
         },
       },
       async (req, reply) =>
@@ -119,6 +148,7 @@ export const webhookRoutes =
           summary:
             'Resend every rejected or given-up delivery of a webhook (or of a poll’s logic targets) made in a time window',
           body: RecoverBody,
+          response: Answers({ 202: Data(Recovery) }),
         },
       },
       async (req, reply) => {
@@ -134,6 +164,7 @@ export const webhookRoutes =
           tags,
           summary: 'Send a signed test event (a made-up respondent, metadata.test) to a webhook',
           body: TestEventBody,
+          response: Answers({ 202: Data(Delivery) }),
         },
       },
       async (req, reply) =>

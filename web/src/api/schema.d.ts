@@ -1789,7 +1789,32 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Webhook"][];
+                            hasNextPage: boolean;
+                            /** @description the startCursor of the next page; null on an empty page */
+                            endCursor: string | null;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1814,11 +1839,35 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Webhook"];
+                            /** @description the account's signing secret, present only on the call that created it */
+                            signingSecret?: string;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1839,7 +1888,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["WebhookDeleted"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1880,7 +1951,32 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Delivery"][];
+                            hasNextPage: boolean;
+                            /** @description the startCursor of the next page; null on an empty page */
+                            endCursor: string | null;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1916,7 +2012,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["DeliveryDetail"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1962,7 +2080,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Webhook"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -1998,11 +2138,33 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                202: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Delivery"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2044,11 +2206,33 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                202: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Recovery"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -2084,11 +2268,33 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                202: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Delivery"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -3207,6 +3413,131 @@ export interface components {
             };
             /** @description who gets failure alerts; null (or empty): the owner */
             notificationRecipients: string[] | null;
+        };
+        /**
+         * WebhookHealth
+         * @description the target's health: alerted once failure-alert emails have gone out
+         */
+        WebhookHealth: {
+            /** @enum {string} */
+            state: "healthy" | "alerted";
+            /** Format: date-time */
+            lastSuccessAt: string | null;
+            /** Format: date-time */
+            lastGivenUpAt: string | null;
+            alertEmailsSent: number;
+        };
+        /** Webhook */
+        Webhook: {
+            id: string;
+            accountId: string;
+            pollId: string;
+            url: string;
+            /** @enum {string} */
+            deliveryRule: "partial" | "complete";
+            /** @description sent as X-Service-Secret; verify the signature instead */
+            legacySecret: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            pausedAt: string | null;
+            /** @description a paused webhook holds its deliveries until it is resumed */
+            paused: boolean;
+            health: components["schemas"]["WebhookHealth"];
+        };
+        /** WebhookDeleted */
+        WebhookDeleted: {
+            id: string;
+            /** @enum {boolean} */
+            deleted: true;
+            /** @description pending deliveries of the webhook that were cancelled */
+            cancelledDeliveries: number;
+        };
+        /** Delivery */
+        Delivery: {
+            id: string;
+            accountId: string;
+            pollId: string;
+            /** @description null for a logic-triggered delivery */
+            webhookId: string | null;
+            /** @enum {string} */
+            source: "webhook" | "question-logic" | "survey-logic";
+            url: string;
+            participantId: string;
+            /** @enum {string} */
+            type: "submitted-responses" | "completed-survey";
+            /** @enum {string} */
+            status: "pending" | "in_flight" | "delivered" | "rejected" | "given_up" | "cancelled";
+            attemptCount: number;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /** @description made by a test event, not by a respondent (absent from POST /webhooks/delivery/resend) */
+            test?: boolean;
+        };
+        /** Attempt */
+        Attempt: {
+            /** @description from 1 */
+            number: number;
+            /** Format: date-time */
+            sentAt: string;
+            /** @description the target's HTTP status; null when none came */
+            statusCode: number | null;
+            error: string | null;
+            durationMs: number;
+            /** @description the start of the target's answer */
+            responseExcerpt: string | null;
+        };
+        /** DeliveryEvent */
+        DeliveryEvent: {
+            /** @enum {string} */
+            kind: "resend" | "recover" | "test";
+            /** @description the attempt that followed it */
+            attemptNumber: number;
+            /** @description the email of the user who asked */
+            by: string | null;
+            /** Format: date-time */
+            at: string;
+        };
+        /** DeliveryDetail */
+        DeliveryDetail: {
+            id: string;
+            accountId: string;
+            pollId: string;
+            /** @description null for a logic-triggered delivery */
+            webhookId: string | null;
+            /** @enum {string} */
+            source: "webhook" | "question-logic" | "survey-logic";
+            url: string;
+            participantId: string;
+            /** @enum {string} */
+            type: "submitted-responses" | "completed-survey";
+            /** @enum {string} */
+            status: "pending" | "in_flight" | "delivered" | "rejected" | "given_up" | "cancelled";
+            attemptCount: number;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /** @description made by a test event, not by a respondent */
+            test: boolean;
+            /** @description the body it sends, parsed: the webhook payload */
+            payload: {
+                [key: string]: unknown;
+            };
+            attempts: components["schemas"]["Attempt"][];
+            /** @description what people did to it, oldest first */
+            events: components["schemas"]["DeliveryEvent"][];
+        };
+        /** Recovery */
+        Recovery: {
+            /** @description the rejected and given-up deliveries listed for resending */
+            resent: number;
         };
         /** SubmitResult */
         SubmitResult: {
