@@ -3,7 +3,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../app/ports/index.js';
 import { listAlerts } from '../../app/alerts/list-alerts.js';
 import { callerOf } from '../auth.js';
-import { AnyId, PageQuery, Strict } from '../schemas/common.js';
+import { AlertEmail } from '../schemas/alerts.js';
+import { Answers, AnyId, Page, PageQuery, Strict } from '../schemas/common.js';
 
 export const alertRoutes =
   (deps: Deps): FastifyPluginAsync =>
@@ -16,6 +17,7 @@ export const alertRoutes =
           tags: ['alerts'],
           summary: 'Failure-alert emails sent for an account, newest first',
           querystring: Strict({ accountId: AnyId, ...PageQuery }),
+          response: Answers({ 200: Page(AlertEmail) }),
         },
       },
       async (req) =>

@@ -2633,7 +2633,32 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["AlertEmail"][];
+                            hasNextPage: boolean;
+                            /** @description the startCursor of the next page; null on an empty page */
+                            endCursor: string | null;
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -3593,6 +3618,45 @@ export interface components {
             /** @description the first of emails */
             email: string | null;
             emails: string[];
+        };
+        /** AlertEmail */
+        AlertEmail: {
+            id: string;
+            accountId: string;
+            /** @description the failing target: a webhook id, or a logic-triggered URL */
+            endpointId: string;
+            /** @description null for a logic-triggered URL */
+            webhookId: string | null;
+            pollId: string;
+            /** @enum {string} */
+            kind: "first" | "reminder";
+            /** @description 1 for the first email about a failure, 2 and on for its reminders */
+            sequence: number;
+            recipients: string[];
+            subject: string;
+            text: string;
+            html: string;
+            /** @description what the email says, field by field */
+            details: {
+                /** @description the URL */
+                endpoint: string;
+                survey: {
+                    id: string;
+                    title: string;
+                };
+                question: {
+                    id: string;
+                    title: string;
+                } | null;
+                trigger: string;
+                configuredIn: string;
+                whatWentWrong: string;
+                responsesLostPastWeek: number;
+            } & {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            sentAt: string;
         };
         /** ApiKey */
         ApiKey: {
