@@ -3,7 +3,7 @@ import { DomainError, notFound } from '../domain/errors.js';
 import { hashApiKey } from '../domain/api-key.js';
 import { webhookRulesChanged, type Action } from '../domain/logic.js';
 import type { UrlPolicy } from '../domain/url-policy.js';
-import type { Caller, Deps, PollRow, Store } from './ports/index.js';
+import type { AccountMembership, Caller, Deps, PollRow, Store } from './ports/index.js';
 
 /** The caller a key belongs to; a revoked key is refused from the next request on. */
 export async function authenticate(deps: Pick<Deps, 'store' | 'clock'>, apiKey: string | undefined): Promise<Caller> {
@@ -13,18 +13,33 @@ export async function authenticate(deps: Pick<Deps, 'store' | 'clock'>, apiKey: 
   const now = deps.clock.now();
   if (!found.lastUsedAt || now.getTime() - found.lastUsedAt.getTime() >= 60_000)
     await deps.store.keys.touch(found.keyId, now);
-  return { userId: found.userId, keyId: found.keyId };
+  return { userId: found.userId, keyId: found.keyId, accountId: found.accountId };
+}
+
+/**
+ * The caller's membership of an account, as far as their key reaches: a key limited to one
+ * account finds no membership anywhere else (so another account is a plain 404).
+ */
+export async function membershipOf(store: Store, caller: Caller, accountId: string): Promise<Membership | undefined> {
+  if (caller.accountId && caller.accountId !== accountId) return undefined;
+  return store.users.membership(accountId, caller.userId);
+}
+
+/** The accounts the caller's key reaches, with the caller's role in each. */
+export async function membershipsOf(store: Store, caller: Caller): Promise<AccountMembership[]> {
+  const all = await store.users.memberships(caller.userId);
+  return caller.accountId ? all.filter((m) => m.accountId === caller.accountId) : all;
 }
 
 export async function requireAccount(store: Store, caller: Caller, accountId: string, need: Need): Promise<Membership> {
-  return authorize(await store.users.membership(accountId, caller.userId), need);
+  return authorize(await membershipOf(store, caller, accountId), need);
 }
 
 /** Loads a poll and checks the caller's access to its account; another account's poll is a plain 404. */
 export async function requirePoll(store: Store, caller: Caller, pollId: string, need: Need): Promise<PollRow> {
   const poll = await store.polls.get(pollId);
   if (!poll) throw notFound('poll');
-  const membership = await store.users.membership(poll.accountId, caller.userId);
+  const membership = await membershipOf(store, caller, poll.accountId);
   if (!membership) throw notFound('poll');
   authorize(membership, need);
   return poll;

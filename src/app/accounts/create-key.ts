@@ -1,4 +1,4 @@
-import { may, noHigher, type Role } from '../../domain/access.js';
+import { noHigher, type Role } from '../../domain/access.js';
 import { DomainError } from '../../domain/errors.js';
 import { requireAccount } from '../access.js';
 import type { Deps } from '../ports/index.js';
@@ -8,7 +8,8 @@ import { requireAccountExists, type Actor } from './list-keys.js';
 /**
  * Adds the member if new (or changes their role) and issues them a new key, shown only in this
  * answer. An API caller (owner or admin) may give no role higher than their own, and may not
- * change the role of a member who outranks them; the operator may do anything.
+ * change the role of a member who outranks them; the key they make opens this account only,
+ * whatever else its user belongs to. The operator's keys are the user's, in every account.
  */
 export async function createKey(deps: Deps, actor: Actor, input: { accountId: string; email: string; role: Role }) {
   return deps.store.transaction(async (store) => {
@@ -21,20 +22,6 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
     if (!noHigher(input.role, own) || (membership && !noHigher(membership.role, own))) {
       throw new DomainError('role_forbidden', `the ${own} role may not give or change a role higher than its own`);
     }
-    // A key is the user's, good in every account they belong to: an API caller may make one only
-    // for someone whose every other membership they also administer, at a rank no higher.
-    if (actor !== 'operator') {
-      for (const other of await store.users.memberships(userId)) {
-        if (other.accountId === input.accountId) continue;
-        const mine = await store.users.membership(other.accountId, actor.userId);
-        if (!mine || !may(mine.role, 'manage_account') || !noHigher(other.role, mine.role)) {
-          throw new DomainError(
-            'role_forbidden',
-            'this person also belongs to an account you do not administer, which a new key would open too; they can make a key there, or an operator can',
-          );
-        }
-      }
-    }
     if (!membership)
       await store.users.addMembership({ accountId: input.accountId, userId, role: input.role, createdAt: now });
     else if (membership.role !== input.role) {
@@ -43,6 +30,7 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
       }
       await store.users.setRole(input.accountId, userId, input.role);
     }
-    return { userId, apiKey: await issueKey(store, userId, now), role: input.role };
+    const apiKey = await issueKey(store, userId, now, actor === 'operator' ? null : input.accountId);
+    return { userId, apiKey, role: input.role };
   });
 }

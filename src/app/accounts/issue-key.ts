@@ -2,13 +2,20 @@ import { hashApiKey, keyPrefix, newApiKey } from '../../domain/api-key.js';
 import { newId } from '../../domain/ids.js';
 import type { Store } from '../ports/index.js';
 
-export async function issueKey(store: Store, userId: string, now: Date): Promise<string> {
+/** A new key for the user: limited to `accountId` when given, else good in every account of theirs. */
+export async function issueKey(
+  store: Store,
+  userId: string,
+  now: Date,
+  accountId: string | null = null,
+): Promise<string> {
   const apiKey = newApiKey();
   await store.keys.insert({
     id: newId('key', now.getTime()),
     userId,
     keyHash: hashApiKey(apiKey),
     prefix: keyPrefix(apiKey),
+    accountId,
     createdAt: now,
   });
   return apiKey;

@@ -6,7 +6,8 @@ import { requireAccountExists, type Actor } from './list-keys.js';
 
 /**
  * Removes a member from an account. Their access to it ends at once (every request checks the
- * membership); a user left in no account has every key revoked. The last owner stays: an
+ * membership); their keys made for it are revoked, and a user left in no account has every key
+ * revoked. The last owner stays: an
  * account is never without one.
  */
 export async function removeMember(
@@ -30,8 +31,9 @@ export async function removeMember(
     }
     await store.users.removeMembership(input.accountId, user.id);
     const now = deps.clock.now();
+    // Their keys made for this account go; keys of their own go too once no account is left.
     const revokedKeys = (await store.users.memberships(user.id)).length
-      ? 0
+      ? await store.keys.revoke({ userId: user.id, accountId: input.accountId }, now)
       : await store.keys.revoke({ userId: user.id }, now);
     return { accountId: input.accountId, email, removed: true as const, revokedKeys };
   });

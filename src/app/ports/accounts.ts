@@ -41,14 +41,29 @@ export type KeyView = {
 };
 
 export interface KeyRepo {
-  insert(k: { id: string; userId: string; keyHash: string; prefix: string; createdAt: Date }): Promise<void>;
-  /** The user a live key belongs to. */
-  findByHash(hash: string): Promise<{ keyId: string; userId: string; lastUsedAt: Date | null } | undefined>;
+  insert(k: {
+    id: string;
+    userId: string;
+    keyHash: string;
+    prefix: string;
+    accountId: string | null;
+    createdAt: Date;
+  }): Promise<void>;
+  /** The user a live key belongs to, and the one account it is limited to, if any. */
+  findByHash(
+    hash: string,
+  ): Promise<{ keyId: string; userId: string; accountId: string | null; lastUsedAt: Date | null } | undefined>;
   /** Records a use of the key, at most once a minute (a write per request would cost every request). */
   touch(id: string, now: Date): Promise<void>;
-  get(id: string): Promise<{ id: string; userId: string; revokedAt: Date | null } | undefined>;
-  /** The keys of the account's members, newest first. */
-  listForAccount(accountId: string, page: PageRequest): Promise<Page<KeyView>>;
-  /** Revokes live keys: one, or every key of a user. */
-  revoke(filter: { id: string } | { userId: string }, now: Date): Promise<number>;
+  get(
+    id: string,
+  ): Promise<{ id: string; userId: string; accountId: string | null; revokedAt: Date | null } | undefined>;
+  /**
+   * The keys that open the account, newest first: its members' keys limited to it, and their
+   * keys limited to no account — those, for a `viewer` (a user id), only when the viewer owns or
+   * administers every other account such a key opens.
+   */
+  listForAccount(accountId: string, page: PageRequest, viewer?: string): Promise<Page<KeyView>>;
+  /** Revokes live keys: one, every key of a user, or a user's keys limited to one account. */
+  revoke(filter: { id: string } | { userId: string; accountId?: string }, now: Date): Promise<number>;
 }

@@ -34,7 +34,8 @@ export interface Store {
 }
 
 /** Who is calling: resolved from the API key by the http layer. */
-export type Caller = { userId: string; keyId: string };
+/** A key made for one account opens that account only (`accountId`); otherwise every account of the user. */
+export type Caller = { userId: string; keyId: string; accountId?: string | null };
 
 export type DeliverySettings = {
   retryLadderMs: readonly number[];

@@ -5,6 +5,7 @@ import { NON_ANSWERABLE } from '../../domain/slide.js';
 import type { Batch, NewDelivery } from '../../domain/delivery.js';
 import { newDelivery } from '../delivery/new-delivery.js';
 import { planLogic } from './plan-logic.js';
+import { membershipOf } from '../access.js';
 import type { Caller, Deps, PollForSubmission, Store } from '../ports/index.js';
 import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
 
@@ -154,7 +155,7 @@ async function checkSubmission(
 ): Promise<PollForSubmission> {
   if (!loaded || !loaded.poll.isVisible) throw notFound('poll');
   const { poll, slides } = loaded;
-  if (poll.settings.apiOnly && !(caller && (await store.users.membership(poll.accountId, caller.userId)))) {
+  if (poll.settings.apiOnly && !(caller && (await membershipOf(store, caller, poll.accountId)))) {
     if (!caller)
       throw new DomainError(
         'unauthenticated',

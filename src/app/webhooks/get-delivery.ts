@@ -1,5 +1,5 @@
 import { notFound } from '../../domain/errors.js';
-import { requireAccount } from '../access.js';
+import { membershipOf, requireAccount } from '../access.js';
 import type { Attempt, DeliveryEvent } from '../../domain/delivery.js';
 import type { Caller, Deps } from '../ports/index.js';
 import { summary, type DeliveryView } from './list-deliveries.js';
@@ -14,7 +14,7 @@ export type DeliveryDetail = DeliveryView & {
 
 export async function getDelivery(deps: Deps, caller: Caller, deliveryId: string): Promise<DeliveryDetail> {
   const d = await deps.store.deliveries.get(deliveryId);
-  if (!d || !(await deps.store.users.membership(d.accountId, caller.userId))) throw notFound('delivery');
+  if (!d || !(await membershipOf(deps.store, caller, d.accountId))) throw notFound('delivery');
   await requireAccount(deps.store, caller, d.accountId, 'manage_webhooks');
   const attempts = await deps.store.deliveries.attempts(d.id);
   const events = await deps.store.deliveries.events(d.id);

@@ -1,6 +1,6 @@
 import { DomainError, notFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { requireAccount } from '../access.js';
+import { membershipOf, requireAccount } from '../access.js';
 import type { Caller, Deps, Store } from '../ports/index.js';
 import { summary, type DeliveryView } from './list-deliveries.js';
 
@@ -35,7 +35,7 @@ export async function reopenDelivery(
 export async function resendDelivery(deps: Deps, caller: Caller, deliveryId: string): Promise<DeliveryView> {
   return deps.store.transaction(async (store) => {
     const d = await store.deliveries.get(deliveryId);
-    if (!d || !(await store.users.membership(d.accountId, caller.userId))) throw notFound('delivery');
+    if (!d || !(await membershipOf(store, caller, d.accountId))) throw notFound('delivery');
     await requireAccount(store, caller, d.accountId, 'manage_webhooks');
     if (d.status === 'cancelled') {
       throw new DomainError(

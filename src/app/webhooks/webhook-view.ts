@@ -1,5 +1,5 @@
 import { notFound } from '../../domain/errors.js';
-import { requireAccount } from '../access.js';
+import { membershipOf, requireAccount } from '../access.js';
 import type { Endpoint, Webhook } from '../../domain/webhook.js';
 import type { Caller, Store } from '../ports/index.js';
 
@@ -24,7 +24,7 @@ export function view(w: Webhook, e: Endpoint | undefined): WebhookView {
 export async function requireWebhook(store: Store, caller: Caller, id: string): Promise<Webhook> {
   const w = await store.webhooks.get(id);
   if (!w) throw notFound('webhook');
-  const m = await store.users.membership(w.accountId, caller.userId);
+  const m = await membershipOf(store, caller, w.accountId);
   if (!m) throw notFound('webhook');
   await requireAccount(store, caller, w.accountId, 'manage_webhooks');
   return w;

@@ -38,6 +38,7 @@ export interface ApiKeysTable {
   revoked_at: Time | null;
   prefix: string | null;
   last_used_at: Time | null;
+  account_id: string | null;
 }
 
 export interface PollsTable {

@@ -54,7 +54,7 @@ describe('API keys', () => {
     expect((await req('GET', `/keys?accountId=${acct.accountId}`, key)).statusCode).toBe(403);
   });
 
-  it('are never made for someone who also belongs to an account the caller does not administer', async () => {
+  it('made through the API open only the account they were made for, whatever else their user belongs to', async () => {
     const other = await h.account({ name: 'Elsewhere' });
     const ownerEmail = (await req('GET', `/keys?accountId=${other.accountId}`, other.key)).json().data[0]
       .email as string;
@@ -63,9 +63,19 @@ describe('API keys', () => {
       email: ownerEmail,
       role: 'read_only',
     });
-    expect([res.statusCode, res.json().code]).toEqual([403, 'role_forbidden']);
-    expect(res.body).not.toContain('cvk_');
-    expect(await h.deps.store.users.membership(acct.accountId, other.userId)).toBeUndefined();
+    expect(res.statusCode, res.body).toBe(201);
+    const key = res.json().data.apiKey as string;
+    expect((await polls(key)).statusCode).toBe(200);
+    expect((await req('GET', `/polls?accountId=${other.accountId}`, key)).statusCode).toBe(404);
+    expect((await req('GET', `/account/settings?accountId=${other.accountId}`, key)).statusCode).toBe(404);
+    expect((await req('GET', '/accounts', key)).json().data.map((m: { accountId: string }) => m.accountId)).toEqual([
+      acct.accountId,
+    ]);
+    // The other account's own list shows no key that does not open it.
+    const theirs = (await req('GET', `/keys?accountId=${other.accountId}&limit=100`, other.key)).json().data as {
+      prefix: string;
+    }[];
+    expect(theirs.map((k) => k.prefix)).not.toContain(key.slice(0, 8));
   });
 
   it('are refused on the very next request once revoked', async () => {
