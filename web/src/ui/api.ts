@@ -1,9 +1,9 @@
 // The one client of the Canvass API: sends the bearer key and turns problem documents
 // (RFC 9457, application/problem+json) into ApiError messages a person can read.
 
-import type { Answers, BodyOf, Method, PathOf, QueryOf } from '../api/types';
+import type { AnswerOf, BodyOf, FieldError, JsonPathOf, Method, PathOf, Problem, QueryOf } from '../api/types';
 
-export type FieldError = { path: string; message: string };
+export type { FieldError };
 
 export class ApiError extends Error {
   constructor(
@@ -19,17 +19,17 @@ export class ApiError extends Error {
 
 export type Query = Record<string, string | number | boolean | null | undefined>;
 
-/** A route the dashboard calls with `M`: one the API serves, whose answer is known. */
-export type Route<M extends Method> = PathOf<M> & keyof Answers[M];
+/** A route the dashboard calls with `M`: one the API serves, whose answer is JSON. */
+export type Route<M extends Method> = JsonPathOf<M>;
 
 /** Query values as forms hold them: an optional parameter may also be null or '', both left out of the URL. */
 export type QueryArgs<Q> = { [K in keyof Q]: Q[K] | (undefined extends Q[K] ? null | '' : never) };
 
 /** Paths, query parameters and bodies are checked against the API's OpenAPI document. */
 export type Api = {
-  get<P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>): Promise<Answers['get'][P]>;
-  post<P extends Route<'post'>>(path: P, body: BodyOf<'post', P>): Promise<Answers['post'][P]>;
-  del<P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>): Promise<Answers['delete'][P]>;
+  get<P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>): Promise<AnswerOf<'get', P>>;
+  post<P extends Route<'post'>>(path: P, body: BodyOf<'post', P>): Promise<AnswerOf<'post', P>>;
+  del<P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>): Promise<AnswerOf<'delete', P>>;
   /** A non-JSON answer (the CSV export) as a blob, with the file name the server suggests. */
   download<P extends PathOf<'get'>>(
     path: P,
@@ -37,7 +37,8 @@ export type Api = {
   ): Promise<{ blob: Blob; filename: string }>;
 };
 
-type Problem = { title?: string; detail?: string; code?: string; status?: number; errors?: FieldError[] };
+/** A problem document as read: any field may be missing from an answer that is not one (a proxy's error page). */
+type ProblemRead = Partial<Problem>;
 
 export function withQuery(path: string, query: Query = {}): string {
   const params = new URLSearchParams();
@@ -47,7 +48,7 @@ export function withQuery(path: string, query: Query = {}): string {
 }
 
 /** The message of a problem document: its detail (or title), plus the fields it names when the detail does not. */
-export function problemMessage(p: Problem, status: number): string {
+export function problemMessage(p: ProblemRead, status: number): string {
   const main = p.detail || p.title || `The server answered ${status}`;
   const fields = (p.errors ?? []).filter((e) => !main.includes(e.path)).map((e) => `${e.path} ${e.message}`);
   return fields.length ? `${main} (${fields.join('; ')})` : main;
@@ -55,9 +56,9 @@ export function problemMessage(p: Problem, status: number): string {
 
 async function toError(res: Response): Promise<ApiError> {
   const text = await res.text().catch(() => '');
-  let p: Problem = {};
+  let p: ProblemRead = {};
   try {
-    p = JSON.parse(text) as Problem;
+    p = JSON.parse(text) as ProblemRead;
   } catch {
     p = { detail: text.slice(0, 200) || res.statusText };
   }
@@ -93,11 +94,11 @@ export function createApi(key: string, { base = '', onSigningSecret }: ApiOption
   };
   return {
     get: async <P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>) =>
-      json<Answers['get'][P]>(await send('GET', withQuery(path, query as Query))),
+      json<AnswerOf<'get', P>>(await send('GET', withQuery(path, query as Query))),
     post: async <P extends Route<'post'>>(path: P, body: BodyOf<'post', P>) =>
-      json<Answers['post'][P]>(await send('POST', path, body)),
+      json<AnswerOf<'post', P>>(await send('POST', path, body)),
     del: async <P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>) =>
-      json<Answers['delete'][P]>(await send('DELETE', withQuery(path, query as Query))),
+      json<AnswerOf<'delete', P>>(await send('DELETE', withQuery(path, query as Query))),
     async download(path, query) {
       const res = await send('GET', withQuery(path, query as Query));
       const disposition = res.headers.get('content-disposition') ?? '';
