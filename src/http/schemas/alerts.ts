@@ -5,7 +5,7 @@ import { Instant, Nullable, StringEnum } from './common.js';
 
 const Named = Type.Object({ id: Type.String(), title: Type.String() });
 
-/** A failure-alert email as sent (SPEC §6.5), with what it says as data. */
+/** A failure-alert email as sent, with what it says as data. */
 export const AlertEmail = Type.Object(
   {
     id: Type.String(),

@@ -1,0 +1,113 @@
+import { sql, type Kysely } from 'kysely';
+import { PARKED_UNTIL } from '../../../domain/delivery.js';
+import type { DeliveryRepo } from '../../../app/ports/index.js';
+import type { DB } from '../schema.js';
+
+type Control = Pick<
+  DeliveryRepo,
+  'park' | 'parkWebhook' | 'unparkWebhook' | 'retarget' | 'reopen' | 'addEvents' | 'events'
+>;
+
+/** What people do to deliveries: park and unpark (pause), retarget (a new URL), reopen (resend), and its log. */
+export function deliveryControl(db: Kysely<DB>): Control {
+  return {
+    async park(ids, leaseToken) {
+      if (!ids.length) return;
+      await db
+        .updateTable('delivery_queue')
+        .set((eb) => ({ next_attempt_at: PARKED_UNTIL, lease_token: null, attempt_count: eb('attempt_count', '-', 1) }))
+        .where('delivery_id', 'in', ids)
+        .where('lease_token', '=', leaseToken)
+        .execute();
+    },
+
+    async parkWebhook(webhookId) {
+      await sql`UPDATE delivery_queue q SET next_attempt_at = ${PARKED_UNTIL}
+        FROM deliveries d WHERE q.delivery_id = d.id AND d.webhook_id = ${webhookId} AND q.lease_token IS NULL`.execute(
+        db,
+      );
+    },
+
+    async unparkWebhook(webhookId, now) {
+      const res = await sql`UPDATE delivery_queue q SET next_attempt_at = ${now}
+        FROM deliveries d WHERE q.delivery_id = d.id AND d.webhook_id = ${webhookId} AND q.lease_token IS NULL`.execute(
+        db,
+      );
+      return Number(res.numAffectedRows ?? 0n);
+    },
+
+    async retarget(webhookId, url) {
+      const res = await sql`UPDATE deliveries d SET url = ${url}
+        WHERE d.webhook_id = ${webhookId} AND EXISTS (SELECT 1 FROM delivery_queue q WHERE q.delivery_id = d.id)`.execute(
+        db,
+      );
+      return Number(res.numAffectedRows ?? 0n);
+    },
+
+    /**
+     * The delivery row is locked by its update, so two resends of one delivery queue it once:
+     * the second finds it no longer finished. A saved webhook's delivery goes to the webhook's
+     * URL as it is now (it may have been corrected since); one whose webhook or poll is gone is
+     * not reopened.
+     */
+    async reopen(id, now) {
+      const res = await sql<{ attempt_count: number }>`
+        WITH reopened AS (
+          UPDATE deliveries d SET status = 'pending', finished_at = NULL,
+            url = coalesce((SELECT w.url FROM webhooks w WHERE w.id = d.webhook_id), d.url)
+          WHERE d.id = ${id} AND d.status IN ('delivered', 'rejected', 'given_up')
+            AND NOT EXISTS (SELECT 1 FROM delivery_queue WHERE delivery_id = ${id})
+            AND (d.webhook_id IS NULL OR EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id))
+            AND EXISTS (SELECT 1 FROM polls p WHERE p.id = d.poll_id AND p.account_id = d.account_id)
+          RETURNING d.id, d.attempt_count
+        ), queued AS (
+          INSERT INTO delivery_queue (delivery_id, next_attempt_at, attempt_count, ladder_base)
+          SELECT id, ${now}, attempt_count, attempt_count FROM reopened
+        ), found AS (
+          DELETE FROM lost_deliveries WHERE delivery_id IN (SELECT id FROM reopened)
+        )
+        SELECT attempt_count FROM reopened`.execute(db);
+      const row = res.rows[0];
+      return row ? row.attempt_count + 1 : undefined;
+    },
+
+    async addEvents(events) {
+      if (!events.length) return;
+      await db
+        .insertInto('delivery_events')
+        .values(
+          events.map((e) => ({
+            id: e.id,
+            delivery_id: e.deliveryId,
+            account_id: e.accountId,
+            kind: e.kind,
+            user_id: e.userId,
+            attempt_number: e.attemptNumber,
+            created_at: e.createdAt,
+          })),
+        )
+        .execute();
+    },
+
+    async events(deliveryId) {
+      const rows = await db
+        .selectFrom('delivery_events as e')
+        .leftJoin('users as u', 'u.id', 'e.user_id')
+        .selectAll('e')
+        .select('u.email')
+        .where('e.delivery_id', '=', deliveryId)
+        .orderBy('e.id')
+        .execute();
+      return rows.map((r) => ({
+        id: r.id,
+        deliveryId: r.delivery_id,
+        accountId: r.account_id,
+        kind: r.kind as 'resend' | 'recover' | 'test',
+        userId: r.user_id,
+        attemptNumber: r.attempt_number,
+        createdAt: r.created_at,
+        userEmail: r.email,
+      }));
+    },
+  };
+}
