@@ -21,3 +21,18 @@ export function classifyError(err: unknown, timedOut: boolean): DeliveryError {
   }
   return 'network';
 }
+
+/** The sender's own failures, named as classifyError reads them: a timeout, and a reset. */
+export class DeadlineError extends Error {
+  override readonly name = 'TimeoutError';
+  constructor() {
+    super('the attempt took longer than its deadline');
+  }
+}
+
+export class ClosedError extends Error {
+  readonly code = 'ECONNRESET';
+  constructor() {
+    super('the connection closed before the answer was complete');
+  }
+}

@@ -1,10 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import type { HttpSender, SendRequest, SendResult } from '../../app/ports/index.js';
-import { isIpLiteral, isPublicAddress } from '../../domain/ip-ranges.js';
-import { classifyError } from './classify-error.js';
+import { isIpLiteral } from '../../domain/ip-ranges.js';
+import { classifyError, ClosedError, DeadlineError } from './classify-error.js';
 import { guardedLookup } from './guarded-lookup.js';
 import { ResponseParser, type ResponseHead, type ResponseSink } from './response-parser.js';
+import { parseTarget, type Target } from './target.js';
 
 const EXCERPT_CHARS = 1024;
 // Enough bytes for EXCERPT_CHARS UTF-16 units of any text (3 bytes per unit at most).
@@ -25,20 +26,6 @@ export type SenderOptions = {
   connectionsPerOrigin?: number;
   resolver?: Parameters<typeof guardedLookup>[0]['resolver'];
 };
-
-class DeadlineError extends Error {
-  override readonly name = 'TimeoutError';
-  constructor() {
-    super('the attempt took longer than its deadline');
-  }
-}
-
-class ClosedError extends Error {
-  readonly code = 'ECONNRESET';
-  constructor() {
-    super('the connection closed before the answer was complete');
-  }
-}
 
 /** One attempt: queued for its origin, then written on one of its connections. */
 type Attempt = {
@@ -85,8 +72,6 @@ type Origin = {
   connecting: number;
 };
 
-type Target = { origin: string; host: string; port: number; hostHeader: string; path: string; blockedLiteral: boolean };
-
 /**
  * The webhook sender: HTTP/1.1 over TLS, with keep-alive connections pooled per origin (at most
  * `connectionsPerOrigin` each), one request at a time per connection.
@@ -115,22 +100,7 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
   const target = (url: string): Target => {
     let t = targets.get(url);
     if (!t) {
-      const u = new URL(url);
-      if (u.protocol !== 'https:') throw new Error(`not an https URL: ${url}`);
-      // Port 0 names no service: refused like a blocked address, in either mode and without a lookup.
-      if (u.port === '0')
-        throw Object.assign(new Error(`port 0 of ${u.hostname} cannot be connected to`), {
-          code: 'CANVASS_BLOCKED_ADDRESS',
-        });
-      const host = u.hostname.replace(/^\[|\]$/g, '');
-      t = {
-        origin: u.origin,
-        host,
-        port: Number(u.port || 443),
-        hostHeader: u.host,
-        path: u.pathname + u.search,
-        blockedLiteral: isIpLiteral(host) && !isPublicAddress(host),
-      };
+      t = parseTarget(url);
       if (targets.size >= 10_000) targets.clear();
       targets.set(url, t);
     }

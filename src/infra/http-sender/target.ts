@@ -1,0 +1,31 @@
+import { isIpLiteral, isPublicAddress } from '../../domain/ip-ranges.js';
+
+/** Where an attempt goes, as the sender needs it; parsed once per URL. */
+export type Target = {
+  origin: string;
+  host: string;
+  port: number;
+  hostHeader: string;
+  path: string;
+  /** A literal address that is not public: refused before connecting. */
+  blockedLiteral: boolean;
+};
+
+export function parseTarget(url: string): Target {
+  const u = new URL(url);
+  if (u.protocol !== 'https:') throw new Error(`not an https URL: ${url}`);
+  // Port 0 names no service: refused like a blocked address, in either mode and without a lookup.
+  if (u.port === '0')
+    throw Object.assign(new Error(`port 0 of ${u.hostname} cannot be connected to`), {
+      code: 'CANVASS_BLOCKED_ADDRESS',
+    });
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  return {
+    origin: u.origin,
+    host,
+    port: Number(u.port || 443),
+    hostHeader: u.host,
+    path: u.pathname + u.search,
+    blockedLiteral: isIpLiteral(host) && !isPublicAddress(host),
+  };
+}
