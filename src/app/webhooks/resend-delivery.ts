@@ -53,6 +53,8 @@ export async function resendDelivery(deps: Deps, caller: Caller, deliveryId: str
       );
     }
     const again = await store.deliveries.get(deliveryId);
-    return summary(again!);
+    // Marked as the log marks it: a resent test event is still a test.
+    const test = (await store.deliveries.events(deliveryId)).some((e) => e.kind === 'test');
+    return { ...summary(again!), test };
   });
 }
