@@ -1,14 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/infra/db/database.js';
+import type { Database } from '../../src/infra/db/database.js';
 import { migrate, migrationNames } from '../../src/infra/db/migrate.js';
 import type { DeliveryStatus } from '../../src/domain/delivery.js';
 import { createStore } from '../../src/infra/db/store.js';
-import { createPgDatabase, onPostgres } from '../support/db.js';
+import { databaseBefore } from '../support/db.js';
 
-const DIR = fileURLToPath(new URL('../../src/infra/db/migrations/', import.meta.url));
 const T = (s: string) => new Date(`2026-11-20T${s}Z`);
 
 /**
@@ -17,24 +14,10 @@ const T = (s: string) => new Date(`2026-11-20T${s}Z`);
  */
 describe('migration 004 (delivery queue)', () => {
   let database: Database;
-  let drop = async () => {};
 
   beforeAll(async () => {
-    if (onPostgres) {
-      const made = await createPgDatabase();
-      drop = made.drop;
-      database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'none', poolSize: 2 });
-    } else {
-      database = await openDatabase({ dataDir: '', memory: true, schema: 'none' });
-    }
+    database = await databaseBefore('004');
     const db = database.db;
-    await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
-      db,
-    );
-    for (const name of migrationNames().filter((n) => n < '004')) {
-      await sql.raw(readFileSync(DIR + name, 'utf8')).execute(db);
-      await sql`INSERT INTO schema_migrations (name) VALUES (${name})`.execute(db);
-    }
     await sql`INSERT INTO accounts (id, name, plan, signing_secret, created_at, updated_at) VALUES ('acc_1', 'A', 'premium', 'whsec_x', now(), now())`.execute(
       db,
     );
@@ -63,7 +46,6 @@ describe('migration 004 (delivery queue)', () => {
 
   afterAll(async () => {
     await database?.close();
-    await drop();
   });
 
   it('reads every delivery back with its state, attempt count and due time', async () => {

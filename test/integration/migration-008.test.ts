@@ -1,12 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/infra/db/database.js';
+import type { Database } from '../../src/infra/db/database.js';
 import { migrate, migrationNames } from '../../src/infra/db/migrate.js';
-import { createPgDatabase, onPostgres } from '../support/db.js';
-
-const DIR = fileURLToPath(new URL('../../src/infra/db/migrations/', import.meta.url));
+import { databaseBefore } from '../support/db.js';
 
 /**
  * A database at migration 007 where account B took over a poll id that account A had deleted
@@ -15,24 +11,10 @@ const DIR = fileURLToPath(new URL('../../src/infra/db/migrations/', import.meta.
  */
 describe('migration 008 (poll tombstones)', () => {
   let database: Database;
-  let drop = async () => {};
 
   beforeAll(async () => {
-    if (onPostgres) {
-      const made = await createPgDatabase();
-      drop = made.drop;
-      database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'none', poolSize: 2 });
-    } else {
-      database = await openDatabase({ dataDir: '', memory: true, schema: 'none' });
-    }
+    database = await databaseBefore('008');
     const db = database.db;
-    await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
-      db,
-    );
-    for (const name of migrationNames().filter((n) => n < '008')) {
-      await sql.raw(readFileSync(DIR + name, 'utf8')).execute(db);
-      await sql`INSERT INTO schema_migrations (name) VALUES (${name})`.execute(db);
-    }
     for (const a of ['acc_a', 'acc_b']) {
       await sql`INSERT INTO accounts (id, name, plan, created_at, updated_at) VALUES (${a}, ${a}, 'premium', now(), now())`.execute(
         db,
@@ -54,7 +36,6 @@ describe('migration 008 (poll tombstones)', () => {
 
   afterAll(async () => {
     await database?.close();
-    await drop();
   });
 
   it('keeps a deleted id as its account’s and removes the endpoints that outlived or crossed their poll', async () => {

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/infra/db/database.js';
+import { migrationNames } from '../../src/infra/db/migrate.js';
 
 export const onPostgres = !!process.env.CANVASS_TEST_PG_URL;
 
@@ -47,6 +51,38 @@ export async function testDatabase(): Promise<Database> {
     async close() {
       await database.close();
       await made.drop();
+    },
+  };
+}
+
+/**
+ * Storage brought up to just before `migration` (e.g. '008'), as a database of that release
+ * would be: for tests of what a migration does to existing rows. Closing drops it.
+ */
+export async function databaseBefore(migration: string): Promise<Database> {
+  const dir = fileURLToPath(new URL('../../src/infra/db/migrations/', import.meta.url));
+  let database: Database;
+  let drop = async () => {};
+  if (onPostgres) {
+    const made = await createPgDatabase();
+    drop = made.drop;
+    database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'none', poolSize: 2 });
+  } else {
+    database = await openDatabase({ dataDir: '', memory: true, schema: 'none' });
+  }
+  const db = database.db;
+  await sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
+    db,
+  );
+  for (const name of migrationNames().filter((n) => n < migration)) {
+    await sql.raw(readFileSync(dir + name, 'utf8')).execute(db);
+    await sql`INSERT INTO schema_migrations (name) VALUES (${name})`.execute(db);
+  }
+  return {
+    ...database,
+    async close() {
+      await database.close();
+      await drop();
     },
   };
 }
