@@ -64,7 +64,7 @@ function body(i: number): string {
 async function seedAccount(deps: Deps, receiverPort: number, endpoints: number): Promise<string[]> {
   const now = new Date();
   await deps.store.accounts.insert({ id: 'acc_bench', name: 'Bench', plan: 'premium', createdAt: now, updatedAt: now });
-  await deps.store.accounts.setSigningSecret('acc_bench', SECRET, now);
+  await deps.store.accounts.setSigningSecret('acc_bench', SECRET, now, now);
   const urls: string[] = [];
   for (let e = 0; e < endpoints; e++) urls.push(`https://127.0.0.1:${receiverPort}/endpoint/${e}`);
   return urls;

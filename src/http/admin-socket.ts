@@ -23,24 +23,36 @@ export async function startAdminSocket(
     req.on('end', () => {
       const answer = (status: number, body: object) =>
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      const handler = req.method === 'POST' ? handlers[(req.url ?? '').slice(1)] : undefined;
+      const command = (req.url ?? '').slice(1);
+      const handler = req.method === 'POST' && Object.hasOwn(handlers, command) ? handlers[command] : undefined;
       if (!handler) return answer(404, { error: `no such command: ${req.url ?? ''}` });
-      let args: Record<string, unknown>;
+      let args: unknown;
       try {
-        args = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+        args = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
       } catch {
         return answer(400, { error: 'the arguments are not JSON' });
       }
-      handler(args).then(
-        (result) => answer(200, { result }),
-        (e: unknown) =>
-          e instanceof DomainError
-            ? answer(STATUS[e.code], { error: e.message, code: e.code })
-            : answer(500, { error: e instanceof Error ? e.message : String(e) }),
-      );
+      if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+        return answer(400, { error: 'the arguments must be a JSON object' });
+      }
+      Promise.resolve(args as Record<string, unknown>)
+        .then(handler)
+        .then(
+          (result) => answer(200, { result }),
+          (e: unknown) =>
+            e instanceof DomainError
+              ? answer(STATUS[e.code], { error: e.message, code: e.code })
+              : answer(500, { error: e instanceof Error ? e.message : String(e) }),
+        );
     });
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socketPath, resolve));
+  // Made owner-only from the start (umask), not only after it exists (chmod).
+  const umask = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socketPath, resolve));
+  } finally {
+    process.umask(umask);
+  }
   chmodSync(socketPath, 0o600);
   return {
     close: () =>

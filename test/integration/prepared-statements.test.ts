@@ -27,7 +27,7 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
     const store = createStore(database.db);
     const now = new Date();
     await store.accounts.insert({ id: 'acc_prep', name: 'Prep', plan: 'premium', createdAt: now, updatedAt: now });
-    await store.accounts.setSigningSecret('acc_prep', 'whsec_prepared', now);
+    await store.accounts.setSigningSecret('acc_prep', 'whsec_prepared', now, now);
     const ids = Array.from({ length: 9 }, (_, i) => `dlv_prep${i}_${randomBytes(4).toString('hex')}`);
     await store.deliveries.insert(
       ids.map((id) => ({

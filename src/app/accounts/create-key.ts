@@ -17,6 +17,8 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
     const own =
       actor === 'operator' ? 'owner' : (await requireAccount(store, actor, input.accountId, 'manage_account')).role;
     if (actor === 'operator') await requireAccountExists(store, input.accountId);
+    // Role changes of one account queue here, so "the last owner stays" holds under concurrency.
+    await store.accounts.lock(input.accountId);
     const userId = await userFor(store, input.email, now);
     const membership = await store.users.membership(input.accountId, userId);
     if (!noHigher(input.role, own) || (membership && !noHigher(membership.role, own))) {

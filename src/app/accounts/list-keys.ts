@@ -13,5 +13,7 @@ export async function requireAccountExists(store: Store, accountId: string): Pro
 export async function listKeys(deps: Deps, actor: Actor, accountId: string, page: PageRequest): Promise<Page<KeyView>> {
   if (actor === 'operator') await requireAccountExists(deps.store, accountId);
   else await requireAccount(deps.store, actor, accountId, 'manage_account');
-  return deps.store.keys.listForAccount(accountId, page, actor === 'operator' ? undefined : actor.userId);
+  return actor === 'operator'
+    ? deps.store.keys.listForAccount(accountId, page)
+    : deps.store.keys.listForAccount(accountId, page, actor.userId, !!actor.accountId);
 }

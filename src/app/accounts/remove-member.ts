@@ -19,6 +19,8 @@ export async function removeMember(
     const own =
       actor === 'operator' ? 'owner' : (await requireAccount(store, actor, input.accountId, 'manage_account')).role;
     if (actor === 'operator') await requireAccountExists(store, input.accountId);
+    // Removals and role changes of one account queue here, so "the last owner stays" holds.
+    await store.accounts.lock(input.accountId);
     const email = input.email.trim().toLowerCase();
     const user = await store.users.findByEmail(email);
     const membership = user && (await store.users.membership(input.accountId, user.id));

@@ -15,7 +15,13 @@ export async function revokeKey(deps: Deps, actor: Actor, keyId: string): Promis
   return deps.store.transaction(async (store) => {
     const key = await store.keys.get(keyId);
     if (!key) throw notFound('key');
-    if (actor !== 'operator' && key.userId !== actor.userId) {
+    // The caller's own key, or (from a key not limited to one account) any key of their own;
+    // a limited key reaches only keys limited to its account.
+    const own =
+      actor !== 'operator' &&
+      key.userId === actor.userId &&
+      (key.id === actor.keyId || !actor.accountId || key.accountId === actor.accountId);
+    if (actor !== 'operator' && !own) {
       const opens = (await store.users.memberships(key.userId)).filter(
         (m) => !key.accountId || m.accountId === key.accountId,
       );

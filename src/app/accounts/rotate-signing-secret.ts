@@ -9,6 +9,12 @@ import type { Deps } from '../ports/index.js';
 export async function rotateSigningSecret(deps: Deps, accountId: string) {
   if (!(await deps.store.accounts.get(accountId))) throw notFound('account');
   const signingSecret = newSigningSecret();
-  await deps.store.accounts.setSigningSecret(accountId, signingSecret, deps.clock.now());
+  const now = deps.clock.now();
+  await deps.store.accounts.setSigningSecret(
+    accountId,
+    signingSecret,
+    now,
+    new Date(now.getTime() - deps.delivery.secretOverlapMs),
+  );
   return { accountId, signingSecret };
 }

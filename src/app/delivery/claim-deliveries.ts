@@ -20,6 +20,7 @@ export async function claimDeliveries(deps: Deps, limit: number): Promise<Claime
   await deps.store.deliveries.park(
     claimed.filter((d) => d.paused).map((d) => d.id),
     token,
+    now,
   );
   return claimed.filter((d) => !d.paused);
 }

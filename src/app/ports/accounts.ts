@@ -9,7 +9,8 @@ export interface AccountRepo {
   count(): Promise<number>;
   setPlan(id: string, plan: Plan, now: Date): Promise<boolean>;
   setDefaults(id: string, defaults: AccountDefaults, recipients: string[] | null, now: Date): Promise<void>;
-  setSigningSecret(id: string, secret: string, now: Date): Promise<void>;
+  /** Rotates: the old secret signs alongside until the overlap ends (see overlapSince in DeliveryRepo.claim). */
+  setSigningSecret(id: string, secret: string, now: Date, overlapSince: Date): Promise<void>;
   /** Row lock for the rest of the transaction. */
   lock(id: string): Promise<void>;
   /** Sets the secret only where none exists; true when this call set it. */
@@ -63,7 +64,12 @@ export interface KeyRepo {
    * keys limited to no account — those, for a `viewer` (a user id), only when the viewer owns or
    * administers every other account such a key opens.
    */
-  listForAccount(accountId: string, page: PageRequest, viewer?: string): Promise<Page<KeyView>>;
+  listForAccount(
+    accountId: string,
+    page: PageRequest,
+    viewer?: string,
+    viewerLimited?: boolean,
+  ): Promise<Page<KeyView>>;
   /** Revokes live keys: one, every key of a user, or a user's keys limited to one account. */
   revoke(filter: { id: string } | { userId: string; accountId?: string }, now: Date): Promise<number>;
 }

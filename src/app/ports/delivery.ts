@@ -112,7 +112,7 @@ export interface DeliveryRepo {
   lastAttempt(deliveryId: string): Promise<Attempt | undefined>;
   list(filter: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>>;
   /** Puts leased deliveries of a paused webhook back, parked, their attempt not counted. */
-  park(ids: string[], leaseToken: string): Promise<void>;
+  park(ids: string[], leaseToken: string, now: Date): Promise<void>;
   /** Parks a webhook's queued deliveries that no worker holds. */
   parkWebhook(webhookId: string): Promise<void>;
   /** Makes a webhook's queued deliveries that no worker holds due at `now`. */

@@ -18,8 +18,11 @@ export async function updateWebhook(deps: Deps, caller: Caller, patch: WebhookPa
   await requireWebhook(deps.store, caller, patch.webhookId);
   const url = patch.url === undefined ? undefined : await checkTargetUrl(deps, patch.url.trim(), 'url');
   return deps.store.transaction(async (store) => {
+    // Locked, then read again under the lock: concurrent changes (a pause and a resume) queue
+    // rather than each deciding from what the other is about to change.
+    await requireWebhook(store, caller, patch.webhookId);
+    await store.webhooks.lock(patch.webhookId);
     const current = await requireWebhook(store, caller, patch.webhookId);
-    await store.webhooks.lock(current.id);
     const now = deps.clock.now();
     const pausedAt =
       patch.paused === undefined || patch.paused === (current.pausedAt !== null)

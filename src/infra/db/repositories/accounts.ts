@@ -68,12 +68,18 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
         .executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
     },
-    async setSigningSecret(id, secret, now) {
-      // The secret it replaces is kept, with the time, for the rotation's overlap.
+    async setSigningSecret(id, secret, now, overlapSince) {
+      // The secret it replaces is kept, with the time, for the rotation's overlap; within a
+      // running overlap the secret receivers held before it is kept instead.
       await db
         .updateTable('accounts')
         .set((eb) => ({
-          previous_signing_secret: eb.ref('signing_secret'),
+          previous_signing_secret: eb
+            .case()
+            .when('signing_secret_rotated_at', '>', overlapSince)
+            .then(eb.ref('previous_signing_secret'))
+            .else(eb.ref('signing_secret'))
+            .end(),
           signing_secret_rotated_at: now,
           signing_secret: secret,
           updated_at: now,

@@ -11,14 +11,17 @@ type Control = Pick<
 /** What people do to deliveries: park and unpark (pause), retarget (a new URL), reopen (resend), and its log. */
 export function deliveryControl(db: Kysely<DB>): Control {
   return {
-    async park(ids, leaseToken) {
+    // Parked only while the webhook is still paused: one resumed since the claim read it makes
+    // the delivery due at once instead (the resume could not unpark a row that was leased).
+    async park(ids, leaseToken, now) {
       if (!ids.length) return;
-      await db
-        .updateTable('delivery_queue')
-        .set((eb) => ({ next_attempt_at: PARKED_UNTIL, lease_token: null, attempt_count: eb('attempt_count', '-', 1) }))
-        .where('delivery_id', 'in', ids)
-        .where('lease_token', '=', leaseToken)
-        .execute();
+      await sql`UPDATE delivery_queue q
+        SET next_attempt_at = CASE WHEN w.paused_at IS NOT NULL THEN ${PARKED_UNTIL}::timestamptz ELSE ${now}::timestamptz END,
+          lease_token = NULL, attempt_count = q.attempt_count - 1
+        FROM deliveries d LEFT JOIN webhooks w ON w.id = d.webhook_id
+        WHERE q.delivery_id = d.id AND q.delivery_id = ANY(${ids}::text[]) AND q.lease_token = ${leaseToken}`.execute(
+        db,
+      );
     },
 
     async parkWebhook(webhookId) {
@@ -29,10 +32,10 @@ export function deliveryControl(db: Kysely<DB>): Control {
     },
 
     async unparkWebhook(webhookId, now) {
+      // Only what the pause parked: a retry waiting out its delay keeps it.
       const res = await sql`UPDATE delivery_queue q SET next_attempt_at = ${now}
-        FROM deliveries d WHERE q.delivery_id = d.id AND d.webhook_id = ${webhookId} AND q.lease_token IS NULL`.execute(
-        db,
-      );
+        FROM deliveries d WHERE q.delivery_id = d.id AND d.webhook_id = ${webhookId} AND q.lease_token IS NULL
+          AND q.next_attempt_at >= ${PARKED_UNTIL}`.execute(db);
       return Number(res.numAffectedRows ?? 0n);
     },
 

@@ -46,7 +46,7 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
         .executeTakeFirst();
       return r && { id: r.id, userId: r.user_id, accountId: r.account_id, revokedAt: r.revoked_at };
     },
-    async listForAccount(accountId, page, viewer) {
+    async listForAccount(accountId, page, viewer, viewerLimited = false) {
       let q = db
         .selectFrom('api_keys as k')
         .innerJoin('memberships as m', 'm.user_id', 'k.user_id')
@@ -70,17 +70,20 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
                           .select('other.user_id')
                           .whereRef('other.user_id', '=', 'k.user_id')
                           .where('other.account_id', '<>', accountId)
+                          // A viewer whose own key is limited to this account administers no other.
                           .where((x) =>
-                            x.not(
-                              x.exists(
-                                x
-                                  .selectFrom('memberships as mine')
-                                  .select('mine.user_id')
-                                  .where('mine.user_id', '=', viewer)
-                                  .whereRef('mine.account_id', '=', 'other.account_id')
-                                  .where('mine.role', 'in', ['owner', 'admin']),
-                              ),
-                            ),
+                            viewerLimited
+                              ? x.lit(true)
+                              : x.not(
+                                  x.exists(
+                                    x
+                                      .selectFrom('memberships as mine')
+                                      .select('mine.user_id')
+                                      .where('mine.user_id', '=', viewer)
+                                      .whereRef('mine.account_id', '=', 'other.account_id')
+                                      .where('mine.role', 'in', ['owner', 'admin']),
+                                  ),
+                                ),
                           ),
                       ),
                     ),
