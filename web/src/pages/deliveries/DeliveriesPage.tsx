@@ -1,12 +1,11 @@
 import { useState } from 'react';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../api/types';
-import { ErrorNote, isoFromLocal, Pager, StatusNote } from '../../ui/components';
+import { isoFromLocal } from '../../ui/components';
 import { useCursorPages, useLoad } from '../../ui/hooks';
 import { Link } from '../../ui/router';
 import { useSession } from '../../ui/session';
 import { WEBHOOK_ROLES } from '../poll/PollPage';
-import { DeliveryDetail } from '../poll/deliveries/DeliveryDetail';
-import { DeliveryTable } from '../poll/deliveries/DeliveryTable';
+import { CreatedWindow, DeliveryLogResults } from '../poll/deliveries/DeliveryLog';
 import { RefreshControls, useRefresh } from '../poll/deliveries/Refresh';
 import '../poll/deliveries/deliveries.css';
 import './deliveries-page.css';
@@ -71,7 +70,6 @@ function AccountDeliveries() {
   const toggle = (s: DeliveryStatus, on: boolean) =>
     filter(() => setStatuses((cur) => DELIVERY_STATUSES.filter((x) => (x === s ? on : cur.includes(x)))));
 
-  const rows = log.data?.data ?? [];
   const pollTitle = (id: string) => polls.data?.find((p) => p.id === id)?.title ?? id;
 
   return (
@@ -104,57 +102,23 @@ function AccountDeliveries() {
             </button>
           </div>
         </fieldset>
-        <div>
-          <label htmlFor="account-delivery-from">Created from</label>
-          <input
-            id="account-delivery-from"
-            type="datetime-local"
-            step="1"
-            value={from}
-            onChange={(e) => filter(() => setFrom(e.target.value))}
-            aria-describedby="account-delivery-time-help"
-          />
-        </div>
-        <div>
-          <label htmlFor="account-delivery-to">Created until</label>
-          <input
-            id="account-delivery-to"
-            type="datetime-local"
-            step="1"
-            value={to}
-            onChange={(e) => filter(() => setTo(e.target.value))}
-            aria-describedby="account-delivery-time-help"
-          />
-        </div>
-        <small id="account-delivery-time-help">Your local time.</small>
+        <CreatedWindow
+          idPrefix="account-delivery"
+          from={from}
+          to={to}
+          onFrom={(v) => filter(() => setFrom(v))}
+          onTo={(v) => filter(() => setTo(v))}
+        />
       </form>
-      <ErrorNote>{log.error}</ErrorNote>
-      {log.loading && !log.data && <StatusNote>Loading deliveries…</StatusNote>}
-      {log.data && rows.length === 0 && <p>No deliveries match.</p>}
-      {rows.length > 0 && (
-        <DeliveryTable
-          rows={rows}
-          open={open}
-          onOpen={setOpen}
-          endpoint={(d) => d.url}
-          poll={(d) => (
-            <Link to={{ name: 'poll', pollId: d.pollId, section: 'deliveries' }}>{pollTitle(d.pollId)}</Link>
-          )}
-        />
-      )}
-      {log.data && (log.data.hasNextPage || pages.page > 0) && (
-        <Pager
-          label="Deliveries"
-          page={pages.page}
-          hasNext={log.data.hasNextPage}
-          onFirst={pages.first}
-          onPrev={pages.prev}
-          onNext={() => pages.next(log.data?.endCursor ?? null)}
-        />
-      )}
-      {open && (
-        <DeliveryDetail deliveryId={open} refresh={refresh.tick} onClose={() => setOpen(null)} onChanged={log.reload} />
-      )}
+      <DeliveryLogResults
+        log={log}
+        pages={pages}
+        refreshTick={refresh.tick}
+        open={open}
+        onOpen={setOpen}
+        endpoint={(d) => d.url}
+        poll={(d) => <Link to={{ name: 'poll', pollId: d.pollId, section: 'deliveries' }}>{pollTitle(d.pollId)}</Link>}
+      />
     </>
   );
 }

@@ -1,10 +1,9 @@
 import { useState } from 'react';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../api/types';
-import { ErrorNote, isoFromLocal, Pager, StatusNote } from '../../../ui/components';
+import { isoFromLocal } from '../../../ui/components';
 import { useCursorPages, useLoad } from '../../../ui/hooks';
 import { useSession } from '../../../ui/session';
-import { DeliveryDetail } from './DeliveryDetail';
-import { DeliveryTable } from './DeliveryTable';
+import { CreatedWindow, DeliveryLogResults } from './DeliveryLog';
 import { RefreshControls, useRefresh } from './Refresh';
 import './deliveries.css';
 
@@ -39,7 +38,6 @@ export function Deliveries({ pollId }: { pollId: string }) {
   );
   const refresh = useRefresh(log.reload);
 
-  const rows = log.data?.data ?? [];
   const hookUrl = (id: string | null) => (id ? (hooks.data?.find((h) => h.id === id)?.url ?? id) : 'logic-triggered');
   const changeFilter =
     <T,>(set: (v: T) => void) =>
@@ -81,49 +79,22 @@ export function Deliveries({ pollId }: { pollId: string }) {
             ))}
           </select>
         </div>
-        <div>
-          <label htmlFor="delivery-from">Created from</label>
-          <input
-            id="delivery-from"
-            type="datetime-local"
-            step="1"
-            value={from}
-            onChange={(e) => changeFilter(setFrom)(e.target.value)}
-            aria-describedby="delivery-time-help"
-          />
-        </div>
-        <div>
-          <label htmlFor="delivery-to">Created until</label>
-          <input
-            id="delivery-to"
-            type="datetime-local"
-            step="1"
-            value={to}
-            onChange={(e) => changeFilter(setTo)(e.target.value)}
-            aria-describedby="delivery-time-help"
-          />
-        </div>
-        <small id="delivery-time-help">Your local time.</small>
-      </form>
-      <ErrorNote>{log.error}</ErrorNote>
-      {log.loading && !log.data && <StatusNote>Loading deliveries…</StatusNote>}
-      {log.data && rows.length === 0 && <p>No deliveries match.</p>}
-      {rows.length > 0 && (
-        <DeliveryTable rows={rows} open={open} onOpen={setOpen} endpoint={(d) => hookUrl(d.webhookId)} />
-      )}
-      {log.data && (log.data.hasNextPage || pages.page > 0) && (
-        <Pager
-          label="Deliveries"
-          page={pages.page}
-          hasNext={log.data.hasNextPage}
-          onFirst={pages.first}
-          onPrev={pages.prev}
-          onNext={() => pages.next(log.data?.endCursor ?? null)}
+        <CreatedWindow
+          idPrefix="delivery"
+          from={from}
+          to={to}
+          onFrom={changeFilter(setFrom)}
+          onTo={changeFilter(setTo)}
         />
-      )}
-      {open && (
-        <DeliveryDetail deliveryId={open} refresh={refresh.tick} onClose={() => setOpen(null)} onChanged={log.reload} />
-      )}
+      </form>
+      <DeliveryLogResults
+        log={log}
+        pages={pages}
+        refreshTick={refresh.tick}
+        open={open}
+        onOpen={setOpen}
+        endpoint={(d) => hookUrl(d.webhookId)}
+      />
     </section>
   );
 }
