@@ -4,12 +4,10 @@ import { onPostgres } from '../support/db.js';
 import { listAll, surveyWithWebhooks, until } from '../support/e2e.js';
 import {
   apiClient,
-  freePort,
   pool,
-  runCanvassJson,
-  spawnCanvass,
-  waitForHttp,
+  ownerOf,
   processStorage,
+  startServe,
   type CanvassProcess,
   type Env,
 } from '../support/processes.js';
@@ -61,14 +59,7 @@ afterAll(async () => {
   await storage?.drop();
 });
 
-async function startServe(name: string) {
-  const port = await freePort();
-  const proc = spawnCanvass(name, ['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
-  procs.push(proc);
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${base}/healthz`, 60_000, proc);
-  return { proc, base };
-}
+const serve = (name: string) => startServe(name, env, procs);
 
 type Payload = { type: string; participantId: string; responses: Record<string, { value: unknown }> };
 const parse = (r: Received) => JSON.parse(r.rawBody) as Payload;
@@ -77,21 +68,8 @@ describe(`SIGKILL of the API mid-burst (real processes, ${onPostgres ? 'PostgreS
   it('every acknowledged answer is delivered after a restart on the same storage', async () => {
     receiver.script(PARTIAL, [{ status: 200, delayMs: 150 }]);
     receiver.script(COMPLETE, [{ status: 200, delayMs: 150 }]);
-    const first = await startServe('canvass serve (to be killed)');
-    let accountId: string;
-    let key: string;
-    if (onPostgres) {
-      const made = await runCanvassJson<{ accountId: string; apiKey: string }>(
-        ['accounts', 'create', '--name', 'Crash', '--owner-email', 'crash@example.com', '--json'],
-        env,
-      );
-      ({ accountId, apiKey: key } = made);
-    } else {
-      const m = await first.proc.waitForOutput(
-        /(acc_[A-Za-z0-9]+)[^\n]*\n[^\n]*Owner API key, shown only this once: (cvk_[A-Za-z0-9]+)/,
-      );
-      [accountId, key] = [m[1]!, m[2]!];
-    }
+    const first = await serve('canvass serve (to be killed)');
+    const { accountId, key } = await ownerOf(first.proc, env, 'Crash');
     const survey = await surveyWithWebhooks(apiClient(first.base, key), accountId, {
       title: 'API crash',
       slides: ['First question', 'Second question'],
@@ -160,7 +138,7 @@ describe(`SIGKILL of the API mid-burst (real processes, ${onPostgres ? 'PostgreS
 
     receiver.script(PARTIAL, [{ status: 200 }]);
     receiver.script(COMPLETE, [{ status: 200 }]);
-    const second = await startServe('canvass serve (restarted)');
+    const second = await serve('canvass serve (restarted)');
     const api = apiClient(second.base, key);
 
     // Storage kept every acknowledged answer.

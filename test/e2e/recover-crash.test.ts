@@ -3,12 +3,10 @@ import { onPostgres } from '../support/db.js';
 import { listAll, surveyWithWebhooks, until } from '../support/e2e.js';
 import {
   apiClient,
-  freePort,
   pool,
+  ownerOf,
   processStorage,
-  runCanvassJson,
-  spawnCanvass,
-  waitForHttp,
+  startServe,
   type CanvassProcess,
   type Env,
 } from '../support/processes.js';
@@ -48,34 +46,15 @@ afterAll(async () => {
   await storage?.drop();
 });
 
-async function startServe(name: string) {
-  const port = await freePort();
-  const proc = spawnCanvass(name, ['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
-  procs.push(proc);
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${base}/healthz`, 60_000, proc);
-  return { proc, base };
-}
+const serve = (name: string) => startServe(name, env, procs);
 
 const resends = () => receiver.received.filter((r) => r.path === PATH && Number(r.headers['x-service-attempt']) >= 7);
 
 describe(`SIGKILL during a recover (real processes, ${onPostgres ? 'PostgreSQL' : 'embedded PGlite'})`, () => {
   it('resends every listed delivery once, the rest after a restart', async () => {
     receiver.script(PATH, [{ status: 500 }]);
-    const first = await startServe('canvass serve (to be killed)');
-    let accountId: string;
-    let key: string;
-    if (onPostgres) {
-      ({ accountId, apiKey: key } = await runCanvassJson<{ accountId: string; apiKey: string }>(
-        ['accounts', 'create', '--name', 'Recover', '--owner-email', 'recover@example.com', '--json'],
-        env,
-      ));
-    } else {
-      const m = await first.proc.waitForOutput(
-        /(acc_[A-Za-z0-9]+)[^\n]*\n[^\n]*Owner API key, shown only this once: (cvk_[A-Za-z0-9]+)/,
-      );
-      [accountId, key] = [m[1]!, m[2]!];
-    }
+    const first = await serve('canvass serve (to be killed)');
+    const { accountId, key } = await ownerOf(first.proc, env, 'Recover');
     const api = apiClient(first.base, key);
     const since = new Date(Date.now() - 60_000).toISOString();
     const survey = await surveyWithWebhooks(api, accountId, {
@@ -112,7 +91,7 @@ describe(`SIGKILL during a recover (real processes, ${onPostgres ? 'PostgreSQL' 
     const beforeRestart = new Set(resends().map((r) => r.headers['x-service-delivery-id']));
     expect(beforeRestart.size, 'resends that reached the endpoint before the kill').toBeLessThan(N);
 
-    const second = await startServe('canvass serve (restarted)');
+    const second = await serve('canvass serve (restarted)');
     const again = apiClient(second.base, key);
     await until(
       'every delivery delivered',

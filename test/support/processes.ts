@@ -164,3 +164,35 @@ export async function processStorage(env: Env, name: string): Promise<{ url?: st
   env.CANVASS_DATA_DIR = dataDir;
   return { drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
 }
+
+/** `canvass serve` on `env` on a free port, ready (health answers); recorded in `procs` for cleanup. */
+export async function startServe(name: string, env: Env, procs: CanvassProcess[]) {
+  const port = await freePort();
+  const proc = spawnCanvass(name, ['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
+  procs.push(proc);
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${base}/healthz`, 60_000, proc);
+  return { proc, base };
+}
+
+/**
+ * An account and its owner's key on the storage of `env`: the Default account the first embedded
+ * `serve` printed, or (PostgreSQL, where none is seeded) one made with `canvass accounts create`.
+ */
+export async function ownerOf(
+  firstServe: CanvassProcess,
+  env: Env,
+  name: string,
+): Promise<{ accountId: string; key: string }> {
+  if (onPostgres) {
+    const made = await runCanvassJson<{ accountId: string; apiKey: string }>(
+      ['accounts', 'create', '--name', name, '--owner-email', `${name.toLowerCase()}@example.com`, '--json'],
+      env,
+    );
+    return { accountId: made.accountId, key: made.apiKey };
+  }
+  const m = await firstServe.waitForOutput(
+    /(acc_[A-Za-z0-9]+)[^\n]*\n[^\n]*Owner API key, shown only this once: (cvk_[A-Za-z0-9]+)/,
+  );
+  return { accountId: m[1]!, key: m[2]! };
+}
