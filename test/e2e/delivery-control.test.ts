@@ -63,7 +63,7 @@ async function deliveriesTo(path: string, n: number) {
     const d = await deliveriesOf(hook.data.id);
     return d.length === n && d.map((x) => x.id);
   });
-  return { pollId: poll.pollId, webhookId: hook.data.id, ids };
+  return { pollId: poll.pollId, q1: poll.q1, q2: poll.q2, webhookId: hook.data.id, ids };
 }
 
 async function givenUp(path: string, n: number) {
@@ -196,6 +196,19 @@ describe('update', () => {
     expect(moved!.headers['x-service-attempt']).toBe('2');
     expect(at('/old', ids[0])).toHaveLength(1);
     expect((await detail(ids[0]!)).url).toBe(receiver.url('/new'));
+  });
+
+  it('applies a new delivery rule to the events that follow', async () => {
+    const { pollId, q1, q2, webhookId } = await deliveriesTo('/rule', 1);
+    const res = await call('POST', '/webhooks/update', { webhookId, deliveryRule: 'complete' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    // With no batch window a "partial" webhook's delivery is made with the submission itself.
+    const p = await answer(h, { pollId, answers: [{ slideId: q1, value: 'partway' }] });
+    expect(await deliveriesOf(webhookId)).toHaveLength(1);
+    await answer(h, { pollId, participantId: p.participantId, answers: [{ slideId: q2, value: 'done@example.com' }] });
+    const made = await deliveriesOf(webhookId);
+    expect(made).toHaveLength(2);
+    expect((await detail(made[0]!.id)).type).toBe('completed-survey');
   });
 
   it('checks a new URL as at creation', async () => {
