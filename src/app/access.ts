@@ -31,6 +31,14 @@ export async function membershipsOf(store: Store, caller: Caller): Promise<Accou
   return caller.accountId ? all.filter((m) => m.accountId === caller.accountId) : all;
 }
 
+/** Who acts: an API caller (checked against the account), or the operator at the CLI (trusted). */
+export type Actor = Caller | 'operator';
+
+/** For the operator, who needs no membership: the account exists. */
+export async function requireAccountExists(store: Store, accountId: string): Promise<void> {
+  if (!(await store.accounts.get(accountId))) throw notFound('account');
+}
+
 export async function requireAccount(store: Store, caller: Caller, accountId: string, need: Need): Promise<Membership> {
   return authorize(await membershipOf(store, caller, accountId), need);
 }

@@ -1,9 +1,8 @@
 import { noHigher, type Role } from '../../domain/access.js';
 import { DomainError } from '../../domain/errors.js';
-import { requireAccount } from '../access.js';
+import { requireAccount, requireAccountExists, type Actor } from '../access.js';
 import type { Deps } from '../ports/index.js';
 import { issueKey, userFor } from './issue-key.js';
-import { requireAccountExists, type Actor } from './list-keys.js';
 
 /**
  * Adds the member if new (or changes their role) and issues them a new key, shown only in this

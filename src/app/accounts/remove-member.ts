@@ -1,8 +1,7 @@
 import { noHigher } from '../../domain/access.js';
 import { DomainError, notFound } from '../../domain/errors.js';
-import { requireAccount } from '../access.js';
+import { requireAccount, requireAccountExists, type Actor } from '../access.js';
 import type { Deps } from '../ports/index.js';
-import { requireAccountExists, type Actor } from './list-keys.js';
 
 /**
  * Removes a member from an account. Their access to it ends at once (every request checks the

@@ -1,8 +1,7 @@
 import { noHigher } from '../../domain/access.js';
 import { DomainError, notFound } from '../../domain/errors.js';
-import { requireAccount } from '../access.js';
+import { requireAccount, type Actor } from '../access.js';
 import type { Deps } from '../ports/index.js';
-import type { Actor } from './list-keys.js';
 
 /**
  * Revokes a key at once: the next request with it is refused. An API caller may revoke their

@@ -1,5 +1,5 @@
-import { notFound } from '../../domain/errors.js';
 import { newSigningSecret } from '../../domain/signature.js';
+import { requireAccountExists } from '../access.js';
 import type { Deps } from '../ports/index.js';
 
 /**
@@ -7,7 +7,7 @@ import type { Deps } from '../ports/index.js';
  * the new secret at once; for CANVASS_SECRET_OVERLAP_MS the old one signs alongside it.
  */
 export async function rotateSigningSecret(deps: Deps, accountId: string) {
-  if (!(await deps.store.accounts.get(accountId))) throw notFound('account');
+  await requireAccountExists(deps.store, accountId);
   const signingSecret = newSigningSecret();
   const now = deps.clock.now();
   await deps.store.accounts.setSigningSecret(
