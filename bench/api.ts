@@ -24,6 +24,7 @@ export type ApiResult = {
   connections: number;
   requestsPerSecond: number;
   p99Ms: number;
+  maxMs: number;
   errors: number;
   non2xx: number;
   cpu: CpuSplit;
@@ -129,6 +130,7 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: Ap
         connections,
         requestsPerSecond: r.requests.average,
         p99Ms: r.latency.p99,
+        maxMs: r.latency.max,
         errors: r.errors,
         non2xx: r.non2xx,
         cpu: cpu(r.requests.total),

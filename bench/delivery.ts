@@ -240,8 +240,10 @@ export async function paced(storage: Storage, receiver: Receiver, rate: number, 
     const t0 = Date.now() + 3_000 + count + warm; // room to insert before the first falls due
     const rows = await insertDeliveries(deps, urls, warm + count, (i) => new Date(t0 + Math.floor((i * 1000) / rate)));
     await receiver.ask({ cmd: 'reset' });
+    const stopProfile = await profileSpan(`paced-${storage}`);
     const worker = runWorker(deps);
     await waitForCount(receiver, warm + count, 120_000 + count);
+    await stopProfile();
     await worker.stop();
     const stats = await receiver.ask<{ arrivals: [string, number][] }>({ cmd: 'stats' });
     const arrival = new Map(stats.arrivals);

@@ -150,6 +150,7 @@ try {
         connections: r.connections,
         'req/s': round(r.requestsPerSecond),
         'p99 ms': r.p99Ms,
+        'max ms': r.maxMs,
         errors: r.errors,
         non2xx: r.non2xx,
         'CPU µs load/server/pg': cpuText(r.cpu),

@@ -14,6 +14,9 @@ import {
 /**
  * PGlite is one connection. Kysely holds a connection for a whole transaction, so
  * acquisitions queue here: a transaction runs alone, and plain queries wait their turn.
+ * PGlite answers without leaving the event loop, so each turn starts on the event loop's next
+ * pass: socket reads waiting meanwhile (requests, endpoint answers) are served between turns
+ * rather than after the whole queue, and submissions arriving together join one group.
  */
 class PGliteDriver implements Driver {
   #tail: Promise<void> = Promise.resolve();
@@ -29,6 +32,7 @@ class PGliteDriver implements Driver {
     const previous = this.#tail;
     this.#tail = previous.then(() => turn);
     await previous;
+    await new Promise<void>((r) => setImmediate(r)); // see the class comment
     const conn = new PGliteConnection(this.db);
     this.#release.set(conn, release);
     return conn;
