@@ -8,9 +8,9 @@ import { openDatabase } from '../dist/infra/db/database.js';
 import { flushDueBatches } from '../dist/app/delivery/flush-batches.js';
 import { benchDeps, cpuSplit, freshDatabase, HERE, sleep, type CpuSplit, type Storage } from './lib.js';
 
-const CLI = path.join(HERE, '..', 'dist', 'cli', 'index.js');
+export const CLI = path.join(HERE, '..', 'dist', 'cli', 'index.js');
 
-async function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<string, string>> {
+export async function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<string, string>> {
   const child = spawn(process.execPath, [CLI, ...args, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));

@@ -61,7 +61,7 @@ function body(i: number): string {
 }
 
 /** An account with a known secret, and `endpoints` webhooks on one poll pointing at the receiver. */
-async function seedAccount(deps: Deps, receiverPort: number, endpoints: number): Promise<string[]> {
+export async function seedAccount(deps: Deps, receiverPort: number, endpoints: number): Promise<string[]> {
   const now = new Date();
   await deps.store.accounts.insert({ id: 'acc_bench', name: 'Bench', plan: 'premium', createdAt: now, updatedAt: now });
   await deps.store.accounts.setSigningSecret('acc_bench', SECRET, now, now);
@@ -70,7 +70,7 @@ async function seedAccount(deps: Deps, receiverPort: number, endpoints: number):
   return urls;
 }
 
-async function insertDeliveries(
+export async function insertDeliveries(
   deps: Deps,
   urls: string[],
   count: number,
@@ -103,7 +103,7 @@ async function insertDeliveries(
   return out;
 }
 
-async function waitForCount(receiver: Receiver, target: number, timeoutMs: number): Promise<void> {
+export async function waitForCount(receiver: Receiver, target: number, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const c = await receiver.ask<{ unique: number }>({ cmd: 'count' });

@@ -119,12 +119,12 @@ export async function startReceiver(dir: string): Promise<Receiver> {
 /** CPU µs per unit of work: this process, one other process (receiver, API server), PostgreSQL. */
 export type CpuSplit = { selfUs: number; otherUs: number; postgresUs: number };
 
-function ticksOf(stat: string): number {
+export function ticksOf(stat: string): number {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(f[11]) + Number(f[12]); // utime + stime, in clock ticks (1/100 s on Linux)
 }
 
-function postgresTicks(): number {
+export function postgresTicks(): number {
   let t = 0;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
@@ -198,5 +198,22 @@ export async function profileSpan(name: string): Promise<() => Promise<void>> {
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
     session.disconnect();
+  };
+}
+
+/**
+ * CPU time per unit of work (µs) of each named process, and of PostgreSQL's, from now until the
+ * returned function is called. Linux /proc only.
+ */
+export function cpuOf(pids: Record<string, number>): (units: number) => Record<string, number> {
+  const read = () => {
+    const t: Record<string, number> = { postgres: postgresTicks() };
+    for (const [name, pid] of Object.entries(pids)) t[name] = ticksOf(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return t;
+  };
+  const start = read();
+  return (units) => {
+    const end = read();
+    return Object.fromEntries(Object.keys(end).map((k) => [k, ((end[k]! - start[k]!) * 10_000) / units]));
   };
 }

@@ -1,7 +1,11 @@
 /**
  * Benchmark receiver, in its own process: an HTTPS keep-alive server that verifies every
  * signature (as a real consumer would) and records when each delivery id first arrived.
- * The parent talks to it over IPC: {cmd:'reset'|'stats'|'delay', ...}.
+ * The parent talks to it over IPC: {cmd:'reset'|'count'|'stats'|'events'|'delay', ...}; a reset may
+ * name another secret (an account's own).
+ * With `track` on (the pipeline section) it also records when each event (its type and
+ * respondent, read from the body) first arrived; with `ports` on (the workers section), when
+ * each request arrived by the client's port, which tells the sending process.
  */
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +14,10 @@ import path from 'node:path';
 import { verifySignature } from '@canvass/verify';
 
 const dir = process.env.BENCH_TLS_DIR!;
-const secret = process.env.BENCH_SECRET!;
+let secret = process.env.BENCH_SECRET!;
+let track = false;
+let events = new Map<string, number>();
+let ports: Map<number, number[]> | undefined;
 let delayMs = 0;
 let first = new Map<string, number>();
 let requests = 0;
@@ -38,6 +45,15 @@ const server = https.createServer(
       }
       const id = req.headers['x-service-delivery-id'] as string;
       if (!first.has(id)) first.set(id, now);
+      if (ports) {
+        const port = req.socket.remotePort ?? 0;
+        ports.set(port, [...(ports.get(port) ?? []), now]);
+      }
+      if (track && !failure) {
+        const e = JSON.parse(body.toString()) as { type: string; participantId: string };
+        const key = `${e.type}:${e.participantId}`;
+        if (!events.has(key)) events.set(key, now);
+      }
       const reply = () => res.writeHead(failure ? 400 : 200, { 'content-type': 'text/plain' }).end('ok');
       if (delayMs) setTimeout(reply, delayMs);
       else reply();
@@ -47,9 +63,13 @@ const server = https.createServer(
 server.keepAliveTimeout = 120_000;
 server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
 
-process.on('message', (m: { cmd: string; delayMs?: number }) => {
+process.on('message', (m: { cmd: string; delayMs?: number; secret?: string; track?: boolean; ports?: boolean }) => {
   if (m.cmd === 'reset') {
     first = new Map();
+    events = new Map();
+    secret = m.secret ?? process.env.BENCH_SECRET!;
+    track = m.track ?? false;
+    ports = m.ports ? new Map() : undefined;
     requests = 0;
     badSignatures = 0;
     process.send!({ ok: true });
@@ -58,6 +78,10 @@ process.on('message', (m: { cmd: string; delayMs?: number }) => {
     process.send!({ ok: true });
   } else if (m.cmd === 'count') {
     process.send!({ requests, unique: first.size, badSignatures });
+  } else if (m.cmd === 'ports') {
+    process.send!({ ports: [...(ports ?? [])] });
+  } else if (m.cmd === 'events') {
+    process.send!({ events: [...events] });
   } else if (m.cmd === 'stats') {
     process.send!({ requests, unique: first.size, badSignatures, arrivals: [...first] });
   }

@@ -6,7 +6,9 @@
  * ship. Not part of npm test.
  *
  *   npm run bench                  # everything
- *   npm run bench -- delivery api  # some sections: delivery, paced, claim, api (with the batch flush after it), memory
+ *   npm run bench -- delivery api  # some sections: delivery, paced, workers, claim, api (with the batch flush after it), pipeline, memory
+ *   BENCH_PIPELINE_SECONDS=60      # the pipeline's run at BENCH_PIPELINE_RATE (1000/s), then
+ *   BENCH_PIPELINE_LADDER=1500,2000,3000,4000  # its rising steps (BENCH_PIPELINE_STEP_SECONDS, 15 s each)
  *   BENCH_STORAGE=postgres         # one storage only
  *   BENCH_ROUNDS=1                 # delivery rounds (default 3; the median round is reported)
  *   BENCH_CPU_PROF=/tmp/prof       # V8 CPU profiles of the worker, the raw baseline and the API server
@@ -20,6 +22,8 @@ import { claimCost, type ClaimResult } from './claim.js';
 import { closeClients, paced, rawBaseline, throughput, type ThroughputResult } from './delivery.js';
 import { HERE, startReceiver, tlsDir, type CpuSplit, type Storage } from './lib.js';
 import { workerMemory } from './memory.js';
+import { pipeline } from './pipeline.js';
+import { severalWorkers, type WorkersResult } from './workers.js';
 
 const dir = tlsDir();
 // The CA must be trusted when the process starts: re-run this script with it in the environment.
@@ -32,7 +36,9 @@ if (process.env.NODE_EXTRA_CA_CERTS !== path.join(dir, 'ca.crt')) {
 }
 
 const wanted = new Set(
-  process.argv.slice(2).length ? process.argv.slice(2) : ['delivery', 'paced', 'claim', 'api', 'memory'],
+  process.argv.slice(2).length
+    ? process.argv.slice(2)
+    : ['delivery', 'paced', 'workers', 'claim', 'api', 'pipeline', 'memory'],
 );
 const storages: Storage[] = (process.env.BENCH_STORAGE?.split(',') as Storage[] | undefined) ?? ['postgres', 'pglite'];
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
@@ -115,6 +121,48 @@ try {
       })),
     );
   }
+  if (wanted.has('workers')) {
+    // 1, 2 and 4 worker processes in turn, BENCH_ROUNDS times: each ratio is to the one worker
+    // of its own round.
+    const counts = [1, 2, 4];
+    const rounds: WorkersResult[][] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const round: WorkersResult[] = [];
+      for (const n of counts) {
+        const w = await severalWorkers(receiver, n, EVENTS);
+        round.push(w);
+        console.log(
+          `workers ${n}: ${Math.round(w.perSecond)}/s, ratio ${round2(w.perSecond / round[0]!.perSecond)}; per worker ${w.perWorker
+            .map(
+              (p) => `${p.deliveries} (done ${p.doneBeforeEndMs} ms before the end, longest gap ${p.longestGapMs} ms)`,
+            )
+            .join(', ')}; dup ${w.duplicates}`,
+        );
+      }
+      rounds.push(round);
+    }
+    const rows = counts.map((n, i) => {
+      const all = rounds.map((round) => ({ ...round[i]!, ratio: round[i]!.perSecond / round[0]!.perSecond }));
+      const median = [...all].sort((a, b) => a.ratio - b.ratio)[Math.floor(all.length / 2)]!;
+      return {
+        ...median,
+        roundRatios: all.map((x) => x.ratio),
+        onePerSecond: rounds.map((round) => round[0]!.perSecond),
+      };
+    });
+    results.workers = rows;
+    console.table(
+      rows.map((r) => ({
+        workers: r.workers,
+        'deliveries/s': round(r.perSecond),
+        'ratio to 1': round2(r.ratio),
+        rounds: r.roundRatios.map(round2).join(' '),
+        'shares %': r.perWorker.map((p) => Math.round((100 * p.deliveries) / r.deliveries)).join(' / '),
+        'longest idle ms': Math.max(...r.perWorker.map((p) => p.longestGapMs)),
+        'done early ms': Math.max(...r.perWorker.map((p) => p.doneBeforeEndMs)),
+      })),
+    );
+  }
   if (wanted.has('claim')) {
     const rows: ClaimResult[] = [];
     for (const pending of [10_000, 100_000, 1_000_000]) {
@@ -162,6 +210,34 @@ try {
         'batches flushed': f.batches,
         'batches/s': round(f.perSecond),
         'CPU µs flush/pg': `${Math.round(f.cpu.selfUs)} / ${Math.round(f.cpu.postgresUs)}`,
+      })),
+    );
+  }
+  if (wanted.has('pipeline')) {
+    const p = await pipeline(receiver, {
+      rate: Number(process.env.BENCH_PIPELINE_RATE ?? 1000),
+      seconds: Number(process.env.BENCH_PIPELINE_SECONDS ?? 60),
+      ladder: (process.env.BENCH_PIPELINE_LADDER ?? '1500,2000,3000,4000').split(',').map(Number),
+      stepSeconds: Number(process.env.BENCH_PIPELINE_STEP_SECONDS ?? 15),
+    });
+    results.pipeline = p;
+    console.log(
+      `pipeline (serve + worker, PostgreSQL, batch window ${p.windowMs} ms): sustained ${p.sustained} submissions/s`,
+    );
+    console.table(
+      [p.target, ...p.ladder].map((s) => ({
+        'rate/s': s.rate,
+        seconds: s.seconds,
+        'accepted/s': round(s.accepted),
+        'backlog growth/s': round(s.backlogGrowthPerSecond),
+        'backlog max': s.backlogMax,
+        'complete p50/p99 ms': `${round(s.completeP50Ms)} / ${round(s.completeP99Ms)}`,
+        'partial − window p50/p99 ms': `${round(s.partialP50Ms)} / ${round(s.partialP99Ms)}`,
+        missing: s.missing,
+        steady: s.steady,
+        'CPU µs load/api/worker/recv/pg': ['load', 'api', 'worker', 'receiver', 'postgres']
+          .map((k) => Math.round(s.cpu[k]!))
+          .join(' / '),
       })),
     );
   }

@@ -24,7 +24,15 @@ import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
 import { createH1Sender } from './infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
-import { ALERT_CHECK, BATCH_FLUSH, recoverTask, retentionTask, startScheduler } from './worker/scheduler.js';
+import {
+  ALERT_CHECK,
+  BATCH_FLUSH,
+  recoverTask,
+  retentionTask,
+  startScheduler,
+  type SchedulerTask,
+} from './worker/scheduler.js';
+import { listenForDue } from './infra/db/due-listener.js';
 import { outboxMailer, smtpMailer } from './infra/mail/mailer.js';
 import { queueBacklog } from './infra/db/backlog.js';
 import { prometheusMetrics, type PrometheusMetrics } from './infra/metrics/prometheus.js';
@@ -160,20 +168,33 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
     logger,
     metrics,
   });
-  const scheduler = startScheduler(deps, controller.signal, {
-    tickMs: rt.config.schedulerTickMs,
-    tasks: [BATCH_FLUSH, recoverTask(rt.config.recoverBatch), ALERT_CHECK, retentionTask(rt.config.retentionMs)],
-    logger,
-    metrics,
-    onWork: () => runner.wake(),
-  });
+  const scheduled = (tasks: SchedulerTask[]) =>
+    startScheduler(deps, controller.signal, {
+      tickMs: rt.config.schedulerTickMs,
+      tasks,
+      logger,
+      metrics,
+      onWork: () => runner.wake(),
+    });
+  // Batches on a loop of their own: it wakes as each window ends, and the other tasks keep to the tick.
+  const schedulers = [
+    scheduled([BATCH_FLUSH]),
+    scheduled([recoverTask(rt.config.recoverBatch), ALERT_CHECK, retentionTask(rt.config.retentionMs)]),
+  ];
+  // Deliveries queued by other processes (API servers) wake the runner at once (migration 011).
+  const listener = rt.config.databaseUrl
+    ? listenForDue(rt.config.databaseUrl, () => runner.wake(), {
+        onError: (err) => logger.warn({ err }, 'listening for new deliveries failed; polling until it reconnects'),
+      })
+    : undefined;
   let stopping: Promise<void> | undefined;
   return {
     wake: () => runner.wake(),
     stop: () =>
       (stopping ??= (async () => {
         controller.abort();
-        await Promise.all([runner.done, scheduler]);
+        await listener?.close();
+        await Promise.all([runner.done, ...schedulers]);
         await sender.close();
         await mailer.close();
       })()),

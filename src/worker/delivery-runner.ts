@@ -20,6 +20,12 @@ export type RunnerOptions = {
   claimBatch: number;
   /** How long to wait before looking again when nothing was due. */
   idleMs: number;
+  /**
+   * After a claim that found fewer due deliveries than it asked for, the next claim waits at
+   * least this long (default 20 ms), even when woken: under a trickle of new deliveries each
+   * claim then takes several, instead of one claim (and round trip) per delivery.
+   */
+  claimGapMs?: number;
   /** On stop, how long attempts in flight may take to finish before their leases are given back. */
   drainMs: number;
   /**
@@ -45,7 +51,9 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   const warnings = new Set<Promise<void>>();
   const results = resultBatcher(deps, {
     maxBatch: Math.max(1, opts.claimBatch),
-    delayMs: 5,
+    // Recording later delays no delivery (the answer is in), and a bigger batch is fewer
+    // statements: under a trickle of deliveries each result write then carries a few dozen.
+    delayMs: 20,
     parallel: opts.writers ?? 1,
     onRecorded: (items, reports) => {
       const ended = report(items, reports);
@@ -55,7 +63,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       void w.finally(() => warnings.delete(w));
     },
   });
-  const idle = wakeableSleep(signal);
+  // Two reasons to sleep: every slot busy (an answer or a written result wakes it), or nothing
+  // due (new work wakes it: wake(), from the API, the scheduler or a notification).
+  const slots = wakeableSleep(signal);
+  const work = wakeableSleep(signal);
+  const gapMs = opts.claimGapMs ?? 20;
   // Attempts sending (slot held until the answer is in), and all attempts not yet recorded.
   let sending = 0;
   let unfinished = 0;
@@ -70,7 +82,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         sent = await sendAttempt(deps, d);
       } finally {
         sending--;
-        idle.wake();
+        slots.wake();
       }
       const r = await results.record(sent);
       if (debug)
@@ -83,7 +95,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     } finally {
       leased.delete(d.id);
       if (--unfinished === 0) allFinished?.();
-      idle.wake();
+      slots.wake();
     }
   };
 
@@ -110,14 +122,13 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   };
 
   // Sleep until the next delivery falls due (a retry, a scheduled batch), or idleMs at most:
-  // deliveries queued by other processes are found within idleMs.
+  // deliveries queued by other processes are found within idleMs (at once, when they notify).
+  // Due already: it fell due since the claim, or another worker's claim holds it; look again
+  // after the gap.
   const untilNextDue = async (): Promise<number> => {
     const due = await deps.store.deliveries.nextDueAt().catch(() => null);
     if (!due) return opts.idleMs;
-    const wait = due.getTime() - deps.clock.now().getTime();
-    // Due already yet nothing claimed: another worker holds those rows; look again shortly.
-    if (wait <= 0) return Math.min(opts.idleMs, 20);
-    return Math.min(opts.idleMs, wait);
+    return Math.max(gapMs, Math.min(opts.idleMs, due.getTime() - deps.clock.now().getTime()));
   };
 
   // An attempt holds a sending slot until its answer is in, then waits for its result to be
@@ -137,15 +148,16 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       ) {
         // Every slot freed, answer received or result written wakes this sleep (no wake can
         // slip in between the check above and here: nothing awaits in between).
-        await idle.sleep(opts.idleMs);
+        await slots.sleep(opts.idleMs);
         continue;
       }
+      const want = Math.min(free, opts.claimBatch);
       let claimed;
       try {
-        claimed = await claimDeliveries(deps, Math.min(free, opts.claimBatch));
+        claimed = await claimDeliveries(deps, want);
       } catch (err) {
         opts.logger.error({ err }, 'claiming deliveries failed; retrying shortly');
-        await idle.sleep(Math.max(opts.idleMs, 1000));
+        await work.sleep(Math.max(opts.idleMs, 1000));
         continue;
       }
       for (const d of claimed) {
@@ -154,7 +166,14 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         unfinished++;
         void attempt(d);
       }
-      if (claimed.length === 0) await idle.sleep(await untilNextDue());
+      // A full claim may have left more due: claim again at once. Otherwise wait for new work,
+      // and let the gap pass even if woken sooner.
+      if (claimed.length < want) {
+        const since = Date.now();
+        await work.sleep(await untilNextDue());
+        const left = gapMs - (Date.now() - since);
+        if (left > 0 && !signal.aborted) await new Promise((r) => setTimeout(r, left));
+      }
     }
     const stoppedAt = Date.now();
     const inFlight = unfinished;
@@ -179,7 +198,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     opts.logger.info({ inFlight, released, ms: Date.now() - stoppedAt }, 'delivery runner drained');
   };
 
-  return { done: loop(), wake: () => idle.wake() };
+  return { done: loop(), wake: () => work.wake() };
 }
 
 type Ended = { sent: SentAttempt; status: 'rejected' | 'given_up' };

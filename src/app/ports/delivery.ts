@@ -81,6 +81,8 @@ export interface BatchRepo {
   /** Locks due batches for this transaction; others skip them. */
   claimDue(now: Date, limit: number): Promise<Batch[]>;
   delete(ids: string[]): Promise<void>;
+  /** When the next batch's window ends, if any batch is open. */
+  nextFlushAt(): Promise<Date | null>;
 }
 
 export type ResultRow = { attempt: Attempt; leaseToken: string; result: AttemptResult };

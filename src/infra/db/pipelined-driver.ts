@@ -151,3 +151,8 @@ export async function executeTogether<DB>(
     return settled.map((s) => (s as PromiseFulfilledResult<QueryResult<unknown>>).value);
   });
 }
+
+/** Whether `db` reaches PostgreSQL through this driver (false on PGlite, which has no round trips to save). */
+export function isPipelined<DB>(db: Kysely<DB>): Promise<boolean> {
+  return db.getExecutor().provideConnection(async (conn) => conn instanceof PipelinedConnection);
+}

@@ -176,6 +176,26 @@ describe('the submission queue', () => {
       expect((await answersOf(p.pollId, r.participantId)).map((x) => x.value)).toEqual([`answer ${i}`]);
   });
 
+  it('writes a second group at once only when enough wait to fill one: 5 submissions make 2 groups, 20 make 3', async () => {
+    const p = await pollWithHooks();
+    const few = countingTransactions(h.deps);
+    const queue = createSubmissionQueue(few.deps, { parallel: 2, minSecondGroup: 8 });
+    const submit = (i: number) =>
+      queue.submit(null, { pollId: p.pollId, answers: [{ slideId: p.q1, value: `answer ${i}` }] });
+    // The first goes alone at once; four wait (under 8), so they share the next group.
+    await Promise.all(Array.from({ length: 5 }, (_, i) => submit(i)));
+    expect(few.count()).toBe(2);
+    const many = countingTransactions(h.deps);
+    const busy = createSubmissionQueue(many.deps, { parallel: 2, minSecondGroup: 8 });
+    // The first alone; once 8 wait a second group takes them; the other 11 share a third.
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        busy.submit(null, { pollId: p.pollId, answers: [{ slideId: p.q1, value: `more ${i}` }] }),
+      ),
+    );
+    expect(many.count()).toBe(3);
+  });
+
   it("keeps one respondent's concurrent submissions apart: both land, and they complete the respondent once", async () => {
     const p = await pollWithHooks();
     const queue = createSubmissionQueue(h.deps, { parallel: 2 });

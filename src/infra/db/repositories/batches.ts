@@ -31,5 +31,12 @@ export function batchRepo(db: Kysely<DB>): BatchRepo {
     async delete(ids) {
       if (ids.length) await db.deleteFrom('batches').where('id', 'in', ids).execute();
     },
+    async nextFlushAt() {
+      const r = await db
+        .selectFrom('batches')
+        .select((eb) => eb.fn.min('flush_at').as('at'))
+        .executeTakeFirst();
+      return (r?.at as Date | null | undefined) ?? null;
+    },
   };
 }

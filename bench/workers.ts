@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { CLI } from './api.js';
+import { insertDeliveries, seedAccount, waitForCount } from './delivery.js';
+import { benchDeps, freshDatabase, sleep, type Receiver } from './lib.js';
+
+export type WorkersResult = {
+  workers: number;
+  deliveries: number;
+  perSecond: number;
+  /** Each worker's deliveries, and how long before the last delivery of all it sent its own last. */
+  perWorker: { deliveries: number; doneBeforeEndMs: number; longestGapMs: number }[];
+  duplicates: number;
+};
+
+/** Local TCP ports of a process's sockets (its fds' inodes looked up in /proc/net/tcp). */
+function localPorts(pid: number): Set<number> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports = new Set<number>();
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length > 9 && inodes.has(f[9]!)) ports.add(parseInt(f[1]!.split(':')[1]!, 16));
+    }
+  }
+  return ports;
+}
+
+/**
+ * `workers` separate `canvass worker` processes on one PostgreSQL drain `count` deliveries made
+ * due at once (with the notification a new delivery sends, so every worker starts at once).
+ * Which worker sent each delivery is read from the client port the receiver saw.
+ */
+export async function severalWorkers(receiver: Receiver, workers: number, count: number): Promise<WorkersResult> {
+  const fresh = await freshDatabase('postgres');
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-workers-'));
+  const children: ChildProcess[] = [];
+  try {
+    const deps = benchDeps(fresh.database);
+    const urls = await seedAccount(deps, receiver.port, 10);
+    await insertDeliveries(deps, urls, count, () => new Date(Date.now() + 3_600_000));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: fresh.url,
+      CANVASS_DATA_DIR: dataDir,
+      CANVASS_ALLOW_PRIVATE_TARGETS: 'true',
+    };
+    for (let i = 0; i < workers; i++)
+      children.push(
+        spawn(process.execPath, ['--max-semi-space-size=64', CLI, 'worker'], {
+          env,
+          stdio: ['ignore', 'ignore', 'inherit'],
+        }),
+      );
+    // Started, connected and idle (an idle worker looks every 200 ms), as a service's workers are.
+    await sleep(3_000);
+    await receiver.ask({ cmd: 'reset', ports: true });
+    const started = Date.now();
+    await fresh.database.db.transaction().execute(async (trx) => {
+      await trx.updateTable('delivery_queue').set({ next_attempt_at: new Date() }).execute();
+      await sql`NOTIFY canvass_deliveries_due`.execute(trx);
+    });
+    await waitForCount(receiver, count, 300_000);
+    const seconds = (Date.now() - started) / 1000;
+    const stats = await receiver.ask<{ requests: number; unique: number }>({ cmd: 'count' });
+    const { ports } = await receiver.ask<{ ports: [number, number[]][] }>({ cmd: 'ports' });
+    const end = Math.max(...ports.flatMap(([, times]) => times));
+    const perWorker = children.map((child) => {
+      const mine = localPorts(child.pid!);
+      const times = ports
+        .filter(([port]) => mine.has(port))
+        .flatMap(([, t]) => t)
+        .sort((a, b) => a - b);
+      let longestGapMs = times.length ? times[0]! - started : Infinity;
+      for (let i = 1; i < times.length; i++) longestGapMs = Math.max(longestGapMs, times[i]! - times[i - 1]!);
+      return { deliveries: times.length, doneBeforeEndMs: end - (times.at(-1) ?? started), longestGapMs };
+    });
+    return {
+      workers,
+      deliveries: count,
+      perSecond: count / seconds,
+      perWorker,
+      duplicates: stats.requests - stats.unique,
+    };
+  } finally {
+    await Promise.all(
+      children.map(async (c) => {
+        if (c.exitCode !== null || c.signalCode !== null) return;
+        const exited = new Promise((r) => c.on('exit', r));
+        c.kill('SIGTERM');
+        await exited;
+      }),
+    );
+    rmSync(dataDir, { recursive: true, force: true });
+    await fresh.drop();
+  }
+}
