@@ -24,6 +24,7 @@ import { HERE, startReceiver, tlsDir, type CpuSplit, type Storage } from './lib.
 import { workerMemory } from './memory.js';
 import { pipeline } from './pipeline.js';
 import { severalWorkers, type WorkersResult } from './workers.js';
+import { judge } from './targets.js';
 
 const dir = tlsDir();
 // The CA must be trusted when the process starts: re-run this script with it in the environment.
@@ -134,7 +135,8 @@ try {
         console.log(
           `workers ${n}: ${Math.round(w.perSecond)}/s, ratio ${round2(w.perSecond / round[0]!.perSecond)}; per worker ${w.perWorker
             .map(
-              (p) => `${p.deliveries} (done ${p.doneBeforeEndMs} ms before the end, longest gap ${p.longestGapMs} ms)`,
+              (p) =>
+                `${p.deliveries} (first after ${p.firstMs} ms, done ${p.doneBeforeEndMs} ms before the end, longest gap ${p.longestGapMs} ms)`,
             )
             .join(', ')}; dup ${w.duplicates}`,
         );
@@ -158,7 +160,9 @@ try {
         'ratio to 1': round2(r.ratio),
         rounds: r.roundRatios.map(round2).join(' '),
         'shares %': r.perWorker.map((p) => Math.round((100 * p.deliveries) / r.deliveries)).join(' / '),
-        'longest idle ms': Math.max(...r.perWorker.map((p) => p.longestGapMs)),
+        'CPU µs workers/recv/pg': `${Math.round(r.cpu.workers)} / ${Math.round(r.cpu.receiver)} / ${Math.round(r.cpu.postgres)}`,
+        'first after ms': Math.max(...r.perWorker.map((p) => p.firstMs)),
+        'longest gap ms': Math.max(...r.perWorker.map((p) => p.longestGapMs)),
         'done early ms': Math.max(...r.perWorker.map((p) => p.doneBeforeEndMs)),
       })),
     );
@@ -250,6 +254,9 @@ try {
   await closeClients();
   receiver.stop();
 }
+results.targets = judge(results);
+for (const t of results.targets as ReturnType<typeof judge>)
+  console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.target}: ${t.value}`);
 writeFileSync(path.join(HERE, 'results.json'), JSON.stringify(results, null, 2) + '\n');
 console.log(`wrote ${path.join(HERE, 'results.json')}`);
 process.exit(0);

@@ -5,15 +5,20 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { CLI } from './api.js';
 import { insertDeliveries, seedAccount, waitForCount } from './delivery.js';
-import { benchDeps, freshDatabase, sleep, type Receiver } from './lib.js';
+import { benchDeps, cpuOf, freshDatabase, sleep, type Receiver } from './lib.js';
 
 export type WorkersResult = {
   workers: number;
   deliveries: number;
   perSecond: number;
-  /** Each worker's deliveries, and how long before the last delivery of all it sent its own last. */
-  perWorker: { deliveries: number; doneBeforeEndMs: number; longestGapMs: number }[];
+  /**
+   * Each worker's deliveries; when its first arrived; how long before the last delivery of all
+   * it sent its own last; and its longest pause between two deliveries.
+   */
+  perWorker: { deliveries: number; firstMs: number; doneBeforeEndMs: number; longestGapMs: number }[];
   duplicates: number;
+  /** CPU µs per delivery: all the workers together, the receiver, PostgreSQL. */
+  cpu: { workers: number; receiver: number; postgres: number };
 };
 
 /** Local TCP ports of a process's sockets (its fds' inodes looked up in /proc/net/tcp). */
@@ -39,7 +44,7 @@ function localPorts(pid: number): Set<number> {
 
 /**
  * `workers` separate `canvass worker` processes on one PostgreSQL drain `count` deliveries made
- * due at once (with the notification a new delivery sends, so every worker starts at once).
+ * due at once, after a warm-up round of their own.
  * Which worker sent each delivery is read from the client port the receiver saw.
  */
 export async function severalWorkers(receiver: Receiver, workers: number, count: number): Promise<WorkersResult> {
@@ -49,7 +54,10 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
   try {
     const deps = benchDeps(fresh.database);
     const urls = await seedAccount(deps, receiver.port, 10);
-    await insertDeliveries(deps, urls, count, () => new Date(Date.now() + 3_600_000));
+    // A warm-up round first, unmeasured: each worker opens its connections and compiles its code.
+    const warm = Math.min(count, 5_000);
+    await insertDeliveries(deps, urls, warm, () => new Date(Date.now() + 3_600_000));
+    await insertDeliveries(deps, urls, count, () => new Date(Date.now() + 7_200_000));
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       LOG_LEVEL: 'warn',
@@ -64,16 +72,33 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
           stdio: ['ignore', 'ignore', 'inherit'],
         }),
       );
-    // Started, connected and idle (an idle worker looks every 200 ms), as a service's workers are.
-    await sleep(3_000);
+    // Due at once, with the notification a new delivery sends, so every worker starts at once.
+    const release = (before: Date) =>
+      fresh.database.db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable('delivery_queue')
+          .set({ next_attempt_at: new Date() })
+          .where('next_attempt_at', '<', before)
+          .execute();
+        await sql`NOTIFY canvass_deliveries_due`.execute(trx);
+      });
+    await sleep(2_000); // started and connected
+    await receiver.ask({ cmd: 'reset' });
+    await release(new Date(Date.now() + 5_400_000));
+    await waitForCount(receiver, warm, 300_000);
+    await sleep(500); // idle again, as a service's workers are between bursts
     await receiver.ask({ cmd: 'reset', ports: true });
-    const started = Date.now();
-    await fresh.database.db.transaction().execute(async (trx) => {
-      await trx.updateTable('delivery_queue').set({ next_attempt_at: new Date() }).execute();
-      await sql`NOTIFY canvass_deliveries_due`.execute(trx);
+    const cpu = cpuOf({
+      receiver: receiver.child.pid!,
+      ...Object.fromEntries(children.map((c, i) => [`w${i}`, c.pid!])),
     });
+    // Timed from the commit: no delivery can start before it.
+    await release(new Date(Date.now() + 10_800_000));
+    const started = Date.now();
     await waitForCount(receiver, count, 300_000);
     const seconds = (Date.now() - started) / 1000;
+    const used = cpu(count);
+    const workerUs = children.reduce((sum, _, i) => sum + used[`w${i}`]!, 0);
     const stats = await receiver.ask<{ requests: number; unique: number }>({ cmd: 'count' });
     const { ports } = await receiver.ask<{ ports: [number, number[]][] }>({ cmd: 'ports' });
     const end = Math.max(...ports.flatMap(([, times]) => times));
@@ -83,9 +108,14 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
         .filter(([port]) => mine.has(port))
         .flatMap(([, t]) => t)
         .sort((a, b) => a - b);
-      let longestGapMs = times.length ? times[0]! - started : Infinity;
+      let longestGapMs = 0;
       for (let i = 1; i < times.length; i++) longestGapMs = Math.max(longestGapMs, times[i]! - times[i - 1]!);
-      return { deliveries: times.length, doneBeforeEndMs: end - (times.at(-1) ?? started), longestGapMs };
+      return {
+        deliveries: times.length,
+        firstMs: (times[0] ?? Infinity) - started,
+        doneBeforeEndMs: end - (times.at(-1) ?? started),
+        longestGapMs,
+      };
     });
     return {
       workers,
@@ -93,6 +123,7 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
       perSecond: count / seconds,
       perWorker,
       duplicates: stats.requests - stats.unique,
+      cpu: { workers: workerUs, receiver: used.receiver!, postgres: used.postgres! },
     };
   } finally {
     await Promise.all(

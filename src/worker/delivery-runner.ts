@@ -22,7 +22,7 @@ export type RunnerOptions = {
   idleMs: number;
   /**
    * After a claim that found fewer due deliveries than it asked for, the next claim waits at
-   * least this long (default 20 ms), even when woken: under a trickle of new deliveries each
+   * least this long (default 10 ms), even when woken: under a trickle of new deliveries each
    * claim then takes several, instead of one claim (and round trip) per delivery.
    */
   claimGapMs?: number;
@@ -67,7 +67,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   // due (new work wakes it: wake(), from the API, the scheduler or a notification).
   const slots = wakeableSleep(signal);
   const work = wakeableSleep(signal);
-  const gapMs = opts.claimGapMs ?? 20;
+  const gapMs = opts.claimGapMs ?? 10;
   // Attempts sending (slot held until the answer is in), and all attempts not yet recorded.
   let sending = 0;
   let unfinished = 0;

@@ -99,7 +99,8 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       .selectAll('d')
       .select(['q.next_attempt_at', 'q.lease_token', 'q.attempt_count as queued_attempts']);
 
-  let pipelined: Promise<boolean> | undefined;
+  // Known after the first claim (a failed check is asked again, not remembered).
+  let pipelined: boolean | undefined;
 
   return {
     ...deliveryControl(db),
@@ -152,10 +153,11 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       // Inside a caller's transaction (the claim bench rolls its claims back) it takes no COMMIT
       // along. PGlite plans each statement afresh anyway and answers without a round trip: there
       // the claim runs alone, one statement instead of four.
+      if (!db.isTransaction) pipelined ??= await isPipelined(db);
       const [, result] = (
         db.isTransaction
           ? await executeTogether(db, statements)
-          : !(await (pipelined ??= isPipelined(db)))
+          : !pipelined
             ? [undefined, await claim.execute(db)]
             : await db.transaction().execute((trx) => executeTogether<DB>(trx, statements, { thenCommit: true }))
       ) as [unknown, QueryResult<ClaimRow>];
