@@ -80,7 +80,7 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
           .set({ next_attempt_at: new Date() })
           .where('next_attempt_at', '<', before)
           .execute();
-        await sql`NOTIFY canvass_deliveries_due`.execute(trx);
+        await sql`NOTIFY canvass_new_deliveries`.execute(trx);
       });
     await sleep(2_000); // started and connected
     await receiver.ask({ cmd: 'reset' });

@@ -1,7 +1,7 @@
 import pg from 'pg';
 
 /** The channel migration 011 notifies on when deliveries are queued. */
-export const DELIVERIES_DUE = 'canvass_deliveries_due';
+export const NEW_DELIVERIES = 'canvass_new_deliveries';
 
 export type DueListener = { close(): Promise<void> };
 
@@ -42,7 +42,7 @@ export function listenForDue(
       if (!closed && client === c) fail(new Error('the notification connection ended'));
     });
     c.connect()
-      .then(() => c.query(`LISTEN ${DELIVERIES_DUE}`))
+      .then(() => c.query(`LISTEN ${NEW_DELIVERIES}`))
       .then(() => {
         if (failing) onDue();
         failing = false;

@@ -3,7 +3,7 @@
 -- sent once, at commit). A worker that misses one still finds the deliveries when it polls.
 CREATE FUNCTION canvass_notify_deliveries_due() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_notify('canvass_deliveries_due', '');
+  PERFORM pg_notify('canvass_new_deliveries', '');
   RETURN NULL;
 END
 $$;
