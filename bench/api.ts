@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -6,17 +5,8 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../dist/infra/db/database.js';
 import { flushDueBatches } from '../dist/app/delivery/flush-batches.js';
-import { benchDeps, cpuSplit, freshDatabase, HERE, sleep, type CpuSplit, type Storage } from './lib.js';
-
-export const CLI = path.join(HERE, '..', 'dist', 'cli', 'index.js');
-
-export async function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<string, string>> {
-  const child = spawn(process.execPath, [CLI, ...args, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  await new Promise((r) => child.on('exit', r));
-  return JSON.parse(out) as Record<string, string>;
-}
+import { benchDeps, cpuSplit, freshDatabase, type CpuSplit, type Storage } from './lib.js';
+import { benchPoll, cli, startCanvass, stopCanvass, waitForHealth } from './service.js';
 
 export type ApiResult = {
   storage: Storage;
@@ -85,35 +75,15 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: Ap
     '--owner-email',
     'bench@example.com',
   ]);
-  // BENCH_CPU_PROF=dir: the server writes a V8 CPU profile there when it stops.
-  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const server = spawn(process.execPath, [...prof, CLI, 'serve', '--no-worker'], {
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const server = startCanvass(['serve', '--no-worker'], env);
   const base = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    // A server that already stopped or died (its error is on stderr) fires no second 'exit'.
-    if (server.exitCode !== null || server.signalCode !== null) return;
-    const exited = new Promise((r) => server.on('exit', r));
-    server.kill('SIGTERM');
-    await exited;
-  };
+  const stop = () => stopCanvass(server);
   try {
-    for (let i = 0; ; i++) {
-      if ((await fetch(`${base}/healthz`).catch(() => null))?.ok) break;
-      if (i > 200) throw new Error('server did not start');
-      await sleep(100);
-    }
+    await waitForHealth(base);
     const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-    const post = async (url: string, body: unknown) =>
-      (await (await fetch(base + url, { method: 'POST', headers: auth, body: JSON.stringify(body) })).json()) as {
-        data: { id: string };
-      };
-    const poll = (await post('/poll', { accountId, title: 'Bench poll' })).data;
-    const slide = (await post('/slide', { pollId: poll.id, type: 'short-answer', title: 'Why?' })).data;
-    await post('/poll/update', { pollId: poll.id, isVisible: true });
-    await post('/webhooks', { pollId: poll.id, url: 'https://hooks.example.com/bench', deliveryRule: 'partial' });
+    const { pollId, slideId } = await benchPoll(base, apiKey!, accountId!, [
+      { url: 'https://hooks.example.com/bench', deliveryRule: 'partial' },
+    ]);
     const run = async (route: string, body: unknown, headers: Record<string, string>, connections: number) => {
       const cpu = cpuSplit(server.pid!);
       const r = await autocannon({
@@ -140,8 +110,8 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: Ap
       [
         '/participant/responses',
         {
-          pollId: poll.id,
-          answers: [{ slideId: slide.id, value: 'Because it is fast' }],
+          pollId,
+          answers: [{ slideId, value: 'Because it is fast' }],
           metadata: { page: '/thank_you' },
         },
         { 'content-type': 'application/json' },

@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { CLI, cli } from './api.js';
+import { benchPoll, cli, startCanvass, stopCanvass, waitForHealth } from './service.js';
 import { cpuOf, freshDatabase, percentile, sleep, type Receiver } from './lib.js';
 
 /** The batch window of the pipeline runs: the partial webhook's latency is reported net of it. */
@@ -44,22 +43,6 @@ const slope = (points: [number, number][]): number => {
   return den ? num / den : 0;
 };
 
-function start(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  // BENCH_CPU_PROF=dir: each process writes a V8 CPU profile there when it stops.
-  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  return spawn(process.execPath, ['--max-semi-space-size=64', ...prof, CLI, ...args], {
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.on('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
-
 /**
  * The whole pipeline as a customer sees it, on PostgreSQL: `canvass serve --no-worker` and a
  * separate `canvass worker`, respondents submitting at a steady rate to a poll with a `partial`
@@ -94,30 +77,20 @@ export async function pipeline(
     '--owner-email',
     'b@example.com',
   ]);
-  const server = start(['serve', '--no-worker'], env);
-  const worker = start(['worker'], env);
+  const server = startCanvass(['serve', '--no-worker'], env);
+  const worker = startCanvass(['worker'], env);
   const base = `http://127.0.0.1:${port}`;
   const watch = new pg.Client({ connectionString: fresh.url });
   const pool = new Pool(base, { connections: 128, pipelining: 1 });
   try {
-    for (let i = 0; !(await fetch(`${base}/healthz`).catch(() => null))?.ok; i++) {
-      if (i > 300) throw new Error('server did not start');
-      await sleep(100);
-    }
+    await waitForHealth(base);
     await watch.connect();
-    const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-    const post = async (url: string, body: unknown) => {
-      const res = await fetch(base + url, { method: 'POST', headers: auth, body: JSON.stringify(body) });
-      if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
-      return (await res.json()) as { data: { id: string }; signingSecret?: string };
-    };
-    const poll = (await post('/poll', { accountId, title: 'Pipeline poll' })).data;
-    const slide = (await post('/slide', { pollId: poll.id, type: 'short-answer', title: 'Why?' })).data;
-    await post('/poll/update', { pollId: poll.id, isVisible: true });
     const url = (n: number) => `https://127.0.0.1:${receiver.port}/endpoint/${n}`;
-    const partial = await post('/webhooks', { pollId: poll.id, url: url(0), deliveryRule: 'partial' });
-    await post('/webhooks', { pollId: poll.id, url: url(1), deliveryRule: 'complete' });
-    const secret = partial.signingSecret;
+    const poll = await benchPoll(base, apiKey!, accountId!, [
+      { url: url(0), deliveryRule: 'partial' },
+      { url: url(1), deliveryRule: 'complete' },
+    ]);
+    const secret = poll.signingSecret;
     if (!secret) throw new Error('the owner was not shown the signing secret');
 
     let respondent = 0;
@@ -150,9 +123,9 @@ export async function pipeline(
               path: '/participant/responses',
               headers: { 'content-type': 'application/json' },
               body: JSON.stringify({
-                pollId: poll.id,
+                pollId: poll.pollId,
                 participantId,
-                answers: [{ slideId: slide.id, value: 'Because it is fast' }],
+                answers: [{ slideId: poll.slideId, value: 'Because it is fast' }],
               }),
             })
             .then(async (res) => {
@@ -220,8 +193,8 @@ export async function pipeline(
   } finally {
     await pool.close();
     await watch.end().catch(() => {});
-    await stop(server);
-    await stop(worker);
+    await stopCanvass(server);
+    await stopCanvass(worker);
     rmSync(dataDir, { recursive: true, force: true });
     await fresh.drop().catch(() => {});
   }

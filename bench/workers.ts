@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { CLI } from './api.js';
+import { startCanvass, stopCanvass } from './service.js';
 import { insertDeliveries, seedAccount, waitForCount } from './delivery.js';
 import { benchDeps, cpuOf, freshDatabase, sleep, type Receiver } from './lib.js';
 
@@ -65,13 +65,7 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
       CANVASS_DATA_DIR: dataDir,
       CANVASS_ALLOW_PRIVATE_TARGETS: 'true',
     };
-    for (let i = 0; i < workers; i++)
-      children.push(
-        spawn(process.execPath, ['--max-semi-space-size=64', CLI, 'worker'], {
-          env,
-          stdio: ['ignore', 'ignore', 'inherit'],
-        }),
-      );
+    for (let i = 0; i < workers; i++) children.push(startCanvass(['worker'], env));
     // Due at once, with the notification a new delivery sends, so every worker starts at once.
     const release = (before: Date) =>
       fresh.database.db.transaction().execute(async (trx) => {
@@ -126,14 +120,7 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
       cpu: { workers: workerUs, receiver: used.receiver!, postgres: used.postgres! },
     };
   } finally {
-    await Promise.all(
-      children.map(async (c) => {
-        if (c.exitCode !== null || c.signalCode !== null) return;
-        const exited = new Promise((r) => c.on('exit', r));
-        c.kill('SIGTERM');
-        await exited;
-      }),
-    );
+    await Promise.all(children.map(stopCanvass));
     rmSync(dataDir, { recursive: true, force: true });
     await fresh.drop();
   }
