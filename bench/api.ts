@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import { openDatabase } from '../dist/infra/db/database.js';
 import { flushDueBatches } from '../dist/app/delivery/flush-batches.js';
 import { benchDeps, cpuSplit, freshDatabase, type CpuSplit, type Storage } from './lib.js';
-import { benchPoll, cli, startCanvass, stopCanvass, waitForHealth } from './service.js';
+import { benchPoll, cli, serviceEnv, startCanvass, stopCanvass, waitForHealth } from './service.js';
 
 export type ApiResult = {
   storage: Storage;
@@ -58,15 +58,7 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: Ap
   const fresh = storage === 'postgres' ? await freshDatabase('postgres') : undefined;
   await fresh?.database.close().catch(() => {});
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-api-'));
-  const port = 3900 + Math.floor(Math.random() * 500);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    CANVASS_RATE_LIMIT_PER_MINUTE: '0',
-    CANVASS_DATA_DIR: dataDir,
-    ...(fresh?.url ? { DATABASE_URL: fresh.url } : {}),
-  };
+  const { env, base } = serviceEnv(dataDir, fresh?.url);
   const { accountId, apiKey } = await cli(env, [
     'accounts',
     'create',
@@ -76,7 +68,6 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: Ap
     'bench@example.com',
   ]);
   const server = startCanvass(['serve', '--no-worker'], env);
-  const base = `http://127.0.0.1:${port}`;
   const stop = () => stopCanvass(server);
   try {
     await waitForHealth(base);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { benchPoll, cli, startCanvass, stopCanvass, waitForHealth } from './service.js';
+import { benchPoll, cli, serviceEnv, startCanvass, stopCanvass, waitForHealth } from './service.js';
 import { cpuOf, freshDatabase, percentile, sleep, type Receiver } from './lib.js';
 
 /** The batch window of the pipeline runs: the partial webhook's latency is reported net of it. */
@@ -58,17 +58,10 @@ export async function pipeline(
   const fresh = await freshDatabase('postgres');
   await fresh.database.close();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-pipeline-'));
-  const port = 3900 + Math.floor(Math.random() * 500);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: fresh.url,
-    CANVASS_DATA_DIR: dataDir,
-    CANVASS_RATE_LIMIT_PER_MINUTE: '0',
+  const { env, base } = serviceEnv(dataDir, fresh.url, {
     CANVASS_BATCH_WINDOW_MS: String(WINDOW_MS),
     CANVASS_ALLOW_PRIVATE_TARGETS: 'true',
-  };
+  });
   const { accountId, apiKey } = await cli(env, [
     'accounts',
     'create',
@@ -79,7 +72,6 @@ export async function pipeline(
   ]);
   const server = startCanvass(['serve', '--no-worker'], env);
   const worker = startCanvass(['worker'], env);
-  const base = `http://127.0.0.1:${port}`;
   const watch = new pg.Client({ connectionString: fresh.url });
   const pool = new Pool(base, { connections: 128, pipelining: 1 });
   try {

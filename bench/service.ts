@@ -4,6 +4,21 @@ import { HERE, sleep } from './lib.js';
 
 export const CLI = path.join(HERE, '..', 'dist', 'cli', 'index.js');
 
+/** The environment of a bench's `canvass` processes: a random port, warnings only, no rate limit. */
+export function serviceEnv(dataDir: string, databaseUrl: string | undefined, extra: NodeJS.ProcessEnv = {}) {
+  const port = 3900 + Math.floor(Math.random() * 500);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    CANVASS_RATE_LIMIT_PER_MINUTE: '0',
+    CANVASS_DATA_DIR: dataDir,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...extra,
+  };
+  return { env, base: `http://127.0.0.1:${port}` };
+}
+
 /** A `canvass` command run to its end with `--json`: its printed object. */
 export async function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<string, string>> {
   const child = spawn(process.execPath, [CLI, ...args, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -1,0 +1,90 @@
+import pino from 'pino';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Deps } from '../../../src/app/ports/index.js';
+import { newId } from '../../../src/domain/ids.js';
+import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
+import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
+import { harness, type Harness } from '../../support/app.js';
+import { startReceiver } from '../../support/receiver.js';
+
+/**
+ * Answers free sending slots; they are not new work. A worker that has claimed everything due
+ * sleeps until new work arrives (or the next due time), instead of claiming again on every
+ * answer: one claim for a burst it could take whole, however many answers come back.
+ */
+
+let h: Harness;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+beforeAll(async () => {
+  h = await harness();
+  h.deps.clock = { now: () => new Date() };
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver?.close();
+  await h?.close();
+});
+
+it('claims once for 20 due deliveries and does not claim again as their answers come in', async () => {
+  receiver.script('/burst', [{ status: 200 }]);
+  const { accountId } = await h.account({ name: 'Claims' });
+  const now = new Date();
+  const ids = Array.from({ length: 20 }, () => newId('dlv'));
+  await h.deps.store.deliveries.insert(
+    ids.map((id, i) => ({
+      id,
+      accountId,
+      pollId: 'poll_claims',
+      webhookId: null,
+      endpointId: 'end_claims',
+      source: 'question-logic' as const,
+      url: receiver.url('/burst'),
+      participantId: `prt_${i}`,
+      type: 'submitted-responses' as const,
+      body: '{}',
+      createdAt: now,
+      nextAttemptAt: now,
+    })),
+  );
+  let claims = 0;
+  const deliveries = h.deps.store.deliveries;
+  const sender = createH1Sender({ allowPrivateTargets: true });
+  const deps: Deps = {
+    ...h.deps,
+    sender,
+    store: {
+      ...h.deps.store,
+      deliveries: {
+        ...deliveries,
+        claim: (...args) => {
+          claims++;
+          return deliveries.claim(...args);
+        },
+      },
+    },
+  };
+  const controller = new AbortController();
+  // A minute of idle wait: any further claim within the test was set off by an answer.
+  const runner = startDeliveryRunner(deps, controller.signal, {
+    concurrency: 64,
+    claimBatch: 64,
+    idleMs: 60_000,
+    drainMs: 5_000,
+    logger: pino({ level: 'silent' }),
+  });
+  try {
+    await receiver.waitFor((r) => r.filter((x) => x.path === '/burst').length >= ids.length, 20_000);
+    for (let i = 0; ; i++) {
+      const done = await Promise.all(ids.map((id) => h.deps.store.deliveries.get(id)));
+      if (done.every((d) => d?.status === 'delivered')) break;
+      if (i > 400) throw new Error('the deliveries were not all recorded');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(claims).toBe(1);
+  } finally {
+    controller.abort();
+    await runner.done;
+    await sender.close();
+  }
+});
