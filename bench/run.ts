@@ -11,6 +11,7 @@
  *   BENCH_PIPELINE_LADDER=1500,2000,3000,4000  # its rising steps (BENCH_PIPELINE_STEP_SECONDS, 15 s each)
  *   BENCH_STORAGE=postgres         # one storage only
  *   BENCH_ROUNDS=1                 # delivery rounds (default 3; the median round is reported)
+ *   BENCH_CLI=/path/dist/cli/index.js  # another build of canvass for the api, workers and pipeline sections (an A/B)
  *   BENCH_CPU_PROF=/tmp/prof       # V8 CPU profiles of the worker, the raw baseline and the API server
  */
 import { spawnSync } from 'node:child_process';

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { HERE, sleep } from './lib.js';
 
-export const CLI = path.join(HERE, '..', 'dist', 'cli', 'index.js');
+/** The `canvass` the api, workers and pipeline sections run: BENCH_CLI names another build, for an A/B in one run. */
+export const CLI = process.env.BENCH_CLI ?? path.join(HERE, '..', 'dist', 'cli', 'index.js');
 
 /** The environment of a bench's `canvass` processes: a random port, warnings only, no rate limit. */
 export function serviceEnv(dataDir: string, databaseUrl: string | undefined, extra: NodeJS.ProcessEnv = {}) {

@@ -96,4 +96,45 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
       (await sql<{ plan_cache_mode: string }>`SHOW plan_cache_mode`.execute(database.db)).rows[0]!.plan_cache_mode,
     ).toBe('auto');
   });
+  // Planned once per connection, the plans outlive the statistics they were made from: a plan
+  // made while deliveries was small must still reach it by primary key once it holds millions.
+  it('the claim and the batch record reach deliveries by primary key, even planned while the table was empty', async () => {
+    const store = createStore(database.db);
+    await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-plan', new Date(0));
+    await store.deliveries.recordResults(
+      [
+        {
+          attempt: {
+            id: 'att_plan',
+            deliveryId: 'dlv_none',
+            number: 1,
+            sentAt: new Date(),
+            statusCode: 200,
+            error: null,
+            durationMs: 3,
+            responseExcerpt: 'ok',
+          },
+          leaseToken: 'lease-none',
+          result: { status: 'delivered' as const, nextAttemptAt: null, finishedAt: new Date(), dnsFailure: false },
+        },
+      ],
+      new Date(),
+    );
+    const statements = await sql<{ name: string; params: number }>`
+      SELECT name, cardinality(parameter_types)::int AS params FROM pg_prepared_statements ORDER BY name`.execute(
+      database.db,
+    );
+    expect(statements.rows.map((r) => r.name)).toEqual(['claim-deliveries', 'record-results']);
+    for (const { name, params } of statements.rows) {
+      // The shared (generic) plan, as the claim always runs and the record may after a few calls.
+      const plan = await database.db.transaction().execute(async (trx) => {
+        await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+        const args = sql.raw(Array.from({ length: params }, () => 'NULL').join(', '));
+        const res = await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE ${sql.id(name)}(${args})`.execute(trx);
+        return res.rows.map((r) => r['QUERY PLAN']).join('\n');
+      });
+      expect(plan, name).not.toMatch(/Seq Scan on deliveries/);
+      expect(plan, name).toMatch(/deliveries_pkey/);
+    }
+  });
 });

@@ -119,6 +119,9 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
      * - Only the narrow queue row is written; the delivery is read (migration 004 says why).
      * - Queue rows are reached by primary key (= ANY(ARRAY(...))) here and in recordResults:
      *   written as a join, a large queue gets a hash join over a scan of all of it.
+     * - Each leased row reads its delivery by primary key (LATERAL, OFFSET 0 so it stays a
+     *   nested loop): the plan is made once per connection (below), and one made while the
+     *   deliveries table was still small would otherwise keep a scan of all of it.
      * - The signing secret is read in the same statement, i.e. as it is at attempt time, so a
      *   rotated secret applies to queued retries at once.
      * - It runs with the plan made once per connection (plan_cache_mode): left to choose,
@@ -146,7 +149,7 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
           l.ladder_base, w.paused_at IS NOT NULL AS paused,
           CASE WHEN a.signing_secret_rotated_at > ${overlapSince} THEN a.previous_signing_secret END AS previous_secret
         FROM leased l
-        JOIN deliveries d ON d.id = l.delivery_id
+        CROSS JOIN LATERAL (SELECT * FROM deliveries WHERE id = l.delivery_id OFFSET 0) d
         JOIN accounts a ON a.id = d.account_id
         LEFT JOIN webhooks w ON w.id = d.webhook_id`;
       const statements = [GENERIC_PLAN, claim.compile(db)];
