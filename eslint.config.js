@@ -22,7 +22,18 @@ const layer = (files, message, group) => [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'packages/*/dist/', 'data/', 'node_modules/', 'coverage/', 'web/dist/', 'test-artifacts/'] },
+  {
+    ignores: [
+      'dist/',
+      'packages/*/dist/',
+      'data/',
+      'node_modules/',
+      'coverage/',
+      'web/dist/',
+      'test-artifacts/',
+      'bench/tmp/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   // The packages' build and vector scripts are plain Node ES modules.
