@@ -1,0 +1,178 @@
+import { CompiledQuery, sql, type Kysely, type QueryResult, type RawBuilder, type Selectable } from 'kysely';
+import type { ClaimedDelivery } from '../../../domain/delivery.js';
+import type { DeliveryRepo } from '../../../app/ports/index.js';
+import type { DeliverySource } from '../../../domain/webhook.js';
+import type { DB, DeliveriesTable } from '../schema.js';
+import { executeTogether, isPipelined } from '../pipelined-driver.js';
+import { iso } from './page.js';
+
+/**
+ * The settings the claim and the batch record run under, sent ahead of them (queueStatement):
+ * their plan is made once per connection, with neither table scans nor sorts, so a plan made
+ * while the queue was empty (as autovacuum often finds it between bursts) cannot keep scanning
+ * and sorting all of it once it holds a backlog (docs/performance.md).
+ */
+const QUEUE_PLAN = CompiledQuery.raw(
+  "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)",
+);
+const QUEUE_PLAN_RESET = CompiledQuery.raw(
+  "SELECT set_config(name, reset_val, true) FROM pg_settings WHERE name IN ('plan_cache_mode', 'enable_seqscan', 'enable_sort')",
+);
+
+type ClaimRow = Pick<
+  Selectable<DeliveriesTable>,
+  'id' | 'account_id' | 'endpoint_id' | 'source' | 'url' | 'attempt_count' | 'body'
+> & {
+  signing_secret: string | null;
+  previous_secret: string | null;
+  legacy_secret: string | null;
+  ladder_base: number;
+  paused: boolean;
+};
+
+/** The worker's two statements on the queue: the claim, and the record of a batch of results. */
+export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'recordResults'> {
+  // Known after the first claim or record (a failed check is asked again, not remembered).
+  let pipelined: boolean | undefined;
+
+  /**
+   * Runs the claim or the batch record under QUEUE_PLAN, in a transaction of its own written in
+   * one round trip (BEGIN, settings, statement, COMMIT), so the settings end with it whatever
+   * pooler sits between. Inside a caller's transaction (the claim bench rolls its claims back)
+   * it takes no COMMIT along, and the settings are reset behind it. PGlite plans each statement
+   * afresh and answers without a round trip: there the statement runs alone.
+   */
+  async function queueStatement<R>(statement: RawBuilder<R>): Promise<QueryResult<R>> {
+    if (db.isTransaction) {
+      const [, result] = await executeTogether(db, [QUEUE_PLAN, statement.compile(db), QUEUE_PLAN_RESET]);
+      return result as QueryResult<R>;
+    }
+    pipelined ??= await isPipelined(db);
+    if (!pipelined) return statement.execute(db);
+    const [, result] = await db
+      .transaction()
+      .execute((trx) => executeTogether<DB>(trx, [QUEUE_PLAN, statement.compile(trx)], { thenCommit: true }));
+    return result as QueryResult<R>;
+  }
+
+  return {
+    /**
+     * Leases up to `limit` due deliveries for one attempt each.
+     * - FOR UPDATE SKIP LOCKED: concurrent workers never pick the same row, and never wait on
+     *   each other's locks.
+     * - Pending and leased rows share next_attempt_at as the claim key: for a leased row it is
+     *   the lease expiry, so a delivery whose worker died becomes due again by itself.
+     * - The new lease token fences the old holder: its late result write matches no row.
+     * - Only the narrow queue row is written; the delivery is read (migration 004 says why).
+     * - Queue rows are reached by primary key (= ANY(ARRAY(...))) here and in recordResults:
+     *   written as a join, a large queue gets a hash join over a scan of all of it.
+     * - Each leased row reads its delivery by primary key (LATERAL, OFFSET 0 so it stays a
+     *   nested loop): the plan is made once per connection (below), and one made while the
+     *   deliveries table was still small would otherwise keep a scan of all of it.
+     * - The signing secret is read in the same statement, i.e. as it is at attempt time, so a
+     *   rotated secret applies to queued retries at once.
+     * - It runs with the plan made once per connection (QUEUE_PLAN): left to choose,
+     *   PostgreSQL plans every claim afresh, since with `LIMIT $2` unknown the shared plan's
+     *   estimate looks dearer.
+     * docs/performance.md has the measurements behind these choices.
+     */
+    async claim(now, limit, leaseUntil, leaseToken, overlapSince) {
+      const claim = sql<ClaimRow>`/* prepared:claim-deliveries */
+        WITH due AS (
+          SELECT delivery_id FROM delivery_queue
+          WHERE next_attempt_at <= ${now}
+          ORDER BY next_attempt_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED
+        ), leased AS (
+          UPDATE delivery_queue q
+          SET attempt_count = q.attempt_count + 1, next_attempt_at = ${leaseUntil}, lease_token = ${leaseToken}
+          WHERE q.delivery_id = ANY(ARRAY(SELECT delivery_id FROM due))
+          RETURNING q.delivery_id, q.attempt_count, q.ladder_base
+        )
+        SELECT d.id, d.account_id, d.endpoint_id, d.source, d.url, l.attempt_count, d.body, a.signing_secret, w.legacy_secret,
+          l.ladder_base, w.paused_at IS NOT NULL AS paused,
+          CASE WHEN a.signing_secret_rotated_at > ${overlapSince} THEN a.previous_signing_secret END AS previous_secret
+        FROM leased l
+        CROSS JOIN LATERAL (SELECT * FROM deliveries WHERE id = l.delivery_id OFFSET 0) d
+        JOIN accounts a ON a.id = d.account_id
+        LEFT JOIN webhooks w ON w.id = d.webhook_id`;
+      const result = await queueStatement(claim);
+      // Only what an attempt needs (no times to parse, no columns it never reads): at thousands
+      // of rows a second each column read is worker and database time.
+      return result.rows.map((r): ClaimedDelivery => ({
+        id: r.id,
+        accountId: r.account_id,
+        endpointId: r.endpoint_id,
+        source: r.source as DeliverySource,
+        url: r.url,
+        attemptCount: r.attempt_count,
+        body: r.body,
+        leaseToken,
+        signingSecret: r.signing_secret,
+        previousSecret: r.previous_secret,
+        legacySecret: r.legacy_secret,
+        ladderBase: r.ladder_base,
+        paused: r.paused,
+      }));
+    },
+
+    /**
+     * One statement per batch, with fixed text whatever the batch size (arrays, not VALUES
+     * lists), so on PostgreSQL it is a prepared statement (prepared.ts), parsed and planned once
+     * per connection (QUEUE_PLAN); its data-modifying parts commit together.
+     * - The lease token fences results of a worker whose lease was taken over (or whose
+     *   delivery was cancelled) meanwhile: those attempts are logged but decide nothing.
+     * - A retry stays in the queue with its next due time. A finished delivery leaves the
+     *   queue and its outcome goes on the delivery row (a HOT update: migration 004).
+     * - A busy endpoint's health row is written about once a second rather than once per
+     *   batch (rows healthy with a success under a second old are skipped), and in id order,
+     *   so concurrent workers do not queue on it.
+     */
+    async recordResults(items, now) {
+      if (!items.length) return new Set();
+      const col = <T>(f: (i: (typeof items)[number]) => T) => items.map(f);
+      const record = sql<{ id: string }>`/* prepared:record-results */
+        WITH v AS (
+          SELECT * FROM unnest(
+            ${col((i) => i.attempt.deliveryId)}::text[], ${col((i) => i.leaseToken)}::text[], ${col((i) => i.result.status)}::text[],
+            ${col((i) => iso(i.result.nextAttemptAt))}::timestamptz[], ${col((i) => iso(i.result.finishedAt))}::timestamptz[],
+            ${col((i) => (i.result.dnsFailure ? 1 : 0))}::int[]
+          ) AS v(id, token, status, next_at, finished_at, dns)
+        ), retried AS (
+          UPDATE delivery_queue q
+          SET next_attempt_at = v.next_at, lease_token = NULL, dns_failures = q.dns_failures + v.dns
+          FROM v WHERE q.delivery_id = ANY(ARRAY(SELECT id FROM v)) AND q.delivery_id = v.id AND q.lease_token = v.token AND v.status = 'pending'
+          RETURNING q.delivery_id
+        ), dequeued AS (
+          DELETE FROM delivery_queue q
+          USING v WHERE q.delivery_id = ANY(ARRAY(SELECT id FROM v)) AND q.delivery_id = v.id AND q.lease_token = v.token AND v.status <> 'pending'
+          RETURNING q.delivery_id, q.attempt_count, q.dns_failures + v.dns AS dns_failures, v.status, v.finished_at
+        ), finished AS (
+          UPDATE deliveries d
+          SET status = f.status, finished_at = f.finished_at, attempt_count = f.attempt_count, dns_failures = f.dns_failures
+          FROM dequeued f WHERE d.id = f.delivery_id
+          RETURNING d.id, d.endpoint_id, f.status, f.finished_at
+        ), lost AS (
+          INSERT INTO lost_deliveries (delivery_id, endpoint_id, lost_at)
+          SELECT id, endpoint_id, finished_at FROM finished WHERE status IN ('given_up', 'rejected')
+        ), attempt_rows AS (
+          INSERT INTO attempts (id, delivery_id, number, sent_at, status_code, error, duration_ms, response_excerpt)
+          SELECT * FROM unnest(
+            ${col((i) => i.attempt.id)}::text[], ${col((i) => i.attempt.deliveryId)}::text[], ${col((i) => i.attempt.number)}::int[],
+            ${col((i) => iso(i.attempt.sentAt))}::timestamptz[], ${col((i) => i.attempt.statusCode)}::int[], ${col((i) => i.attempt.error)}::text[],
+            ${col((i) => i.attempt.durationMs)}::int[], ${col((i) => i.attempt.responseExcerpt)}::text[]
+          )
+        ), healthy AS (
+          UPDATE endpoints e
+          SET last_success_at = ${iso(now)}::timestamptz, state = 'healthy', alert_emails_sent = 0, last_alert_at = NULL
+          WHERE e.id IN (SELECT endpoint_id FROM finished WHERE status = 'delivered')
+            AND (e.last_success_at IS NULL OR e.last_success_at < ${iso(new Date(now.getTime() - 1000))}::timestamptz
+                 OR e.state <> 'healthy' OR e.alert_emails_sent <> 0 OR e.last_given_up_at > e.last_success_at)
+        )
+        SELECT delivery_id AS id FROM retried UNION ALL SELECT id FROM finished`;
+      const res = await queueStatement(record);
+      return new Set(res.rows.map((r) => r.id));
+    },
+  };
+}
