@@ -7,9 +7,9 @@ import { respondentKey } from '../responses/submit-responses.js';
  * one transaction, so a crash either flushes a batch entirely or leaves it to flush again.
  *
  * What the batches need is read a statement per kind, not per batch: their polls with slides
- * and webhooks, their respondents, their answers. Read batch by batch (five round trips each),
- * the flush cannot keep up with the submissions the API takes, and deliveries fall further
- * behind under load (docs/performance.md, "The batch flush").
+ * and webhooks, then their respondents and answers together. Read batch by batch (five round
+ * trips each), the flush cannot keep up with the submissions the API takes, and deliveries fall
+ * further behind under load (docs/performance.md, "The batch flush").
  */
 export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> {
   return deps.store.transaction(async (store) => {
@@ -19,15 +19,9 @@ export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> 
     const polls = new Map(
       (await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]),
     );
-    const keys = new Map(
-      due.map((b) => [respondentKey(b.pollId, b.participantId), { pollId: b.pollId, id: b.participantId }]),
-    );
-    const participants = new Map(
-      (await store.responses.participantsByKeys([...keys.values()])).map((p) => [respondentKey(p.pollId, p.id), p]),
-    );
-    const responses = new Map(
-      (await store.responses.byIds([...new Set(due.flatMap((b) => b.responseIds))])).map((r) => [r.id, r]),
-    );
+    const contents = await store.batches.contentsOf(due);
+    const participants = new Map(contents.participants.map((p) => [respondentKey(p.pollId, p.id), p]));
+    const responses = new Map(contents.responses.map((r) => [r.id, r]));
     const deliveries = [];
     for (const b of due) {
       const found = polls.get(b.pollId);
@@ -52,8 +46,10 @@ export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> 
       );
     }
     // Delivery ids carry the event time, but they are due now.
-    await store.deliveries.insert(deliveries.map((d) => ({ ...d, nextAttemptAt: now })));
-    await store.batches.delete(due.map((b) => b.id));
+    await store.batches.flush(
+      due.map((b) => b.id),
+      deliveries.map((d) => ({ ...d, nextAttemptAt: now })),
+    );
     return deliveries.length;
   });
 }

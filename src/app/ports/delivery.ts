@@ -1,6 +1,7 @@
 import type { AttemptOutcome } from '../../domain/retry-policy.js';
 import type { Page, PageRequest } from './common.js';
 import type { Endpoint, Webhook } from '../../domain/webhook.js';
+import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
 import type {
   Attempt,
   Batch,
@@ -80,7 +81,10 @@ export interface RecoveryRepo {
 export interface BatchRepo {
   /** Locks due batches for this transaction; others skip them. */
   claimDue(now: Date, limit: number): Promise<Batch[]>;
-  delete(ids: string[]): Promise<void>;
+  /** The batches' respondents and their answers (unknown ones left out), read together. */
+  contentsOf(batches: readonly Batch[]): Promise<{ participants: ParticipantRow[]; responses: ResponseRow[] }>;
+  /** Deletes the flushed batches and queues their deliveries; the transaction's last statement. */
+  flush(ids: string[], deliveries: NewDelivery[]): Promise<void>;
   /** When the next batch's window ends, if any batch is open. */
   nextFlushAt(): Promise<Date | null>;
 }

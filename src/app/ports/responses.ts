@@ -9,10 +9,7 @@ export interface ResponseRepo {
   insertParticipants(rows: ParticipantRow[]): Promise<void>;
   insertResponses(rows: ResponseRow[]): Promise<void>;
   getParticipant(pollId: string, id: string): Promise<ParticipantRow | undefined>;
-  /** Many participants in one statement; unknown keys are left out. */
-  participantsByKeys(keys: readonly { pollId: string; id: string }[]): Promise<ParticipantRow[]>;
   ofParticipant(pollId: string, participantId: string): Promise<ResponseRow[]>;
-  byIds(ids: string[]): Promise<ResponseRow[]>;
   list(filter: ResponseFilter, page: PageRequest): Promise<Page<ResponseRow>>;
   listParticipants(filter: { pollId?: string; accountId?: string }, page: PageRequest): Promise<Page<ParticipantRow>>;
 }

@@ -33,7 +33,7 @@ export function createStore(db: Kysely<DB>, opts: { nested?: boolean } = {}): St
     research: researchRepo(db),
     webhooks: webhookRepo(db),
     endpoints: endpointRepo(db),
-    batches: batchRepo(db),
+    batches: batchRepo(db, { commitEarly: !opts.nested }),
     deliveries: deliveryRepo(db),
     recoveries: recoveryRepo(db),
     alerts: alertRepo(db),

@@ -1,8 +1,16 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { BatchRepo } from '../../../app/ports/index.js';
-import type { DB } from '../schema.js';
+import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
+import { executeThenCommit, executeTogether } from '../pipelined-driver.js';
+import { deliveryInserts } from './deliveries.js';
+import { toParticipant, toResponse } from './participants.js';
 
-export function batchRepo(db: Kysely<DB>): BatchRepo {
+/**
+ * A flush takes four round trips on PostgreSQL whatever the number of batches: the claim, the
+ * polls, the batches' respondents and answers (contentsOf), and the write with its COMMIT
+ * (flush). docs/performance.md, "The batch flush".
+ */
+export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): BatchRepo {
   return {
     async claimDue(now, limit) {
       // SKIP LOCKED: two schedulers flushing at once each take different batches; a batch
@@ -28,9 +36,33 @@ export function batchRepo(db: Kysely<DB>): BatchRepo {
         createdAt: r.created_at,
       }));
     },
-    async delete(ids) {
-      if (ids.length) await db.deleteFrom('batches').where('id', 'in', ids).execute();
+
+    async contentsOf(batches) {
+      if (!batches.length) return { participants: [], responses: [] };
+      const ids = [...new Set(batches.flatMap((b) => b.responseIds))];
+      // Arrays, not IN lists: the statements' text is the same whatever the number of batches.
+      const participants = sql<Selectable<ParticipantsTable>>`
+        SELECT * FROM participants
+        WHERE (poll_id, id) IN (SELECT * FROM unnest(${batches.map((b) => b.pollId)}::text[], ${batches.map((b) => b.participantId)}::text[]))`;
+      const responses = sql<Selectable<ResponsesTable>>`
+        SELECT * FROM responses WHERE id = ANY(${ids}::text[]) ORDER BY id`;
+      const [p, r] = await executeTogether(db, [participants.compile(db), responses.compile(db)]);
+      return {
+        participants: (p!.rows as Selectable<ParticipantsTable>[]).map(toParticipant),
+        responses: (r!.rows as Selectable<ResponsesTable>[]).map(toResponse),
+      };
     },
+
+    async flush(ids, deliveries) {
+      if (!ids.length) return;
+      const write = sql`
+        WITH flushed AS (DELETE FROM batches WHERE id = ANY(${ids}::text[])), ${deliveryInserts(deliveries)}
+        SELECT 1`;
+      // The flush's last statement: COMMIT goes with it, unless the transaction is another's (store.ts).
+      if (opts.commitEarly) await executeThenCommit(db, write.compile(db));
+      else await db.executeQuery(write.compile(db));
+    },
+
     async nextFlushAt() {
       const r = await db
         .selectFrom('batches')

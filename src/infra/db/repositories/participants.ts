@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { ParticipantRow, ResponseRow } from '../../../domain/response.js';
 import type { ResponseFilter } from '../../../app/ports/index.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
@@ -53,17 +53,6 @@ export function participantReads(db: Kysely<DB>) {
         .executeTakeFirst();
       return r && toParticipant(r);
     },
-    async participantsByKeys(keys: readonly { pollId: string; id: string }[]) {
-      if (!keys.length) return [];
-      const rows = await db
-        .selectFrom('participants')
-        .selectAll()
-        .where(
-          sql<boolean>`(poll_id, id) IN (SELECT * FROM unnest(${keys.map((k) => k.pollId)}::text[], ${keys.map((k) => k.id)}::text[]))`,
-        )
-        .execute();
-      return rows.map(toParticipant);
-    },
     async ofParticipant(pollId: string, participantId: string) {
       const rows = await db
         .selectFrom('responses')
@@ -72,11 +61,6 @@ export function participantReads(db: Kysely<DB>) {
         .where('participant_id', '=', participantId)
         .orderBy('id')
         .execute();
-      return rows.map(toResponse);
-    },
-    async byIds(ids: string[]) {
-      if (!ids.length) return [];
-      const rows = await db.selectFrom('responses').selectAll().where('id', 'in', ids).orderBy('id').execute();
       return rows.map(toResponse);
     },
     async list(f: ResponseFilter, page: { startCursor?: string | undefined; limit: number }) {
