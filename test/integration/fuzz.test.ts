@@ -12,6 +12,7 @@ import {
   routeName,
   sample,
   type ApiRoute,
+  type InjectMethod,
   type Schema,
 } from '../support/openapi.js';
 
@@ -665,7 +666,12 @@ function enc(s: string): string {
   });
 }
 
-type Injected = { method: string; url: string; headers: Record<string, string>; payload?: string };
+type Injected = {
+  method: InjectMethod;
+  url: string;
+  headers: Record<string, string>;
+  payload?: string;
+};
 
 function materialise(g: Gen): Injected {
   const q = g.query.map(([k, v]) => `${enc(k)}=${enc(String(resolveRefs(v)))}`).join('&');

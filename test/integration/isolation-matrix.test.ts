@@ -14,6 +14,7 @@ import {
   routeName,
   sample,
   type ApiRoute,
+  type InjectMethod,
   type Schema,
 } from '../support/openapi.js';
 
@@ -32,7 +33,7 @@ import {
 
 type Kind = 'account' | 'poll' | 'slide' | 'webhook' | 'delivery' | 'participant' | 'key' | 'member';
 type Json = Record<string, unknown>;
-type Req = { method: string; url: string; headers: Record<string, string>; payload?: string };
+type Req = { method: InjectMethod; url: string; headers: Record<string, string>; payload?: string };
 
 const PREFIX: Record<Exclude<Kind, 'member'>, IdPrefix> = {
   account: 'acc',
@@ -782,7 +783,7 @@ describe('role matrix (members of A, on A’s own resources)', () => {
     const ownerKeyId = await keyIdOf(A.acct.key);
     const owner = encodeURIComponent(A.ownerEmail);
     const body = (email: string, role: Role) => JSON.stringify({ accountId: A.acct.accountId, email, role });
-    const cases: [Role, string, string, string | undefined, number, string][] = [
+    const cases: [Role, InjectMethod, string, string | undefined, number, string][] = [
       ['admin', 'POST', '/keys', body('new-owner@example.com', 'owner'), 403, 'role_forbidden'],
       ['admin', 'POST', '/keys', body(A.ownerEmail, 'admin'), 403, 'role_forbidden'],
       ['admin', 'DELETE', `/keys?keyId=${ownerKeyId}`, undefined, 403, 'role_forbidden'],
@@ -814,7 +815,7 @@ describe('access before anything else: a URL to check is looked at only once the
     { match: 'all', conditions: [{ op: 'answered' }], action: { type: 'trigger-webhook', url } },
   ];
   const surveyRule = (url: string) => [{ on: 'complete', action: { type: 'trigger-webhook', url } }];
-  const saving: [string, string, (url: string) => Json][] = [
+  const saving: [InjectMethod, string, (url: string) => Json][] = [
     ['POST', '/webhooks', (url) => ({ pollId: A.ids.poll, url, deliveryRule: 'partial' })],
     ['POST', '/slide', (url) => ({ pollId: A.ids.poll, type: 'short-answer', title: 'Q', logic: rule(url) })],
     ['POST', '/slide/update', (url) => ({ slideId: A.ids.slide, logic: rule(url) })],

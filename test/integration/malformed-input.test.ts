@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
-import { branches, type Parameter, type Schema } from '../support/openapi.js';
+import { branches, type InjectMethod, type Parameter, type Schema } from '../support/openapi.js';
 
 /**
  * "No input produces a 500" (DESIGN §2). The routes come from the OpenAPI document, so a route
@@ -15,9 +15,16 @@ type Operation = {
   requestBody?: { content?: Record<string, { schema: Schema }> };
   security?: unknown[];
 };
-type Route = { method: string; path: string; op: Operation; body?: Schema; query: Parameter[]; isPublic: boolean };
+type Route = {
+  method: InjectMethod;
+  path: string;
+  op: Operation;
+  body?: Schema;
+  query: Parameter[];
+  isPublic: boolean;
+};
 type Req = {
-  method: string;
+  method: InjectMethod;
   url: string;
   headers?: Record<string, string>;
   payload?: string | Buffer | Readable;
@@ -26,7 +33,7 @@ type Case = { name: string; req: Req; expect?: { status?: number; code?: string;
 
 const KB = 1024;
 const HUGE = 'x'.repeat(200 * KB);
-const RESPONDENT = { method: 'POST', path: '/participant/responses' };
+const RESPONDENT = { method: 'POST' as const, path: '/participant/responses' };
 const MISSING = '_0000000000000000000000';
 
 let h: Harness;
@@ -633,7 +640,7 @@ async function setup(): Promise<void> {
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
-      routes.push(route(method.toUpperCase(), path.replace(/\{[^}]+\}/g, 'x'), op));
+      routes.push(route(method.toUpperCase() as InjectMethod, path.replace(/\{[^}]+\}/g, 'x'), op));
     }
   }
   // The respondent route answers without a key; cover it even if it is left out of the document.
@@ -669,7 +676,7 @@ async function setup(): Promise<void> {
 await setup();
 afterAll(() => h?.close());
 
-function route(method: string, path: string, op: Operation): Route {
+function route(method: InjectMethod, path: string, op: Operation): Route {
   return {
     method,
     path,

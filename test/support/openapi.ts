@@ -1,4 +1,4 @@
-import type { LightMyRequestResponse } from 'fastify';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { App } from '../../src/http/app.js';
 
 /**
@@ -34,8 +34,11 @@ export type Schema = {
 
 export type Parameter = { in: string; name: string; required?: boolean; schema: Schema };
 
+/** A method `app.inject` takes. */
+export type InjectMethod = NonNullable<InjectOptions['method']>;
+
 export type ApiRoute = {
-  method: string;
+  method: InjectMethod;
   path: string;
   tags: string[];
   /** Answers without a key (`security: []`). */
@@ -62,7 +65,7 @@ export async function apiRoutes(app: App): Promise<ApiRoute[]> {
     for (const [method, op] of Object.entries(ops)) {
       if (!METHODS.includes(method)) continue;
       out.push({
-        method: method.toUpperCase(),
+        method: method.toUpperCase() as InjectMethod, // one of METHODS
         path,
         tags: op.tags ?? [],
         isPublic: Array.isArray(op.security) && op.security.length === 0,
