@@ -5,15 +5,10 @@ import { openDatabase, type Database } from '../../src/infra/db/database.js';
 import { createStore } from '../../src/infra/db/store.js';
 import { createPgDatabase, onPostgres } from '../support/db.js';
 
-/**
- * On PostgreSQL the claim and the batch record run as named prepared statements (parsed and
- * planned once per connection). One pooled connection, so the statements it prepared are the
- * ones pg_prepared_statements lists. PGlite runs the same SQL unprepared.
- */
-describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
+/** A fresh PostgreSQL database for the describe block, reached through one pooled connection. */
+function oneConnection(): () => Database {
   let made: Awaited<ReturnType<typeof createPgDatabase>>;
   let database: Database;
-
   beforeAll(async () => {
     made = await createPgDatabase();
     database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply', poolSize: 1 });
@@ -22,9 +17,19 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
     await database?.close();
     await made?.drop();
   });
+  return () => database;
+}
+
+/**
+ * On PostgreSQL the claim and the batch record run as named prepared statements (parsed and
+ * planned once per connection). One pooled connection, so the statements it prepared are the
+ * ones pg_prepared_statements lists. PGlite runs the same SQL unprepared.
+ */
+describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
+  const database = oneConnection();
 
   it('the claim and the batch record are prepared once (the claim planned once too) and give the same results on every call', async () => {
-    const store = createStore(database.db);
+    const store = createStore(database().db);
     const now = new Date();
     await store.accounts.insert({ id: 'acc_prep', name: 'Prep', plan: 'premium', createdAt: now, updatedAt: now });
     await store.accounts.setSigningSecret('acc_prep', 'whsec_prepared', now, now);
@@ -87,14 +92,14 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
     const prepared = await sql<{
       name: string;
       custom_plans: number;
-    }>`SELECT name, custom_plans::int FROM pg_prepared_statements ORDER BY name`.execute(database.db);
+    }>`SELECT name, custom_plans::int FROM pg_prepared_statements ORDER BY name`.execute(database().db);
     expect(prepared.rows.map((r) => r.name)).toEqual(['claim-deliveries', 'record-results']);
     // Neither is planned afresh, and the settings that make it so are not left behind for the
     // connection's other statements.
     expect(prepared.rows.map((r) => r.custom_plans)).toEqual([0, 0]);
     const settings = await sql<{ name: string; setting: string }>`
       SELECT name, setting FROM pg_settings WHERE name IN ('plan_cache_mode', 'enable_seqscan', 'enable_sort') ORDER BY name`.execute(
-      database.db,
+      database().db,
     );
     expect(settings.rows).toEqual([
       { name: 'enable_seqscan', setting: 'on' },
@@ -108,22 +113,12 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
 // while the queue was empty, or deliveries new, must still reach rows by key once they hold
 // millions.
 describe.skipIf(!onPostgres)('plans of the claim and the batch record (PostgreSQL)', () => {
-  let made: Awaited<ReturnType<typeof createPgDatabase>>;
-  let database: Database;
-
-  beforeAll(async () => {
-    made = await createPgDatabase();
-    database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply', poolSize: 1 });
-  });
-  afterAll(async () => {
-    await database?.close();
-    await made?.drop();
-  });
+  const database = oneConnection();
 
   it('the claim and the batch record reach deliveries and their queue rows by index, even planned while the queue was empty', async () => {
-    const store = createStore(database.db);
+    const store = createStore(database().db);
     // The statistics of an empty queue, as autovacuum records them between bursts.
-    await sql`ANALYZE delivery_queue`.execute(database.db);
+    await sql`ANALYZE delivery_queue`.execute(database().db);
     await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-plan', new Date(0));
     await store.deliveries.recordResults(
       [
@@ -146,17 +141,19 @@ describe.skipIf(!onPostgres)('plans of the claim and the batch record (PostgreSQ
     );
     const statements = await sql<{ name: string; params: number }>`
       SELECT name, cardinality(parameter_types)::int AS params FROM pg_prepared_statements ORDER BY name`.execute(
-      database.db,
+      database().db,
     );
     expect(statements.rows.map((r) => r.name)).toEqual(['claim-deliveries', 'record-results']);
     for (const { name, params } of statements.rows) {
       // The shared (generic) plan, as the claim always runs and the record may after a few calls.
-      const plan = await database.db.transaction().execute(async (trx) => {
-        await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
-        const args = sql.raw(Array.from({ length: params }, () => 'NULL').join(', '));
-        const res = await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE ${sql.id(name)}(${args})`.execute(trx);
-        return res.rows.map((r) => r['QUERY PLAN']).join('\n');
-      });
+      const plan = await database()
+        .db.transaction()
+        .execute(async (trx) => {
+          await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+          const args = sql.raw(Array.from({ length: params }, () => 'NULL').join(', '));
+          const res = await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE ${sql.id(name)}(${args})`.execute(trx);
+          return res.rows.map((r) => r['QUERY PLAN']).join('\n');
+        });
       // By key: no scan of a whole table, no whole index read for a column it does not lead with.
       expect(plan, name).not.toMatch(/Seq Scan on (deliveries|delivery_queue)|deliveries_(poll|webhook)|Sort/);
       expect(plan, name).toMatch(/deliveries_pkey/);
