@@ -126,8 +126,9 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      * - A retry stays in the queue with its next due time. A finished delivery leaves the
      *   queue and its outcome goes on the delivery row (a HOT update: migration 004).
      * - A busy endpoint's health row is written about once a second rather than once per
-     *   batch (rows healthy with a success under a second old are skipped), and in id order,
-     *   so concurrent workers do not queue on it.
+     *   batch (rows healthy with a success under a second old are skipped), so concurrent
+     *   workers do not queue on it; the rows are locked in id order (ORDER BY ... FOR UPDATE,
+     *   whatever order the update's plan would take), so two records cannot deadlock.
      */
     async recordResults(items, now) {
       if (!items.length) return new Set();
@@ -166,9 +167,14 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
         ), healthy AS (
           UPDATE endpoints e
           SET last_success_at = ${iso(now)}::timestamptz, state = 'healthy', alert_emails_sent = 0, last_alert_at = NULL
-          WHERE e.id IN (SELECT endpoint_id FROM finished WHERE status = 'delivered')
-            AND (e.last_success_at IS NULL OR e.last_success_at < ${iso(new Date(now.getTime() - 1000))}::timestamptz
-                 OR e.state <> 'healthy' OR e.alert_emails_sent <> 0 OR e.last_given_up_at > e.last_success_at)
+          WHERE e.id IN (
+            SELECT x.id FROM endpoints x
+            WHERE x.id IN (SELECT endpoint_id FROM finished WHERE status = 'delivered')
+              AND (x.last_success_at IS NULL OR x.last_success_at < ${iso(new Date(now.getTime() - 1000))}::timestamptz
+                   OR x.state <> 'healthy' OR x.alert_emails_sent <> 0 OR x.last_given_up_at > x.last_success_at)
+            ORDER BY x.id
+            FOR UPDATE
+          )
         )
         SELECT delivery_id AS id FROM retried UNION ALL SELECT id FROM finished`;
       const res = await queueStatement(record);
