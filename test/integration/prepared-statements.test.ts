@@ -5,6 +5,22 @@ import { openDatabase, type Database } from '../../src/infra/db/database.js';
 import { createStore } from '../../src/infra/db/store.js';
 import { createPgDatabase, onPostgres } from '../support/db.js';
 
+/** The result of a first attempt that the endpoint accepted, as the worker records it. */
+const delivered = (attemptId: string, deliveryId: string, leaseToken: string) => ({
+  attempt: {
+    id: attemptId,
+    deliveryId,
+    number: 1,
+    sentAt: new Date(),
+    statusCode: 200,
+    error: null,
+    durationMs: 3,
+    responseExcerpt: 'ok',
+  },
+  leaseToken,
+  result: { status: 'delivered' as const, nextAttemptAt: null, finishedAt: new Date(), dnsFailure: false },
+});
+
 /** A fresh PostgreSQL database for the describe block, reached through one pooled connection. */
 function oneConnection(): () => Database {
   let made: Awaited<ReturnType<typeof createPgDatabase>>;
@@ -65,20 +81,7 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
       expect(batch.every((d) => d.signingSecret === 'whsec_prepared')).toBe(true);
       claimed.push(...batch.map((d) => d.id));
       const recorded = await store.deliveries.recordResults(
-        batch.map((d, i) => ({
-          attempt: {
-            id: `att_prep${round}${i}`,
-            deliveryId: d.id,
-            number: 1,
-            sentAt: new Date(),
-            statusCode: 200,
-            error: null,
-            durationMs: 3,
-            responseExcerpt: 'ok',
-          },
-          leaseToken: d.leaseToken,
-          result: { status: 'delivered' as const, nextAttemptAt: null, finishedAt: new Date(), dnsFailure: false },
-        })),
+        batch.map((d, i) => delivered(`att_prep${round}${i}`, d.id, d.leaseToken)),
         new Date(),
       );
       expect([...recorded].sort()).toEqual(batch.map((d) => d.id).sort());
@@ -120,25 +123,7 @@ describe.skipIf(!onPostgres)('plans of the claim and the batch record (PostgreSQ
     // The statistics of an empty queue, as autovacuum records them between bursts.
     await sql`ANALYZE delivery_queue`.execute(database().db);
     await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-plan', new Date(0));
-    await store.deliveries.recordResults(
-      [
-        {
-          attempt: {
-            id: 'att_plan',
-            deliveryId: 'dlv_none',
-            number: 1,
-            sentAt: new Date(),
-            statusCode: 200,
-            error: null,
-            durationMs: 3,
-            responseExcerpt: 'ok',
-          },
-          leaseToken: 'lease-none',
-          result: { status: 'delivered' as const, nextAttemptAt: null, finishedAt: new Date(), dnsFailure: false },
-        },
-      ],
-      new Date(),
-    );
+    await store.deliveries.recordResults([delivered('att_plan', 'dlv_none', 'lease-none')], new Date());
     const statements = await sql<{ name: string; params: number }>`
       SELECT name, cardinality(parameter_types)::int AS params FROM pg_prepared_statements ORDER BY name`.execute(
       database().db,
