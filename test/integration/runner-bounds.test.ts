@@ -1,8 +1,5 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { newId } from '../../src/domain/ids.js';
-import { harness, type Harness } from '../support/app.js';
-import { startReceiver } from '../support/receiver.js';
-import { startTestWorker } from '../support/worker.js';
+import { expect, it } from 'vitest';
+import { harnessWithReceiver, queueDue, startTestWorker } from '../support/worker.js';
 
 /**
  * The worker's concurrency bound, with a real store, the real runner and sender, and a real
@@ -10,43 +7,15 @@ import { startTestWorker } from '../support/worker.js';
  * at once, the bound is used in full, and every delivery is recorded as delivered.
  */
 
-let h: Harness;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-
-beforeAll(async () => {
-  h = await harness();
-  // A real clock: the worker's lease and due times must line up with wall time.
-  h.deps.clock = { now: () => new Date() };
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-  await h?.close();
-});
+const env = harnessWithReceiver();
 
 it('keeps at most `concurrency` attempts open, refills freed slots, and records every delivery', async () => {
+  const { h, receiver } = env;
   const DELAY = 150;
   const CONCURRENCY = 4;
   receiver.script('/slow', [{ status: 200, delayMs: DELAY }]);
   const { accountId } = await h.account({ name: 'Bounds' });
-  const now = new Date();
-  const ids = Array.from({ length: 24 }, () => newId('dlv'));
-  await h.deps.store.deliveries.insert(
-    ids.map((id, i) => ({
-      id,
-      accountId,
-      pollId: 'poll_bounds',
-      webhookId: null,
-      endpointId: 'end_bounds',
-      source: 'question-logic' as const,
-      url: receiver.url('/slow'),
-      participantId: `prt_${i}`,
-      type: 'submitted-responses' as const,
-      body: '{}',
-      createdAt: now,
-      nextAttemptAt: now,
-    })),
-  );
+  const ids = await queueDue(h, accountId, receiver.url('/slow'), 24);
   const worker = startTestWorker(h.deps, { concurrency: CONCURRENCY });
   try {
     const got = await receiver.waitFor((r) => r.filter((x) => x.path === '/slow').length >= ids.length, 20_000);

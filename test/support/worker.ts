@@ -1,9 +1,13 @@
 import pino, { type Logger } from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import type { Deps } from '../../src/app/ports/index.js';
 import type { Metrics } from '../../src/app/ports/metrics.js';
 import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../src/worker/delivery-runner.js';
 import { BATCH_FLUSH, recoverTask, startScheduler } from '../../src/worker/scheduler.js';
+import { newId } from '../../src/domain/ids.js';
+import { harness, type Harness } from './app.js';
+import { startReceiver } from './receiver.js';
 
 /**
  * The real runner and scheduler with the real HTTPS sender, in this process. `resolver`
@@ -46,4 +50,45 @@ export function startTestWorker(
       await sender.close();
     },
   };
+}
+
+/**
+ * For one test file: an app harness on a real clock (the worker's lease and due times must line
+ * up with wall time) and an HTTPS receiver, both ready once the file's tests run.
+ */
+export function harnessWithReceiver(): { h: Harness; receiver: Awaited<ReturnType<typeof startReceiver>> } {
+  const env = {} as ReturnType<typeof harnessWithReceiver>;
+  beforeAll(async () => {
+    env.h = await harness();
+    env.h.deps.clock = { now: () => new Date() };
+    env.receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await env.receiver?.close();
+    await env.h?.close();
+  });
+  return env;
+}
+
+/** `count` deliveries of the account to `url`, due now, as the worker finds them queued; their ids. */
+export async function queueDue(h: Harness, accountId: string, url: string, count: number): Promise<string[]> {
+  const now = new Date();
+  const ids = Array.from({ length: count }, () => newId('dlv'));
+  await h.deps.store.deliveries.insert(
+    ids.map((id, i) => ({
+      id,
+      accountId,
+      pollId: 'poll_due',
+      webhookId: null,
+      endpointId: 'end_due',
+      source: 'question-logic' as const,
+      url,
+      participantId: `prt_${i}`,
+      type: 'submitted-responses' as const,
+      body: '{}',
+      createdAt: now,
+      nextAttemptAt: now,
+    })),
+  );
+  return ids;
 }

@@ -1,11 +1,9 @@
 import pino from 'pino';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Deps } from '../../../src/app/ports/index.js';
-import { newId } from '../../../src/domain/ids.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
-import { harness, type Harness } from '../../support/app.js';
-import { startReceiver } from '../../support/receiver.js';
+import { harnessWithReceiver, queueDue } from '../../support/worker.js';
 
 /**
  * Answers free sending slots; they are not new work. A worker that has claimed everything due
@@ -13,40 +11,13 @@ import { startReceiver } from '../../support/receiver.js';
  * answer: one claim for a burst it could take whole, however many answers come back.
  */
 
-let h: Harness;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-
-beforeAll(async () => {
-  h = await harness();
-  h.deps.clock = { now: () => new Date() };
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-  await h?.close();
-});
+const env = harnessWithReceiver();
 
 it('claims once for 20 due deliveries and does not claim again as their answers come in', async () => {
+  const { h, receiver } = env;
   receiver.script('/burst', [{ status: 200 }]);
   const { accountId } = await h.account({ name: 'Claims' });
-  const now = new Date();
-  const ids = Array.from({ length: 20 }, () => newId('dlv'));
-  await h.deps.store.deliveries.insert(
-    ids.map((id, i) => ({
-      id,
-      accountId,
-      pollId: 'poll_claims',
-      webhookId: null,
-      endpointId: 'end_claims',
-      source: 'question-logic' as const,
-      url: receiver.url('/burst'),
-      participantId: `prt_${i}`,
-      type: 'submitted-responses' as const,
-      body: '{}',
-      createdAt: now,
-      nextAttemptAt: now,
-    })),
-  );
+  const ids = await queueDue(h, accountId, receiver.url('/burst'), 20);
   let claims = 0;
   const deliveries = h.deps.store.deliveries;
   const sender = createH1Sender({ allowPrivateTargets: true });
