@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely } from 'kysely';
 import pg from 'pg';
+import { openEmbedded } from './embedded-client.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { migrate, pendingMigrations } from './migrate.js';
 import { PipelinedPostgresDialect } from './pipelined-driver.js';
@@ -69,9 +69,10 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
   const unlock = opts.memory ? () => {} : lockDataDir(opts.dataDir);
+  let opened: Kysely<DB> | undefined;
   try {
-    const lite = opts.memory ? new PGlite() : new PGlite(path.join(opts.dataDir, 'pgdata'));
-    const db = new Kysely<DB>({ dialect: new PGliteDialect(lite) });
+    const lite = await openEmbedded(opts.memory ? null : path.join(opts.dataDir, 'pgdata'));
+    const db = (opened = new Kysely<DB>({ dialect: new PGliteDialect(lite) }));
     if ((opts.schema ?? 'apply') !== 'none') await migrate(db);
     return {
       db,
@@ -85,6 +86,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       },
     };
   } catch (e) {
+    await opened?.destroy().catch(() => {});
     unlock();
     throw e;
   }

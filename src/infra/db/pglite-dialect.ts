@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -10,19 +9,20 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
+import type { EmbeddedDb } from './embedded-client.js';
 
 /**
  * PGlite is one connection. Kysely holds a connection for a whole transaction, so
  * acquisitions queue here: a transaction runs alone, and plain queries wait their turn.
- * PGlite answers without leaving the event loop, so each turn starts on the event loop's next
- * pass: socket reads waiting meanwhile (requests, endpoint answers) are served between turns
- * rather than after the whole queue, and submissions arriving together join one group.
+ * PGlite works on a thread of its own (embedded-client.ts): while it runs a statement, this
+ * thread serves sockets (requests, endpoint answers), and each answer comes back as an event,
+ * so queued statements never hold the event loop.
  */
 class PGliteDriver implements Driver {
   #tail: Promise<void> = Promise.resolve();
   #release = new WeakMap<DatabaseConnection, () => void>();
 
-  constructor(private readonly db: PGlite) {}
+  constructor(private readonly db: EmbeddedDb) {}
 
   async init(): Promise<void> {}
 
@@ -32,7 +32,6 @@ class PGliteDriver implements Driver {
     const previous = this.#tail;
     this.#tail = previous.then(() => turn);
     await previous;
-    await new Promise<void>((r) => setImmediate(r)); // see the class comment
     const conn = new PGliteConnection(this.db);
     this.#release.set(conn, release);
     return conn;
@@ -62,22 +61,17 @@ class PGliteDriver implements Driver {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly db: PGlite) {}
+  constructor(private readonly db: EmbeddedDb) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     // Parameterless text may hold several statements (migrations): only exec runs those.
-    if (query.parameters.length === 0) {
-      const results = await this.db.exec(query.sql);
-      const last = results[results.length - 1];
-      return {
-        rows: (last?.rows ?? []) as R[],
-        numAffectedRows: last?.affectedRows !== undefined ? BigInt(last.affectedRows) : undefined,
-      };
-    }
-    const result = await this.db.query<R>(query.sql, query.parameters as unknown[]);
+    const result =
+      query.parameters.length === 0
+        ? (await this.db.exec(query.sql)).at(-1)
+        : await this.db.query(query.sql, query.parameters);
     return {
-      rows: result.rows,
-      numAffectedRows: result.affectedRows !== undefined ? BigInt(result.affectedRows) : undefined,
+      rows: (result?.rows ?? []) as R[],
+      numAffectedRows: result?.affectedRows !== undefined ? BigInt(result.affectedRows) : undefined,
     };
   }
 
@@ -88,7 +82,7 @@ class PGliteConnection implements DatabaseConnection {
 }
 
 export class PGliteDialect implements Dialect {
-  constructor(private readonly db: PGlite) {}
+  constructor(private readonly db: EmbeddedDb) {}
   createAdapter() {
     return new PostgresAdapter();
   }

@@ -1,0 +1,87 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../../src/infra/db/database.js';
+
+// PGlite runs on a thread of its own: while it works, the event loop goes on serving socket
+// reads (new requests, endpoint answers), or a busy database would starve every connection
+// until its queue is empty (docs/performance.md, "The embedded database").
+describe('embedded storage runs off the event loop', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabase({ dataDir: '', memory: true, schema: 'none' });
+    await sql`SELECT 1`.execute(database.db); // started: the first query waits for the boot
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('runs I/O callbacks between queued queries', async () => {
+    const finished: number[] = [];
+    let immediateAt = -1;
+    setImmediate(() => (immediateAt = finished.length));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        sql`SELECT ${i}::int AS n`.execute(database.db).then(() => finished.push(i)),
+      ),
+    );
+    expect(immediateAt).toBeGreaterThanOrEqual(0);
+    expect(immediateAt).toBeLessThan(50);
+  });
+
+  it('keeps serving timers while a long statement runs', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+      await sql`SELECT count(*) FROM generate_series(1, 3000000)`.execute(database.db);
+    } finally {
+      clearInterval(timer);
+    }
+    // On the event loop's own thread the statement would run in one call: no tick in between.
+    expect(ticks).toBeGreaterThanOrEqual(3);
+  });
+
+  it("keeps a database error's code and fields", async () => {
+    await sql`CREATE TABLE IF NOT EXISTS unique_names (name text PRIMARY KEY)`.execute(database.db);
+    await sql`INSERT INTO unique_names VALUES ('a')`.execute(database.db);
+    const err = await sql`INSERT INTO unique_names VALUES ('a')`.execute(database.db).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).toMatchObject({ code: '23505', constraint: 'unique_names_pkey' });
+    // The connection is usable after the error.
+    const r = await sql<{ n: number }>`SELECT count(*)::int AS n FROM unique_names`.execute(database.db);
+    expect(r.rows[0]!.n).toBe(1);
+  });
+
+  it('keeps a transaction whole: its statements are not interleaved with others', async () => {
+    await sql`CREATE TABLE IF NOT EXISTS fairness (v int)`.execute(database.db);
+    const seen: number[] = [];
+    await Promise.all([
+      database.db.transaction().execute(async (trx) => {
+        await sql`INSERT INTO fairness VALUES (1)`.execute(trx);
+        await new Promise((r) => setImmediate(r));
+        const r = await sql<{ n: number }>`SELECT count(*)::int AS n FROM fairness`.execute(trx);
+        seen.push(r.rows[0]!.n);
+      }),
+      sql`INSERT INTO fairness VALUES (2)`.execute(database.db),
+    ]);
+    // The outside insert waited for the transaction: inside it, only its own row was there.
+    expect(seen).toEqual([1]);
+  });
+
+  it('lets the process end once no statement is outstanding, even left open', () => {
+    const source = fileURLToPath(new URL('../../../src/infra/db/database.ts', import.meta.url));
+    const script = `import { sql } from 'kysely';
+      const { openDatabase } = await import(${JSON.stringify(source)});
+      const d = await openDatabase({ dataDir: '', memory: true, schema: 'none' });
+      const r = await sql\`SELECT 41 + 1 AS n\`.execute(d.db);
+      console.log(r.rows[0].n);`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(child.stderr).toBe('');
+    expect(child.stdout.trim()).toBe('42');
+    expect(child.status).toBe(0);
+  });
+});
