@@ -10,6 +10,7 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { EmbeddedDb } from './embedded-client.js';
+import { PipelinedDriver } from './pipelined-driver.js';
 
 /**
  * PGlite is one connection. Kysely holds a connection for a whole transaction, so
@@ -86,8 +87,10 @@ export class PGliteDialect implements Dialect {
   createAdapter() {
     return new PostgresAdapter();
   }
+  // BEGIN goes out with the first statement and COMMIT can follow the last one unawaited, as on
+  // PostgreSQL (pipelined-driver.ts): a transaction holds the one connection for fewer trips.
   createDriver(): Driver {
-    return new PGliteDriver(this.db);
+    return new PipelinedDriver(new PGliteDriver(this.db), { server: false });
   }
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);

@@ -17,10 +17,12 @@ import {
  * - the last statement of a transaction can take COMMIT along (`executeThenCommit`);
  * - statements that do not need each other's answers can go out together (`executeTogether`).
  * Outside a transaction each query is awaited by its caller, as with a plain pool.
+ * The embedded database's driver is wrapped the same way (pglite-dialect.ts): there each
+ * statement is a message to PGlite's thread, which runs them in the order sent.
  */
 export class PipelinedPostgresDialect extends PostgresDialect {
   override createDriver(): Driver {
-    return new PipelinedDriver(super.createDriver());
+    return new PipelinedDriver(super.createDriver(), { server: true });
   }
 }
 
@@ -32,7 +34,11 @@ class PipelinedConnection implements DatabaseConnection {
   /** A statement of the open transaction failed: the server will answer COMMIT with ROLLBACK. */
   failed = false;
 
-  constructor(readonly inner: DatabaseConnection) {}
+  constructor(
+    readonly inner: DatabaseConnection,
+    /** A PostgreSQL server (not the embedded database). */
+    readonly server: boolean,
+  ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     // A statement after an early COMMIT would run outside the transaction: refuse it.
@@ -52,10 +58,13 @@ class PipelinedConnection implements DatabaseConnection {
   }
 }
 
-class PipelinedDriver implements Driver {
+export class PipelinedDriver implements Driver {
   #wrapped = new WeakMap<DatabaseConnection, PipelinedConnection>();
 
-  constructor(private readonly inner: Driver) {}
+  constructor(
+    private readonly inner: Driver,
+    private readonly opts: { server: boolean },
+  ) {}
 
   init(): Promise<void> {
     return this.inner.init();
@@ -64,7 +73,7 @@ class PipelinedDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     const conn = await this.inner.acquireConnection();
     let wrapped = this.#wrapped.get(conn);
-    if (!wrapped) this.#wrapped.set(conn, (wrapped = new PipelinedConnection(conn)));
+    if (!wrapped) this.#wrapped.set(conn, (wrapped = new PipelinedConnection(conn, this.opts.server)));
     return wrapped;
   }
 
@@ -110,7 +119,7 @@ class PipelinedDriver implements Driver {
 
 /**
  * Runs a transaction's last statement and writes COMMIT right behind it: one round trip for
- * both. On PGlite, or outside a transaction, it is a plain execute (the commit follows as usual).
+ * both. Outside a transaction it is a plain execute (the commit follows as usual).
  * Nothing may run in the transaction after it, so it is only for the transaction's owner: a
  * store that runs inside another use case's transaction never calls it (store.ts), since the
  * early COMMIT would end the outer transaction too.
@@ -152,7 +161,7 @@ export async function executeTogether<DB>(
   });
 }
 
-/** Whether `db` reaches PostgreSQL through this driver (false on PGlite, which has no round trips to save). */
-export function isPipelined<DB>(db: Kysely<DB>): Promise<boolean> {
-  return db.getExecutor().provideConnection(async (conn) => conn instanceof PipelinedConnection);
+/** Whether `db` reaches a PostgreSQL server (false on PGlite, which plans every statement afresh). */
+export function isPostgresServer<DB>(db: Kysely<DB>): Promise<boolean> {
+  return db.getExecutor().provideConnection(async (conn) => conn instanceof PipelinedConnection && conn.server);
 }

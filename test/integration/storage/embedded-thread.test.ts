@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../../src/infra/db/database.js';
+import { executeThenCommit } from '../../../src/infra/db/pipelined-driver.js';
+import type { DB } from '../../../src/infra/db/schema.js';
 
 // PGlite runs on a thread of its own: while it works, the event loop goes on serving socket
 // reads (new requests, endpoint answers), or a busy database would starve every connection
@@ -67,6 +69,44 @@ describe('embedded storage runs off the event loop', () => {
     ]);
     // The outside insert waited for the transaction: inside it, only its own row was there.
     expect(seen).toEqual([1]);
+  });
+
+  describe('transactions with BEGIN and COMMIT sent unawaited', () => {
+    const names = async () =>
+      (await sql<{ name: string }>`SELECT name FROM piped ORDER BY name`.execute(database.db)).rows.map((r) => r.name);
+    const insert = (name: string) => sql`INSERT INTO piped VALUES (${name})`;
+    beforeAll(async () => {
+      await sql`CREATE TABLE piped (name text PRIMARY KEY)`.execute(database.db);
+    });
+
+    it('commits a transaction whose COMMIT went behind its last statement', async () => {
+      await database.db.transaction().execute(async (trx) => {
+        await insert('a').execute(trx);
+        await executeThenCommit<DB, unknown>(trx, insert('b').compile(trx));
+      });
+      expect(await names()).toEqual(['a', 'b']);
+    });
+
+    it('reports a rollback, and writes nothing, when a failed statement was swallowed before COMMIT', async () => {
+      const run = database.db.transaction().execute(async (trx) => {
+        await insert('c').execute(trx);
+        await insert('a')
+          .execute(trx)
+          .catch(() => {});
+        await executeThenCommit<DB, unknown>(trx, insert('d').compile(trx)).catch(() => {});
+      });
+      await expect(run).rejects.toThrow(/rolled back/);
+      expect(await names()).toEqual(['a', 'b']);
+    });
+
+    it('undoes the first write when a later statement fails', async () => {
+      const run = database.db.transaction().execute(async (trx) => {
+        await insert('e').execute(trx);
+        await sql`SELECT 1 / 0`.execute(trx);
+      });
+      await expect(run).rejects.toMatchObject({ code: '22012' });
+      expect(await names()).toEqual(['a', 'b']);
+    });
   });
 
   it('lets the process end once no statement is outstanding, even left open', () => {

@@ -3,7 +3,7 @@ import type { ClaimedDelivery } from '../../../domain/delivery.js';
 import type { DeliveryRepo } from '../../../app/ports/index.js';
 import type { DeliverySource } from '../../../domain/webhook.js';
 import type { DB, DeliveriesTable } from '../schema.js';
-import { executeTogether, isPipelined } from '../pipelined-driver.js';
+import { executeTogether, isPostgresServer } from '../pipelined-driver.js';
 import { iso } from './page.js';
 
 /**
@@ -33,22 +33,22 @@ type ClaimRow = Pick<
 /** The worker's two statements on the queue: the claim, and the record of a batch of results. */
 export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'recordResults'> {
   // Known after the first claim or record (a failed check is asked again, not remembered).
-  let pipelined: boolean | undefined;
+  let server: boolean | undefined;
 
   /**
    * Runs the claim or the batch record under QUEUE_PLAN, in a transaction of its own written in
    * one round trip (BEGIN, settings, statement, COMMIT), so the settings end with it whatever
    * pooler sits between. Inside a caller's transaction (the claim bench rolls its claims back)
    * it takes no COMMIT along, and the settings are reset behind it. PGlite plans each statement
-   * afresh and answers without a round trip: there the statement runs alone.
+   * afresh: there the statement runs alone (atomic by itself), one message instead of four.
    */
   async function queueStatement<R>(statement: RawBuilder<R>): Promise<QueryResult<R>> {
     if (db.isTransaction) {
       const [, result] = await executeTogether(db, [QUEUE_PLAN, statement.compile(db), QUEUE_PLAN_RESET]);
       return result as QueryResult<R>;
     }
-    pipelined ??= await isPipelined(db);
-    if (!pipelined) return statement.execute(db);
+    server ??= await isPostgresServer(db);
+    if (!server) return statement.execute(db);
     const [, result] = await db
       .transaction()
       .execute((trx) => executeTogether<DB>(trx, [QUEUE_PLAN, statement.compile(trx)], { thenCommit: true }));
