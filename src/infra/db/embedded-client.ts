@@ -13,6 +13,18 @@ export type EmbeddedDb = {
   close(): Promise<void>;
 };
 
+/**
+ * The thread is gone (a WebAssembly abort, say): a connection failure (08006), so requests
+ * answer 503 storage unavailable, as when PostgreSQL cannot be reached.
+ */
+export class EmbeddedDatabaseStopped extends Error {
+  readonly code = '08006';
+  constructor(message: string, options?: { cause: unknown }) {
+    super(message, options);
+    this.name = 'EmbeddedDatabaseStopped';
+  }
+}
+
 /** PGlite's error, rebuilt with its fields (code, detail, constraint, ...) on this side. */
 export class EmbeddedDatabaseError extends Error {
   code?: string;
@@ -28,13 +40,18 @@ export class EmbeddedDatabaseError extends Error {
 // (The WebAssembly global is in Node but not in the type libraries this project compiles with.)
 const wasmApi = (globalThis as unknown as { WebAssembly: { compile(b: Uint8Array): Promise<object> } }).WebAssembly;
 let wasm: Promise<object> | undefined;
+const require = createRequire(import.meta.url);
 const compiledWasm = () =>
-  (wasm ??= readFile(createRequire(import.meta.url).resolve('@electric-sql/pglite/pglite.wasm')).then((b) =>
-    wasmApi.compile(b),
-  ));
+  (wasm ??= readFile(require.resolve('@electric-sql/pglite/pglite.wasm'))
+    .then((b) => wasmApi.compile(b))
+    .catch((e: unknown) => {
+      wasm = undefined; // the next open tries again
+      throw e;
+    }));
 
 // Under the test runner this module is TypeScript source, and so is the thread's entry: the
-// thread then registers tsx's loader before importing it.
+// thread then registers tsx's loader (found from the working directory, the repository's root
+// when tests run) before importing it.
 const source = import.meta.url.endsWith('.ts');
 const entry = new URL(source ? './embedded-thread.ts' : './embedded-thread.js', import.meta.url);
 const startThread = (workerData: unknown) =>
@@ -70,8 +87,10 @@ export async function openEmbedded(dataDir: string | null): Promise<EmbeddedDb> 
     pending.clear();
   };
   worker.on('message', settle);
-  worker.on('error', (e) => fail(new Error(`the embedded database stopped: ${e.message}`, { cause: e })));
-  worker.on('exit', (code) => fail(new Error(`the embedded database stopped (thread exit ${code})`)));
+  worker.on('error', (e) =>
+    fail(new EmbeddedDatabaseStopped(`the embedded database stopped: ${e.message}`, { cause: e })),
+  );
+  worker.on('exit', (code) => fail(new EmbeddedDatabaseStopped(`the embedded database stopped (thread exit ${code})`)));
 
   const answerTo = (id: number) =>
     new Promise<ThreadResult[]>((resolve, reject) => {
@@ -82,7 +101,14 @@ export async function openEmbedded(dataDir: string | null): Promise<EmbeddedDb> 
     if (dead) return Promise.reject(dead);
     const id = next++;
     const answer = answerTo(id);
-    worker.postMessage({ ...req, id });
+    try {
+      worker.postMessage({ ...req, id });
+    } catch (e) {
+      // A parameter that cannot be copied to the thread: this statement fails, nothing is sent.
+      pending.delete(id);
+      if (pending.size === 0) worker.unref();
+      return Promise.reject(e);
+    }
     return answer;
   };
 
@@ -97,9 +123,12 @@ export async function openEmbedded(dataDir: string | null): Promise<EmbeddedDb> 
     query: async (sql, params) => (await call({ op: 'query', sql, params: params as unknown[] }))[0]!,
     exec: (sql) => call({ op: 'exec', sql }),
     async close() {
-      if (!dead) await call({ op: 'close' });
-      dead ??= new Error('the embedded database is closed');
-      await worker.terminate();
+      try {
+        if (!dead) await call({ op: 'close' });
+      } finally {
+        dead ??= new EmbeddedDatabaseStopped('the embedded database is closed');
+        await worker.terminate();
+      }
     },
   };
 }

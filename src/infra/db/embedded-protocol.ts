@@ -14,7 +14,12 @@ export type ThreadRequest =
   | { id: number; op: 'exec'; sql: string }
   | { id: number; op: 'close' };
 
-export type ThreadResult = { rows: unknown[]; affectedRows: number | undefined };
+export type ThreadResult = {
+  rows: unknown[];
+  affectedRows: number | undefined;
+  /** The command tag's verb: a COMMIT in a failed transaction answers ROLLBACK. */
+  command?: string | undefined;
+};
 
 /** A database error's message and its own fields (code, detail, constraint, ...). */
 export type ThreadError = { message: string; code?: string; [field: string]: unknown };

@@ -1,8 +1,8 @@
 /**
  * The embedded database's own thread (embedded-client.ts starts it): PGlite runs its queries,
  * WASM and result parsing here, so the main thread keeps serving sockets while it works.
- * One message in, one answer out, in order; statements never interleave, because the client
- * sends the next only after this one's answer.
+ * One message in, one answer out. PGlite runs its calls one at a time in the order they were
+ * made, so statements run in the order sent; the driver lets only one transaction send at once.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
@@ -28,11 +28,15 @@ async function answer(req: ThreadRequest): Promise<ThreadAnswer> {
   switch (req.op) {
     case 'query': {
       const r = await lite.query(req.sql, req.params);
-      return { id: req.id, ok: true, results: [{ rows: r.rows, affectedRows: r.affectedRows }] };
+      return { id: req.id, ok: true, results: [{ rows: r.rows, affectedRows: r.affectedRows, command: r.command }] };
     }
     case 'exec': {
       const rs = await lite.exec(req.sql);
-      return { id: req.id, ok: true, results: rs.map((r) => ({ rows: r.rows, affectedRows: r.affectedRows })) };
+      return {
+        id: req.id,
+        ok: true,
+        results: rs.map((r) => ({ rows: r.rows, affectedRows: r.affectedRows, command: r.command })),
+      };
     }
     case 'close':
       await lite.close();

@@ -70,6 +70,14 @@ class PGliteConnection implements DatabaseConnection {
       query.parameters.length === 0
         ? (await this.db.exec(query.sql)).at(-1)
         : await this.db.query(query.sql, query.parameters);
+    // PostgreSQL answers COMMIT in a failed transaction with ROLLBACK, and no error.
+    if (result?.command === 'ROLLBACK' && /^\s*commit\s*$/i.test(query.sql))
+      throw Object.assign(
+        new Error('the transaction was rolled back instead of committed: one of its statements failed'),
+        {
+          code: '25P02',
+        },
+      );
     return {
       rows: (result?.rows ?? []) as R[],
       numAffectedRows: result?.affectedRows !== undefined ? BigInt(result.affectedRows) : undefined,

@@ -71,6 +71,13 @@ describe('embedded storage runs off the event loop', () => {
     expect(seen).toEqual([1]);
   });
 
+  it('fails a statement whose parameter cannot be copied to the thread, and carries on', async () => {
+    const notCopyable = { toJSON: () => 'x' }; // a function inside: not copyable
+    await expect(sql`SELECT ${notCopyable} AS f`.execute(database.db)).rejects.toThrow(/could not be cloned/);
+    const r = await sql<{ n: number }>`SELECT 7 AS n`.execute(database.db);
+    expect(r.rows[0]!.n).toBe(7);
+  });
+
   describe('transactions with BEGIN and COMMIT sent unawaited', () => {
     const names = async () =>
       (await sql<{ name: string }>`SELECT name FROM piped ORDER BY name`.execute(database.db)).rows.map((r) => r.name);
@@ -109,11 +116,12 @@ describe('embedded storage runs off the event loop', () => {
     });
   });
 
-  it('lets the process end once no statement is outstanding, even left open', () => {
+  it('lets the process end once no statement is outstanding, even left open, and after a statement that could not be sent', () => {
     const source = fileURLToPath(new URL('../../../src/infra/db/database.ts', import.meta.url));
     const script = `import { sql } from 'kysely';
       const { openDatabase } = await import(${JSON.stringify(source)});
       const d = await openDatabase({ dataDir: '', memory: true, schema: 'none' });
+      await sql\`SELECT \${{ toJSON: () => 'x' }} AS f\`.execute(d.db).catch(() => {});
       const r = await sql\`SELECT 41 + 1 AS n\`.execute(d.db);
       console.log(r.rows[0].n);`;
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
