@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { Kysely } from 'kysely';
 import pg from 'pg';
-import { openEmbedded } from './embedded-client.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { openEmbedded } from './embedded-client.js';
 import { migrate, pendingMigrations } from './migrate.js';
 import { PipelinedPostgresDialect } from './pipelined-driver.js';
 import { runNamedStatementsPrepared } from './prepared.js';

@@ -3,7 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../../src/infra/db/database.js';
+import { openEmbedded } from '../../../src/infra/db/embedded-client.js';
 import { executeThenCommit } from '../../../src/infra/db/pipelined-driver.js';
+import { isStorageUnavailable } from '../../../src/infra/db/unavailable.js';
 import type { DB } from '../../../src/infra/db/schema.js';
 
 // PGlite runs on a thread of its own: while it works, the event loop goes on serving socket
@@ -114,6 +116,14 @@ describe('embedded storage runs off the event loop', () => {
       await expect(run).rejects.toMatchObject({ code: '22012' });
       expect(await names()).toEqual(['a', 'b']);
     });
+  });
+
+  it('answers a statement after the database stopped as storage unavailable (08006), not as a bug', async () => {
+    const lite = await openEmbedded(null);
+    await lite.close();
+    const err = await lite.query('SELECT 1', []).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: '08006' });
+    expect(isStorageUnavailable(err)).toBe(true);
   });
 
   it('lets the process end once no statement is outstanding, even left open, and after a statement that could not be sent', () => {
