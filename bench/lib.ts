@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,8 +39,16 @@ export async function freshDatabase(
   storage: Storage,
 ): Promise<{ database: Database; url?: string; drop(): Promise<void> }> {
   if (storage === 'pglite') {
-    const database = await openDatabase({ dataDir: '', memory: true, schema: 'apply' });
-    return { database, drop: () => database.close() };
+    // On a data directory, as `canvass serve` opens it by default (docs/performance.md).
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-pglite-'));
+    const database = await openDatabase({ dataDir, schema: 'apply' });
+    return {
+      database,
+      async drop() {
+        await database.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
   }
   const name = `canvass_bench_${Date.now()}_${randomBytes(3).toString('hex')}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN });

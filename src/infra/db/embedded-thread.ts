@@ -6,7 +6,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
-import type { ThreadRequest, ThreadAnswer, ThreadInit, ThreadError } from './embedded-protocol.js';
+import type { ThreadRequest, ThreadAnswer, ThreadInit, ThreadError, ThreadResult } from './embedded-protocol.js';
+import { readAnswer, scriptMessage, statementMessage, WireError } from './embedded-wire.js';
 
 const init = workerData as ThreadInit;
 const port = parentPort!;
@@ -17,6 +18,7 @@ const lite = new PGlite({
 
 // The error's own fields (code, detail, constraint, ...) survive the trip; its class does not.
 function plain(e: unknown): ThreadError {
+  if (e instanceof WireError) e = Object.assign(new Error(e.message), e.fields);
   const out: ThreadError = { message: e instanceof Error ? e.message : String(e) };
   if (e && typeof e === 'object')
     for (const [k, v] of Object.entries(e))
@@ -24,20 +26,24 @@ function plain(e: unknown): ThreadError {
   return out;
 }
 
+// One call into PostgreSQL per request (embedded-wire.ts), run to its end before the next
+// message is read, so statements run in the order they were sent. The answer's bytes are taken
+// raw, which skips PGlite's own parsing of them; each chunk is a view of PostgreSQL's memory,
+// which its next write reuses, so it is copied.
+async function run(message: Buffer): Promise<ThreadResult[]> {
+  const chunks: Buffer[] = [];
+  await lite.execProtocolRawStream(message, {
+    onRawData: (chunk: Uint8Array) => void chunks.push(Buffer.from(chunk)),
+  });
+  return readAnswer(chunks);
+}
+
 async function answer(req: ThreadRequest): Promise<ThreadAnswer> {
   switch (req.op) {
-    case 'query': {
-      const r = await lite.query(req.sql, req.params);
-      return { id: req.id, ok: true, results: [{ rows: r.rows, affectedRows: r.affectedRows, command: r.command }] };
-    }
-    case 'exec': {
-      const rs = await lite.exec(req.sql);
-      return {
-        id: req.id,
-        ok: true,
-        results: rs.map((r) => ({ rows: r.rows, affectedRows: r.affectedRows, command: r.command })),
-      };
-    }
+    case 'query':
+      return { id: req.id, ok: true, results: (await run(statementMessage(req.sql, req.params))).slice(0, 1) };
+    case 'exec':
+      return { id: req.id, ok: true, results: await run(scriptMessage(req.sql)) };
     case 'close':
       await lite.close();
       return { id: req.id, ok: true, results: [] };

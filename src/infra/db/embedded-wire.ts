@@ -1,0 +1,107 @@
+/**
+ * PostgreSQL's wire protocol for the embedded database's thread (embedded-thread.ts): a statement
+ * goes to PGlite as one buffer (Parse, Bind, Describe, Execute, Sync) and its answer is read with
+ * node-postgres's own parser and type parsers, so rows, parameters and errors are exactly what
+ * the PostgreSQL driver gives. PGlite's `query` makes six calls into PostgreSQL per statement
+ * and parses every answer into its own messages, copying each field into an ArrayBuffer before
+ * decoding it; this is one call, and the answer's bytes are parsed once (docs/performance.md).
+ */
+import pg from 'pg';
+import { serialize } from 'pg-protocol';
+import { Parser } from 'pg-protocol/dist/parser.js';
+import type {
+  BackendMessage,
+  CommandCompleteMessage,
+  DataRowMessage,
+  RowDescriptionMessage,
+} from 'pg-protocol/dist/messages.js';
+import { prepareValue } from 'pg/lib/utils.js';
+import type { ThreadResult } from './embedded-protocol.js';
+
+// As on PostgreSQL (database.ts): int8 (counts) becomes a number rather than a string.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+const SYNC = serialize.sync();
+const DESCRIBE_PORTAL = serialize.describe({ type: 'P' });
+const EXECUTE = serialize.execute({});
+
+/** One statement with parameters, in the extended protocol; the server infers their types. */
+export function statementMessage(sql: string, params: readonly unknown[]): Buffer {
+  return Buffer.concat([
+    serialize.parse({ text: sql }),
+    serialize.bind({
+      values: params as unknown[],
+      valueMapper: (v: unknown) => prepareValue(v),
+    }),
+    DESCRIBE_PORTAL,
+    EXECUTE,
+    SYNC,
+  ]);
+}
+
+/** Statements without parameters, possibly several (migrations), in the simple protocol. */
+export function scriptMessage(sql: string): Buffer {
+  return serialize.query(sql);
+}
+
+/** The statement failed: the server's error, its fields (code, constraint, ...) kept. */
+export class WireError extends Error {
+  constructor(readonly fields: Record<string, unknown>) {
+    super(String(fields.message));
+  }
+}
+
+const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY']);
+
+/**
+ * The results of one answer (its bytes as they came, in chunks), one per statement; throws the
+ * first error the server sent.
+ */
+export function readAnswer(chunks: readonly Buffer[]): ThreadResult[] {
+  const results: ThreadResult[] = [];
+  let names: string[] = [];
+  let parsers: ((v: string) => unknown)[] = [];
+  let rows: Record<string, unknown>[] = [];
+  let error: Record<string, unknown> | undefined;
+  const parser = new Parser();
+  const onMessage = (msg: BackendMessage) => {
+    switch (msg.name) {
+      case 'rowDescription': {
+        const fields = (msg as RowDescriptionMessage).fields;
+        names = fields.map((f) => f.name);
+        parsers = fields.map((f) => pg.types.getTypeParser(f.dataTypeID, 'text') as (v: string) => unknown);
+        break;
+      }
+      case 'dataRow': {
+        const values = (msg as DataRowMessage).fields;
+        const row: Record<string, unknown> = {};
+        for (let i = 0; i < values.length; i++) {
+          const v = values[i];
+          row[names[i]!] = v === null || v === undefined ? null : parsers[i]!(v);
+        }
+        rows.push(row);
+        break;
+      }
+      case 'commandComplete': {
+        const tag = (msg as CommandCompleteMessage).text;
+        const command = tag.split(' ', 1)[0]!;
+        const n = Number(tag.slice(tag.lastIndexOf(' ') + 1));
+        results.push({ rows, affectedRows: AFFECTING.has(command) ? n : undefined, command });
+        rows = [];
+        break;
+      }
+      case 'emptyQuery':
+        results.push({ rows: [], affectedRows: undefined });
+        break;
+      case 'error': {
+        // The server's fields; `name` and `length` are the parser's own.
+        const { name: _name, length: _length, ...fields } = msg as unknown as Record<string, unknown>;
+        error ??= { ...fields, message: (msg as unknown as Error).message };
+        break;
+      }
+    }
+  };
+  for (const chunk of chunks) parser.parse(chunk, onMessage);
+  if (error) throw new WireError(error);
+  return results;
+}

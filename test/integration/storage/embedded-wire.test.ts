@@ -1,0 +1,103 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../../src/infra/db/database.js';
+import { openEmbedded, type EmbeddedDb } from '../../../src/infra/db/embedded-client.js';
+
+// The embedded database is spoken to in PostgreSQL's wire protocol and its answers are read with
+// node-postgres's parsers (embedded-wire.ts): a statement's rows and parameters are those the
+// PostgreSQL driver gives, whichever storage runs it.
+describe('embedded storage speaks the wire protocol as node-postgres does', () => {
+  let database: Database;
+  let raw: EmbeddedDb;
+  beforeAll(async () => {
+    database = await openDatabase({ dataDir: '', memory: true, schema: 'none' });
+    raw = await openEmbedded(null);
+  });
+  afterAll(async () => {
+    await database?.close();
+    await raw?.close();
+  });
+
+  it('reads each column type as the PostgreSQL driver does', async () => {
+    const r = await sql<Record<string, unknown>>`
+      SELECT 42::int4 AS i4, 9007199254740991::int8 AS i8, 1.5::float8 AS f8, 12.30::numeric AS num,
+        true AS flag, 'x'::text AS t, '2026-11-25T06:00:00.123Z'::timestamptz AS ts,
+        '{"a":[1,"b"]}'::jsonb AS j, ARRAY['a','b"c',NULL]::text[] AS arr, ARRAY[1,2]::int4[] AS ints,
+        NULL::text AS nothing, '\\x0102'::bytea AS bin`.execute(database.db);
+    expect(r.rows).toEqual([
+      {
+        i4: 42,
+        i8: 9007199254740991,
+        f8: 1.5,
+        num: '12.30',
+        flag: true,
+        t: 'x',
+        ts: new Date('2026-11-25T06:00:00.123Z'),
+        j: { a: [1, 'b'] },
+        arr: ['a', 'b"c', null],
+        ints: [1, 2],
+        nothing: null,
+        // A Buffer on PostgreSQL; its bytes cross the thread as a Uint8Array.
+        bin: new Uint8Array([1, 2]),
+      },
+    ]);
+  });
+
+  it('sends parameters as the PostgreSQL driver does: dates, arrays, objects, buffers and nulls', async () => {
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const r = await sql<Record<string, unknown>>`
+      SELECT ${at}::timestamptz AS at, ${['a', 'b,c', 'd"e', null]}::text[] AS arr,
+        ${JSON.stringify({ k: [1, 2] })}::jsonb AS obj, ${Buffer.from('hi')}::bytea AS bin,
+        ${null}::int AS nothing, ${7}::int + 1 AS n`.execute(database.db);
+    expect(r.rows).toEqual([
+      {
+        at,
+        arr: ['a', 'b,c', 'd"e', null],
+        obj: { k: [1, 2] },
+        bin: new Uint8Array(Buffer.from('hi')),
+        nothing: null,
+        n: 8,
+      },
+    ]);
+  });
+
+  it('counts the rows a statement changed, and none for a query', async () => {
+    await sql`CREATE TABLE counted (n int)`.execute(database.db);
+    const inserted = await sql`INSERT INTO counted SELECT generate_series(1, 5)`.execute(database.db);
+    const updated = await sql`UPDATE counted SET n = n + ${1} WHERE n > ${2}`.execute(database.db);
+    const deleted = await sql`DELETE FROM counted WHERE n > ${5}`.execute(database.db);
+    const selected = await sql`SELECT * FROM counted WHERE n > ${0}`.execute(database.db);
+    expect([inserted, updated, deleted].map((r) => r.numAffectedRows)).toEqual([5n, 3n, 1n]);
+    expect(selected.numAffectedRows).toBeUndefined();
+    expect(selected.rows).toHaveLength(4);
+  });
+
+  it('runs a script of several statements, one result each, and stops at the first error', async () => {
+    const results = await raw.exec(
+      `CREATE TABLE script (n int); INSERT INTO script VALUES (1), (2); SELECT n FROM script ORDER BY n`,
+    );
+    expect(results.map((r) => r.command)).toEqual(['CREATE', 'INSERT', 'SELECT']);
+    expect(results[1]!.affectedRows).toBe(2);
+    expect(results[2]!.rows).toEqual([{ n: 1 }, { n: 2 }]);
+    const err = await raw
+      .exec(`INSERT INTO script VALUES (3); SELECT 1/0; INSERT INTO script VALUES (4)`)
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: '22012' });
+    // A script runs as one implicit transaction: its first statement is undone with it.
+    expect((await raw.query('SELECT count(*)::int AS n FROM script', [])).rows).toEqual([{ n: 2 }]);
+  });
+
+  it("keeps an error's fields and no field of the parser's own", async () => {
+    const err = await raw.query('SELECT $1::int', ['not a number']).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: '22P02', message: expect.stringContaining('invalid input syntax') });
+    expect(err).not.toHaveProperty('length');
+    // The next statement runs normally: the failed one's Sync ended it.
+    expect((await raw.query('SELECT $1::int AS n', [3])).rows).toEqual([{ n: 3 }]);
+  });
+
+  it('returns a large answer whole (more than one chunk of PostgreSQL output)', async () => {
+    const r = await raw.query("SELECT g AS n, repeat('x', 1000) AS pad FROM generate_series(1, 2000) g", []);
+    expect(r.rows).toHaveLength(2000);
+    expect(r.rows.at(-1)).toEqual({ n: 2000, pad: 'x'.repeat(1000) });
+  });
+});
