@@ -4,7 +4,7 @@ import type { DeliveryRepo } from '../../../app/ports/index.js';
 import type { DeliverySource } from '../../../domain/webhook.js';
 import type { DB, DeliveriesTable } from '../schema.js';
 import { executeTogether, isPostgresServer } from '../pipelined-driver.js';
-import { iso } from './page.js';
+import { arrayLiteral, iso } from './page.js';
 
 /**
  * The settings the claim and the batch record run under, sent ahead of them (queueStatement):
@@ -132,7 +132,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      */
     async recordResults(items, now) {
       if (!items.length) return new Set();
-      const col = <T>(f: (i: (typeof items)[number]) => T) => items.map(f);
+      const col = (f: (i: (typeof items)[number]) => string | number | null) => arrayLiteral(items.map(f));
       const record = sql<{ id: string }>`/* prepared:record-results */
         WITH v AS (
           SELECT * FROM unnest(
