@@ -37,6 +37,7 @@ import { outboxMailer, smtpMailer } from './infra/mail/mailer.js';
 import { queueBacklog } from './infra/db/backlog.js';
 import { prometheusMetrics, type PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { startMetricsServer, type MetricsServer } from './infra/metrics/server.js';
+import { useBatchScheduling, type Scheduling } from './infra/process/batch-scheduling.js';
 import path from 'node:path';
 
 /** The only module that knows every layer: it builds the object graph for each process kind. */
@@ -204,11 +205,20 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
 /** `canvass worker`: deliveries and scheduled work only, any number of them beside the API. */
 export async function runWorker(config: Config): Promise<{ stop(): Promise<void> }> {
   const rt = await openRuntime(config);
+  const scheduling: Scheduling = config.workerBatchScheduling
+    ? useBatchScheduling()
+    : { policy: 'normal', reason: 'CANVASS_WORKER_BATCH_SCHEDULING is off' };
   const metrics = createMetrics(rt);
   const worker = startWorker(rt, metrics);
   const scrape = await metricsServer(rt, metrics);
   rt.logger.info(
-    { storage: rt.database.kind, concurrency: config.workerConcurrency, metrics: scrape?.url ?? null },
+    {
+      storage: rt.database.kind,
+      concurrency: config.workerConcurrency,
+      scheduling: scheduling.policy,
+      ...(scheduling.policy === 'normal' ? { schedulingNote: scheduling.reason } : {}),
+      metrics: scrape?.url ?? null,
+    },
     'canvass worker running',
   );
   return {

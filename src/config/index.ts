@@ -23,6 +23,8 @@ export type Config = Readonly<{
   retentionMs: number;
   rateLimitPerMinute: number;
   workerConcurrency: number;
+  /** `canvass worker` runs under SCHED_BATCH on Linux (infra/process/batch-scheduling.ts). */
+  workerBatchScheduling: boolean;
   /** When set, GET /metrics asks for `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
   /** A port of its own for GET /metrics (the only one `canvass worker` has); 0 picks a free one. */
@@ -115,6 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
     retentionMs: int(env, 'CANVASS_RETENTION_MS', 30 * 86_400_000, 60_000, 3650 * 86_400_000),
     rateLimitPerMinute: int(env, 'CANVASS_RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
     workerConcurrency: int(env, 'CANVASS_WORKER_CONCURRENCY', 512, 1, 10_000),
+    workerBatchScheduling: bool(env, 'CANVASS_WORKER_BATCH_SCHEDULING', true),
     metricsToken: env.CANVASS_METRICS_TOKEN?.trim() || undefined,
     metricsPort: env.CANVASS_METRICS_PORT?.trim() ? int(env, 'CANVASS_METRICS_PORT', 0, 0, 65535) : undefined,
   });
