@@ -41,12 +41,19 @@ export async function freshDatabase(
   if (storage === 'pglite') {
     // On a data directory, as `canvass serve` opens it by default (docs/performance.md).
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-pglite-'));
-    const database = await openDatabase({ dataDir, schema: 'apply' });
+    const removeDir = () => rmSync(dataDir, { recursive: true, force: true });
+    const database = await openDatabase({ dataDir, schema: 'apply' }).catch((e: unknown) => {
+      removeDir();
+      throw e;
+    });
     return {
       database,
       async drop() {
-        await database.close();
-        rmSync(dataDir, { recursive: true, force: true });
+        try {
+          await database.close();
+        } finally {
+          removeDir();
+        }
       },
     };
   }

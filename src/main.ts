@@ -216,7 +216,7 @@ export async function runWorker(config: Config): Promise<{ stop(): Promise<void>
       storage: rt.database.kind,
       concurrency: config.workerConcurrency,
       scheduling: scheduling.policy,
-      ...(scheduling.policy === 'normal' ? { schedulingNote: scheduling.reason } : {}),
+      ...(scheduling.policy !== 'batch' ? { schedulingNote: scheduling.reason } : {}),
       metrics: scrape?.url ?? null,
     },
     'canvass worker running',

@@ -1,8 +1,8 @@
 /**
  * The embedded database's own thread (embedded-client.ts starts it): PGlite runs its queries,
  * WASM and result parsing here, so the main thread keeps serving sockets while it works.
- * One message in, one answer out. PGlite runs its calls one at a time in the order they were
- * made, so statements run in the order sent; the driver lets only one transaction send at once.
+ * One message in, one answer out, in the order sent (below); the driver lets only one
+ * transaction send at once.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
@@ -26,10 +26,9 @@ function plain(e: unknown): ThreadError {
   return out;
 }
 
-// One call into PostgreSQL per request (embedded-wire.ts), run to its end before the next
-// message is read, so statements run in the order they were sent. The answer's bytes are taken
-// raw, which skips PGlite's own parsing of them; each chunk is a view of PostgreSQL's memory,
-// which its next write reuses, so it is copied.
+// One call into PostgreSQL per request (embedded-wire.ts). The answer's bytes are taken raw,
+// which skips PGlite's own parsing of them; each chunk is a view of PostgreSQL's memory, which
+// its next write reuses, so it is copied.
 async function run(message: Buffer): Promise<ThreadResult[]> {
   const chunks: Buffer[] = [];
   await lite.execProtocolRawStream(message, {
@@ -50,8 +49,21 @@ async function answer(req: ThreadRequest): Promise<ThreadAnswer> {
   }
 }
 
+// Requests run one after another in the order they came, each to its end before the next
+// starts (the raw calls bypass PGlite's own query lock); none runs once close was asked for.
+let tail: Promise<unknown> = lite.waitReady.catch(() => {});
+let closing = false;
 port.on('message', (req: ThreadRequest) => {
-  answer(req).then(
+  const closed = closing;
+  if (req.op === 'close') closing = true;
+  const turn = tail.then((): ThreadAnswer | Promise<ThreadAnswer> => {
+    if (!closed) return answer(req);
+    if (req.op === 'close') return { id: req.id, ok: true, results: [] };
+    // A connection failure, as for a stopped thread (embedded-client.ts): storage unavailable.
+    throw Object.assign(new Error('the embedded database is closed'), { code: '08006' });
+  });
+  tail = turn.catch(() => {});
+  turn.then(
     (a) => port.postMessage(a),
     (e: unknown) => port.postMessage({ id: req.id, ok: false, error: plain(e) } satisfies ThreadAnswer),
   );

@@ -1,7 +1,12 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../../src/infra/db/database.js';
 import { openEmbedded, type EmbeddedDb } from '../../../src/infra/db/embedded-client.js';
+import { ROOT } from '../../support/processes.js';
 
 // The embedded database is spoken to in PostgreSQL's wire protocol and its answers are read with
 // node-postgres's parsers (embedded-wire.ts): a statement's rows and parameters are those the
@@ -99,5 +104,36 @@ describe('embedded storage speaks the wire protocol as node-postgres does', () =
     const r = await raw.query("SELECT g AS n, repeat('x', 1000) AS pad FROM generate_series(1, 2000) g", []);
     expect(r.rows).toHaveLength(2000);
     expect(r.rows.at(-1)).toEqual({ n: 2000, pad: 'x'.repeat(1000) });
+  });
+
+  it('refuses a statement that reaches the thread after close, as storage unavailable (08006)', async () => {
+    const db = await openEmbedded(null);
+    const first = db.query('SELECT 1 AS n', []);
+    const closing = db.close();
+    const late = db.query('SELECT 2 AS n', []).catch((e: unknown) => e);
+    await closing;
+    expect((await first).rows).toEqual([{ n: 1 }]);
+    expect(await late).toMatchObject({ code: '08006' });
+  });
+
+  // The suite runs the thread from source (through tsx); the service runs it from dist/, plain
+  // JavaScript, where its imports of pg's and pg-protocol's modules resolve by themselves.
+  it('runs from the build as it ships (dist/)', () => {
+    const client = path.join(ROOT, 'dist/infra/db/embedded-client.js');
+    expect(existsSync(client), 'dist/ is built by npm install (prepare) or npm run build').toBe(true);
+    const script = `
+      const { openEmbedded } = await import(${JSON.stringify(client)});
+      const db = await openEmbedded(null);
+      const r = await db.query('SELECT $1::int8 + 1 AS n, $2::text[] AS a', [41, ['x', 'y"z']]);
+      console.log(JSON.stringify(r.rows));
+      await db.close();`;
+    // A file, not --eval: the database's thread inherits the process's flags.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'canvass-dist-'));
+    const file = path.join(dir, 'run.mjs');
+    writeFileSync(file, script);
+    const run = spawnSync(process.execPath, [file], { encoding: 'utf8', timeout: 60_000 });
+    rmSync(dir, { recursive: true, force: true });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual([{ n: 42, a: ['x', 'y"z'] }]);
   });
 });
