@@ -6,6 +6,7 @@ import { openEmbedded } from './embedded-client.js';
 import { migrate, pendingMigrations } from './migrate.js';
 import { PipelinedPostgresDialect } from './pipelined-driver.js';
 import { runNamedStatementsPrepared } from './prepared.js';
+import './type-parsers.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { DB } from './schema.js';
 
@@ -34,9 +35,6 @@ export class SchemaOutOfDateError extends Error {
     this.name = 'SchemaOutOfDateError';
   }
 }
-
-// timestamptz and jsonb already parse; int8 (counts) becomes a number rather than a string.
-pg.types.setTypeParser(20, (v) => Number(v));
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.databaseUrl) {

@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import type { ThreadRequest, ThreadAnswer, ThreadInit, ThreadError, ThreadResult } from './embedded-protocol.js';
-import { readAnswer, scriptMessage, statementMessage, WireError } from './embedded-wire.js';
+import { readAnswer, scriptMessage, statementMessage } from './embedded-wire.js';
 
 const init = workerData as ThreadInit;
 const port = parentPort!;
@@ -18,7 +18,6 @@ const lite = new PGlite({
 
 // The error's own fields (code, detail, constraint, ...) survive the trip; its class does not.
 function plain(e: unknown): ThreadError {
-  if (e instanceof WireError) e = Object.assign(new Error(e.message), e.fields);
   const out: ThreadError = { message: e instanceof Error ? e.message : String(e) };
   if (e && typeof e === 'object')
     for (const [k, v] of Object.entries(e))

@@ -6,7 +6,6 @@
  * and parses every answer into its own messages, copying each field into an ArrayBuffer before
  * decoding it; this is one call, and the answer's bytes are parsed once (docs/performance.md).
  */
-import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser.js';
 import type {
@@ -17,9 +16,7 @@ import type {
 } from 'pg-protocol/dist/messages.js';
 import { prepareValue } from 'pg/lib/utils.js';
 import type { ThreadResult } from './embedded-protocol.js';
-
-// As on PostgreSQL (database.ts): int8 (counts) becomes a number rather than a string.
-pg.types.setTypeParser(20, (v) => Number(v));
+import { typeParsers } from './type-parsers.js';
 
 const SYNC = serialize.sync();
 const DESCRIBE_PORTAL = serialize.describe({ type: 'P' });
@@ -44,13 +41,6 @@ export function scriptMessage(sql: string): Buffer {
   return serialize.query(sql);
 }
 
-/** The statement failed: the server's error, its fields (code, constraint, ...) kept. */
-export class WireError extends Error {
-  constructor(readonly fields: Record<string, unknown>) {
-    super(String(fields.message));
-  }
-}
-
 const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY']);
 
 /**
@@ -69,7 +59,7 @@ export function readAnswer(chunks: readonly Buffer[]): ThreadResult[] {
       case 'rowDescription': {
         const fields = (msg as RowDescriptionMessage).fields;
         names = fields.map((f) => f.name);
-        parsers = fields.map((f) => pg.types.getTypeParser(f.dataTypeID, 'text') as (v: string) => unknown);
+        parsers = fields.map((f) => typeParsers.getTypeParser(f.dataTypeID, 'text') as (v: string) => unknown);
         break;
       }
       case 'dataRow': {
@@ -102,6 +92,7 @@ export function readAnswer(chunks: readonly Buffer[]): ThreadResult[] {
     }
   };
   for (const chunk of chunks) parser.parse(chunk, onMessage);
-  if (error) throw new WireError(error);
+  // The server's error, its fields (code, constraint, ...) on it as node-postgres gives them.
+  if (error) throw Object.assign(new Error(String(error.message)), error);
   return results;
 }
