@@ -39,6 +39,11 @@ export type RunnerOptions = {
 
 export type Runner = { done: Promise<void>; wake(): void };
 
+// As many attempts as the sender keeps connections to one origin by default (h1-sender.ts).
+const START_SLICE = 32;
+// setImmediate runs after the event loop's poll phase: the sockets that became readable are served first.
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Claims due deliveries and attempts them, at most `concurrency` at a time. Stopping (the
  * signal) ends claiming; attempts in flight get `drainMs` to finish and be recorded, and any
@@ -160,11 +165,17 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         await work.sleep(Math.max(opts.idleMs, 1000));
         continue;
       }
-      for (const d of claimed) {
+      // A claim's attempts start a slice at a time, and the answers that came in meanwhile are
+      // read between slices: started all at once, a claim of hundreds held this thread for
+      // milliseconds while every connection's answer waited and the endpoints sat idle
+      // (docs/performance.md, "The worker's loop"). Leased already, every one is started.
+      for (let i = 0; i < claimed.length; i++) {
+        const d = claimed[i]!;
         leased.set(d.id, d.leaseToken);
         sending++;
         unfinished++;
         void attempt(d);
+        if ((i + 1) % START_SLICE === 0 && i + 1 < claimed.length) await nextTurn();
       }
       // A full claim may have left more due: claim again at once. Otherwise wait for new work,
       // and let the gap pass even if woken sooner.
