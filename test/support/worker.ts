@@ -1,6 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
-import type { Deps } from '../../src/app/ports/index.js';
+import type { Deps, HttpSender } from '../../src/app/ports/index.js';
 import type { Metrics } from '../../src/app/ports/metrics.js';
 import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../src/worker/delivery-runner.js';
@@ -91,4 +91,25 @@ export async function queueDue(h: Harness, accountId: string, url: string, count
     })),
   );
   return ids;
+}
+
+/** The harness's deps with `sender`, and a count of the claims made through them. */
+export function countingClaims(h: Harness, sender: HttpSender): { deps: Deps; claims(): number } {
+  let claims = 0;
+  const deliveries = h.deps.store.deliveries;
+  const deps: Deps = {
+    ...h.deps,
+    sender,
+    store: {
+      ...h.deps.store,
+      deliveries: {
+        ...deliveries,
+        claim: (...args) => {
+          claims++;
+          return deliveries.claim(...args);
+        },
+      },
+    },
+  };
+  return { deps, claims: () => claims };
 }

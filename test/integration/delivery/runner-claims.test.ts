@@ -1,9 +1,8 @@
 import pino from 'pino';
 import { expect, it } from 'vitest';
-import type { Deps } from '../../../src/app/ports/index.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
-import { harnessWithReceiver, queueDue } from '../../support/worker.js';
+import { countingClaims, harnessWithReceiver, queueDue } from '../../support/worker.js';
 
 /**
  * Answers free sending slots; they are not new work. A worker that has claimed everything due
@@ -18,23 +17,8 @@ it('claims once for 20 due deliveries and does not claim again as their answers 
   receiver.script('/burst', [{ status: 200 }]);
   const { accountId } = await h.account({ name: 'Claims' });
   const ids = await queueDue(h, accountId, receiver.url('/burst'), 20);
-  let claims = 0;
-  const deliveries = h.deps.store.deliveries;
   const sender = createH1Sender({ allowPrivateTargets: true });
-  const deps: Deps = {
-    ...h.deps,
-    sender,
-    store: {
-      ...h.deps.store,
-      deliveries: {
-        ...deliveries,
-        claim: (...args) => {
-          claims++;
-          return deliveries.claim(...args);
-        },
-      },
-    },
-  };
+  const { deps, claims } = countingClaims(h, sender);
   const controller = new AbortController();
   // A minute of idle wait: any further claim within the test was set off by an answer.
   const runner = startDeliveryRunner(deps, controller.signal, {
@@ -52,7 +36,7 @@ it('claims once for 20 due deliveries and does not claim again as their answers 
       if (i > 400) throw new Error('the deliveries were not all recorded');
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect(claims).toBe(1);
+    expect(claims()).toBe(1);
   } finally {
     controller.abort();
     await runner.done;

@@ -1,10 +1,10 @@
 import pino from 'pino';
 import { expect, it } from 'vitest';
-import type { Deps, HttpSender } from '../../../src/app/ports/index.js';
+import type { HttpSender } from '../../../src/app/ports/index.js';
 import { newSigningSecret } from '../../../src/domain/signature.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
-import { harnessWithReceiver, queueDue } from '../../support/worker.js';
+import { countingClaims, harnessWithReceiver, queueDue } from '../../support/worker.js';
 
 /**
  * A claim's attempts start 32 at a time, with a turn of the event loop between slices, so the
@@ -38,22 +38,7 @@ it('starts the 100 attempts of one claim in slices of at most 32, each in its ow
     },
     close: () => real.close(),
   };
-  let claims = 0;
-  const deliveries = h.deps.store.deliveries;
-  const deps: Deps = {
-    ...h.deps,
-    sender,
-    store: {
-      ...h.deps.store,
-      deliveries: {
-        ...deliveries,
-        claim: (...args) => {
-          claims++;
-          return deliveries.claim(...args);
-        },
-      },
-    },
-  };
+  const { deps, claims } = countingClaims(h, sender);
   const controller = new AbortController();
   const runner = startDeliveryRunner(deps, controller.signal, {
     concurrency: 128,
@@ -64,7 +49,7 @@ it('starts the 100 attempts of one claim in slices of at most 32, each in its ow
   });
   try {
     await receiver.waitFor((r) => r.filter((x) => x.path === '/sliced').length >= ids.length, 20_000);
-    expect(claims).toBe(1);
+    expect(claims()).toBe(1);
     const slices = [...startedIn.values()];
     expect(slices.reduce((a, b) => a + b, 0)).toBe(100);
     expect(Math.max(...slices)).toBeLessThanOrEqual(32);
