@@ -47,7 +47,9 @@ const server = https.createServer(
       if (!first.has(id)) first.set(id, now);
       if (ports) {
         const port = req.socket.remotePort ?? 0;
-        ports.set(port, [...(ports.get(port) ?? []), now]);
+        const times = ports.get(port);
+        if (times) times.push(now);
+        else ports.set(port, [now]);
       }
       if (track && !failure) {
         const e = JSON.parse(body.toString()) as { type: string; participantId: string };
