@@ -6,9 +6,7 @@ import { buildPayload } from '../src/domain/payload.js';
 import { signatureHeader } from '../src/domain/signature.js';
 import type { HttpSender, Deps } from '../src/app/ports/index.js';
 import type { NewDelivery } from '../src/domain/delivery.js';
-// From dist/, as the service runs them (lib.ts says why).
-import { createH1Sender } from '../dist/infra/http-sender/h1-sender.js';
-import { startDeliveryRunner } from '../dist/worker/delivery-runner.js';
+import { thisBuild, type Build } from './build.js';
 import {
   benchDeps,
   cpuSplit,
@@ -117,20 +115,25 @@ export async function waitForCount(receiver: Receiver, target: number, timeoutMs
 // ends them): a service's worker has its keep-alive connections to the endpoints it sends to
 // open, as the raw pool has after its first run. Neither pays TLS handshakes inside a
 // measurement, except where a run opens more connections than the one before.
-let sender: HttpSender | undefined;
+// One sender per build, in an A/B.
+const senders = new Map<Build, HttpSender>();
 const pools = new Map<number, Pool>();
 
 export async function closeClients(): Promise<void> {
-  await sender?.close();
-  sender = undefined;
+  await Promise.all([...senders.values()].map((s) => s.close()));
+  senders.clear();
   await Promise.all([...pools.values()].map((p) => p.close()));
   pools.clear();
 }
 
-function runWorker(deps: Deps) {
-  sender ??= createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: CONNECTIONS });
+function runWorker(deps: Deps, build: Build) {
+  let sender = senders.get(build);
+  if (!sender) {
+    sender = build.createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: CONNECTIONS });
+    senders.set(build, sender);
+  }
   const controller = new AbortController();
-  const runner = startDeliveryRunner({ ...deps, sender }, controller.signal, {
+  const runner = build.startDeliveryRunner({ ...deps, sender }, controller.signal, {
     concurrency: CONCURRENCY,
     claimBatch: 512,
     idleMs: 200,
@@ -165,10 +168,11 @@ export async function throughput(
   receiver: Receiver,
   endpoints: number,
   count: number,
+  build: Build = thisBuild,
 ): Promise<ThroughputResult> {
-  const fresh = await freshDatabase(storage);
+  const fresh = await freshDatabase(storage, build);
   try {
-    const deps = benchDeps(fresh.database);
+    const deps = benchDeps(fresh.database, build);
     const urls = await seedAccount(deps, receiver.port, endpoints);
     const t0 = new Date(Date.now() + 60_000);
     const rows = await insertDeliveries(deps, urls, count, () => t0);
@@ -176,7 +180,7 @@ export async function throughput(
     // looked for work and found none, so its database connections are open. Then they are made
     // due all at once and the worker is woken, as an API request in the same process wakes it
     // (main.ts).
-    const worker = runWorker(deps);
+    const worker = runWorker(deps, build);
     await sleep(300);
     await receiver.ask({ cmd: 'reset' });
     const stopProfile = await profileSpan(`worker-${storage}-${endpoints}`);
@@ -241,7 +245,7 @@ export async function paced(storage: Storage, receiver: Receiver, rate: number, 
     const rows = await insertDeliveries(deps, urls, warm + count, (i) => new Date(t0 + Math.floor((i * 1000) / rate)));
     await receiver.ask({ cmd: 'reset' });
     const stopProfile = await profileSpan(`paced-${storage}`);
-    const worker = runWorker(deps);
+    const worker = runWorker(deps, thisBuild);
     await waitForCount(receiver, warm + count, 120_000 + count);
     await stopProfile();
     await worker.stop();

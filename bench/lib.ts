@@ -6,11 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { fileURLToPath } from 'node:url';
-// The service's code as it ships (dist/, npm run build), not as tsx compiles it here: tsx keeps
-// function names by wrapping every closure the code makes, a cost per delivery the service never
-// pays (docs/performance.md).
-import { createStore } from '../dist/infra/db/store.js';
-import { openDatabase, type Database } from '../dist/infra/db/database.js';
+import type { Database } from '../dist/infra/db/database.js';
+import { thisBuild, type Build } from './build.js';
 import type { Deps } from '../src/app/ports/index.js';
 import { makeTestCa } from '../test/support/tls.js';
 
@@ -37,7 +34,9 @@ export type Storage = 'postgres' | 'pglite';
 /** A fresh database of either kind; drop() removes it. */
 export async function freshDatabase(
   storage: Storage,
+  build: Build = thisBuild,
 ): Promise<{ database: Database; url?: string; drop(): Promise<void> }> {
+  const { openDatabase } = build;
   if (storage === 'pglite') {
     // On a data directory, as `canvass serve` opens it by default (docs/performance.md).
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-pglite-'));
@@ -79,9 +78,9 @@ export async function freshDatabase(
   };
 }
 
-export function benchDeps(database: Database): Deps {
+export function benchDeps(database: Database, build: Build = thisBuild): Deps {
   return {
-    store: createStore(database.db),
+    store: build.createStore(database.db),
     clock: { now: () => new Date() },
     urlPolicy: { allowPrivateTargets: true },
     delivery: {

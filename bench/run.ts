@@ -13,12 +13,18 @@
  *   BENCH_ROUNDS=1                 # delivery rounds (default 3; the median round is reported)
  *   BENCH_CLI=/path/dist/cli/index.js  # another build of canvass for the api, workers and pipeline sections (an A/B)
  *   BENCH_CPU_PROF=/tmp/prof       # V8 CPU profiles of the worker, the raw baseline and the API server
+ *   BENCH_AB_DIST=/other/dist npm run bench -- ab
+ *                                  # this build's worker (A) against another build's (B), alternating in
+ *                                  # one process, BENCH_ROUNDS rounds (default 6) to BENCH_AB_ENDPOINTS
+ *                                  # endpoints (10); prints its figures and leaves results.json alone
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { abDelivery, median } from './ab.js';
 import { apiLoad } from './api.js';
+import { loadBuild, thisBuild } from './build.js';
 import { claimCost, type ClaimResult } from './claim.js';
 import { closeClients, paced, rawBaseline, throughput, type ThroughputResult } from './delivery.js';
 import { HERE, startReceiver, tlsDir, type CpuSplit, type Storage } from './lib.js';
@@ -42,6 +48,10 @@ const wanted = new Set(
     ? process.argv.slice(2)
     : ['delivery', 'paced', 'workers', 'claim', 'api', 'pipeline', 'memory'],
 );
+if (wanted.has('ab') && !process.env.BENCH_AB_DIST) {
+  console.error('the ab section compares this build with another: set BENCH_AB_DIST to its dist/ directory');
+  process.exit(2);
+}
 const storages: Storage[] = (process.env.BENCH_STORAGE?.split(',') as Storage[] | undefined) ?? ['postgres', 'pglite'];
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -102,6 +112,35 @@ try {
         'p99 ms': round(r.p99Ms),
       })),
     );
+  }
+  if (wanted.has('ab')) {
+    const builds = [thisBuild, await loadBuild(process.env.BENCH_AB_DIST!)] as const;
+    const rows = [];
+    for (const storage of storages) {
+      const endpoints = Number(process.env.BENCH_AB_ENDPOINTS ?? 10);
+      const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
+      rows.push(await abDelivery(receiver, [...builds], storage, endpoints, EVENTS, rounds, console.log));
+    }
+    console.table(
+      rows.flatMap((r) =>
+        r.sides.map((side, i) => ({
+          storage: r.storage,
+          build: `${i ? 'B' : 'A'}: ${side.build}`,
+          'median deliveries/s': round(median(side.perSecond)),
+          'median ratio': round2(median(side.ratios)),
+          rounds: side.ratios.map(round2).join(' '),
+          'CPU µs worker/recv/pg, median': cpuText({
+            selfUs: median(side.cpu.map((c) => c.selfUs)),
+            otherUs: median(side.cpu.map((c) => c.otherUs)),
+            postgresUs: median(side.cpu.map((c) => c.postgresUs)),
+          }),
+        })),
+      ),
+    );
+    for (const r of rows)
+      console.log(
+        `ab ${r.storage}: B's ratio over A's, median round ${round2(median(r.quotients))} (rounds ${r.quotients.map(round2).join(' ')})`,
+      );
   }
   if (wanted.has('paced')) {
     const rows = [];
@@ -255,6 +294,8 @@ try {
   await closeClients();
   receiver.stop();
 }
+// An A/B judges no target, and leaves the last full run's figures in place.
+if ([...wanted].every((section) => section === 'ab')) process.exit(0);
 results.targets = judge(results);
 for (const t of results.targets as ReturnType<typeof judge>)
   console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.target}: ${t.value}`);
