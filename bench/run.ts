@@ -115,12 +115,11 @@ try {
   }
   if (wanted.has('ab')) {
     const builds = [thisBuild, await loadBuild(process.env.BENCH_AB_DIST!)] as const;
+    const endpoints = Number(process.env.BENCH_AB_ENDPOINTS ?? 10);
+    const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
     const rows = [];
-    for (const storage of storages) {
-      const endpoints = Number(process.env.BENCH_AB_ENDPOINTS ?? 10);
-      const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
+    for (const storage of storages)
       rows.push(await abDelivery(receiver, [...builds], storage, endpoints, EVENTS, rounds, console.log));
-    }
     console.table(
       rows.flatMap((r) =>
         r.sides.map((side, i) => ({
