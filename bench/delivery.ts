@@ -13,6 +13,7 @@ import {
   freshDatabase,
   percentile,
   profileSpan,
+  runQueueWaits,
   SECRET,
   sleep,
   type CpuSplit,
@@ -126,6 +127,12 @@ export async function closeClients(): Promise<void> {
   pools.clear();
 }
 
+/**
+ * Something that stands in for part of the worker's store (bounds.ts): `wrap` gets the store
+ * the worker would use, `start` is called as the measured run starts.
+ */
+export type StoreStandIn = { wrap(deps: Deps): Deps; start(): void };
+
 function runWorker(deps: Deps, build: Build) {
   let sender = senders.get(build);
   if (!sender) {
@@ -160,6 +167,8 @@ export type ThroughputResult = {
   badSignatures: number;
   duplicates: number;
   cpu: CpuSplit;
+  /** Share of the run the worker's and the receiver's main threads waited for a core. */
+  waits: { self: number; other: number };
 };
 
 /** `count` deliveries, all due at once, spread over `endpoints` URLs: how fast does the worker drain them? */
@@ -169,6 +178,7 @@ export async function throughput(
   endpoints: number,
   count: number,
   build: Build = thisBuild,
+  standIn?: StoreStandIn,
 ): Promise<ThroughputResult> {
   const fresh = await freshDatabase(storage, build);
   try {
@@ -180,17 +190,20 @@ export async function throughput(
     // looked for work and found none, so its database connections are open. Then they are made
     // due all at once and the worker is woken, as an API request in the same process wakes it
     // (main.ts).
-    const worker = runWorker(deps, build);
+    const worker = runWorker(standIn ? standIn.wrap(deps) : deps, build);
     await sleep(300);
     await receiver.ask({ cmd: 'reset' });
     const stopProfile = await profileSpan(`worker-${storage}-${endpoints}`);
     await fresh.database.db.updateTable('delivery_queue').set({ next_attempt_at: new Date() }).execute();
     const cpu = cpuSplit(receiver.child.pid!);
+    const waits = runQueueWaits(receiver.child.pid!);
     const started = Date.now();
+    standIn?.start();
     worker.wake();
     await waitForCount(receiver, count, 300_000);
     const seconds = (Date.now() - started) / 1000;
     const used = cpu(count);
+    const waited = waits();
     await stopProfile();
     await worker.stop();
     const stats = await receiver.ask<{
@@ -215,6 +228,7 @@ export async function throughput(
       badSignatures: stats.badSignatures,
       duplicates: stats.requests - stats.unique,
       cpu: used,
+      waits: waited,
     };
   } finally {
     await fresh.drop();
@@ -274,7 +288,7 @@ export async function rawBaseline(
   receiver: Receiver,
   endpoints: number,
   count: number,
-): Promise<{ endpoints: number; perSecond: number; cpu: CpuSplit }> {
+): Promise<{ endpoints: number; perSecond: number; cpu: CpuSplit; waits: { self: number; other: number } }> {
   let pool = pools.get(receiver.port);
   if (!pool)
     pools.set(
@@ -291,6 +305,7 @@ export async function rawBaseline(
   const stopProfile = await profileSpan(`raw-${endpoints}`);
   const started = performance.now();
   const cpu = cpuSplit(receiver.child.pid!);
+  const waits = runQueueWaits(receiver.child.pid!);
   const lane = async () => {
     while (next < count) {
       const i = next++;
@@ -316,6 +331,7 @@ export async function rawBaseline(
   await Promise.all(Array.from({ length: CONCURRENCY }, lane));
   const seconds = (performance.now() - started) / 1000;
   const used = cpu(count);
+  const waited = waits();
   await stopProfile();
-  return { endpoints, perSecond: count / seconds, cpu: used };
+  return { endpoints, perSecond: count / seconds, cpu: used, waits: waited };
 }

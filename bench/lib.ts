@@ -176,6 +176,36 @@ export function cpuSplit(otherPid: number): (units: number) => CpuSplit {
   };
 }
 
+/** Run-queue wait of a thread: ns it was runnable but not running (Linux schedstat). */
+function waitNs(pid: number, tid: number): number {
+  return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
+}
+
+/**
+ * The share of the time from now until the returned function is called that this process's
+ * main thread and another process's main thread spent runnable but waiting for a core. Linux
+ * /proc only; NaN elsewhere.
+ */
+export function runQueueWaits(otherPid: number): () => { self: number; other: number } {
+  const read = () => ({
+    self: waitNs(process.pid, process.pid),
+    other: waitNs(otherPid, otherPid),
+    at: performance.now(),
+  });
+  let start: ReturnType<typeof read> | null;
+  try {
+    start = read();
+  } catch {
+    start = null;
+  }
+  return () => {
+    if (!start) return { self: NaN, other: NaN };
+    const end = read();
+    const wallNs = (end.at - start.at) * 1e6;
+    return { self: (end.self - start.self) / wallNs, other: (end.other - start.other) / wallNs };
+  };
+}
+
 /** Samples a process's resident memory (VmRSS) from /proc; returns the peak seen. */
 export function rssSampler(pid: number, everyMs = 50) {
   let peak = 0;

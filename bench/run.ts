@@ -13,6 +13,8 @@
  *   BENCH_ROUNDS=1                 # delivery rounds (default 3; the median round is reported)
  *   BENCH_CLI=/path/dist/cli/index.js  # another build of canvass for the api, workers and pipeline sections (an A/B)
  *   BENCH_CPU_PROF=/tmp/prof       # V8 CPU profiles of the worker, the raw baseline and the API server
+ *   npm run bench -- bounds        # the worker on PostgreSQL with its claim, its record or both answered
+ *                                  # from memory (bounds.ts), BENCH_ROUNDS rounds; prints, leaves results.json alone
  *   BENCH_AB_DIST=/other/dist npm run bench -- ab
  *                                  # this build's worker (A) against another build's (B), alternating in
  *                                  # one process, BENCH_ROUNDS rounds (default 6) to BENCH_AB_ENDPOINTS
@@ -25,6 +27,7 @@ import path from 'node:path';
 import { abDelivery, median } from './ab.js';
 import { apiLoad } from './api.js';
 import { loadBuild, thisBuild } from './build.js';
+import { deliveryBounds, pct } from './bounds.js';
 import { claimCost, type ClaimResult } from './claim.js';
 import { closeClients, paced, rawBaseline, throughput, type ThroughputResult } from './delivery.js';
 import { HERE, startReceiver, tlsDir, type CpuSplit, type Storage } from './lib.js';
@@ -110,6 +113,26 @@ try {
         'CPU µs worker/recv/pg': cpuText(r.cpu),
         'p50 ms': round(r.p50Ms),
         'p99 ms': round(r.p99Ms),
+      })),
+    );
+  }
+  if (wanted.has('bounds')) {
+    const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+    const rows = await deliveryBounds(receiver, 10, EVENTS, rounds, console.log);
+    const med = (xs: number[]) => median(xs);
+    console.table(
+      rows.map((r) => ({
+        variant: r.variant,
+        'median deliveries/s': round(med(r.perSecond)),
+        'median ratio': round2(med(r.ratios)),
+        rounds: r.ratios.map(round2).join(' '),
+        'CPU µs worker/recv/pg, median': cpuText({
+          selfUs: med(r.cpu.map((c) => c.selfUs)),
+          otherUs: med(r.cpu.map((c) => c.otherUs)),
+          postgresUs: med(r.cpu.map((c) => c.postgresUs)),
+        }),
+        'run-queue wait worker/recv': `${pct(med(r.waits.map((w) => w.self)))} / ${pct(med(r.waits.map((w) => w.other)))}`,
+        'raw run: client/recv': `${pct(med(r.rawWaits.map((w) => w.self)))} / ${pct(med(r.rawWaits.map((w) => w.other)))}`,
       })),
     );
   }
@@ -293,8 +316,8 @@ try {
   await closeClients();
   receiver.stop();
 }
-// An A/B judges no target, and leaves the last full run's figures in place.
-if ([...wanted].every((section) => section === 'ab')) process.exit(0);
+// An A/B and the bounds judge no target, and leave the last full run's figures in place.
+if ([...wanted].every((section) => section === 'ab' || section === 'bounds')) process.exit(0);
 results.targets = judge(results);
 for (const t of results.targets as ReturnType<typeof judge>)
   console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.target}: ${t.value}`);
