@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ClaimedDelivery } from '../src/domain/delivery.js';
 import type { Deps } from '../src/app/ports/index.js';
 import { rawBaseline, throughput, type StoreStandIn } from './delivery.js';
-import type { CpuSplit, Receiver } from './lib.js';
+import type { CpuSplit, Receiver, Waits } from './lib.js';
 
 export type BoundVariant = 'postgres' | 'claim in memory' | 'record in memory' | 'both in memory';
 export const VARIANTS: BoundVariant[] = ['postgres', 'claim in memory', 'record in memory', 'both in memory'];
@@ -48,9 +48,9 @@ export type BoundRow = {
   perSecond: number[];
   ratios: number[];
   cpu: CpuSplit[];
-  waits: { self: number; other: number }[];
+  waits: Waits[];
   /** The same, for the raw run just after each of this variant's runs. */
-  rawWaits: { self: number; other: number }[];
+  rawWaits: Waits[];
 };
 
 /**

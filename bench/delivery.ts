@@ -19,6 +19,7 @@ import {
   type CpuSplit,
   type Receiver,
   type Storage,
+  type Waits,
 } from './lib.js';
 
 // The service's defaults (CANVASS_WORKER_CONCURRENCY, main.ts): the raw baseline gets as many lanes.
@@ -168,7 +169,7 @@ export type ThroughputResult = {
   duplicates: number;
   cpu: CpuSplit;
   /** Share of the run the worker's and the receiver's main threads waited for a core. */
-  waits: { self: number; other: number };
+  waits: Waits;
 };
 
 /** `count` deliveries, all due at once, spread over `endpoints` URLs: how fast does the worker drain them? */
@@ -288,7 +289,7 @@ export async function rawBaseline(
   receiver: Receiver,
   endpoints: number,
   count: number,
-): Promise<{ endpoints: number; perSecond: number; cpu: CpuSplit; waits: { self: number; other: number } }> {
+): Promise<{ endpoints: number; perSecond: number; cpu: CpuSplit; waits: Waits }> {
   let pool = pools.get(receiver.port);
   if (!pool)
     pools.set(

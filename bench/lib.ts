@@ -186,7 +186,9 @@ function waitNs(pid: number, tid: number): number {
  * main thread and another process's main thread spent runnable but waiting for a core. Linux
  * /proc only; NaN elsewhere.
  */
-export function runQueueWaits(otherPid: number): () => { self: number; other: number } {
+export type Waits = { self: number; other: number };
+
+export function runQueueWaits(otherPid: number): () => Waits {
   const read = () => ({
     self: waitNs(process.pid, process.pid),
     other: waitNs(otherPid, otherPid),

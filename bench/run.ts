@@ -119,20 +119,19 @@ try {
   if (wanted.has('bounds')) {
     const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
     const rows = await deliveryBounds(receiver, 10, EVENTS, rounds, console.log);
-    const med = (xs: number[]) => median(xs);
     console.table(
       rows.map((r) => ({
         variant: r.variant,
-        'median deliveries/s': round(med(r.perSecond)),
-        'median ratio': round2(med(r.ratios)),
+        'median deliveries/s': round(median(r.perSecond)),
+        'median ratio': round2(median(r.ratios)),
         rounds: r.ratios.map(round2).join(' '),
         'CPU µs worker/recv/pg, median': cpuText({
-          selfUs: med(r.cpu.map((c) => c.selfUs)),
-          otherUs: med(r.cpu.map((c) => c.otherUs)),
-          postgresUs: med(r.cpu.map((c) => c.postgresUs)),
+          selfUs: median(r.cpu.map((c) => c.selfUs)),
+          otherUs: median(r.cpu.map((c) => c.otherUs)),
+          postgresUs: median(r.cpu.map((c) => c.postgresUs)),
         }),
-        'run-queue wait worker/recv': `${pct(med(r.waits.map((w) => w.self)))} / ${pct(med(r.waits.map((w) => w.other)))}`,
-        'raw run: client/recv': `${pct(med(r.rawWaits.map((w) => w.self)))} / ${pct(med(r.rawWaits.map((w) => w.other)))}`,
+        'run-queue wait worker/recv': `${pct(median(r.waits.map((w) => w.self)))} / ${pct(median(r.waits.map((w) => w.other)))}`,
+        'raw run: client/recv': `${pct(median(r.rawWaits.map((w) => w.self)))} / ${pct(median(r.rawWaits.map((w) => w.other)))}`,
       })),
     );
   }
