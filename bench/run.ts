@@ -65,6 +65,17 @@ const results: Record<string, unknown> = {
 const round = (n: number) => (Number.isFinite(n) ? Math.round(n * 10) / 10 : n);
 const round2 = (n: number) => (Number.isFinite(n) ? Math.round(n * 100) / 100 : n);
 const cpuText = (c: CpuSplit) => `${Math.round(c.selfUs)} / ${Math.round(c.otherUs)} / ${Math.round(c.postgresUs)}`;
+/** The columns the ab and bounds tables share: medians of several runs of one worker. */
+const medianRuns = (runs: { perSecond: number[]; ratios: number[]; cpu: CpuSplit[] }) => ({
+  'median deliveries/s': round(median(runs.perSecond)),
+  'median ratio': round2(median(runs.ratios)),
+  rounds: runs.ratios.map(round2).join(' '),
+  'CPU µs worker/recv/pg, median': cpuText({
+    selfUs: median(runs.cpu.map((c) => c.selfUs)),
+    otherUs: median(runs.cpu.map((c) => c.otherUs)),
+    postgresUs: median(runs.cpu.map((c) => c.postgresUs)),
+  }),
+});
 
 const receiver = await startReceiver(dir);
 try {
@@ -122,14 +133,7 @@ try {
     console.table(
       rows.map((r) => ({
         variant: r.variant,
-        'median deliveries/s': round(median(r.perSecond)),
-        'median ratio': round2(median(r.ratios)),
-        rounds: r.ratios.map(round2).join(' '),
-        'CPU µs worker/recv/pg, median': cpuText({
-          selfUs: median(r.cpu.map((c) => c.selfUs)),
-          otherUs: median(r.cpu.map((c) => c.otherUs)),
-          postgresUs: median(r.cpu.map((c) => c.postgresUs)),
-        }),
+        ...medianRuns(r),
         'run-queue wait worker/recv': `${pct(median(r.waits.map((w) => w.self)))} / ${pct(median(r.waits.map((w) => w.other)))}`,
         'raw run: client/recv': `${pct(median(r.rawWaits.map((w) => w.self)))} / ${pct(median(r.rawWaits.map((w) => w.other)))}`,
       })),
@@ -147,14 +151,7 @@ try {
         r.sides.map((side, i) => ({
           storage: r.storage,
           build: `${i ? 'B' : 'A'}: ${side.build}`,
-          'median deliveries/s': round(median(side.perSecond)),
-          'median ratio': round2(median(side.ratios)),
-          rounds: side.ratios.map(round2).join(' '),
-          'CPU µs worker/recv/pg, median': cpuText({
-            selfUs: median(side.cpu.map((c) => c.selfUs)),
-            otherUs: median(side.cpu.map((c) => c.otherUs)),
-            postgresUs: median(side.cpu.map((c) => c.postgresUs)),
-          }),
+          ...medianRuns(side),
         })),
       ),
     );
