@@ -14,7 +14,7 @@ const VARIANTS: BoundVariant[] = ['postgres', 'claim in memory', 'record in memo
  * claim (so a real record still matches their lease tokens); the record in memory reports
  * every result applied.
  */
-export function inMemory(variant: BoundVariant): StoreStandIn | undefined {
+function inMemory(variant: BoundVariant): StoreStandIn | undefined {
   if (variant === 'postgres') return undefined;
   let started = false;
   return {

@@ -181,13 +181,14 @@ function waitNs(pid: number, tid: number): number {
   return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
 }
 
+/** Shares of a run that two main threads spent runnable but waiting for a core. */
+export type Waits = { self: number; other: number };
+
 /**
  * The share of the time from now until the returned function is called that this process's
  * main thread and another process's main thread spent runnable but waiting for a core. Linux
  * /proc only; NaN elsewhere.
  */
-export type Waits = { self: number; other: number };
-
 export function runQueueWaits(otherPid: number): () => Waits {
   const read = () => ({
     self: waitNs(process.pid, process.pid),
