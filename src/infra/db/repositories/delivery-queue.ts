@@ -64,8 +64,13 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      *   the lease expiry, so a delivery whose worker died becomes due again by itself.
      * - The new lease token fences the old holder: its late result write matches no row.
      * - Only the narrow queue row is written; the delivery is read (migration 004 says why).
-     * - Queue rows are reached by primary key (= ANY(ARRAY(...))) here and in recordResults:
-     *   written as a join, a large queue gets a hash join over a scan of all of it.
+     * - The locked rows are updated where they lie (ctid = ANY(ARRAY(...)), a TID scan), not
+     *   looked up again by key: a row locked by this statement cannot be updated or moved by
+     *   another transaction before it commits, so its ctid holds. A row that a concurrent
+     *   update moved after this statement's snapshot is locked but not visible at its new
+     *   ctid: it is left unleased (and unreturned) for the next claim, never leased twice.
+     * - recordResults reaches queue rows by primary key (= ANY(ARRAY(...))): written as a
+     *   join, a large queue gets a hash join over a scan of all of it.
      * - Each leased row reads its delivery by primary key (LATERAL, OFFSET 0 so it stays a
      *   nested loop): the plan is made once per connection (below), and one made while the
      *   deliveries table was still small would otherwise keep a scan of all of it.
@@ -79,7 +84,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
     async claim(now, limit, leaseUntil, leaseToken, overlapSince) {
       const claim = sql<ClaimRow>`/* prepared:claim-deliveries */
         WITH due AS (
-          SELECT delivery_id FROM delivery_queue
+          SELECT ctid FROM delivery_queue
           WHERE next_attempt_at <= ${now}
           ORDER BY next_attempt_at
           LIMIT ${limit}
@@ -87,7 +92,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
         ), leased AS (
           UPDATE delivery_queue q
           SET attempt_count = q.attempt_count + 1, next_attempt_at = ${leaseUntil}, lease_token = ${leaseToken}
-          WHERE q.delivery_id = ANY(ARRAY(SELECT delivery_id FROM due))
+          WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due))
           RETURNING q.delivery_id, q.attempt_count, q.ladder_base
         )
         SELECT d.id, d.account_id, d.endpoint_id, d.source, d.url, l.attempt_count, d.body, a.signing_secret, w.legacy_secret,
