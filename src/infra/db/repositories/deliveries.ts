@@ -183,7 +183,8 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
               eb
                 .selectFrom('delivery_events as e')
                 .select('e.id')
-                .whereRef('e.delivery_id', '=', 'd.id')
+                // In the default collation, as delivery_events_delivery is (d.id is in "C").
+                .where(sql<SqlBool>`e.delivery_id = d.id COLLATE "default"`)
                 .where('e.kind', '=', 'test'),
             )
             .as('is_test'),

@@ -70,14 +70,17 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     },
     async getForSubmission(ids) {
       // One round trip for a whole group of submissions: slides and webhooks come along as
-      // JSON arrays of their rows.
+      // JSON arrays of their rows. `p.id COLLATE "default"`: a poll's id is in "C", its slides'
+      // and webhooks' poll_id in the default collation, and compared in "C" the lookup could not
+      // use their poll_id indexes (a scan of every slide and webhook per poll; see
+      // docs/performance.md).
       if (!ids.length) return [];
       const r = await sql<
         Selectable<PollsTable> & { slide_rows: JsonRow<SlidesTable>[]; webhook_rows: JsonRow<WebhooksTable>[] }
       >`
         SELECT p.*,
-          (SELECT coalesce(json_agg(s ORDER BY s.idx, s.id), '[]'::json) FROM slides s WHERE s.poll_id = p.id) AS slide_rows,
-          (SELECT coalesce(json_agg(w ORDER BY w.id), '[]'::json) FROM webhooks w WHERE w.poll_id = p.id) AS webhook_rows
+          (SELECT coalesce(json_agg(s ORDER BY s.idx, s.id), '[]'::json) FROM slides s WHERE s.poll_id = p.id COLLATE "default") AS slide_rows,
+          (SELECT coalesce(json_agg(w ORDER BY w.id), '[]'::json) FROM webhooks w WHERE w.poll_id = p.id COLLATE "default") AS webhook_rows
         FROM polls p WHERE p.id = ANY(${ids}::text[])`.execute(db);
       return r.rows.map(({ slide_rows, webhook_rows, ...poll }) => ({
         poll: toPoll(poll),

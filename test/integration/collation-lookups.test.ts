@@ -1,0 +1,70 @@
+import { Kysely } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/infra/db/database.js';
+import { PipelinedPostgresDialect } from '../../src/infra/db/pipelined-driver.js';
+import type { DB } from '../../src/infra/db/schema.js';
+import { createStore } from '../../src/infra/db/store.js';
+import { createPgDatabase, onPostgres } from '../support/db.js';
+
+/**
+ * Ids are in the "C" collation, the columns that refer to them (slides.poll_id,
+ * delivery_events.delivery_id, recovery_items.recovery_id) in the database's default one. A
+ * lookup that compares the two in "C" cannot use the referring column's index, and reads the
+ * whole table for each row it looks up for. These statements compare in the default collation.
+ *
+ * Each statement's plan is the one PostgreSQL runs: auto_explain sends it to this connection as
+ * a notice. Sequential scans are disabled, so a plan that still scans one of these tables has no
+ * index it can use.
+ */
+describe.skipIf(!onPostgres)('lookups by a referring column use its index (PostgreSQL)', () => {
+  let made: Awaited<ReturnType<typeof createPgDatabase>>;
+  let db: Kysely<DB>;
+  const plans: string[] = [];
+
+  beforeAll(async () => {
+    made = await createPgDatabase();
+    await (await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply' })).close();
+    const pool = new pg.Pool({ connectionString: made.url, max: 1, pipeline: true } as pg.PoolConfig);
+    pool.on('connect', (client) => {
+      client.on('notice', (n) => plans.push(n.message ?? ''));
+      void client.query(
+        "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET client_min_messages = log; SET enable_seqscan = off",
+      );
+    });
+    db = new Kysely<DB>({ dialect: new PipelinedPostgresDialect({ pool }) });
+  });
+  afterAll(async () => {
+    await db?.destroy();
+    await made?.drop();
+  });
+
+  /** The plans of what `run` sent, one string each. */
+  async function plansOf(run: () => Promise<unknown>): Promise<string> {
+    plans.length = 0;
+    await run();
+    return plans.join('\n');
+  }
+
+  it("the read of a poll for submission reaches its slides and webhooks by their poll's index", async () => {
+    const store = createStore(db);
+    const plan = await plansOf(() => store.polls.getForSubmission(['poll_a', 'poll_b']));
+    expect(plan).toMatch(/slides_poll/);
+    expect(plan).toMatch(/webhooks_poll/);
+    expect(plan).not.toMatch(/Seq Scan on (slides|webhooks)/);
+  });
+
+  it('the delivery log finds test sends among the delivery events by delivery', async () => {
+    const store = createStore(db);
+    const plan = await plansOf(() => store.deliveries.list({ accountIds: ['acc_a'] }, { limit: 50 }));
+    expect(plan).toMatch(/delivery_events_delivery/);
+    expect(plan).not.toMatch(/Seq Scan on delivery_events/);
+  });
+
+  it("a recover's finished items are found by their recovery's key", async () => {
+    const store = createStore(db);
+    const plan = await plansOf(() => store.recoveries.removeItems([{ recoveryId: 'rcv_a', deliveryId: 'dlv_a' }]));
+    expect(plan).toMatch(/recovery_items_pkey/);
+    expect(plan).not.toMatch(/Seq Scan on recovery_items/);
+  });
+});
