@@ -9,7 +9,8 @@ import { createPgDatabase, onPostgres } from '../support/db.js';
 
 /**
  * Ids are in the "C" collation, the columns that refer to them (slides.poll_id,
- * delivery_events.delivery_id, recovery_items.recovery_id) in the database's default one. A
+ * attempts.delivery_id, delivery_events.delivery_id, recovery_items.recovery_id) in the
+ * database's default one. A
  * lookup that compares the two in "C" cannot use the referring column's index, and reads the
  * whole table for each row it looks up for. These statements compare in the default collation.
  *
@@ -66,5 +67,13 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
     const plan = await plansOf(() => store.recoveries.removeItems([{ recoveryId: 'rcv_a', deliveryId: 'dlv_a' }]));
     expect(plan).toMatch(/recovery_items_pkey/);
     expect(plan).not.toMatch(/Seq Scan on recovery_items/);
+  });
+
+  it("the purge finds old deliveries' attempts and events by delivery", async () => {
+    const store = createStore(db);
+    const plan = await plansOf(() => store.deliveries.purgeFinishedBefore(new Date(), 500));
+    expect(plan).toMatch(/attempts_pkey/);
+    expect(plan).toMatch(/delivery_events_delivery/);
+    expect(plan).not.toMatch(/Seq Scan on (attempts|delivery_events)/);
   });
 });

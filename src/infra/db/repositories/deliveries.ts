@@ -210,7 +210,8 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
      * ids sort by the time they were made, so the finished ones before `before` all have ids
      * below idsMadeBefore(before), and the primary key walks them oldest first.
      * Their attempts go in the same statement: attempts have no foreign key to cascade
-     * (migration 006).
+     * (migration 006). Their delivery_id is in the default collation, as is the index that finds
+     * them; compared with the "C" ids in "C", every purge would scan all attempts.
      */
     async purgeFinishedBefore(before, limit) {
       const res = await sql<{ n: number }>`
@@ -222,9 +223,9 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
           )
           RETURNING id
         ), gone_attempts AS (
-          DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM gone)
+          DELETE FROM attempts WHERE delivery_id IN (SELECT id COLLATE "default" FROM gone)
         ), gone_events AS (
-          DELETE FROM delivery_events WHERE delivery_id IN (SELECT id FROM gone)
+          DELETE FROM delivery_events WHERE delivery_id IN (SELECT id COLLATE "default" FROM gone)
         )
         SELECT count(*)::int AS n FROM gone`.execute(db);
       return res.rows[0]?.n ?? 0;
