@@ -58,7 +58,7 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: Ap
   const fresh = storage === 'postgres' ? await freshDatabase('postgres') : undefined;
   await fresh?.database.close().catch(() => {});
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-api-'));
-  const { env, base } = serviceEnv(dataDir, fresh?.url);
+  const { env, base } = await serviceEnv(dataDir, fresh?.url);
   const { accountId, apiKey } = await cli(env, [
     'accounts',
     'create',
@@ -70,7 +70,7 @@ export async function apiLoad(storage: Storage, seconds = 10): Promise<{ api: Ap
   const server = startCanvass(['serve', '--no-worker'], env);
   const stop = () => stopCanvass(server);
   try {
-    await waitForHealth(base);
+    await waitForHealth(base, server);
     const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     const { pollId, slideId } = await benchPoll(base, apiKey!, accountId!, [
       { url: 'https://hooks.example.com/bench', deliveryRule: 'partial' },

@@ -58,7 +58,7 @@ export async function pipeline(
   const fresh = await freshDatabase('postgres');
   await fresh.database.close();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-bench-pipeline-'));
-  const { env, base } = serviceEnv(dataDir, fresh.url, {
+  const { env, base } = await serviceEnv(dataDir, fresh.url, {
     CANVASS_BATCH_WINDOW_MS: String(WINDOW_MS),
     CANVASS_ALLOW_PRIVATE_TARGETS: 'true',
   });
@@ -75,7 +75,7 @@ export async function pipeline(
   const watch = new pg.Client({ connectionString: fresh.url });
   const pool = new Pool(base, { connections: 128, pipelining: 1 });
   try {
-    await waitForHealth(base);
+    await waitForHealth(base, server);
     await watch.connect();
     const url = (n: number) => `https://127.0.0.1:${receiver.port}/endpoint/${n}`;
     const poll = await benchPoll(base, apiKey!, accountId!, [

@@ -1,13 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { HERE, sleep } from './lib.js';
 
 /** The `canvass` the api, workers and pipeline sections run: BENCH_CLI names another build, for an A/B in one run. */
 export const CLI = process.env.BENCH_CLI ?? path.join(HERE, '..', 'dist', 'cli', 'index.js');
 
-/** The environment of a bench's `canvass` processes: a random port, warnings only, no rate limit. */
-export function serviceEnv(dataDir: string, databaseUrl: string | undefined, extra: NodeJS.ProcessEnv = {}) {
-  const port = 3900 + Math.floor(Math.random() * 500);
+/** A port free on loopback now, as the system picks one (a fixed range can hold epmd's 4369, say). */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** The environment of a bench's `canvass` processes: a free port, warnings only, no rate limit. */
+export async function serviceEnv(dataDir: string, databaseUrl: string | undefined, extra: NodeJS.ProcessEnv = {}) {
+  const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
@@ -46,8 +56,10 @@ export async function stopCanvass(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-export async function waitForHealth(base: string): Promise<void> {
+/** Until `server` answers its health check; fails at once if it exits first (its error is on stderr). */
+export async function waitForHealth(base: string, server: ChildProcess): Promise<void> {
   for (let i = 0; !(await fetch(`${base}/healthz`).catch(() => null))?.ok; i++) {
+    if (server.exitCode !== null || server.signalCode !== null) throw new Error('the server exited before it answered');
     if (i > 300) throw new Error('server did not start');
     await sleep(100);
   }
