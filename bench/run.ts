@@ -279,7 +279,7 @@ try {
     const p = await pipeline(receiver, {
       rate: Number(process.env.BENCH_PIPELINE_RATE ?? 1000),
       seconds: Number(process.env.BENCH_PIPELINE_SECONDS ?? 60),
-      ladder: (process.env.BENCH_PIPELINE_LADDER ?? '1500,2000,3000,4000').split(',').map(Number),
+      ladder: (process.env.BENCH_PIPELINE_LADDER ?? '1500,2000,3000,4000').split(',').filter(Boolean).map(Number), // empty: no ladder
       stepSeconds: Number(process.env.BENCH_PIPELINE_STEP_SECONDS ?? 15),
     });
     results.pipeline = p;
