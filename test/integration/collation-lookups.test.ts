@@ -8,11 +8,11 @@ import { createStore } from '../../src/infra/db/store.js';
 import { createPgDatabase, onPostgres } from '../support/db.js';
 
 /**
- * Ids are in the "C" collation, the columns that refer to them (slides.poll_id,
+ * Ids are in the "C" collation, the columns that refer to them (slides.poll_id, webhooks.poll_id,
  * attempts.delivery_id, delivery_events.delivery_id, recovery_items.recovery_id) in the
- * database's default one. A
- * lookup that compares the two in "C" cannot use the referring column's index, and reads the
- * whole table for each row it looks up for. These statements compare in the default collation.
+ * database's default one. A lookup that compares the two in "C" cannot use the referring
+ * column's index, and reads the whole table for each row it looks up for. These statements
+ * compare in the default collation.
  *
  * Each statement's plan is the one PostgreSQL runs: auto_explain sends it to this connection as
  * a notice. Sequential scans are disabled, so a plan that still scans one of these tables has no
