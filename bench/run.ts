@@ -8,7 +8,7 @@
  *   npm run bench                  # everything
  *   npm run bench -- delivery api  # some sections: delivery, paced, workers, claim, api (with the batch flush after it), pipeline, memory
  *   BENCH_PIPELINE_SECONDS=60      # the pipeline's run at BENCH_PIPELINE_RATE (1000/s), then
- *   BENCH_PIPELINE_LADDER=1500,2000,3000,4000  # its rising steps (BENCH_PIPELINE_STEP_SECONDS, 15 s each)
+ *   BENCH_PIPELINE_LADDER=1500,2000,3000,4000  # its rising steps (BENCH_PIPELINE_STEP_SECONDS, 15 s each); empty: none
  *   BENCH_STORAGE=postgres         # one storage only
  *   BENCH_ROUNDS=1                 # delivery rounds (default 3; the median round is reported)
  *   BENCH_CLI=/path/dist/cli/index.js  # another build of canvass for the api, workers and pipeline sections (an A/B)
@@ -279,7 +279,7 @@ try {
     const p = await pipeline(receiver, {
       rate: Number(process.env.BENCH_PIPELINE_RATE ?? 1000),
       seconds: Number(process.env.BENCH_PIPELINE_SECONDS ?? 60),
-      ladder: (process.env.BENCH_PIPELINE_LADDER ?? '1500,2000,3000,4000').split(',').filter(Boolean).map(Number), // empty: no ladder
+      ladder: (process.env.BENCH_PIPELINE_LADDER ?? '1500,2000,3000,4000').split(',').filter(Boolean).map(Number),
       stepSeconds: Number(process.env.BENCH_PIPELINE_STEP_SECONDS ?? 15),
     });
     results.pipeline = p;
