@@ -57,7 +57,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   const results = resultBatcher(deps, {
     maxBatch: Math.max(1, opts.claimBatch),
     // Recording later delays no delivery (the answer is in), and a bigger batch is fewer
-    // statements: each of several workers answers a share of the rate, and at 20 ms its batches
+    // statements: each of four workers answers a quarter of the rate, and at 20 ms its batches
     // held about 70 results against 190 at 50 ms (docs/performance.md, "Several workers").
     delayMs: 50,
     parallel: opts.writers ?? 1,
