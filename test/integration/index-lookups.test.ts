@@ -14,9 +14,12 @@ import { createPgDatabase, onPostgres } from '../support/db.js';
  * column's index, and reads the whole table for each row it looks up for. These statements
  * compare in the default collation.
  *
- * Each statement's plan is the one PostgreSQL runs: auto_explain sends it to this connection as
- * a notice. Sequential scans are disabled, so a plan that still scans one of these tables has no
- * index it can use.
+ * Deleting a poll reaches its endpoints and, through the foreign key's cascade, its research
+ * runs by poll, through indexes of their own (migration 012).
+ *
+ * Each statement's plan is the one PostgreSQL runs, the cascade's included: auto_explain sends it
+ * to this connection as a notice. Sequential scans are disabled, so a plan that still scans one
+ * of these tables has no index it can use.
  */
 describe.skipIf(!onPostgres)('lookups by a referring column use its index (PostgreSQL)', () => {
   let made: Awaited<ReturnType<typeof createPgDatabase>>;
@@ -30,7 +33,7 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
     pool.on('connect', (client) => {
       client.on('notice', (n) => plans.push(n.message ?? ''));
       void client.query(
-        "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET client_min_messages = log; SET enable_seqscan = off",
+        "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET client_min_messages = log; SET enable_seqscan = off",
       );
     });
     db = new Kysely<DB>({ dialect: new PipelinedPostgresDialect({ pool }) });
@@ -67,6 +70,34 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
     const plan = await plansOf(() => store.recoveries.removeItems([{ recoveryId: 'rcv_a', deliveryId: 'dlv_a' }]));
     expect(plan).toMatch(/recovery_items_pkey/);
     expect(plan).not.toMatch(/Seq Scan on recovery_items/);
+  });
+
+  it('deleting a poll finds its endpoints and research runs by poll', async () => {
+    const store = createStore(db);
+    const at = new Date();
+    await db
+      .insertInto('accounts')
+      .values({ id: 'acc_p', name: 'a', plan: 'free', defaults: '{}', created_at: at, updated_at: at })
+      .execute();
+    await db
+      .insertInto('polls')
+      .values({
+        id: 'poll_p',
+        account_id: 'acc_p',
+        title: 't',
+        is_visible: false,
+        body: '{}',
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+    const plan = await plansOf(async () => {
+      await store.endpoints.deleteByPoll('acc_p', 'poll_p');
+      await store.polls.delete('poll_p', 'acc_p', at);
+    });
+    expect(plan).toMatch(/endpoints_poll/);
+    expect(plan).toMatch(/research_runs_poll/);
+    expect(plan).not.toMatch(/Seq Scan on (endpoints|research_runs)/);
   });
 
   it("the purge finds old deliveries' attempts and events by delivery", async () => {
