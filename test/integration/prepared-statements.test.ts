@@ -21,11 +21,18 @@ const delivered = (attemptId: string, deliveryId: string, leaseToken: string) =>
   result: { status: 'delivered' as const, nextAttemptAt: null, finishedAt: new Date(), dnsFailure: false },
 });
 
-/** A fresh PostgreSQL database for the describe block, reached through one pooled connection. */
+/**
+ * Fresh storage for the describe block, reached through one connection: a PostgreSQL database
+ * with a pool of one, or PGlite (one connection by nature).
+ */
 function oneConnection(): () => Database {
-  let made: Awaited<ReturnType<typeof createPgDatabase>>;
+  let made: Awaited<ReturnType<typeof createPgDatabase>> | undefined;
   let database: Database;
   beforeAll(async () => {
+    if (!onPostgres) {
+      database = await openDatabase({ dataDir: '', memory: true, schema: 'apply' });
+      return;
+    }
     made = await createPgDatabase();
     database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply', poolSize: 1 });
   });
@@ -37,11 +44,11 @@ function oneConnection(): () => Database {
 }
 
 /**
- * On PostgreSQL the claim and the batch record run as named prepared statements (parsed and
- * planned once per connection). One pooled connection, so the statements it prepared are the
- * ones pg_prepared_statements lists. PGlite runs the same SQL unprepared.
+ * The claim and the batch record run as named prepared statements (parsed and planned once per
+ * connection), on PostgreSQL and on PGlite alike. One connection, so the statements it prepared
+ * are the ones pg_prepared_statements lists.
  */
-describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
+describe('named prepared statements', () => {
   const database = oneConnection();
 
   it('the claim and the batch record are prepared once (the claim planned once too) and give the same results on every call', async () => {
@@ -115,7 +122,7 @@ describe.skipIf(!onPostgres)('named prepared statements (PostgreSQL)', () => {
 // Planned once per connection, the plans outlive the statistics they were made from: plans made
 // while the queue was empty, or deliveries new, must still reach rows by key once they hold
 // millions.
-describe.skipIf(!onPostgres)('plans of the claim and the batch record (PostgreSQL)', () => {
+describe('plans of the claim and the batch record', () => {
   const database = oneConnection();
 
   it('the claim and the batch record reach deliveries and their queue rows by index or locked ctid, even planned while the queue was empty', async () => {

@@ -7,7 +7,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import type { ThreadRequest, ThreadAnswer, ThreadInit, ThreadError, ThreadResult } from './embedded-protocol.js';
-import { readAnswer, scriptMessage, statementMessage } from './embedded-wire.js';
+import { closeStatementMessage, readAnswer, scriptMessage, statementMessage } from './embedded-wire.js';
+import { preparedName } from './prepared.js';
 
 const init = workerData as ThreadInit;
 const port = parentPort!;
@@ -36,10 +37,34 @@ async function run(message: Buffer): Promise<ThreadResult[]> {
   return readAnswer(chunks);
 }
 
+// Statements named by a `prepared:NAME` comment are parsed once per database, as on each
+// PostgreSQL connection (prepared.ts): later calls bind the statement parsed before, whose plan
+// PostgreSQL keeps under the caller's plan_cache_mode (docs/performance.md). Name → text.
+const prepared = new Map<string, string>();
+
+async function query(sql: string, params: unknown[]): Promise<ThreadResult[]> {
+  const name = preparedName(sql);
+  if (!name) return run(statementMessage(sql, params));
+  const known = prepared.get(name);
+  if (known !== undefined) {
+    if (known !== sql) throw new Error(`the prepared statement "${name}" was already parsed from another text`);
+    return run(statementMessage(sql, params, { name, parse: false }));
+  }
+  try {
+    const results = await run(statementMessage(sql, params, { name, parse: true }));
+    prepared.set(name, sql);
+    return results;
+  } catch (e) {
+    // The call may have failed after its Parse: forget the name, so that the next call parses it again.
+    await run(closeStatementMessage(name)).catch(() => {});
+    throw e;
+  }
+}
+
 async function answer(req: ThreadRequest): Promise<ThreadAnswer> {
   switch (req.op) {
     case 'query':
-      return { id: req.id, ok: true, results: (await run(statementMessage(req.sql, req.params))).slice(0, 1) };
+      return { id: req.id, ok: true, results: (await query(req.sql, req.params)).slice(0, 1) };
     case 'exec':
       return { id: req.id, ok: true, results: await run(scriptMessage(req.sql)) };
     case 'close':

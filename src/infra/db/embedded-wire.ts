@@ -22,11 +22,20 @@ const SYNC = serialize.sync();
 const DESCRIBE_PORTAL = serialize.describe({ type: 'P' });
 const EXECUTE = serialize.execute({});
 
-/** One statement with parameters, in the extended protocol; the server infers their types. */
-export function statementMessage(sql: string, params: readonly unknown[]): Buffer {
+/**
+ * One statement with parameters, in the extended protocol; the server infers their types.
+ * `prepared`: a named statement, parsed (and given its name) only when `parse` is set, and
+ * otherwise bound to the one parsed before.
+ */
+export function statementMessage(
+  sql: string,
+  params: readonly unknown[],
+  prepared?: { name: string; parse: boolean },
+): Buffer {
   return Buffer.concat([
-    serialize.parse({ text: sql }),
+    ...(prepared?.parse === false ? [] : [serialize.parse({ text: sql, name: prepared?.name })]),
     serialize.bind({
+      statement: prepared?.name,
       values: params as unknown[],
       valueMapper: (v: unknown) => prepareValue(v),
     }),
@@ -34,6 +43,11 @@ export function statementMessage(sql: string, params: readonly unknown[]): Buffe
     EXECUTE,
     SYNC,
   ]);
+}
+
+/** Forgets a named statement; closing a name that was never parsed is no error. */
+export function closeStatementMessage(name: string): Buffer {
+  return Buffer.concat([serialize.close({ type: 'S', name }), SYNC]);
 }
 
 /** Statements without parameters, possibly several (migrations), in the simple protocol. */

@@ -98,7 +98,7 @@ export class PGliteDialect implements Dialect {
   // BEGIN goes out with the first statement and COMMIT can follow the last one unawaited, as on
   // PostgreSQL (pipelined-driver.ts): a transaction holds the one connection for fewer trips.
   createDriver(): Driver {
-    return new PipelinedDriver(new PGliteDriver(this.db), { server: false });
+    return new PipelinedDriver(new PGliteDriver(this.db));
   }
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);

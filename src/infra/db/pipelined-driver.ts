@@ -22,7 +22,7 @@ import {
  */
 export class PipelinedPostgresDialect extends PostgresDialect {
   override createDriver(): Driver {
-    return new PipelinedDriver(super.createDriver(), { server: true });
+    return new PipelinedDriver(super.createDriver());
   }
 }
 
@@ -34,11 +34,7 @@ class PipelinedConnection implements DatabaseConnection {
   /** A statement of the open transaction failed: the server will answer COMMIT with ROLLBACK. */
   failed = false;
 
-  constructor(
-    readonly inner: DatabaseConnection,
-    /** A PostgreSQL server (not the embedded database). */
-    readonly server: boolean,
-  ) {}
+  constructor(readonly inner: DatabaseConnection) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     // A statement after an early COMMIT would run outside the transaction: refuse it.
@@ -61,10 +57,7 @@ class PipelinedConnection implements DatabaseConnection {
 export class PipelinedDriver implements Driver {
   #wrapped = new WeakMap<DatabaseConnection, PipelinedConnection>();
 
-  constructor(
-    private readonly inner: Driver,
-    private readonly opts: { server: boolean },
-  ) {}
+  constructor(private readonly inner: Driver) {}
 
   init(): Promise<void> {
     return this.inner.init();
@@ -73,7 +66,7 @@ export class PipelinedDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     const conn = await this.inner.acquireConnection();
     let wrapped = this.#wrapped.get(conn);
-    if (!wrapped) this.#wrapped.set(conn, (wrapped = new PipelinedConnection(conn, this.opts.server)));
+    if (!wrapped) this.#wrapped.set(conn, (wrapped = new PipelinedConnection(conn)));
     return wrapped;
   }
 
@@ -159,9 +152,4 @@ export async function executeTogether<DB>(
     if (failed) throw failed.reason;
     return settled.map((s) => (s as PromiseFulfilledResult<QueryResult<unknown>>).value);
   });
-}
-
-/** Whether `db` reaches a PostgreSQL server (false on PGlite, which plans every statement afresh). */
-export function isPostgresServer<DB>(db: Kysely<DB>): Promise<boolean> {
-  return db.getExecutor().provideConnection(async (conn) => conn instanceof PipelinedConnection && conn.server);
 }

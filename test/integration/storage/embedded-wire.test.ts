@@ -106,6 +106,44 @@ describe('embedded storage speaks the wire protocol as node-postgres does', () =
     expect(r.rows.at(-1)).toEqual({ n: 2000, pad: 'x'.repeat(1000) });
   });
 
+  // A `prepared:NAME` comment makes a statement a named prepared statement, as on a PostgreSQL
+  // connection (prepared.ts): parsed by its first call, bound by the later ones.
+  const listed = async (name: string) =>
+    (
+      await raw.query(
+        'SELECT prepare_time, (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements WHERE name = $1',
+        [name],
+      )
+    ).rows as { prepare_time: Date; runs: number }[];
+
+  it('parses a named statement once and binds it on every later call', async () => {
+    const text = '/* prepared:wire-once */ SELECT $1::int + 1 AS n';
+    expect((await raw.query(text, [1])).rows).toEqual([{ n: 2 }]);
+    const [first] = await listed('wire-once');
+    expect(first?.runs).toBe(1);
+    expect((await raw.query(text, [41])).rows).toEqual([{ n: 42 }]);
+    expect((await raw.query(text, [null])).rows).toEqual([{ n: null }]);
+    const [later] = await listed('wire-once');
+    expect(later).toEqual({ prepare_time: first!.prepare_time, runs: 3 });
+  });
+
+  it('parses a named statement again after a first call that failed', async () => {
+    const text = '/* prepared:wire-retry */ SELECT 10 / $1::int AS n';
+    expect(await raw.query(text, [0]).catch((e: unknown) => e)).toMatchObject({ code: '22012' });
+    expect(await listed('wire-retry')).toEqual([]);
+    expect((await raw.query(text, [5])).rows).toEqual([{ n: 2 }]);
+    expect((await listed('wire-retry')).map((r) => r.runs)).toEqual([1]);
+  });
+
+  it('refuses a name already given to another text, and keeps the first', async () => {
+    await raw.query('/* prepared:wire-twice */ SELECT 1 AS n', []);
+    const err = await raw.query('/* prepared:wire-twice */ SELECT 2 AS n', []).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      message: expect.stringContaining('"wire-twice" was already parsed from another text'),
+    });
+    expect((await raw.query('/* prepared:wire-twice */ SELECT 1 AS n', [])).rows).toEqual([{ n: 1 }]);
+  });
+
   it('refuses a statement that reaches the thread after close, as storage unavailable (08006)', async () => {
     const db = await openEmbedded(null);
     const first = db.query('SELECT 1 AS n', []);

@@ -3,7 +3,7 @@ import type { ClaimedDelivery } from '../../../domain/delivery.js';
 import type { DeliveryRepo } from '../../../app/ports/index.js';
 import type { DeliverySource } from '../../../domain/webhook.js';
 import type { DB, DeliveriesTable } from '../schema.js';
-import { executeTogether, isPostgresServer } from '../pipelined-driver.js';
+import { executeTogether } from '../pipelined-driver.js';
 import { arrayLiteral, iso } from './page.js';
 
 /**
@@ -32,23 +32,18 @@ type ClaimRow = Pick<
 
 /** The worker's two statements on the queue: the claim, and the record of a batch of results. */
 export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'recordResults'> {
-  // Known after the first claim or record (a failed check is asked again, not remembered).
-  let server: boolean | undefined;
-
   /**
    * Runs the claim or the batch record under QUEUE_PLAN, in a transaction of its own written in
    * one round trip (BEGIN, settings, statement, COMMIT), so the settings end with it whatever
    * pooler sits between. Inside a caller's transaction (the claim bench rolls its claims back)
-   * it takes no COMMIT along, and the settings are reset behind it. PGlite plans each statement
-   * afresh: there the statement runs alone (atomic by itself), one message instead of four.
+   * it takes no COMMIT along, and the settings are reset behind it. Both storages prepare the
+   * statement (prepared.ts, embedded-thread.ts), so both keep its plan.
    */
   async function queueStatement<R>(statement: RawBuilder<R>): Promise<QueryResult<R>> {
     if (db.isTransaction) {
       const [, result] = await executeTogether(db, [QUEUE_PLAN, statement.compile(db), QUEUE_PLAN_RESET]);
       return result as QueryResult<R>;
     }
-    server ??= await isPostgresServer(db);
-    if (!server) return statement.execute(db);
     const [, result] = await db
       .transaction()
       .execute((trx) => executeTogether<DB>(trx, [QUEUE_PLAN, statement.compile(trx)], { thenCommit: true }));
