@@ -1,10 +1,12 @@
 import net from 'node:net';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App } from '../../src/http/app.js';
 import { retentionTask } from '../../src/worker/scheduler.js';
 import { newId } from '../../src/domain/ids.js';
 import { isStorageUnavailable } from '../../src/infra/db/unavailable.js';
 import { bearer, harness, type Harness, type TestAccount, testApp } from '../support/app.js';
+import { onPostgres } from '../support/db.js';
 
 let h: Harness;
 let acme: TestAccount;
@@ -79,6 +81,70 @@ describe('retention', () => {
     const left = (await db.selectFrom('deliveries').select('id').orderBy('id').execute()).map((r) => r.id);
     expect(left).toEqual([newDone, oldPending]);
     expect((await db.selectFrom('attempts').select('id').execute()).map((r) => r.id)).toEqual(['att_2']);
+  });
+  // A resend reopens a finished delivery by updating its row; a purge that read the row as
+  // finished before that commit must check it again once it gets the row, not delete it (and,
+  // by the queue's cascade, the resend with it). Needs two connections: PostgreSQL only.
+  it.skipIf(!onPostgres)('keeps a delivery that a resend reopened while the purge waited for it', async () => {
+    const db = h.database.db;
+    const old = new Date(h.clock.ms - 40 * 86_400_000);
+    const pollId = newId('poll');
+    await db
+      .insertInto('polls')
+      .values({
+        id: pollId,
+        account_id: acme.accountId,
+        title: 'p',
+        is_visible: false,
+        body: '{}',
+        created_at: old,
+        updated_at: old,
+      })
+      .execute();
+    const id = newId('dlv', old.getTime() - 1000);
+    await db
+      .insertInto('deliveries')
+      .values({
+        id,
+        account_id: acme.accountId,
+        poll_id: pollId,
+        webhook_id: null,
+        endpoint_id: 'e',
+        source: 'webhook',
+        url: 'https://a.example/',
+        participant_id: 'p',
+        type: 'submitted-responses',
+        body: '{}',
+        created_at: old,
+        status: 'delivered',
+        finished_at: old,
+      })
+      .execute();
+    let purge: Promise<number> | undefined;
+    const next = await h.deps.store.transaction(async (store) => {
+      const n = await store.deliveries.reopen(id, h.clock.now());
+      purge = h.deps.store.deliveries.purgeFinishedBefore(new Date(h.clock.ms - 30 * 86_400_000), 1000);
+      // The purge waits on the row this transaction updated, until it commits.
+      for (;;) {
+        const waiting = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%DELETE FROM deliveries%'`.execute(
+          db,
+        );
+        if (waiting.rows[0]!.n > 0) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return n;
+    });
+    expect(next).toBe(1);
+    expect(await purge).toBe(0);
+    const row = await db
+      .selectFrom('deliveries')
+      .select(['status', 'finished_at'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    expect(row).toEqual({ status: 'pending', finished_at: null });
+    const queued = await db.selectFrom('delivery_queue').select('delivery_id').where('delivery_id', '=', id).execute();
+    expect(queued).toHaveLength(1);
   });
 });
 

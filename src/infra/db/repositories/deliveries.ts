@@ -212,6 +212,9 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
      * Their attempts go in the same statement: attempts have no foreign key to cascade
      * (migration 006). Their delivery_id is in the default collation, as is the index that finds
      * them; compared with the "C" ids in "C", every purge would scan all attempts.
+     * The delete repeats the finished_at condition: a resend may reopen a row after the subquery
+     * read it, and PostgreSQL checks only the deleted table's own conditions again on the row's
+     * new version once it has waited for its lock, so without it the reopened delivery would go.
      */
     async purgeFinishedBefore(before, limit) {
       const res = await sql<{ n: number }>`
@@ -220,7 +223,7 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
             SELECT id FROM deliveries
             WHERE id < ${idsMadeBefore('dlv', before.getTime())} AND finished_at < ${before}
             ORDER BY id LIMIT ${limit}
-          )
+          ) AND finished_at < ${before}
           RETURNING id
         ), gone_attempts AS (
           DELETE FROM attempts WHERE delivery_id IN (SELECT id COLLATE "default" FROM gone)
