@@ -13,12 +13,17 @@ export function deliveryControl(db: Kysely<DB>): Control {
   return {
     // Parked only while the webhook is still paused: one resumed since the claim read it makes
     // the delivery due at once instead (the resume could not unpark a row that was leased).
+    // The webhook is read under a share lock: a resume that has not committed yet is waited
+    // for and its row read as it leaves it, and a resume that comes after waits for the park to
+    // commit, so that its unpark sees the parked row.
     async park(ids, leaseToken, now) {
       if (!ids.length) return;
       await sql`UPDATE delivery_queue q
-        SET next_attempt_at = CASE WHEN w.paused_at IS NOT NULL THEN ${PARKED_UNTIL}::timestamptz ELSE ${now}::timestamptz END,
+        SET next_attempt_at = CASE
+            WHEN EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.paused_at IS NOT NULL FOR SHARE)
+            THEN ${PARKED_UNTIL}::timestamptz ELSE ${now}::timestamptz END,
           lease_token = NULL, attempt_count = q.attempt_count - 1
-        FROM deliveries d LEFT JOIN webhooks w ON w.id = d.webhook_id
+        FROM deliveries d
         WHERE q.delivery_id = d.id AND q.delivery_id = ANY(${ids}::text[]) AND q.lease_token = ${leaseToken}`.execute(
         db,
       );
@@ -39,11 +44,13 @@ export function deliveryControl(db: Kysely<DB>): Control {
       return Number(res.numAffectedRows ?? 0n);
     },
 
+    // A queued delivery's row says 'pending' (migration 004). The status is checked on the row
+    // itself, so that one a batch record finished while this waited for it keeps the URL it was
+    // sent to: after the wait only the updated row's own conditions are checked again.
     async retarget(webhookId, url) {
       const res = await sql`UPDATE deliveries d SET url = ${url}
-        WHERE d.webhook_id = ${webhookId} AND EXISTS (SELECT 1 FROM delivery_queue q WHERE q.delivery_id = d.id)`.execute(
-        db,
-      );
+        WHERE d.webhook_id = ${webhookId} AND d.status = 'pending'
+          AND EXISTS (SELECT 1 FROM delivery_queue q WHERE q.delivery_id = d.id)`.execute(db);
       return Number(res.numAffectedRows ?? 0n);
     },
 
