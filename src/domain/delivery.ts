@@ -41,6 +41,8 @@ export type ClaimedDelivery = Pick<
   ladderBase: number;
   /** Its webhook is paused: it goes back to the queue, parked, without an attempt. */
   paused: boolean;
+  /** Its webhook was deleted after it was queued: it is cancelled, without an attempt. */
+  webhookGone: boolean;
 };
 
 /** What a person did to a delivery, shown in its log: the attempt that followed, and who asked. */

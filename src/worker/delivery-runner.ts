@@ -160,7 +160,9 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       const want = Math.min(free, opts.claimBatch);
       let claimed;
       try {
-        claimed = await claimDeliveries(deps, want);
+        claimed = await claimDeliveries(deps, want, (deliveryIds) =>
+          opts.logger.warn({ deliveryIds }, 'cancelled deliveries whose webhook was deleted after they were queued'),
+        );
       } catch (err) {
         opts.logger.error({ err }, 'claiming deliveries failed; retrying shortly');
         await work.sleep(Math.max(opts.idleMs, 1000));

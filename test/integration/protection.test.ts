@@ -1,5 +1,4 @@
 import net from 'node:net';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App } from '../../src/http/app.js';
 import { retentionTask } from '../../src/worker/scheduler.js';
@@ -7,6 +6,7 @@ import { newId } from '../../src/domain/ids.js';
 import { isStorageUnavailable } from '../../src/infra/db/unavailable.js';
 import { bearer, harness, type Harness, type TestAccount, testApp } from '../support/app.js';
 import { onPostgres } from '../support/db.js';
+import { seedDelivery, untilSettledOrWaiting } from '../support/races.js';
 
 let h: Harness;
 let acme: TestAccount;
@@ -88,54 +88,16 @@ describe('retention', () => {
   it.skipIf(!onPostgres)('keeps a delivery that a resend reopened while the purge waited for it', async () => {
     const db = h.database.db;
     const old = new Date(h.clock.ms - 40 * 86_400_000);
-    const pollId = newId('poll');
-    await db
-      .insertInto('polls')
-      .values({
-        id: pollId,
-        account_id: acme.accountId,
-        title: 'p',
-        is_visible: false,
-        body: '{}',
-        created_at: old,
-        updated_at: old,
-      })
-      .execute();
-    const id = newId('dlv', old.getTime() - 1000);
-    await db
-      .insertInto('deliveries')
-      .values({
-        id,
-        account_id: acme.accountId,
-        poll_id: pollId,
-        webhook_id: null,
-        endpoint_id: 'e',
-        source: 'webhook',
-        url: 'https://a.example/',
-        participant_id: 'p',
-        type: 'submitted-responses',
-        body: '{}',
-        created_at: old,
-        status: 'delivered',
-        finished_at: old,
-      })
-      .execute();
+    const { deliveryId: id } = await seedDelivery(db, acme.accountId, old, { finished: true });
     let purge: Promise<number> | undefined;
     const next = await h.deps.store.transaction(async (store) => {
       const n = await store.deliveries.reopen(id, h.clock.now());
       purge = h.deps.store.deliveries.purgeFinishedBefore(new Date(h.clock.ms - 30 * 86_400_000), 1000);
       // The purge waits on the row this transaction updated, until it commits.
-      for (;;) {
-        const waiting = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%DELETE FROM deliveries%'`.execute(
-          db,
-        );
-        if (waiting.rows[0]!.n > 0) break;
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await untilSettledOrWaiting(db, purge, 'DELETE FROM deliveries');
       return n;
     });
-    expect(next).toBe(1);
+    expect(next).toBe(2);
     expect(await purge).toBe(0);
     const row = await db
       .selectFrom('deliveries')

@@ -6,21 +6,31 @@ import type { Deps } from '../ports/index.js';
 export const leaseMs = (deps: Deps) => deps.delivery.deliveryTimeoutMs * 2 + 5_000;
 
 /**
- * Leases due deliveries for an attempt each. Those of a paused webhook go straight back to the
- * queue, parked and their attempt uncounted: a pause that lands while they were due (or a
- * delivery made during a pause) never reaches the endpoint, and resuming makes them due.
+ * Leases due deliveries for an attempt each.
+ * - Those of a paused webhook go straight back to the queue, parked and their attempt
+ *   uncounted: a pause that lands while they were due (or a delivery made during a pause)
+ *   never reaches the endpoint, and resuming makes them due.
+ * - Those of a deleted webhook are cancelled, never sent: a submission that read the webhook
+ *   just before its deletion committed can queue one after the deletion's cancel ran.
+ *   `onCancelled` hears their ids.
  */
-export async function claimDeliveries(deps: Deps, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(
+  deps: Deps,
+  limit: number,
+  onCancelled?: (ids: string[]) => void,
+): Promise<ClaimedDelivery[]> {
   const now = deps.clock.now();
   const token = randomUUID();
   const leaseUntil = new Date(now.getTime() + leaseMs(deps));
   const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
   const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince);
-  if (!claimed.some((d) => d.paused)) return claimed;
-  await deps.store.deliveries.park(
-    claimed.filter((d) => d.paused).map((d) => d.id),
-    token,
-    now,
-  );
-  return claimed.filter((d) => !d.paused);
+  if (!claimed.some((d) => d.paused || d.webhookGone)) return claimed;
+  const paused = claimed.filter((d) => d.paused).map((d) => d.id);
+  if (paused.length) await deps.store.deliveries.park(paused, token, now);
+  const gone = claimed.filter((d) => d.webhookGone).map((d) => d.id);
+  if (gone.length) {
+    await deps.store.deliveries.cancelLeased(gone, token, now);
+    onCancelled?.(gone);
+  }
+  return claimed.filter((d) => !d.paused && !d.webhookGone);
 }

@@ -14,9 +14,12 @@ export async function deletePoll(
   return deps.store.transaction(async (store) => {
     const poll = await requirePoll(store, caller, pollId, 'write');
     const now = deps.clock.now();
+    // The poll goes before its deliveries are cancelled: its delete (and the cascade) waits for
+    // a submission, flush or resend holding its rows, so the cancel that follows sees what they
+    // queued; one that comes later finds the poll gone and queues nothing.
+    await store.polls.delete(pollId, poll.accountId, now);
     const cancelledDeliveries = await store.deliveries.cancel({ pollId }, now);
     await store.endpoints.deleteByPoll(poll.accountId, pollId);
-    await store.polls.delete(pollId, poll.accountId, now);
     return { id: pollId, deleted: true as const, cancelledDeliveries };
   });
 }

@@ -119,6 +119,8 @@ export interface DeliveryRepo {
   list(filter: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>>;
   /** Puts leased deliveries of a paused webhook back, parked, their attempt not counted. */
   park(ids: string[], leaseToken: string, now: Date): Promise<void>;
+  /** Cancels leased deliveries whose webhook is gone, their attempt not counted; returns how many. */
+  cancelLeased(ids: string[], leaseToken: string, now: Date): Promise<number>;
   /** Parks a webhook's queued deliveries that no worker holds. */
   parkWebhook(webhookId: string): Promise<void>;
   /** Makes a webhook's queued deliveries that no worker holds due at `now`. */

@@ -8,8 +8,11 @@ export async function deleteWebhook(
 ): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
   return deps.store.transaction(async (store) => {
     const w = await requireWebhook(store, caller, id);
-    const cancelledDeliveries = await store.deliveries.cancel({ webhookId: w.id }, deps.clock.now());
+    // The webhook goes before its deliveries are cancelled: its delete waits for a flush holding
+    // its open batches and for a resend holding its row, so the cancel that follows sees what
+    // they queued; one that comes later finds the webhook gone and queues nothing.
     await store.webhooks.delete(w.id);
+    const cancelledDeliveries = await store.deliveries.cancel({ webhookId: w.id }, deps.clock.now());
     // Its health goes too: nothing is configured there any more to alert about.
     await store.endpoints.delete(w.id);
     return { id: w.id, deleted: true as const, cancelledDeliveries };

@@ -1,13 +1,12 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARKED_UNTIL } from '../../../src/domain/delivery.js';
-import { newId } from '../../../src/domain/ids.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
+import { seedDelivery, untilSettledOrWaiting } from '../../support/races.js';
 
-// A person's change to a webhook racing a worker's statement on one of its deliveries. Each
-// race holds one side's transaction open until the other is seen waiting on its row lock (or
-// has finished), then commits: two connections, so PostgreSQL only.
+// A person's change to a webhook racing a worker's statement on one of its deliveries: two
+// connections, so PostgreSQL only (support/races.ts).
 
 let h: Harness;
 let acme: TestAccount;
@@ -20,83 +19,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** Until `pending` settles or a statement containing `text` waits on a lock. */
-async function untilSettledOrWaiting(pending: Promise<unknown>, text: string): Promise<void> {
-  let settled = false;
-  void pending.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  for (;;) {
-    const waiting = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock' AND position(${text} in query) > 0`.execute(
-      h.database.db,
-    );
-    if (settled || waiting.rows[0]!.n > 0) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** A webhook (paused or not) with one queued delivery, leased under `leaseToken` if given. */
-async function seed(o: { paused: boolean; leaseToken?: string }) {
-  const db = h.database.db;
-  const now = h.clock.now();
-  const pollId = newId('poll');
-  const webhookId = newId('whk');
-  const deliveryId = newId('dlv');
-  await db
-    .insertInto('polls')
-    .values({
-      id: pollId,
-      account_id: acme.accountId,
-      title: 'p',
-      is_visible: false,
-      body: '{}',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  await db
-    .insertInto('webhooks')
-    .values({
-      id: webhookId,
-      account_id: acme.accountId,
-      poll_id: pollId,
-      url: 'https://old.example/hook',
-      delivery_rule: 'complete',
-      legacy_secret: 'legacy',
-      created_at: now,
-      paused_at: o.paused ? now : null,
-    })
-    .execute();
-  await db
-    .insertInto('deliveries')
-    .values({
-      id: deliveryId,
-      account_id: acme.accountId,
-      poll_id: pollId,
-      webhook_id: webhookId,
-      endpoint_id: webhookId,
-      source: 'webhook',
-      url: 'https://old.example/hook',
-      participant_id: 'p',
-      type: 'completed-survey',
-      status: 'pending',
-      body: '{}',
-      created_at: now,
-    })
-    .execute();
-  await db
-    .insertInto('delivery_queue')
-    .values({
-      delivery_id: deliveryId,
-      next_attempt_at: o.leaseToken ? new Date(now.getTime() + 60_000) : now,
-      lease_token: o.leaseToken ?? null,
-      attempt_count: o.leaseToken ? 1 : 0,
-    })
-    .execute();
-  return { webhookId, deliveryId };
-}
+const seed = (o: { paused: boolean; leaseToken?: string }) =>
+  seedDelivery(h.database.db, acme.accountId, h.clock.now(), o);
 
 describe.skipIf(!onPostgres)('webhook changes racing the worker (PostgreSQL)', () => {
   it('a new URL leaves a delivery that a batch record finished meanwhile with the URL it was sent to', async () => {
@@ -110,7 +34,7 @@ describe.skipIf(!onPostgres)('webhook changes racing the worker (PostgreSQL)', (
         trx,
       );
       retarget = h.deps.store.deliveries.retarget(webhookId, 'https://new.example/hook');
-      await untilSettledOrWaiting(retarget, 'UPDATE deliveries d SET url');
+      await untilSettledOrWaiting(db, retarget, 'UPDATE deliveries d SET url');
     });
     expect(await retarget).toBe(0);
     const row = await db
@@ -133,7 +57,7 @@ describe.skipIf(!onPostgres)('webhook changes racing the worker (PostgreSQL)', (
       await store.deliveries.unparkWebhook(webhookId, now);
       // Meanwhile a worker that claimed the delivery while the webhook was paused parks it.
       park = h.deps.store.deliveries.park([deliveryId], token, now);
-      await untilSettledOrWaiting(park, 'UPDATE delivery_queue q');
+      await untilSettledOrWaiting(h.database.db, park, 'UPDATE delivery_queue q');
     });
     await park;
     const queued = await h.database.db

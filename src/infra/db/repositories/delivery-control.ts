@@ -5,7 +5,7 @@ import type { DB } from '../schema.js';
 
 type Control = Pick<
   DeliveryRepo,
-  'park' | 'parkWebhook' | 'unparkWebhook' | 'retarget' | 'reopen' | 'addEvents' | 'events'
+  'park' | 'cancelLeased' | 'parkWebhook' | 'unparkWebhook' | 'retarget' | 'reopen' | 'addEvents' | 'events'
 >;
 
 /** What people do to deliveries: park and unpark (pause), retarget (a new URL), reopen (resend), and its log. */
@@ -27,6 +27,20 @@ export function deliveryControl(db: Kysely<DB>): Control {
         WHERE q.delivery_id = d.id AND q.delivery_id = ANY(${ids}::text[]) AND q.lease_token = ${leaseToken}`.execute(
         db,
       );
+    },
+
+    async cancelLeased(ids, leaseToken, now) {
+      if (!ids.length) return 0;
+      const res = await sql`
+        WITH gone AS (
+          DELETE FROM delivery_queue q
+          WHERE q.delivery_id = ANY(${ids}::text[]) AND q.lease_token = ${leaseToken}
+          RETURNING q.delivery_id, q.attempt_count - 1 AS attempt_count, q.dns_failures
+        )
+        UPDATE deliveries d
+        SET status = 'cancelled', finished_at = ${now}, attempt_count = g.attempt_count, dns_failures = g.dns_failures
+        FROM gone g WHERE d.id = g.delivery_id`.execute(db);
+      return Number(res.numAffectedRows ?? 0n);
     },
 
     async parkWebhook(webhookId) {
@@ -58,17 +72,21 @@ export function deliveryControl(db: Kysely<DB>): Control {
      * The delivery row is locked by its update, so two resends of one delivery queue it once:
      * the second finds it no longer finished. A saved webhook's delivery goes to the webhook's
      * URL as it is now (it may have been corrected since); one whose webhook or poll is gone is
-     * not reopened.
+     * not reopened. The webhook is read under a share lock and the poll under a key share lock:
+     * a change of URL or a deletion that has not committed is waited for and its outcome read,
+     * and one that comes later waits for this to commit, so its retarget or cancel sees the
+     * reopened delivery. Without the locks a resend could queue a delivery to a URL just
+     * replaced, or for a webhook just deleted.
      */
     async reopen(id, now) {
       const res = await sql<{ attempt_count: number }>`
         WITH reopened AS (
           UPDATE deliveries d SET status = 'pending', finished_at = NULL,
-            url = coalesce((SELECT w.url FROM webhooks w WHERE w.id = d.webhook_id), d.url)
+            url = coalesce((SELECT w.url FROM webhooks w WHERE w.id = d.webhook_id FOR SHARE), d.url)
           WHERE d.id = ${id} AND d.status IN ('delivered', 'rejected', 'given_up')
             AND NOT EXISTS (SELECT 1 FROM delivery_queue WHERE delivery_id = ${id})
-            AND (d.webhook_id IS NULL OR EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id))
-            AND EXISTS (SELECT 1 FROM polls p WHERE p.id = d.poll_id AND p.account_id = d.account_id)
+            AND (d.webhook_id IS NULL OR EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id FOR SHARE))
+            AND EXISTS (SELECT 1 FROM polls p WHERE p.id = d.poll_id AND p.account_id = d.account_id FOR KEY SHARE)
           RETURNING d.id, d.attempt_count
         ), queued AS (
           INSERT INTO delivery_queue (delivery_id, next_attempt_at, attempt_count, ladder_base)

@@ -28,6 +28,7 @@ type ClaimRow = Pick<
   legacy_secret: string | null;
   ladder_base: number;
   paused: boolean;
+  webhook_gone: boolean;
 };
 
 /** The worker's two statements on the queue: the claim, and the record of a batch of results. */
@@ -70,7 +71,8 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      *   nested loop): the plan is made once per connection (below), and one made while the
      *   deliveries table was still small would otherwise keep a scan of all of it.
      * - The signing secret is read in the same statement, i.e. as it is at attempt time, so a
-     *   rotated secret applies to queued retries at once.
+     *   rotated secret applies to queued retries at once; so is whether the webhook still
+     *   exists (a submission that read it before its deletion committed may have queued one).
      * - It runs with the plan made once per connection (QUEUE_PLAN): left to choose,
      *   PostgreSQL plans every claim afresh, since with `LIMIT $2` unknown the shared plan's
      *   estimate looks dearer.
@@ -91,7 +93,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
           RETURNING q.delivery_id, q.attempt_count, q.ladder_base
         )
         SELECT d.id, d.account_id, d.endpoint_id, d.source, d.url, l.attempt_count, d.body, a.signing_secret, w.legacy_secret,
-          l.ladder_base, w.paused_at IS NOT NULL AS paused,
+          l.ladder_base, w.paused_at IS NOT NULL AS paused, d.webhook_id IS NOT NULL AND w.id IS NULL AS webhook_gone,
           CASE WHEN a.signing_secret_rotated_at > ${overlapSince} THEN a.previous_signing_secret END AS previous_secret
         FROM leased l
         CROSS JOIN LATERAL (SELECT * FROM deliveries WHERE id = l.delivery_id OFFSET 0) d
@@ -114,6 +116,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
         legacySecret: r.legacy_secret,
         ladderBase: r.ladder_base,
         paused: r.paused,
+        webhookGone: r.webhook_gone,
       }));
     },
 

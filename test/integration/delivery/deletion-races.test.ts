@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimDeliveries } from '../../../src/app/delivery/claim-deliveries.js';
+import { newId } from '../../../src/domain/ids.js';
+import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
+import { onPostgres } from '../../support/db.js';
+import { seedDelivery, untilSettledOrWaiting } from '../../support/races.js';
+
+// What queues a delivery (a resend, a batch flush, a submission) racing the deletion or the new
+// URL of its webhook: no delivery may stay queued for a webhook that is gone, nor go to a URL
+// that was replaced before it was queued.
+
+let h: Harness;
+let acme: TestAccount;
+
+beforeAll(async () => {
+  h = await harness();
+  acme = await h.account();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const finished = () => seedDelivery(h.database.db, acme.accountId, h.clock.now(), { finished: true });
+
+const deliveryRow = (id: string) =>
+  h.database.db.selectFrom('deliveries').select(['status', 'url']).where('id', '=', id).executeTakeFirstOrThrow();
+
+const queued = async (id: string) =>
+  (await h.database.db.selectFrom('delivery_queue').select('delivery_id').where('delivery_id', '=', id).execute())
+    .length;
+
+const deleteWebhook = (id: string) =>
+  h.app.inject({ method: 'DELETE', url: `/webhooks?id=${id}`, headers: bearer(acme.key) });
+
+describe.skipIf(!onPostgres)('deliveries queued while their webhook is deleted or changed (PostgreSQL)', () => {
+  it('a delivery a resend queued while the deletion waited on the webhook is cancelled by it', async () => {
+    const { webhookId, deliveryId } = await finished();
+    let deletion: ReturnType<typeof deleteWebhook> | undefined;
+    await h.deps.store.transaction(async (store) => {
+      expect(await store.deliveries.reopen(deliveryId, h.clock.now())).toBe(2);
+      deletion = deleteWebhook(webhookId);
+      await untilSettledOrWaiting(h.database.db, deletion, 'delete from "webhooks"');
+    });
+    const res = await deletion!;
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.cancelledDeliveries).toBe(1);
+    expect((await deliveryRow(deliveryId)).status).toBe('cancelled');
+    expect(await queued(deliveryId)).toBe(0);
+  });
+
+  it('a resend that waited on a deletion of its webhook queues nothing', async () => {
+    const { webhookId, deliveryId } = await finished();
+    let resend: Promise<number | undefined> | undefined;
+    await h.deps.store.transaction(async (store) => {
+      // The deletion as deleteWebhook makes it: the webhook, then its queued deliveries.
+      await store.webhooks.delete(webhookId);
+      await store.deliveries.cancel({ webhookId }, h.clock.now());
+      resend = h.deps.store.deliveries.reopen(deliveryId, h.clock.now());
+      await untilSettledOrWaiting(h.database.db, resend, 'WITH reopened AS');
+    });
+    expect(await resend).toBeUndefined();
+    expect((await deliveryRow(deliveryId)).status).toBe('delivered');
+    expect(await queued(deliveryId)).toBe(0);
+  });
+
+  it('a resend that waited on a new URL of its webhook is queued to the new URL', async () => {
+    const { webhookId, deliveryId } = await finished();
+    let resend: Promise<number | undefined> | undefined;
+    await h.deps.store.transaction(async (store) => {
+      // The change as updateWebhook makes it: the webhook locked and updated, then its deliveries.
+      await store.webhooks.lock(webhookId);
+      await store.webhooks.update(webhookId, { url: 'https://new.example/hook' });
+      await store.deliveries.retarget(webhookId, 'https://new.example/hook');
+      resend = h.deps.store.deliveries.reopen(deliveryId, h.clock.now());
+      await untilSettledOrWaiting(h.database.db, resend, 'WITH reopened AS');
+    });
+    expect(await resend).toBe(2);
+    expect(await deliveryRow(deliveryId)).toEqual({ status: 'pending', url: 'https://new.example/hook' });
+  });
+
+  it('a resend queued before a new URL committed is retargeted by it', async () => {
+    const { webhookId, deliveryId } = await finished();
+    let change: Promise<number> | undefined;
+    await h.deps.store.transaction(async (store) => {
+      expect(await store.deliveries.reopen(deliveryId, h.clock.now())).toBe(2);
+      change = h.deps.store.transaction(async (other) => {
+        await other.webhooks.lock(webhookId);
+        await other.webhooks.update(webhookId, { url: 'https://new.example/hook' });
+        return other.deliveries.retarget(webhookId, 'https://new.example/hook');
+      });
+      await untilSettledOrWaiting(h.database.db, change, 'for update');
+    });
+    expect(await change).toBe(1);
+    expect(await deliveryRow(deliveryId)).toEqual({ status: 'pending', url: 'https://new.example/hook' });
+  });
+
+  it('a delivery a batch flush made while the deletion waited on its batch is cancelled by it', async () => {
+    const { pollId, webhookId } = await finished();
+    const now = h.clock.now();
+    const batchId = newId('bat');
+    await h.database.db
+      .insertInto('batches')
+      .values({
+        id: batchId,
+        webhook_id: webhookId,
+        endpoint_id: webhookId,
+        account_id: acme.accountId,
+        poll_id: pollId,
+        participant_id: 'p',
+        response_ids: '[]',
+        flush_at: now,
+        created_at: now,
+      })
+      .execute();
+    const deliveryId = newId('dlv', now.getTime());
+    let deletion: ReturnType<typeof deleteWebhook> | undefined;
+    await h.deps.store.transaction(async (store) => {
+      const due = await store.batches.claimDue(now, 100);
+      expect(due.map((b) => b.id)).toContain(batchId);
+      // Nested, so the flush does not send its COMMIT along (store.ts): the race is held open.
+      await store.transaction((inner) =>
+        inner.batches.flush(
+          [batchId],
+          [
+            {
+              id: deliveryId,
+              accountId: acme.accountId,
+              pollId,
+              webhookId,
+              endpointId: webhookId,
+              source: 'webhook',
+              url: 'https://old.example/hook',
+              participantId: 'p',
+              type: 'submitted-responses',
+              body: '{}',
+              createdAt: now,
+              nextAttemptAt: now,
+            },
+          ],
+        ),
+      );
+      deletion = deleteWebhook(webhookId);
+      await untilSettledOrWaiting(h.database.db, deletion, 'delete from "webhooks"');
+    });
+    const res = await deletion!;
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.cancelledDeliveries).toBe(1);
+    expect((await deliveryRow(deliveryId)).status).toBe('cancelled');
+    expect(await queued(deliveryId)).toBe(0);
+  });
+});
+
+describe('a queued delivery whose webhook is gone', () => {
+  it('is cancelled when a worker claims it, never attempted', async () => {
+    const { deliveryId } = await seedDelivery(h.database.db, acme.accountId, h.clock.now(), { withWebhook: false });
+    const heard: string[] = [];
+    const claimed = await claimDeliveries(h.deps, 1000, (ids) => heard.push(...ids));
+    expect(claimed.map((d) => d.id)).not.toContain(deliveryId);
+    expect(heard).toEqual([deliveryId]);
+    const row = await h.database.db
+      .selectFrom('deliveries')
+      .select(['status', 'attempt_count', 'finished_at'])
+      .where('id', '=', deliveryId)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe('cancelled');
+    expect(row.attempt_count).toBe(0);
+    expect(row.finished_at).not.toBeNull();
+    expect(await queued(deliveryId)).toBe(0);
+    expect(await h.deps.store.deliveries.attempts(deliveryId)).toEqual([]);
+  });
+});
