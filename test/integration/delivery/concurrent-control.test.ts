@@ -1,12 +1,13 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARKED_UNTIL } from '../../../src/domain/delivery.js';
+import { newId } from '../../../src/domain/ids.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
 import { seedDelivery, untilSettledOrWaiting } from '../../support/races.js';
 
-// A person's change to a webhook racing a worker's statement on one of its deliveries: two
-// connections, so PostgreSQL only (support/races.ts).
+// A person's change to a webhook racing a worker's statement on one of its deliveries, and two
+// schedulers on one recover: two connections, so PostgreSQL only (support/races.ts).
 
 let h: Harness;
 let acme: TestAccount;
@@ -69,6 +70,33 @@ describe.skipIf(!onPostgres)('webhook changes racing the worker (PostgreSQL)', (
     expect(queued.attempt_count).toBe(0);
     expect(new Date(queued.next_attempt_at).getTime()).toBe(now.getTime());
     expect(new Date(queued.next_attempt_at).getTime()).not.toBe(PARKED_UNTIL.getTime());
+  });
+
+  it('a recover whose last two items two schedulers remove at once goes with them', async () => {
+    const db = h.database.db;
+    const recoveryId = newId('rcv');
+    await db
+      .insertInto('recoveries')
+      .values({ id: recoveryId, account_id: acme.accountId, user_id: null, created_at: h.clock.now() })
+      .execute();
+    await db
+      .insertInto('recovery_items')
+      .values([
+        { recovery_id: recoveryId, delivery_id: 'dlv_a' },
+        { recovery_id: recoveryId, delivery_id: 'dlv_b' },
+      ])
+      .execute();
+    let other: Promise<void> | undefined;
+    await h.deps.store.transaction(async (store) => {
+      await store.recoveries.removeItems([{ recoveryId, deliveryId: 'dlv_a' }]);
+      other = h.deps.store.recoveries.removeItems([{ recoveryId, deliveryId: 'dlv_b' }]);
+      await untilSettledOrWaiting(db, other, 'FROM recover');
+    });
+    await other;
+    expect(
+      await db.selectFrom('recovery_items').select('delivery_id').where('recovery_id', '=', recoveryId).execute(),
+    ).toEqual([]);
+    expect(await db.selectFrom('recoveries').select('id').where('id', '=', recoveryId).execute()).toEqual([]);
   });
 });
 

@@ -38,11 +38,15 @@ export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
 
     async removeItems(items) {
       if (!items.length) return;
+      const recoveryIds = [...new Set(items.map((x) => x.recoveryId))];
+      // The recovers are locked first (in id order): two schedulers emptying one recover each
+      // of its last items would otherwise each still see the other's, and neither remove it.
+      await sql`SELECT id FROM recoveries WHERE id = ANY(${recoveryIds}::text[]) ORDER BY id FOR UPDATE`.execute(db);
       await sql`DELETE FROM recovery_items i USING unnest(${items.map((x) => x.recoveryId)}::text[], ${items.map((x) => x.deliveryId)}::text[]) AS v(r, d)
         WHERE i.recovery_id = v.r AND i.delivery_id = v.d`.execute(db);
       // recovery_id is in the default collation, r.id in "C": compared in the default one, as
       // the items' primary key is, the lookup is by key rather than a scan of every item.
-      await sql`DELETE FROM recoveries r WHERE r.id = ANY(${[...new Set(items.map((x) => x.recoveryId))]}::text[])
+      await sql`DELETE FROM recoveries r WHERE r.id = ANY(${recoveryIds}::text[])
         AND NOT EXISTS (SELECT 1 FROM recovery_items i WHERE i.recovery_id = r.id COLLATE "default")`.execute(db);
     },
   };
