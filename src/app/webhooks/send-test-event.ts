@@ -1,3 +1,4 @@
+import { notFound } from '../../domain/errors.js';
 import { newId, randomBase62 } from '../../domain/ids.js';
 import { answerableSlides, seededRandom, syntheticAnswer } from '../../domain/research.js';
 import type { ResponseRow } from '../../domain/response.js';
@@ -13,13 +14,18 @@ import { requireWebhook } from './webhook-view.js';
  */
 export async function sendTestEvent(deps: Deps, caller: Caller, webhookId: string): Promise<DeliveryView> {
   return deps.store.transaction(async (store) => {
+    // Locked, then read again under the lock: a deletion waits for the test event and cancels
+    // it, or the test event waits for the deletion and finds the webhook gone.
+    await requireWebhook(store, caller, webhookId);
+    await store.webhooks.lock(webhookId);
     const w = await requireWebhook(store, caller, webhookId);
     const [found] = await store.polls.getForSubmission([w.pollId]);
+    if (!found) throw notFound('webhook');
     const now = deps.clock.now();
     const participantId = `test_${randomBase62(16)}`;
     const metadata = { test: true };
     const rand = seededRandom(now.getTime());
-    const responses: ResponseRow[] = answerableSlides(found?.slides ?? []).map((slide, i) => ({
+    const responses: ResponseRow[] = answerableSlides(found.slides).map((slide, i) => ({
       id: newId('rsp', now.getTime()),
       accountId: w.accountId,
       pollId: w.pollId,
@@ -32,8 +38,8 @@ export async function sendTestEvent(deps: Deps, caller: Caller, webhookId: strin
     }));
     const complete = w.deliveryRule === 'complete';
     const delivery = newDelivery({
-      poll: found!.poll,
-      slides: found!.slides,
+      poll: found.poll,
+      slides: found.slides,
       participant: {
         id: participantId,
         seq: '',

@@ -1,9 +1,10 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDeliveries } from '../../../src/app/delivery/claim-deliveries.js';
 import { newId } from '../../../src/domain/ids.js';
 import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
-import { seedDelivery, untilSettledOrWaiting } from '../../support/races.js';
+import { seedDelivery, untilSettledOrWaiting, type Seeded } from '../../support/races.js';
 
 // What queues a delivery (a resend, a batch flush, a submission) racing the deletion or the new
 // URL of its webhook: no delivery may stay queued for a webhook that is gone, nor go to a URL
@@ -31,6 +32,13 @@ const queued = async (id: string) =>
 
 const deleteWebhook = (id: string) =>
   h.app.inject({ method: 'DELETE', url: `/webhooks?id=${id}`, headers: bearer(acme.key) });
+const deletePoll = (id: string) =>
+  h.app.inject({ method: 'DELETE', url: `/poll?pollId=${id}`, headers: bearer(acme.key) });
+
+const deletions = [
+  { what: 'webhook', remove: (s: Seeded) => deleteWebhook(s.webhookId), text: 'delete from "webhooks"' },
+  { what: 'poll', remove: (s: Seeded) => deletePoll(s.pollId), text: 'delete from "polls"' },
+];
 
 describe.skipIf(!onPostgres)('deliveries queued while their webhook is deleted or changed (PostgreSQL)', () => {
   it('a delivery a resend queued while the deletion waited on the webhook is cancelled by it', async () => {
@@ -61,6 +69,24 @@ describe.skipIf(!onPostgres)('deliveries queued while their webhook is deleted o
     expect(await resend).toBeUndefined();
     expect((await deliveryRow(deliveryId)).status).toBe('delivered');
     expect(await queued(deliveryId)).toBe(0);
+  });
+
+  it('a test event that waited on a deletion of its webhook is refused and queues nothing', async () => {
+    const { webhookId } = await finished();
+    let test: ReturnType<typeof deleteWebhook> | undefined;
+    await h.deps.store.transaction(async (store) => {
+      await store.webhooks.delete(webhookId);
+      await store.deliveries.cancel({ webhookId }, h.clock.now());
+      test = h.app.inject({ method: 'POST', url: '/webhooks/test', headers: bearer(acme.key), payload: { webhookId } });
+      await untilSettledOrWaiting(h.database.db, test, 'for update');
+    });
+    expect((await test!).statusCode).toBe(404);
+    const made = await h.database.db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('webhook_id', '=', webhookId)
+      .execute();
+    expect(made).toHaveLength(1);
   });
 
   it('a resend that waited on a new URL of its webhook is queued to the new URL', async () => {
@@ -94,59 +120,84 @@ describe.skipIf(!onPostgres)('deliveries queued while their webhook is deleted o
     expect(await deliveryRow(deliveryId)).toEqual({ status: 'pending', url: 'https://new.example/hook' });
   });
 
-  it('a delivery a batch flush made while the deletion waited on its batch is cancelled by it', async () => {
-    const { pollId, webhookId } = await finished();
-    const now = h.clock.now();
-    const batchId = newId('bat');
-    await h.database.db
-      .insertInto('batches')
-      .values({
-        id: batchId,
-        webhook_id: webhookId,
-        endpoint_id: webhookId,
-        account_id: acme.accountId,
-        poll_id: pollId,
-        participant_id: 'p',
-        response_ids: '[]',
-        flush_at: now,
-        created_at: now,
-      })
-      .execute();
-    const deliveryId = newId('dlv', now.getTime());
-    let deletion: ReturnType<typeof deleteWebhook> | undefined;
-    await h.deps.store.transaction(async (store) => {
-      const due = await store.batches.claimDue(now, 100);
-      expect(due.map((b) => b.id)).toContain(batchId);
-      // Nested, so the flush does not send its COMMIT along (store.ts): the race is held open.
-      await store.transaction((inner) =>
-        inner.batches.flush(
-          [batchId],
-          [
-            {
-              id: deliveryId,
-              accountId: acme.accountId,
-              pollId,
-              webhookId,
-              endpointId: webhookId,
-              source: 'webhook',
-              url: 'https://old.example/hook',
-              participantId: 'p',
-              type: 'submitted-responses',
-              body: '{}',
-              createdAt: now,
-              nextAttemptAt: now,
-            },
-          ],
-        ),
-      );
-      deletion = deleteWebhook(webhookId);
-      await untilSettledOrWaiting(h.database.db, deletion, 'delete from "webhooks"');
+  it.each(deletions)(
+    'a delivery a batch flush made while the $what deletion waited on its batch is cancelled by it',
+    async ({ remove, text }) => {
+      const seeded = await finished();
+      const { pollId, webhookId } = seeded;
+      const now = h.clock.now();
+      const batchId = newId('bat');
+      await h.database.db
+        .insertInto('batches')
+        .values({
+          id: batchId,
+          webhook_id: webhookId,
+          endpoint_id: webhookId,
+          account_id: acme.accountId,
+          poll_id: pollId,
+          participant_id: 'p',
+          response_ids: '[]',
+          flush_at: now,
+          created_at: now,
+        })
+        .execute();
+      const deliveryId = newId('dlv', now.getTime());
+      let deletion: ReturnType<typeof remove> | undefined;
+      await h.deps.store.transaction(async (store) => {
+        const due = await store.batches.claimDue(now, 100);
+        expect(due.map((b) => b.id)).toContain(batchId);
+        // Nested, so the flush does not send its COMMIT along (store.ts): the race is held open.
+        await store.transaction((inner) =>
+          inner.batches.flush(
+            [batchId],
+            [
+              {
+                id: deliveryId,
+                accountId: acme.accountId,
+                pollId,
+                webhookId,
+                endpointId: webhookId,
+                source: 'webhook',
+                url: 'https://old.example/hook',
+                participantId: 'p',
+                type: 'submitted-responses',
+                body: '{}',
+                createdAt: now,
+                nextAttemptAt: now,
+              },
+            ],
+          ),
+        );
+        deletion = remove(seeded);
+        await untilSettledOrWaiting(h.database.db, deletion, text);
+      });
+      const res = await deletion!;
+      expect(res.statusCode).toBe(200);
+      expect(res.json().data.cancelledDeliveries).toBe(1);
+      expect((await deliveryRow(deliveryId)).status).toBe('cancelled');
+      expect(await queued(deliveryId)).toBe(0);
+    },
+  );
+
+  it('a resend that reaches a poll whose deletion waits on one of its webhooks waits, then queues nothing', async () => {
+    const seeded = await finished();
+    let deletion: ReturnType<typeof deletePoll> | undefined;
+    let resend: Promise<number | undefined> | undefined;
+    await h.database.db.transaction().execute(async (trx) => {
+      // Holds the webhook under a share lock, so the deletion stops in its cascade with the
+      // poll's row locked, while a resend could still take a share lock on the webhook.
+      await sql`SELECT 1 FROM webhooks WHERE id = ${seeded.webhookId} FOR SHARE`.execute(trx);
+      deletion = deletePoll(seeded.pollId);
+      await untilSettledOrWaiting(h.database.db, deletion, 'delete from "polls"');
+      // A resend that locked the webhook before the poll would now deadlock with the cascade.
+      resend = h.deps.store.deliveries.reopen(seeded.deliveryId, h.clock.now());
+      await untilSettledOrWaiting(h.database.db, resend, 'FROM polls p');
     });
     const res = await deletion!;
     expect(res.statusCode).toBe(200);
-    expect(res.json().data.cancelledDeliveries).toBe(1);
-    expect((await deliveryRow(deliveryId)).status).toBe('cancelled');
-    expect(await queued(deliveryId)).toBe(0);
+    expect(await resend).toBeUndefined();
+    expect((await deliveryRow(seeded.deliveryId)).status).toBe('delivered');
+    expect(await queued(seeded.deliveryId)).toBe(0);
   });
 });
 
@@ -156,7 +207,7 @@ describe('a queued delivery whose webhook is gone', () => {
     const heard: string[] = [];
     const claimed = await claimDeliveries(h.deps, 1000, (ids) => heard.push(...ids));
     expect(claimed.map((d) => d.id)).not.toContain(deliveryId);
-    expect(heard).toEqual([deliveryId]);
+    expect(heard).toContain(deliveryId);
     const row = await h.database.db
       .selectFrom('deliveries')
       .select(['status', 'attempt_count', 'finished_at'])

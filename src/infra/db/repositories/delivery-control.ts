@@ -72,13 +72,18 @@ export function deliveryControl(db: Kysely<DB>): Control {
      * The delivery row is locked by its update, so two resends of one delivery queue it once:
      * the second finds it no longer finished. A saved webhook's delivery goes to the webhook's
      * URL as it is now (it may have been corrected since); one whose webhook or poll is gone is
-     * not reopened. The webhook is read under a share lock and the poll under a key share lock:
-     * a change of URL or a deletion that has not committed is waited for and its outcome read,
-     * and one that comes later waits for this to commit, so its retarget or cancel sees the
-     * reopened delivery. Without the locks a resend could queue a delivery to a URL just
-     * replaced, or for a webhook just deleted.
+     * not reopened. The poll is read under a key share lock and then the webhook under a share
+     * lock, the order in which a poll's deletion takes them (its row, then the cascade to its
+     * webhooks), so the two cannot deadlock. A change of URL or a deletion that has not
+     * committed is waited for and its outcome read, and one that comes later waits for this to
+     * commit, so its retarget or cancel sees the reopened delivery. Without the locks a resend
+     * could queue a delivery to a URL just replaced, or for a webhook or poll just deleted.
      */
     async reopen(id, now) {
+      if (!db.isTransaction) return db.transaction().execute((trx) => deliveryControl(trx).reopen(id, now));
+      await sql`SELECT 1 FROM polls p WHERE p.id = (SELECT d.poll_id FROM deliveries d WHERE d.id = ${id}) FOR KEY SHARE`.execute(
+        db,
+      );
       const res = await sql<{ attempt_count: number }>`
         WITH reopened AS (
           UPDATE deliveries d SET status = 'pending', finished_at = NULL,
@@ -86,7 +91,7 @@ export function deliveryControl(db: Kysely<DB>): Control {
           WHERE d.id = ${id} AND d.status IN ('delivered', 'rejected', 'given_up')
             AND NOT EXISTS (SELECT 1 FROM delivery_queue WHERE delivery_id = ${id})
             AND (d.webhook_id IS NULL OR EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id FOR SHARE))
-            AND EXISTS (SELECT 1 FROM polls p WHERE p.id = d.poll_id AND p.account_id = d.account_id FOR KEY SHARE)
+            AND EXISTS (SELECT 1 FROM polls p WHERE p.id = d.poll_id AND p.account_id = d.account_id)
           RETURNING d.id, d.attempt_count
         ), queued AS (
           INSERT INTO delivery_queue (delivery_id, next_attempt_at, attempt_count, ladder_base)
