@@ -22,7 +22,9 @@ import { createSubmissionQueue } from './app/responses/submission-queue.js';
 import { isStorageUnavailable } from './infra/db/unavailable.js';
 import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
-import { createH1Sender } from './infra/http-sender/h1-sender.js';
+import { createH1Sender, DEFAULT_CONNECTIONS_PER_ORIGIN } from './infra/http-sender/h1-sender.js';
+import { countWorkers, WORKER_APPLICATION_NAME } from './infra/db/worker-census.js';
+import { startConnectionSharing } from './worker/connection-share.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
 import {
   ALERT_CHECK,
@@ -183,9 +185,23 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
     scheduled([recoverTask(rt.config.recoverBatch), ALERT_CHECK, retentionTask(rt.config.retentionMs)]),
   ];
   // Deliveries queued by other processes (API servers) wake the runner at once (migration 011).
+  // On PostgreSQL the listening session is also this worker's presence: the workers sharing the
+  // database divide the connections one endpoint origin may have between them (an embedded
+  // database has one process, which keeps them all).
   const listener = rt.config.databaseUrl
     ? listenForDue(rt.config.databaseUrl, () => runner.wake(), {
         onError: (err) => logger.warn({ err }, 'listening for new deliveries failed; polling until it reconnects'),
+        presence: { applicationName: WORKER_APPLICATION_NAME, onWorkersChanged: () => sharing?.recount() },
+      })
+    : undefined;
+  const sharing = listener
+    ? startConnectionSharing({
+        total: DEFAULT_CONNECTIONS_PER_ORIGIN,
+        countWorkers: () => countWorkers(rt.database.db, listener.session()),
+        apply: (n) => sender.setConnectionsPerOrigin(n),
+        intervalMs: 10_000,
+        signal: controller.signal,
+        logger,
       })
     : undefined;
   let stopping: Promise<void> | undefined;
@@ -195,7 +211,7 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
       (stopping ??= (async () => {
         controller.abort();
         await listener?.close();
-        await Promise.all([runner.done, ...schedulers]);
+        await Promise.all([runner.done, ...schedulers, sharing?.done]);
         await sender.close();
         await mailer.close();
       })()),

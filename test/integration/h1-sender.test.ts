@@ -88,6 +88,13 @@ const req = (
   timeoutMs: extra.timeoutMs ?? 5_000,
 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function waitUntil(pred: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
 
 describe('h1 sender: connections', () => {
   it('one keep-alive connection carries attempts one after another, each request as given', async () => {
@@ -147,6 +154,49 @@ describe('h1 sender: connections', () => {
     expect(r.connections).toBe(2);
     expect(most).toBeLessThanOrEqual(2);
     expect(r.requests).toHaveLength(8);
+  });
+
+  it('a lowered bound closes idle connections above it at once and busy ones as they answer, and opens none until under it; a raised one opens more', async () => {
+    const r = await raw((_q, socket) => setTimeout(() => socket.write(OK), 60));
+    const s = createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: 6 });
+    cleanups.push(() => s.close());
+    const open = () => r.connections - r.closed;
+    let most = 0;
+    const counting = setInterval(() => (most = Math.max(most, open())), 2);
+    cleanups.push(async () => clearInterval(counting));
+    const burst = async (n: number, tag: string) => {
+      most = 0;
+      const results = await Promise.all(
+        Array.from({ length: n }, (_, i) => s.send(req(r.port, { path: `/${tag}${i}` }))),
+      );
+      expect(results.every((x) => x.outcome.kind === 'response' && x.outcome.statusCode === 200)).toBe(true);
+    };
+    await burst(6, 'a');
+    expect(r.connections).toBe(6);
+
+    // Idle: the four above the new bound close at once; the next attempts use the two left.
+    s.setConnectionsPerOrigin(2);
+    await waitUntil(() => open() === 2, 'the idle connections above the bound to close');
+    await burst(8, 'b');
+    expect(most).toBeLessThanOrEqual(2);
+    expect(r.connections).toBe(6);
+
+    // Raised: more open, up to the new bound.
+    s.setConnectionsPerOrigin(5);
+    await burst(10, 'c');
+    expect(r.connections).toBe(9);
+    expect(most).toBeLessThanOrEqual(5);
+
+    // Busy: lowered while five answers are awaited; each connection above it closes as its answer comes in.
+    const inFlight = Promise.all(Array.from({ length: 5 }, (_, i) => s.send(req(r.port, { path: `/d${i}` }))));
+    await waitUntil(() => r.requests.length === 24 + 5, 'five requests in flight');
+    s.setConnectionsPerOrigin(1);
+    const answered = await inFlight;
+    expect(answered.every((x) => x.outcome.kind === 'response' && x.outcome.statusCode === 200)).toBe(true);
+    await waitUntil(() => open() === 1, 'the busy connections above the bound to close once answered');
+    await burst(3, 'e');
+    expect(most).toBeLessThanOrEqual(1);
+    expect(r.connections).toBe(9);
   });
 
   it('the deadline counts the wait for a connection: a queued attempt times out unsent', async () => {

@@ -16,6 +16,8 @@ export async function startReceiver(): Promise<{
   url(path: string): string;
   port: number;
   received: Received[];
+  /** TLS connections open now, and the most open at once since the receiver started. */
+  connections(): { open: number; most: number };
   script(path: string, replies: Reply[]): void;
   waitFor(pred: (r: Received[]) => boolean, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -52,12 +54,19 @@ export async function startReceiver(): Promise<{
       else send();
     });
   });
+  let open = 0;
+  let most = 0;
+  server.on('secureConnection', (socket) => {
+    most = Math.max(most, ++open);
+    socket.once('close', () => open--);
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {
     port,
     url: (p) => `https://127.0.0.1:${port}${p}`,
     received,
+    connections: () => ({ open, most }),
     script: (p, replies) => scripts.set(p, replies),
     async waitFor(pred, timeoutMs = 15_000) {
       const until = Date.now() + timeoutMs;

@@ -2,8 +2,14 @@ import pg from 'pg';
 
 /** The channel migration 011 notifies on when deliveries are queued. */
 export const NEW_DELIVERIES = 'canvass_new_deliveries';
+/** The channel a worker announces itself on once its session listens, so the others count again. */
+export const WORKERS_CHANGED = 'canvass_workers_changed';
 
-export type DueListener = { close(): Promise<void> };
+export type DueListener = {
+  close(): Promise<void>;
+  /** The session's backend pid while it is connected: the process's presence among workers. */
+  session(): number | null;
+};
 
 /**
  * LISTENs on PostgreSQL for deliveries queued by other processes (API servers, other workers'
@@ -15,11 +21,22 @@ export type DueListener = { close(): Promise<void> };
 export function listenForDue(
   url: string,
   onDue: () => void,
-  opts: { retryMs?: number; onError?: (err: unknown) => void } = {},
+  opts: {
+    retryMs?: number;
+    onError?: (err: unknown) => void;
+    /**
+     * The session's application name, and a call for each worker that announces itself
+     * (worker-census.ts): given both, the session is this worker's presence, announced on
+     * WORKERS_CHANGED each time it (re)connects.
+     */
+    presence?: { applicationName: string; onWorkersChanged(): void };
+  } = {},
 ): DueListener {
   const retryMs = opts.retryMs ?? 1_000;
+  const presence = opts.presence;
   let closed = false;
   let client: pg.Client | undefined;
+  let pid: number | null = null;
   let timer: NodeJS.Timeout | undefined;
   let failing = false;
 
@@ -30,19 +47,31 @@ export function listenForDue(
     client?.on('error', () => {});
     void client?.end().catch(() => {});
     client = undefined;
+    pid = null;
     if (!closed) timer = setTimeout(connect, retryMs);
   };
 
   const connect = () => {
     if (closed) return;
-    const c = (client = new pg.Client({ connectionString: url }));
-    c.on('notification', () => onDue());
+    const c = (client = new pg.Client({
+      connectionString: url,
+      ...(presence ? { application_name: presence.applicationName } : {}),
+    }));
+    c.on('notification', (n) => (n.channel === WORKERS_CHANGED ? presence?.onWorkersChanged() : onDue()));
     c.on('error', fail);
     c.on('end', () => {
       if (!closed && client === c) fail(new Error('the notification connection ended'));
     });
     c.connect()
-      .then(() => c.query(`LISTEN ${NEW_DELIVERIES}`))
+      .then(async () => {
+        // The pid first: the announcement below makes every worker count, this one included.
+        if (presence) pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        await c.query(
+          presence
+            ? `LISTEN ${NEW_DELIVERIES}; LISTEN ${WORKERS_CHANGED}; NOTIFY ${WORKERS_CHANGED}`
+            : `LISTEN ${NEW_DELIVERIES}`,
+        );
+      })
       .then(() => {
         if (failing) onDue();
         failing = false;
@@ -54,6 +83,7 @@ export function listenForDue(
 
   connect();
   return {
+    session: () => pid,
     async close() {
       closed = true;
       clearTimeout(timer);

@@ -17,12 +17,17 @@ const MAX_BODY_READ = 64 * 1024;
 // (one that does is sent once more: see onClose).
 const IDLE_MS = 30_000;
 const KEEP_ALIVE_MARGIN_MS = 2_000;
+/** Connections to one origin, all of a process's attempts to it included: the per-endpoint bound. */
+export const DEFAULT_CONNECTIONS_PER_ORIGIN = 32;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const UNSAFE_VALUE = /[\r\n\0]/;
 
 export type SenderOptions = {
   allowPrivateTargets: boolean;
-  /** Most sockets kept per origin (keep-alive pool size): the per-endpoint concurrency bound. */
+  /**
+   * Most sockets kept per origin (keep-alive pool size): this process's share of the
+   * per-endpoint concurrency bound, changed later with setConnectionsPerOrigin.
+   */
   connectionsPerOrigin?: number;
   resolver?: Parameters<typeof guardedLookup>[0]['resolver'];
 };
@@ -58,6 +63,8 @@ type Conn = {
   reusable: boolean;
   tooLarge: boolean;
   error: unknown;
+  /** Destroyed, its close not yet seen: no longer counted against the bound. */
+  dropped: boolean;
 };
 
 type Origin = {
@@ -70,6 +77,8 @@ type Origin = {
   idle: Conn[];
   queue: Attempt[];
   connecting: number;
+  /** Connections destroyed whose close is not yet seen (they are still in conns). */
+  dropped: number;
 };
 
 /**
@@ -89,8 +98,16 @@ type Origin = {
  *   may have arrived, but delivery is at-least-once and deduplicated on the delivery id; any
  *   other failure is the attempt's, and the retry ladder takes it from there.
  */
-export function createH1Sender(opts: SenderOptions): HttpSender {
-  const maxConns = opts.connectionsPerOrigin ?? 32;
+export type H1Sender = HttpSender & {
+  /**
+   * A new bound on connections per origin (at least 1). Idle connections above it are closed at
+   * once, busy ones as their answers come in; no new connection opens until an origin is under it.
+   */
+  setConnectionsPerOrigin(n: number): void;
+};
+
+export function createH1Sender(opts: SenderOptions): H1Sender {
+  let maxConns = Math.max(1, opts.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN);
   const lookup = guardedLookup({ allowPrivate: opts.allowPrivateTargets, resolver: opts.resolver });
   const origins = new Map<string, Origin>();
   const targets = new Map<string, Target>();
@@ -119,6 +136,7 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
         idle: [],
         queue: [],
         connecting: 0,
+        dropped: 0,
       };
       origins.set(t.origin, o);
     }
@@ -171,8 +189,14 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
 
   const drop = (conn: Conn) => {
     conn.reusable = false;
+    if (!conn.dropped) {
+      conn.dropped = true;
+      conn.origin.dropped++;
+    }
     conn.socket.destroy();
   };
+  // Connections that count against the bound: open or opening, not being closed.
+  const kept = (o: Origin) => o.conns.size - o.dropped;
 
   const pump = (o: Origin) => {
     while (o.queue.length) {
@@ -206,6 +230,8 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
   const release = (conn: Conn) => {
     if (closed) return drop(conn);
     const o = conn.origin;
+    // The bound was lowered (setConnectionsPerOrigin): a connection above it is not reused.
+    if (kept(o) > maxConns) return drop(conn);
     const serverIdle = conn.keepAliveMs === null ? IDLE_MS : conn.keepAliveMs - KEEP_ALIVE_MARGIN_MS;
     if (serverIdle <= 0) return drop(conn);
     conn.idleUntil = Date.now() + Math.min(IDLE_MS, serverIdle);
@@ -240,6 +266,7 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
   const onClose = (conn: Conn) => {
     const o = conn.origin;
     o.conns.delete(conn);
+    if (conn.dropped) o.dropped--;
     const i = o.idle.indexOf(conn);
     if (i >= 0) o.idle.splice(i, 1);
     if (!conn.ready) {
@@ -298,6 +325,7 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
       reusable: true,
       tooLarge: false,
       error: undefined,
+      dropped: false,
     };
     o.conns.add(conn);
     socket.setNoDelay(true);
@@ -320,6 +348,14 @@ export function createH1Sender(opts: SenderOptions): HttpSender {
   sweeper.unref();
 
   return {
+    setConnectionsPerOrigin(n: number) {
+      maxConns = Math.max(1, Math.floor(n));
+      for (const o of origins.values()) {
+        // Least recently used first; each drop's close event takes it out of conns and idle.
+        for (const c of o.idle.slice(0, Math.max(0, kept(o) - maxConns))) drop(c);
+        pump(o);
+      }
+    },
     send(req: SendRequest): Promise<SendResult> {
       const started = performance.now();
       let t: Target;

@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPgDatabase } from '../support/db.js';
+import { surveyWithWebhooks, until } from '../support/e2e.js';
+import {
+  apiClient,
+  freePort,
+  pool,
+  runCanvassJson,
+  spawnCanvass,
+  waitForHttp,
+  type CanvassProcess,
+  type Env,
+} from '../support/processes.js';
+import { startReceiver } from '../support/receiver.js';
+
+/**
+ * The per-endpoint bound holds across worker processes: two `canvass worker`s on one PostgreSQL
+ * database hold at most 32 connections to one endpoint origin between them (16 each), not 32
+ * each; when one dies, the other takes the whole bound again (docs/operations.md, "Scaling").
+ */
+
+const PG = process.env.CANVASS_TEST_PG_URL;
+const RESPONSES = 300;
+const SHARED = (workers: number, each: number) =>
+  new RegExp(`"workers":${workers},"connectionsPerOrigin":${each},"msg":"endpoint connections shared among workers"`);
+
+let database: Awaited<ReturnType<typeof createPgDatabase>> | undefined;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+const procs: CanvassProcess[] = [];
+let env: Env;
+
+beforeAll(async () => {
+  if (!PG) return;
+  database = await createPgDatabase();
+  receiver = await startReceiver();
+  env = {
+    DATABASE_URL: database.url,
+    CANVASS_ALLOW_PRIVATE_TARGETS: 'true',
+    CANVASS_BATCH_WINDOW_MS: '0',
+    CANVASS_SCHEDULER_TICK_MS: '50',
+    CANVASS_RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'info',
+  };
+});
+afterAll(async () => {
+  await Promise.all(procs.map((p) => p.stop(5_000)));
+  await receiver?.close();
+  await database?.drop();
+});
+
+describe.skipIf(!PG)('connections to one endpoint, shared by the workers of a database (real processes)', () => {
+  it('two workers hold 32 between them, and one left alone takes all 32 again', async () => {
+    await runCanvassJson(['migrate', '--json'], env);
+    const account = await runCanvassJson<{ accountId: string; apiKey: string }>(
+      ['accounts', 'create', '--name', 'Share', '--owner-email', 'share@example.com', '--json'],
+      env,
+    );
+    const port = await freePort();
+    const server = spawnCanvass('canvass serve --no-worker', ['serve', '--no-worker'], {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    });
+    procs.push(server);
+    const workers = [1, 2].map((n) => spawnCanvass(`canvass worker ${n}`, ['worker'], env));
+    procs.push(...workers);
+    const base = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${base}/healthz`, 60_000, server);
+    // Each has counted the other (the second's arrival makes the first count again).
+    for (const w of workers) await w.waitForOutput(SHARED(2, 16), 30_000);
+
+    const api = apiClient(base, account.apiKey);
+    // Answers held, so that every delivery claimed waits on a connection and each worker wants far more than its share.
+    receiver.script('/wide', [{ status: 200, delayMs: 300 }]);
+    const survey = await surveyWithWebhooks(api, account.accountId, {
+      title: 'Share',
+      slides: ['Say something'],
+      webhooks: [{ url: receiver.url('/wide'), deliveryRule: 'partial' }],
+    });
+    const respondent = apiClient(base, null);
+    await pool(
+      Array.from({ length: RESPONSES }, (_, i) => i),
+      32,
+      async (i) => {
+        const r = await respondent('POST', '/participant/responses', {
+          pollId: survey.pollId,
+          participantId: `r-${i}`,
+          answers: [{ slideId: survey.slideIds[0], value: `answer ${i}` }],
+        });
+        expect(r.status, JSON.stringify(r.json)).toBe(201);
+      },
+    );
+    const ids = () =>
+      new Set(receiver.received.filter((r) => r.path === '/wide').map((r) => r.headers['x-service-delivery-id']));
+    await until(`${RESPONSES} deliveries to arrive`, () => ids().size >= RESPONSES, 60_000);
+    const shared = receiver.connections().most;
+    // More than one worker's share was open at once (both sent), and never more than the bound.
+    expect(shared).toBeGreaterThan(16);
+    expect(shared).toBeLessThanOrEqual(32);
+
+    // One worker dies: the other notices at its next count and takes the whole bound.
+    workers[0]!.child.kill('SIGKILL');
+    await workers[0]!.exited;
+    await workers[1]!.waitForOutput(SHARED(1, 32), 30_000);
+  });
+});
