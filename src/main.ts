@@ -22,7 +22,7 @@ import { createSubmissionQueue } from './app/responses/submission-queue.js';
 import { isStorageUnavailable } from './infra/db/unavailable.js';
 import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
-import { createH1Sender, DEFAULT_CONNECTIONS_PER_ORIGIN } from './infra/http-sender/h1-sender.js';
+import { createH1Sender } from './infra/http-sender/h1-sender.js';
 import { countWorkers, WORKER_APPLICATION_NAME } from './infra/db/worker-census.js';
 import { startConnectionSharing } from './worker/connection-share.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
@@ -149,7 +149,10 @@ export type Worker = { stop(): Promise<void>; wake(): void };
  * already sent finish and be recorded, then closes the sender's pools.
  */
 export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
-  const sender = createH1Sender({ allowPrivateTargets: rt.config.allowPrivateTargets });
+  const sender = createH1Sender({
+    allowPrivateTargets: rt.config.allowPrivateTargets,
+    connectionsPerOrigin: rt.config.endpointConnections,
+  });
   const mailer = rt.config.smtpUrl
     ? smtpMailer(rt.config.smtpUrl, rt.config.mailFrom)
     : outboxMailer(path.join(rt.config.dataDir, 'outbox'), rt.config.mailFrom);
@@ -186,8 +189,8 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
   ];
   // Deliveries queued by other processes (API servers) wake the runner at once (migration 011).
   // On PostgreSQL the listening session is also this worker's presence: the workers sharing the
-  // database divide the connections one endpoint origin may have between them (an embedded
-  // database has one process, which keeps them all).
+  // database divide the connections one endpoint origin may have (CANVASS_ENDPOINT_CONNECTIONS)
+  // between them; an embedded database has one process, which keeps them all.
   const listener = rt.config.databaseUrl
     ? listenForDue(rt.config.databaseUrl, () => runner.wake(), {
         onError: (err) => logger.warn({ err }, 'listening for new deliveries failed; polling until it reconnects'),
@@ -196,7 +199,7 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
     : undefined;
   const sharing = listener
     ? startConnectionSharing({
-        total: DEFAULT_CONNECTIONS_PER_ORIGIN,
+        total: rt.config.endpointConnections,
         countWorkers: () => countWorkers(rt.database.db, listener.session()),
         apply: (n) => sender.setConnectionsPerOrigin(n),
         intervalMs: 10_000,

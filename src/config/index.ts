@@ -23,6 +23,8 @@ export type Config = Readonly<{
   retentionMs: number;
   rateLimitPerMinute: number;
   workerConcurrency: number;
+  /** Connections to one endpoint origin from all workers together (each keeps its share). */
+  endpointConnections: number;
   /** `canvass worker` runs under SCHED_BATCH on Linux (infra/process/batch-scheduling.ts). */
   workerBatchScheduling: boolean;
   /** When set, GET /metrics asks for `Authorization: Bearer <token>`. */
@@ -117,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
     retentionMs: int(env, 'CANVASS_RETENTION_MS', 30 * 86_400_000, 60_000, 3650 * 86_400_000),
     rateLimitPerMinute: int(env, 'CANVASS_RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
     workerConcurrency: int(env, 'CANVASS_WORKER_CONCURRENCY', 512, 1, 10_000),
+    endpointConnections: int(env, 'CANVASS_ENDPOINT_CONNECTIONS', 32, 1, 1_024),
     workerBatchScheduling: bool(env, 'CANVASS_WORKER_BATCH_SCHEDULING', true),
     metricsToken: env.CANVASS_METRICS_TOKEN?.trim() || undefined,
     metricsPort: env.CANVASS_METRICS_PORT?.trim() ? int(env, 'CANVASS_METRICS_PORT', 0, 0, 65535) : undefined,

@@ -17,8 +17,6 @@ const MAX_BODY_READ = 64 * 1024;
 // (one that does is sent once more: see onClose).
 const IDLE_MS = 30_000;
 const KEEP_ALIVE_MARGIN_MS = 2_000;
-/** Connections to one origin, all of a process's attempts to it included: the per-endpoint bound. */
-export const DEFAULT_CONNECTIONS_PER_ORIGIN = 32;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const UNSAFE_VALUE = /[\r\n\0]/;
 
@@ -107,7 +105,7 @@ export type H1Sender = HttpSender & {
 };
 
 export function createH1Sender(opts: SenderOptions): H1Sender {
-  let maxConns = Math.max(1, opts.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN);
+  let maxConns = Math.max(1, opts.connectionsPerOrigin ?? 32);
   const lookup = guardedLookup({ allowPrivate: opts.allowPrivateTargets, resolver: opts.resolver });
   const origins = new Map<string, Origin>();
   const targets = new Map<string, Target>();
