@@ -202,11 +202,13 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
         total: rt.config.endpointConnections,
         countWorkers: () => countWorkers(rt.database.db, listener.session()),
         apply: (n) => sender.setConnectionsPerOrigin(n),
+        observe: (workers, perOrigin) => metrics?.endpointConnectionsShared(workers, perOrigin),
         intervalMs: 10_000,
         signal: controller.signal,
         logger,
       })
     : undefined;
+  if (!sharing) metrics?.endpointConnectionsShared(1, rt.config.endpointConnections);
   let stopping: Promise<void> | undefined;
   return {
     wake: () => runner.wake(),

@@ -25,6 +25,8 @@ export function startConnectionSharing(opts: {
   total: number;
   countWorkers(): Promise<number>;
   apply(perOrigin: number): void;
+  /** Each count, whether or not the share changed. */
+  observe?(workers: number, perOrigin: number): void;
   intervalMs: number;
   signal: AbortSignal;
   logger: Logger;
@@ -45,6 +47,7 @@ export function startConnectionSharing(opts: {
           opts.apply(share);
           opts.logger.info({ workers, connectionsPerOrigin: share }, 'endpoint connections shared among workers');
         }
+        opts.observe?.(workers, share);
       } catch (err) {
         if (!failing)
           opts.logger.warn({ err, connectionsPerOrigin: share }, 'counting workers failed; keeping the share');

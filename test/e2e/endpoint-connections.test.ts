@@ -7,7 +7,7 @@ import {
   pool,
   runCanvassJson,
   spawnCanvass,
-  waitForHttp,
+  startServe,
   type CanvassProcess,
   type Env,
 } from '../support/processes.js';
@@ -25,6 +25,18 @@ const RESPONSES = 120;
 const BOUND = 8;
 const SHARED = (workers: number, each: number) =>
   new RegExp(`"workers":${workers},"connectionsPerOrigin":${each},"msg":"endpoint connections shared among workers"`);
+
+/** The sharing gauges of a scrape. */
+async function gauges(url: string): Promise<Record<string, number>> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  const out: Record<string, number> = {};
+  for (const line of (await res.text()).split('\n')) {
+    const m = /^(canvass_workers|canvass_endpoint_connections_per_origin) (\S+)$/.exec(line);
+    if (m) out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
 
 let database: Awaited<ReturnType<typeof createPgDatabase>> | undefined;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -58,19 +70,24 @@ describe.skipIf(!PG)('connections to one endpoint, shared by the workers of a da
       ['accounts', 'create', '--name', 'Share', '--owner-email', 'share@example.com', '--json'],
       env,
     );
-    const port = await freePort();
-    const server = spawnCanvass('canvass serve --no-worker', ['serve', '--no-worker'], {
-      ...env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-    });
-    procs.push(server);
-    const workers = [1, 2].map((n) => spawnCanvass(`canvass worker ${n}`, ['worker'], env));
+    const { base } = await startServe('canvass serve --no-worker', env, procs, ['serve', '--no-worker']);
+    const metricsPorts = [await freePort(), await freePort()];
+    const workers = metricsPorts.map((port, i) =>
+      spawnCanvass(`canvass worker ${i + 1}`, ['worker'], {
+        ...env,
+        CANVASS_METRICS_PORT: String(port),
+        HOST: '127.0.0.1',
+      }),
+    );
     procs.push(...workers);
-    const base = `http://127.0.0.1:${port}`;
-    await waitForHttp(`${base}/healthz`, 60_000, server);
     // Each has counted the other (the second's arrival makes the first count again).
     for (const w of workers) await w.waitForOutput(SHARED(2, BOUND / 2), 30_000);
+    for (const port of metricsPorts) {
+      const scraped = await gauges(`http://127.0.0.1:${port}/metrics`);
+      expect(scraped).toEqual({ canvass_workers: 2, canvass_endpoint_connections_per_origin: BOUND / 2 });
+    }
+    // An API server without a worker divides nothing and reports neither gauge.
+    expect(await gauges(`${base}/metrics`)).toEqual({});
 
     const api = apiClient(base, account.apiKey);
     // Answers held, so that every delivery claimed waits on a connection and each worker wants far more than its share.

@@ -165,10 +165,13 @@ export async function processStorage(env: Env, name: string): Promise<{ url?: st
   return { drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
-/** `canvass serve` on `env` on a free port, ready (health answers); recorded in `procs` for cleanup. */
-export async function startServe(name: string, env: Env, procs: CanvassProcess[]) {
+/**
+ * `canvass serve` (or `args`, such as `serve --no-worker`) on `env` on a free port, ready (health
+ * answers); recorded in `procs` for cleanup.
+ */
+export async function startServe(name: string, env: Env, procs: CanvassProcess[], args: string[] = ['serve']) {
   const port = await freePort();
-  const proc = spawnCanvass(name, ['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
+  const proc = spawnCanvass(name, args, { ...env, PORT: String(port), HOST: '127.0.0.1' });
   procs.push(proc);
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/healthz`, 60_000, proc);

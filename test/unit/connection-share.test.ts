@@ -37,6 +37,7 @@ describe('startConnectionSharing', () => {
     const counts: (number | Error)[] = [2, 4, new Error('down'), new Error('still down'), 1];
     let calls = 0;
     const applied: number[] = [];
+    const observed: [number, number][] = [];
     const { logger, lines } = capturedLogger();
     const controller = new AbortController();
     const sharing = startConnectionSharing({
@@ -47,6 +48,7 @@ describe('startConnectionSharing', () => {
         return next;
       },
       apply: (n) => applied.push(n),
+      observe: (workers, perOrigin) => observed.push([workers, perOrigin]),
       intervalMs: 60_000,
       signal: controller.signal,
       logger,
@@ -71,6 +73,12 @@ describe('startConnectionSharing', () => {
     sharing.recount();
     await until(() => applied.length === 3, 'the count after the outage');
     expect(applied).toEqual([16, 8, 32]);
+    // Every successful count is observed (the metrics' gauges), failed ones are not.
+    expect(observed).toEqual([
+      [2, 16],
+      [4, 8],
+      [1, 32],
+    ]);
     controller.abort();
     await sharing.done;
   });

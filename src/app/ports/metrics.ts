@@ -18,6 +18,8 @@ export interface Metrics {
   /** One recorded batch of attempts: how many came to each outcome, and each one's duration. */
   attemptsRecorded(tally: Readonly<AttemptTally>, durationsMs: readonly number[]): void;
   alertEmailSent(kind: AlertEmail['kind']): void;
+  /** The workers last counted on this database (this one included), and this worker's connections per endpoint origin. */
+  endpointConnectionsShared(workers: number, perOrigin: number): void;
   submissionAccepted(): void;
   /** `route` is the route's pattern (`/polls/:id`), never the URL asked for. */
   httpRequest(method: string, route: string, status: number, seconds: number): void;

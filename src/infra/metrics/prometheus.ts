@@ -69,6 +69,9 @@ export function prometheusMetrics(opts: {
   for (const s of FINISHED) finished.inc({ status: s }, 0);
   for (const k of ['first', 'reminder']) alertEmails.inc({ kind: k }, 0);
 
+  // Made at a worker's first count, so a process without a worker (serve --no-worker) has neither.
+  let sharing: { workers: Gauge; perOrigin: Gauge } | undefined;
+
   const backlog = opts.backlog;
   if (backlog) {
     // Both gauges are collected in the same scrape: they share one query in flight.
@@ -109,6 +112,22 @@ export function prometheusMetrics(opts: {
     },
     alertEmailSent(kind) {
       alertEmails.inc({ kind });
+    },
+    endpointConnectionsShared(workers, perOrigin) {
+      sharing ??= {
+        workers: new Gauge({
+          name: 'canvass_workers',
+          help: 'Worker processes delivering from this database as this worker last counted them, itself included',
+          registers,
+        }),
+        perOrigin: new Gauge({
+          name: 'canvass_endpoint_connections_per_origin',
+          help: "This worker's share of the connections to one endpoint origin (CANVASS_ENDPOINT_CONNECTIONS divided among the workers)",
+          registers,
+        }),
+      };
+      sharing.workers.set(workers);
+      sharing.perOrigin.set(perOrigin);
     },
     submissionAccepted() {
       submissions.inc();
