@@ -1,4 +1,5 @@
 import dns from 'node:dns';
+import { setTimeout as delay } from 'node:timers/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
@@ -23,7 +24,7 @@ import { isStorageUnavailable } from './infra/db/unavailable.js';
 import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
 import { createH1Sender } from './infra/http-sender/h1-sender.js';
-import { countWorkers, WORKER_APPLICATION_NAME } from './infra/db/worker-census.js';
+import { countWorkers, workerApplicationName } from './infra/db/worker-census.js';
 import { startConnectionSharing } from './worker/connection-share.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
 import {
@@ -164,6 +165,30 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
   };
   const controller = new AbortController();
   const logger = rt.logger.child({ component: 'worker' });
+  // Deliveries queued by other processes (API servers) wake the runner at once (migration 011).
+  // On PostgreSQL the listening session is also this worker's presence: the workers sharing the
+  // database divide the connections one endpoint origin may have (CANVASS_ENDPOINT_CONNECTIONS)
+  // between them, and a new worker counts them before it sends; an embedded database has one
+  // process, which keeps them all.
+  const presenceName = workerApplicationName();
+  const listener = rt.config.databaseUrl
+    ? listenForDue(rt.config.databaseUrl, () => runner.wake(), {
+        onError: (err) => logger.warn({ err }, 'listening for new deliveries failed; polling until it reconnects'),
+        presence: { applicationName: presenceName, onWorkersChanged: () => sharing?.recount() },
+      })
+    : undefined;
+  const sharing = listener
+    ? startConnectionSharing({
+        total: rt.config.endpointConnections,
+        countWorkers: () => countWorkers(rt.database.db, presenceName),
+        apply: (n) => sender.setConnectionsPerOrigin(n),
+        observe: (workers, perOrigin) => metrics?.endpointConnectionsShared(workers, perOrigin),
+        intervalMs: 10_000,
+        signal: controller.signal,
+        logger,
+      })
+    : undefined;
+  if (!sharing) metrics?.endpointConnectionsShared(1, rt.config.endpointConnections);
   const runner = startDeliveryRunner(deps, controller.signal, {
     concurrency: rt.config.workerConcurrency,
     // Claims (and result writes) of up to 512: fewer statements per delivery than smaller ones;
@@ -173,6 +198,8 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
     drainMs: rt.config.deliveryTimeoutMs + 2_000,
     logger,
     metrics,
+    // A count that hangs does not hold deliveries back for long.
+    startAfter: sharing && Promise.race([sharing.firstCount, delay(2_000, undefined, { ref: false })]),
   });
   const scheduled = (tasks: SchedulerTask[]) =>
     startScheduler(deps, controller.signal, {
@@ -187,36 +214,15 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
     scheduled([BATCH_FLUSH]),
     scheduled([recoverTask(rt.config.recoverBatch), ALERT_CHECK, retentionTask(rt.config.retentionMs)]),
   ];
-  // Deliveries queued by other processes (API servers) wake the runner at once (migration 011).
-  // On PostgreSQL the listening session is also this worker's presence: the workers sharing the
-  // database divide the connections one endpoint origin may have (CANVASS_ENDPOINT_CONNECTIONS)
-  // between them; an embedded database has one process, which keeps them all.
-  const listener = rt.config.databaseUrl
-    ? listenForDue(rt.config.databaseUrl, () => runner.wake(), {
-        onError: (err) => logger.warn({ err }, 'listening for new deliveries failed; polling until it reconnects'),
-        presence: { applicationName: WORKER_APPLICATION_NAME, onWorkersChanged: () => sharing?.recount() },
-      })
-    : undefined;
-  const sharing = listener
-    ? startConnectionSharing({
-        total: rt.config.endpointConnections,
-        countWorkers: () => countWorkers(rt.database.db, listener.session()),
-        apply: (n) => sender.setConnectionsPerOrigin(n),
-        observe: (workers, perOrigin) => metrics?.endpointConnectionsShared(workers, perOrigin),
-        intervalMs: 10_000,
-        signal: controller.signal,
-        logger,
-      })
-    : undefined;
-  if (!sharing) metrics?.endpointConnectionsShared(1, rt.config.endpointConnections);
   let stopping: Promise<void> | undefined;
   return {
     wake: () => runner.wake(),
     stop: () =>
       (stopping ??= (async () => {
         controller.abort();
-        await listener?.close();
         await Promise.all([runner.done, ...schedulers, sharing?.done]);
+        // The presence goes last: until its attempts are done, this worker keeps its share.
+        await listener?.close();
         await sender.close();
         await mailer.close();
       })()),

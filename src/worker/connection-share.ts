@@ -12,6 +12,8 @@ export function connectionShare(total: number, workers: number): number {
 export type ConnectionSharing = {
   /** Count again now (a worker announced itself). */
   recount(): void;
+  /** Settles once the first count is done (or has failed): a new worker sends after it. */
+  firstCount: Promise<void>;
   done: Promise<void>;
 };
 
@@ -35,6 +37,8 @@ export function startConnectionSharing(opts: {
   let again = false;
   let share = opts.total;
   let failing = false;
+  let counted: () => void = () => {};
+  const firstCount = new Promise<void>((resolve) => (counted = resolve));
   const done = (async () => {
     while (!opts.signal.aborted) {
       again = false;
@@ -53,14 +57,17 @@ export function startConnectionSharing(opts: {
           opts.logger.warn({ err, connectionsPerOrigin: share }, 'counting workers failed; keeping the share');
         failing = true;
       }
+      counted();
       if (!again) await idle.sleep(opts.intervalMs);
     }
+    counted();
   })();
   return {
     recount() {
       again = true;
       idle.wake();
     },
+    firstCount,
     done,
   };
 }

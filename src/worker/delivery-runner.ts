@@ -35,6 +35,8 @@ export type RunnerOptions = {
   writers?: number;
   logger: Logger;
   metrics?: Metrics;
+  /** Claims start once this settles (the worker's share of endpoint connections is known). */
+  startAfter?: Promise<unknown>;
 };
 
 export type Runner = { done: Promise<void>; wake(): void };
@@ -142,6 +144,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   // while the result batch is being written, so the connections never wait on the database.
   // Unrecorded results are bounded too (a slow database slows claiming rather than piling up).
   const loop = async () => {
+    await opts.startAfter?.catch(() => {});
     while (!signal.aborted) {
       const free = opts.concurrency - sending;
       const recording = unfinished - sending;

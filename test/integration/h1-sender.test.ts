@@ -2,7 +2,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HttpSender } from '../../src/app/ports/index.js';
+import type { HttpSender, SendResult } from '../../src/app/ports/index.js';
 import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/h1-sender.js';
 import { serverTls } from '../support/tls.js';
 
@@ -156,46 +156,56 @@ describe('h1 sender: connections', () => {
     expect(r.requests).toHaveLength(8);
   });
 
-  it('a lowered bound closes idle connections above it at once and busy ones as they answer, and opens none until under it; a raised one opens more', async () => {
-    const r = await raw((_q, socket) => setTimeout(() => socket.write(OK), 60));
+  it('a lowered bound opens no connection while above it and closes busy ones above it as they answer, idle ones at once; a raised one opens more', async () => {
+    // Answers wait while `holding`, until release(): what is busy stays busy until the test says so.
+    const held: tls.TLSSocket[] = [];
+    let holding = false;
+    const r = await raw((_q, socket) => (holding ? held.push(socket) : socket.write(OK)));
+    let open = 0;
+    r.server.on('secureConnection', (socket: tls.TLSSocket) => {
+      open++;
+      socket.once('close', () => open--);
+    });
+    const release = () => {
+      holding = false;
+      for (const socket of held.splice(0)) socket.write(OK);
+    };
     const s = createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: 6 });
     cleanups.push(() => s.close());
-    const open = () => r.connections - r.closed;
-    let most = 0;
-    const counting = setInterval(() => (most = Math.max(most, open())), 2);
-    cleanups.push(async () => clearInterval(counting));
-    const burst = async (n: number, tag: string) => {
-      most = 0;
-      const results = await Promise.all(
-        Array.from({ length: n }, (_, i) => s.send(req(r.port, { path: `/${tag}${i}` }))),
-      );
-      expect(results.every((x) => x.outcome.kind === 'response' && x.outcome.statusCode === 200)).toBe(true);
-    };
-    await burst(6, 'a');
-    expect(r.connections).toBe(6);
+    const send = (n: number, tag: string) =>
+      Promise.all(Array.from({ length: n }, (_, i) => s.send(req(r.port, { path: `/${tag}${i}` }))));
+    const allOk = (results: SendResult[]) =>
+      expect(results.map((x) => x.outcome)).toEqual(results.map(() => ({ kind: 'response', statusCode: 200 })));
 
-    // Idle: the four above the new bound close at once; the next attempts use the two left.
+    // Six connections busy, then the bound lowered to two with six more attempts waiting.
+    holding = true;
+    const busy = send(6, 'a');
+    await waitUntil(() => held.length === 6, 'six requests held');
     s.setConnectionsPerOrigin(2);
-    await waitUntil(() => open() === 2, 'the idle connections above the bound to close');
-    await burst(8, 'b');
-    expect(most).toBeLessThanOrEqual(2);
+    const waiting = send(6, 'b');
+    release();
+    allOk(await busy);
+    allOk(await waiting);
+    await waitUntil(() => open === 2, 'the four above the bound to close once answered');
     expect(r.connections).toBe(6);
 
-    // Raised: more open, up to the new bound.
+    // Raised to five: three more open.
+    holding = true;
+    const more = send(8, 'c');
     s.setConnectionsPerOrigin(5);
-    await burst(10, 'c');
+    await waitUntil(() => held.length === 5, 'five requests held');
+    expect(open).toBe(5);
+    release();
+    allOk(await more);
     expect(r.connections).toBe(9);
-    expect(most).toBeLessThanOrEqual(5);
 
-    // Busy: lowered while five answers are awaited; each connection above it closes as its answer comes in.
-    const inFlight = Promise.all(Array.from({ length: 5 }, (_, i) => s.send(req(r.port, { path: `/d${i}` }))));
-    await waitUntil(() => r.requests.length === 24 + 5, 'five requests in flight');
+    // Idle: lowered twice at once, to three and then one; the idle ones above it close at once,
+    // the second lowering counting those the first is already closing.
+    s.setConnectionsPerOrigin(3);
     s.setConnectionsPerOrigin(1);
-    const answered = await inFlight;
-    expect(answered.every((x) => x.outcome.kind === 'response' && x.outcome.statusCode === 200)).toBe(true);
-    await waitUntil(() => open() === 1, 'the busy connections above the bound to close once answered');
-    await burst(3, 'e');
-    expect(most).toBeLessThanOrEqual(1);
+    await waitUntil(() => open === 1, 'the idle connections above the bound to close');
+    allOk(await send(4, 'd'));
+    expect(open).toBe(1);
     expect(r.connections).toBe(9);
   });
 

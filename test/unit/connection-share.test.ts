@@ -33,7 +33,7 @@ describe('connectionShare: one worker’s part of the connections all workers ma
 });
 
 describe('startConnectionSharing', () => {
-  it('applies the share at start, on recount and on its interval; a failed count keeps the share and is logged once per outage', async () => {
+  it('applies the share at start and on recount; a failed count keeps the share and is logged once per outage', async () => {
     const counts: (number | Error)[] = [2, 4, new Error('down'), new Error('still down'), 1];
     let calls = 0;
     const applied: number[] = [];
@@ -79,6 +79,37 @@ describe('startConnectionSharing', () => {
       [4, 8],
       [1, 32],
     ]);
+    controller.abort();
+    await sharing.done;
+  });
+
+  it('counts again on its interval without being asked, and its first count settles firstCount', async () => {
+    const counts = [1, 1, 3];
+    let calls = 0;
+    const applied: number[] = [];
+    const controller = new AbortController();
+    let release: (() => void) | undefined;
+    const sharing = startConnectionSharing({
+      total: 32,
+      countWorkers: async () => {
+        if (calls === 0) await new Promise<void>((r) => (release = r));
+        return counts[Math.min(calls++, counts.length - 1)]!;
+      },
+      apply: (n) => applied.push(n),
+      intervalMs: 5,
+      signal: controller.signal,
+      logger: pino({ level: 'silent' }),
+    });
+    let settled = false;
+    void sharing.firstCount.then(() => (settled = true));
+    await until(() => release !== undefined, 'the first count to start');
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(false);
+    release!();
+    await sharing.firstCount;
+    await until(() => applied.length === 1, 'a count on the interval');
+    expect(applied).toEqual([10]);
+    expect(calls).toBeGreaterThanOrEqual(3);
     controller.abort();
     await sharing.done;
   });

@@ -5,11 +5,7 @@ export const NEW_DELIVERIES = 'canvass_new_deliveries';
 /** The channel a worker announces itself on once its session listens, so the others count again. */
 export const WORKERS_CHANGED = 'canvass_workers_changed';
 
-export type DueListener = {
-  close(): Promise<void>;
-  /** The session's backend pid while it is connected: the process's presence among workers. */
-  session(): number | null;
-};
+export type DueListener = { close(): Promise<void> };
 
 /**
  * LISTENs on PostgreSQL for deliveries queued by other processes (API servers, other workers'
@@ -26,8 +22,8 @@ export function listenForDue(
     onError?: (err: unknown) => void;
     /**
      * The session's application name, and a call for each worker that announces itself
-     * (worker-census.ts): given both, the session is this worker's presence, announced on
-     * WORKERS_CHANGED each time it (re)connects.
+     * (worker-census.ts): given both, the session is this worker's presence, named so whatever
+     * the URL says, and announced on WORKERS_CHANGED each time it (re)connects.
      */
     presence?: { applicationName: string; onWorkersChanged(): void };
   } = {},
@@ -36,7 +32,6 @@ export function listenForDue(
   const presence = opts.presence;
   let closed = false;
   let client: pg.Client | undefined;
-  let pid: number | null = null;
   let timer: NodeJS.Timeout | undefined;
   let failing = false;
 
@@ -47,16 +42,12 @@ export function listenForDue(
     client?.on('error', () => {});
     void client?.end().catch(() => {});
     client = undefined;
-    pid = null;
     if (!closed) timer = setTimeout(connect, retryMs);
   };
 
   const connect = () => {
     if (closed) return;
-    const c = (client = new pg.Client({
-      connectionString: url,
-      ...(presence ? { application_name: presence.applicationName } : {}),
-    }));
+    const c = (client = new pg.Client({ connectionString: url }));
     c.on('notification', (n) => (n.channel === WORKERS_CHANGED ? presence?.onWorkersChanged() : onDue()));
     c.on('error', fail);
     c.on('end', () => {
@@ -64,8 +55,9 @@ export function listenForDue(
     });
     c.connect()
       .then(async () => {
-        // The pid first: the announcement below makes every worker count, this one included.
-        if (presence) pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        // Named with SET rather than at connect: an application_name in the URL would win there.
+        // Named before the announcement, which makes every worker count, this one included.
+        if (presence) await c.query(`SELECT set_config('application_name', $1, false)`, [presence.applicationName]);
         await c.query(
           presence
             ? `LISTEN ${NEW_DELIVERIES}; LISTEN ${WORKERS_CHANGED}; NOTIFY ${WORKERS_CHANGED}`
@@ -83,7 +75,6 @@ export function listenForDue(
 
   connect();
   return {
-    session: () => pid,
     async close() {
       closed = true;
       clearTimeout(timer);

@@ -349,8 +349,12 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     setConnectionsPerOrigin(n: number) {
       maxConns = Math.max(1, Math.floor(n));
       for (const o of origins.values()) {
-        // Least recently used first; each drop's close event takes it out of conns and idle.
-        for (const c of o.idle.slice(0, Math.max(0, kept(o) - maxConns))) drop(c);
+        // Least recently used first, skipping those already closing; each drop's close event
+        // takes it out of conns and idle.
+        for (const c of [...o.idle]) {
+          if (kept(o) <= maxConns) break;
+          if (!c.dropped && !c.socket.destroyed) drop(c);
+        }
         pump(o);
       }
     },
