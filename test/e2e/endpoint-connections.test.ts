@@ -54,6 +54,9 @@ beforeAll(async () => {
     CANVASS_SCHEDULER_TICK_MS: '50',
     CANVASS_RATE_LIMIT_PER_MINUTE: '0',
     CANVASS_ENDPOINT_CONNECTIONS: String(BOUND),
+    // A third of the deliveries at most in flight in each, so that one worker cannot claim them
+    // all and both have more waiting than their share of connections.
+    CANVASS_WORKER_CONCURRENCY: String(RESPONSES / 3),
     LOG_LEVEL: 'info',
   };
 });
