@@ -1,4 +1,5 @@
 import https from 'node:https';
+import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -207,6 +208,48 @@ describe('h1 sender: connections', () => {
     allOk(await send(4, 'd'));
     expect(open).toBe(1);
     expect(r.connections).toBe(9);
+  });
+
+  it('a bound lowered while connections open: the one that opens serves the waiting attempts when the other fails to open', async () => {
+    const r = await raw((_q, socket) => socket.write(OK));
+    // A front that passes its first connection through to the server and holds the second
+    // unanswered (its handshake pending) until the test cuts it.
+    let held: net.Socket | undefined;
+    let passed = false;
+    let firstClosed = false;
+    const front = net.createServer((client) => {
+      client.on('error', () => {});
+      if (passed) {
+        held = client;
+        return;
+      }
+      passed = true;
+      const upstream = net.connect(r.port, '127.0.0.1');
+      upstream.on('error', () => {});
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => {
+        firstClosed = true;
+        upstream.destroy();
+      });
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((ok) => front.listen(0, '127.0.0.1', ok));
+    cleanups.push(() => new Promise((ok) => front.close(() => ok())));
+    const port = (front.address() as AddressInfo).port;
+    const s = createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: 2 });
+    cleanups.push(() => s.close());
+    const results = Promise.all([s.send(req(port, { path: '/a' })), s.send(req(port, { path: '/b' }))]);
+    s.setConnectionsPerOrigin(1);
+    await waitUntil(
+      () => held !== undefined && (r.requests.length > 0 || firstClosed),
+      'the first to open and be used or closed',
+    );
+    held!.destroy();
+    expect((await results).map((x) => x.outcome)).toEqual([
+      { kind: 'response', statusCode: 200 },
+      { kind: 'response', statusCode: 200 },
+    ]);
+    expect(r.connections).toBe(1);
   });
 
   it('the deadline counts the wait for a connection: a queued attempt times out unsent', async () => {

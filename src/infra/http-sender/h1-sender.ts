@@ -228,8 +228,9 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
   const release = (conn: Conn) => {
     if (closed) return drop(conn);
     const o = conn.origin;
-    // The bound was lowered (setConnectionsPerOrigin): a connection above it is not reused.
-    if (kept(o) > maxConns) return drop(conn);
+    // The bound was lowered (setConnectionsPerOrigin): a connection above it is not reused, if
+    // another open one stays to serve the waiting attempts (those still opening may fail).
+    if (kept(o) > maxConns && [...o.conns].some((c) => c !== conn && c.ready && !c.dropped)) return drop(conn);
     const serverIdle = conn.keepAliveMs === null ? IDLE_MS : conn.keepAliveMs - KEEP_ALIVE_MARGIN_MS;
     if (serverIdle <= 0) return drop(conn);
     conn.idleUntil = Date.now() + Math.min(IDLE_MS, serverIdle);
