@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededDataDir } from '../support/pglite-template.js';
 import { startReceiver } from '../support/receiver.js';
 import { mailBody, mailHeaders, startSmtpSink } from '../support/smtp-sink.js';
 
@@ -26,7 +25,7 @@ let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 beforeAll(async () => {
   receiver = await startReceiver();
   sink = await startSmtpSink();
-  spawned = spawnServe();
+  spawned = spawnServe(await seededDataDir('serve'));
   server = await spawned.ready();
 });
 afterAll(async () => {
@@ -44,11 +43,10 @@ const SERVE_QUIET = 1_500;
 const SERVE_REMINDER = 800;
 
 /**
- * `node --import tsx src/cli/index.ts serve` on a fresh data directory, configured only through
+ * `node --import tsx src/cli/index.ts serve` on `dataDir`, configured only through
  * the environment: SMTP to the sink, short alert windows and retry ladder.
  */
-function spawnServe() {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-serve-'));
+function spawnServe(dataDir: string) {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: '0',

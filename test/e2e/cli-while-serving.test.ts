@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
+import { rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../support/db.js';
+import { seededDataDir } from '../support/pglite-template.js';
 import {
   apiClient,
   freePort,
@@ -22,8 +22,8 @@ let dataDir: string;
 let env: Env;
 let serve: CanvassProcess | undefined;
 
-beforeAll(() => {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-cli-serving-'));
+beforeAll(async () => {
+  dataDir = await seededDataDir('cli-serving');
   env = { CANVASS_DATA_DIR: dataDir, CANVASS_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' };
 });
 afterAll(async () => {

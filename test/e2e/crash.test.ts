@@ -1,9 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/verify.js';
 import { onPostgres } from '../support/db.js';
+import { seededDataDir } from '../support/pglite-template.js';
 import { apiClient, freePort, pool, spawnCanvass, waitForHttp, type CanvassProcess } from '../support/processes.js';
 import { startReceiver, type Received } from '../support/receiver.js';
 
@@ -29,7 +28,7 @@ const procs: CanvassProcess[] = [];
 beforeAll(async () => {
   if (onPostgres) return;
   receiver = await startReceiver();
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'canvass-crash-'));
+  dataDir = await seededDataDir('crash');
 });
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.stop(5_000)));

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/infra/db/database.js';
 import { migrationNames } from '../../src/infra/db/migrate.js';
+import { seededDataDir } from './pglite-template.js';
 
 export const onPostgres = !!process.env.CANVASS_TEST_PG_URL;
 
@@ -34,11 +35,28 @@ export async function createPgDatabase(): Promise<{ url: string; drop(): Promise
 }
 
 /**
- * Fresh, migrated storage for one test file: in-memory PGlite by default, a new PostgreSQL
- * database when CANVASS_TEST_PG_URL is set (the CI's second pass). Closing drops it.
+ * Fresh, migrated storage for one test file: PGlite on a data directory of its own (copied from
+ * the run's migrated template, pglite-template.ts) by default, a new PostgreSQL database when
+ * CANVASS_TEST_PG_URL is set (the CI's second pass). Closing drops it.
  */
 export async function testDatabase(): Promise<Database> {
-  if (!onPostgres) return openDatabase({ dataDir: '', memory: true, schema: 'apply' });
+  if (!onPostgres) {
+    const dataDir = await seededDataDir('test-db');
+    const database = await openDatabase({ dataDir, schema: 'apply' }).catch((e: unknown) => {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw e;
+    });
+    return {
+      ...database,
+      async close() {
+        try {
+          await database.close();
+        } finally {
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+      },
+    };
+  }
   const made = await createPgDatabase();
   const database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply', poolSize: 5 }).catch(
     async (e: unknown) => {

@@ -1,3 +1,4 @@
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { makeTestCa } from './tls.js';
@@ -7,12 +8,31 @@ import { makeTestCa } from './tls.js';
  * process.env they inherit. NODE_EXTRA_CA_CERTS is read only at process start, so this is
  * the one place a test CA can be made trusted for in-process senders and spawned servers alike.
  */
-export default async function setup(): Promise<void> {
+export default async function setup(): Promise<() => void> {
   const dir = path.join(os.tmpdir(), `canvass-test-ca-${process.pid}`);
   const { caFile } = makeTestCa(dir);
   process.env.NODE_EXTRA_CA_CERTS = caFile;
   process.env.CANVASS_TEST_TLS_DIR = dir;
+  // Made by the first test that needs it (pglite-template.ts), removed after the run.
+  const template = path.join(os.tmpdir(), `canvass-test-pglite-${process.pid}`);
+  process.env.CANVASS_TEST_PGLITE_TEMPLATE = template;
+  dropStaleTemplates();
   await dropStaleDatabases();
+  return () => rmSync(template, { recursive: true, force: true });
+}
+
+/** Removes PGlite templates (40 MB each) left behind by a run that was killed, an hour on. */
+function dropStaleTemplates(): void {
+  const tmp = os.tmpdir();
+  for (const name of readdirSync(tmp)) {
+    if (!name.startsWith('canvass-test-pglite-')) continue;
+    const dir = path.join(tmp, name);
+    try {
+      if (statSync(dir).mtimeMs < Date.now() - 3_600_000) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // gone meanwhile
+    }
+  }
 }
 
 /** Removes databases left behind by a run that was killed before its files could drop their own. */

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { openDatabase } from '../../src/infra/db/database.js';
 import { createPgDatabase, onPostgres } from './db.js';
+import { seededDataDir } from './pglite-template.js';
 
 /** The checkout root: spawned `canvass` processes run from source through tsx. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -150,17 +151,23 @@ export async function pool<T>(items: T[], concurrency: number, fn: (item: T) => 
 
 /**
  * Storage for a test's `canvass` processes, as the suite's pass asks: a fresh migrated
- * PostgreSQL database when CANVASS_TEST_PG_URL is set, else an empty embedded data directory.
+ * PostgreSQL database when CANVASS_TEST_PG_URL is set, else a data directory holding a migrated,
+ * empty embedded database (test/e2e/cli.test.ts starts `canvass` on empty ones).
  * Adds DATABASE_URL or CANVASS_DATA_DIR to `env`; drop() removes it again.
  */
 export async function processStorage(env: Env, name: string): Promise<{ url?: string; drop(): Promise<void> }> {
   if (onPostgres) {
-    const database = await createPgDatabase();
-    env.DATABASE_URL = database.url;
-    await runCanvassJson(['migrate', '--json'], env);
-    return { url: database.url, drop: () => database.drop() };
+    const made = await createPgDatabase();
+    env.DATABASE_URL = made.url;
+    try {
+      await (await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply', poolSize: 1 })).close();
+    } catch (e) {
+      await made.drop();
+      throw e;
+    }
+    return { url: made.url, drop: () => made.drop() };
   }
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), `canvass-${name}-`));
+  const dataDir = await seededDataDir(name);
   env.CANVASS_DATA_DIR = dataDir;
   return { drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
 }
