@@ -12,6 +12,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two files at once, also on two cores (vitest's default would be one there): most of a
+    // file's time is its process starting, its database opening and its processes waiting on
+    // ladders and deadlines, not CPU. Tests wait on conditions, not on the machine's speed.
+    maxWorkers: 2,
     globalSetup: ['test/support/global-setup.ts'],
   },
 });
