@@ -2,23 +2,25 @@ import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import type { HttpSender, SendRequest, SendResult } from '../../app/ports/index.js';
 import { isIpLiteral } from '../../domain/ip-ranges.js';
+import {
+  answered,
+  answerSink,
+  failed,
+  frameRequest,
+  newAttempt,
+  type Answering,
+  type Attempt as AnyAttempt,
+} from './attempt.js';
 import { classifyError, ClosedError, DeadlineError } from './classify-error.js';
 import { guardedLookup } from './guarded-lookup.js';
-import { ResponseParser, type ResponseHead, type ResponseSink } from './response-parser.js';
+import { ResponseParser } from './response-parser.js';
 import { parseTarget, type Target } from './target.js';
 
-const EXCERPT_CHARS = 1024;
-// Enough bytes for EXCERPT_CHARS UTF-16 units of any text (3 bytes per unit at most).
-const EXCERPT_BYTES = 3 * EXCERPT_CHARS;
-// Past this the answer body is dropped with its connection rather than read to the end.
-const MAX_BODY_READ = 64 * 1024;
 // A connection idle this long is closed, and one the server said it keeps less long is closed
 // this much before the server would, so a request seldom meets a socket the server is closing
 // (one that does is sent once more: see onClose).
 const IDLE_MS = 30_000;
 const KEEP_ALIVE_MARGIN_MS = 2_000;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const UNSAFE_VALUE = /[\r\n\0]/;
 
 export type SenderOptions = {
   allowPrivateTargets: boolean;
@@ -30,24 +32,9 @@ export type SenderOptions = {
   resolver?: Parameters<typeof guardedLookup>[0]['resolver'];
 };
 
-/** One attempt: queued for its origin, then written on one of its connections. */
-type Attempt = {
-  bytes: string;
-  started: number;
-  resolve(r: SendResult): void;
-  timer: NodeJS.Timeout | undefined;
-  conn: Conn | null;
-  status: number;
-  durationMs: number;
-  read: number;
-  excerpt: Buffer[] | null;
-  excerptBytes: number;
-  settled: boolean;
-  timedOut: boolean;
-  retried: boolean;
-};
+type Attempt = AnyAttempt<Conn>;
 
-type Conn = {
+type Conn = Answering & {
   socket: tls.TLSSocket;
   origin: Origin;
   ready: boolean;
@@ -56,10 +43,6 @@ type Conn = {
   /** Requests this connection has answered: a reused one may have been closed by the server. */
   served: number;
   idleUntil: number;
-  keepAliveMs: number | null;
-  ended: boolean;
-  reusable: boolean;
-  tooLarge: boolean;
   error: unknown;
   /** Destroyed, its close not yet seen: no longer counted against the bound. */
   dropped: boolean;
@@ -141,50 +124,6 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     return o;
   };
 
-  const settle = (a: Attempt, r: SendResult) => {
-    if (a.settled) return;
-    a.settled = true;
-    clearTimeout(a.timer);
-    a.resolve(r);
-  };
-  const answered = (a: Attempt) => {
-    let excerpt: string | null = null;
-    if (a.excerpt)
-      excerpt =
-        (a.excerpt.length === 1 ? a.excerpt[0]! : Buffer.concat(a.excerpt)).toString('utf8').slice(0, EXCERPT_CHARS) ||
-        null;
-    settle(a, { outcome: { kind: 'response', statusCode: a.status }, durationMs: a.durationMs, excerpt });
-  };
-  const failed = (a: Attempt, err: unknown) =>
-    settle(a, {
-      outcome: { kind: 'error', error: classifyError(err, a.timedOut) },
-      durationMs: performance.now() - a.started,
-      excerpt: null,
-    });
-
-  const sinkFor = (conn: Conn): ResponseSink => ({
-    head(h: ResponseHead) {
-      const a = conn.current!;
-      a.status = h.status;
-      a.durationMs = performance.now() - a.started;
-      conn.keepAliveMs = h.keepAliveMs;
-    },
-    body(chunk: Buffer) {
-      const a = conn.current!;
-      a.read += chunk.length;
-      if (a.excerptBytes < EXCERPT_BYTES && chunk.length) {
-        const part = Buffer.from(chunk.subarray(0, EXCERPT_BYTES - a.excerptBytes));
-        (a.excerpt ??= []).push(part);
-        a.excerptBytes += part.length;
-      }
-      if (a.read > MAX_BODY_READ) conn.tooLarge = true;
-    },
-    end(reusable: boolean) {
-      conn.ended = true;
-      conn.reusable = reusable;
-    },
-  });
-
   const drop = (conn: Conn) => {
     conn.reusable = false;
     if (!conn.dropped) {
@@ -218,7 +157,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
 
   const assign = (conn: Conn, a: Attempt) => {
     conn.current = a;
-    conn.parser = new ResponseParser(sinkFor(conn));
+    conn.parser = new ResponseParser(answerSink(conn));
     conn.ended = false;
     conn.tooLarge = false;
     a.conn = conn;
@@ -374,31 +313,16 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       if (!opts.allowPrivateTargets && t.blockedLiteral) {
         return Promise.resolve({ outcome: { kind: 'error', error: 'blocked_address' }, durationMs: 0, excerpt: null });
       }
-      let head = `POST ${t.path} HTTP/1.1\r\nhost: ${t.hostHeader}\r\ncontent-length: ${Buffer.byteLength(req.body)}\r\n`;
-      for (const name in req.headers) {
-        const value = req.headers[name]!;
-        if (!TOKEN.test(name) || UNSAFE_VALUE.test(value))
-          return Promise.reject(new Error(`header ${JSON.stringify(name)} cannot be sent as given`));
-        head += `${name}: ${value}\r\n`;
+      let bytes: string;
+      try {
+        bytes = frameRequest(t, req);
+      } catch (err) {
+        return Promise.reject(err as Error);
       }
       if (closed)
         return Promise.resolve({ outcome: { kind: 'error', error: 'network' }, durationMs: 0, excerpt: null });
       return new Promise<SendResult>((resolve) => {
-        const a: Attempt = {
-          bytes: head + '\r\n' + req.body,
-          started,
-          resolve,
-          timer: undefined,
-          conn: null,
-          status: 0,
-          durationMs: 0,
-          read: 0,
-          excerpt: null,
-          excerptBytes: 0,
-          settled: false,
-          timedOut: false,
-          retried: false,
-        };
+        const a = newAttempt<Conn>(bytes, started, resolve);
         a.timer = setTimeout(() => {
           a.timedOut = true;
           // The status is what counts: a body cut short by the deadline does not change it.

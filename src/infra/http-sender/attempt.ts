@@ -1,0 +1,131 @@
+import { performance } from 'node:perf_hooks';
+import type { SendRequest, SendResult } from '../../app/ports/index.js';
+import { classifyError } from './classify-error.js';
+import type { ResponseHead, ResponseSink } from './response-parser.js';
+import type { Target } from './target.js';
+
+const EXCERPT_CHARS = 1024;
+// Enough bytes for EXCERPT_CHARS UTF-16 units of any text (3 bytes per unit at most).
+const EXCERPT_BYTES = 3 * EXCERPT_CHARS;
+// Past this the answer body is dropped with its connection rather than read to the end.
+const MAX_BODY_READ = 64 * 1024;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const UNSAFE_VALUE = /[\r\n\0]/;
+
+/**
+ * One attempt's life in the sender (h1-sender.ts): its request bytes, queued for its origin, then
+ * written on one connection; its answer's status and first KiB; settled once, by the answer, a
+ * failure or its deadline, whichever comes first.
+ */
+export type Attempt<C = unknown> = {
+  bytes: string;
+  started: number;
+  resolve(r: SendResult): void;
+  timer: NodeJS.Timeout | undefined;
+  conn: C | null;
+  status: number;
+  durationMs: number;
+  read: number;
+  excerpt: Buffer[] | null;
+  excerptBytes: number;
+  settled: boolean;
+  timedOut: boolean;
+  retried: boolean;
+};
+
+export function newAttempt<C>(bytes: string, started: number, resolve: (r: SendResult) => void): Attempt<C> {
+  return {
+    bytes,
+    started,
+    resolve,
+    timer: undefined,
+    conn: null,
+    status: 0,
+    durationMs: 0,
+    read: 0,
+    excerpt: null,
+    excerptBytes: 0,
+    settled: false,
+    timedOut: false,
+    retried: false,
+  };
+}
+
+/**
+ * The request as written on the connection: head and body in one string. Throws for a header
+ * that cannot be sent as given (a name that is not a token, a value with CR, LF or NUL).
+ */
+export function frameRequest(t: Target, req: SendRequest): string {
+  let head = `POST ${t.path} HTTP/1.1\r\nhost: ${t.hostHeader}\r\ncontent-length: ${Buffer.byteLength(req.body)}\r\n`;
+  for (const name in req.headers) {
+    const value = req.headers[name]!;
+    if (!TOKEN.test(name) || UNSAFE_VALUE.test(value))
+      throw new Error(`header ${JSON.stringify(name)} cannot be sent as given`);
+    head += `${name}: ${value}\r\n`;
+  }
+  return head + '\r\n' + req.body;
+}
+
+export function settle(a: Attempt, r: SendResult): void {
+  if (a.settled) return;
+  a.settled = true;
+  clearTimeout(a.timer);
+  a.resolve(r);
+}
+
+/** Settles with the answer's status, its time to the head, and its excerpt. */
+export function answered(a: Attempt): void {
+  let excerpt: string | null = null;
+  if (a.excerpt)
+    excerpt =
+      (a.excerpt.length === 1 ? a.excerpt[0]! : Buffer.concat(a.excerpt)).toString('utf8').slice(0, EXCERPT_CHARS) ||
+      null;
+  settle(a, { outcome: { kind: 'response', statusCode: a.status }, durationMs: a.durationMs, excerpt });
+}
+
+export function failed(a: Attempt, err: unknown): void {
+  settle(a, {
+    outcome: { kind: 'error', error: classifyError(err, a.timedOut) },
+    durationMs: performance.now() - a.started,
+    excerpt: null,
+  });
+}
+
+/** What a connection knows of the answer it is reading. */
+export type Answering = {
+  current: Attempt | null;
+  keepAliveMs: number | null;
+  ended: boolean;
+  reusable: boolean;
+  tooLarge: boolean;
+};
+
+/**
+ * Where the response parser puts a connection's answer: the status and time to the head, the
+ * first bytes of the body, whether the body grew past what is read, and whether the connection
+ * may carry another request.
+ */
+export function answerSink(conn: Answering): ResponseSink {
+  return {
+    head(h: ResponseHead) {
+      const a = conn.current!;
+      a.status = h.status;
+      a.durationMs = performance.now() - a.started;
+      conn.keepAliveMs = h.keepAliveMs;
+    },
+    body(chunk: Buffer) {
+      const a = conn.current!;
+      a.read += chunk.length;
+      if (a.excerptBytes < EXCERPT_BYTES && chunk.length) {
+        const part = Buffer.from(chunk.subarray(0, EXCERPT_BYTES - a.excerptBytes));
+        (a.excerpt ??= []).push(part);
+        a.excerptBytes += part.length;
+      }
+      if (a.read > MAX_BODY_READ) conn.tooLarge = true;
+    },
+    end(reusable: boolean) {
+      conn.ended = true;
+      conn.reusable = reusable;
+    },
+  };
+}
