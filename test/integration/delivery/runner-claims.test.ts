@@ -43,3 +43,39 @@ it('claims once for 20 due deliveries and does not claim again as their answers 
     await sender.close();
   }
 });
+
+it('claims nothing until startAfter settles (the worker knows its share of connections), then delivers', async () => {
+  const { h, receiver } = env;
+  receiver.script('/after', [{ status: 200 }]);
+  const { accountId } = await h.account({ name: 'StartAfter' });
+  const ids = await queueDue(h, accountId, receiver.url('/after'), 5);
+  const sender = createH1Sender({ allowPrivateTargets: true });
+  const { deps, claims } = countingClaims(h, sender);
+  const controller = new AbortController();
+  let counted!: () => void;
+  const firstCount = new Promise<void>((resolve) => (counted = resolve));
+  const runner = startDeliveryRunner(deps, controller.signal, {
+    concurrency: 64,
+    claimBatch: 64,
+    idleMs: 10,
+    drainMs: 5_000,
+    logger: pino({ level: 'silent' }),
+    startAfter: firstCount,
+  });
+  try {
+    // Woken and idle-timed many times over while it waits: none of it may claim.
+    for (let i = 0; i < 20; i++) {
+      runner.wake();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(claims()).toBe(0);
+    expect(receiver.received.filter((x) => x.path === '/after')).toHaveLength(0);
+    counted();
+    await receiver.waitFor((r) => r.filter((x) => x.path === '/after').length >= ids.length, 20_000);
+    expect(claims()).toBeGreaterThan(0);
+  } finally {
+    controller.abort();
+    await runner.done;
+    await sender.close();
+  }
+});
