@@ -9,7 +9,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
+    // With two files at once, a test that starts `canvass` a few times took up to 26 s here.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     // Two files at once, also on two cores (vitest's default would be one there): most of a

@@ -125,5 +125,5 @@ describe.skipIf(!PG)('connections to one endpoint, shared by the workers of a da
     workers[0]!.child.kill('SIGKILL');
     await workers[0]!.exited;
     await workers[1]!.waitForOutput(SHARED(1, BOUND), 30_000);
-  });
+  }, 120_000);
 });
