@@ -36,16 +36,11 @@ function templateDir(): Promise<string> {
   }));
 }
 
-/** Puts a migrated, empty embedded database (PGlite's `pgdata`) into `dataDir`. */
-export async function seedDataDir(dataDir: string): Promise<void> {
-  cpSync(path.join(await templateDir(), 'pgdata'), path.join(dataDir, 'pgdata'), { recursive: true });
-}
-
 /** A new temporary data directory holding a migrated, empty embedded database. */
 export async function seededDataDir(name: string): Promise<string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), `canvass-${name}-`));
   try {
-    await seedDataDir(dir);
+    cpSync(path.join(await templateDir(), 'pgdata'), path.join(dir, 'pgdata'), { recursive: true });
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;
