@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { Pool } from 'undici';
 import { benchPoll, cli, serviceEnv, startCanvass, stopCanvass, waitForHealth } from './service.js';
 import { cpuOf, freshDatabase, percentile, sleep, type Receiver } from './lib.js';
+import { LoadClient } from './load-client.js';
 
 /** The batch window of the pipeline runs: the partial webhook's latency is reported net of it. */
 const WINDOW_MS = 1_000;
@@ -73,7 +73,7 @@ export async function pipeline(
   const server = startCanvass(['serve', '--no-worker'], env);
   const worker = startCanvass(['worker'], env);
   const watch = new pg.Client({ connectionString: fresh.url });
-  const pool = new Pool(base, { connections: 128, pipelining: 1 });
+  const load = new LoadClient(new URL(base), 128);
   try {
     await waitForHealth(base, server);
     await watch.connect();
@@ -109,20 +109,17 @@ export async function pipeline(
         if (wait > 1) await sleep(wait);
         const participantId = `prt_${++respondent}`;
         sends.push(
-          pool
-            .request({
-              method: 'POST',
-              path: '/participant/responses',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({
+          load
+            .post(
+              '/participant/responses',
+              JSON.stringify({
                 pollId: poll.pollId,
                 participantId,
                 answers: [{ slideId: poll.slideId, value: 'Because it is fast' }],
               }),
-            })
-            .then(async (res) => {
-              await res.body.dump();
-              if (res.statusCode === 201) accepted.set(participantId, Date.now());
+            )
+            .then((status) => {
+              if (status === 201) accepted.set(participantId, Date.now());
             }),
         );
       }
@@ -183,7 +180,7 @@ export async function pipeline(
     }
     return { windowMs: WINDOW_MS, target, ladder, sustained };
   } finally {
-    await pool.close();
+    load.close();
     await watch.end().catch(() => {});
     await stopCanvass(server);
     await stopCanvass(worker);
