@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { checkAlerts } from '../app/alerts/check-alerts.js';
-import { flushDueBatches } from '../app/delivery/flush-batches.js';
+import { flushSomeBatches } from '../app/delivery/flush-batches.js';
 import { runRecoveries } from '../app/delivery/run-recoveries.js';
 import type { Deps } from '../app/ports/index.js';
 import type { Metrics } from '../app/ports/metrics.js';
@@ -10,18 +10,31 @@ import { wakeableSleep } from './sleep.js';
 /** What a task may report to besides its return value (the work it did). */
 export type TaskContext = { logger: Logger; metrics?: Metrics };
 
+/** The work a pass did, and whether more is left (by default: whenever it did any). */
+export type TaskPass = number | { done: number; more: boolean };
+
 export type SchedulerTask = {
   name: string;
-  run(deps: Deps, ctx?: TaskContext): Promise<number>;
+  run(deps: Deps, ctx?: TaskContext): Promise<TaskPass>;
   /** When the task next has work, if it knows: the scheduler then wakes for it before the tick. */
   nextDueAt?(deps: Deps): Promise<Date | null>;
 };
 
-export const BATCH_FLUSH: SchedulerTask = {
+/**
+ * Flushes up to `limit` batches a pass, and again at once only after a full pass: one that took
+ * fewer took every batch due, and a second pass would find none (under a steady trickle, an
+ * empty transaction after every flush). The loop then sleeps until the next window ends.
+ */
+export const batchFlushTask = (limit = 500): SchedulerTask => ({
   name: 'flush-batches',
-  run: (deps) => flushDueBatches(deps),
+  run: async (deps) => {
+    const { deliveries, batches } = await flushSomeBatches(deps, limit);
+    return { done: deliveries, more: batches >= limit };
+  },
   nextDueAt: (deps) => deps.store.batches.nextFlushAt(),
-};
+});
+
+export const BATCH_FLUSH = batchFlushTask();
 
 /** Each alert email sent is a warn line: an endpoint has been failing long enough to email about. */
 export const ALERT_CHECK: SchedulerTask = {
@@ -67,8 +80,8 @@ export function retentionTask(retentionMs: number): SchedulerTask {
 }
 
 /**
- * Runs periodic tasks every tick. A task that did work runs again at once (there may be more);
- * a failing task is logged and tried at the next tick. Tasks that know when their next work
+ * Runs periodic tasks every tick. A task that did work runs again at once (there may be more),
+ * unless its pass says none is left; a failing task is logged and tried at the next tick. Tasks that know when their next work
  * falls due (a batch's window ends) are woken for it then, `minGapMs` after the last pass at the
  * earliest, instead of at the next tick: a batch is delivered within about `minGapMs` of its
  * window's end rather than up to a tick late.
@@ -111,12 +124,13 @@ export function startScheduler(
   };
   return (async () => {
     while (!signal.aborted) {
-      let didWork = false;
+      let again = false;
       for (const task of opts.tasks) {
         try {
-          const n = await task.run(deps, ctx);
+          const pass = await task.run(deps, ctx);
+          const n = typeof pass === 'number' ? pass : pass.done;
+          if (typeof pass === 'number' ? n > 0 : pass.more) again = true;
           if (n > 0) {
-            didWork = true;
             opts.logger.debug({ task: task.name, n }, 'scheduler task did work');
             opts.onWork?.();
           }
@@ -124,7 +138,7 @@ export function startScheduler(
           logFailure(task.name, err);
         }
       }
-      if (!didWork) await idle.sleep(await untilNextDue());
+      if (!again) await idle.sleep(await untilNextDue());
     }
   })();
 }

@@ -12,10 +12,18 @@ import { respondentKey } from '../responses/submit-responses.js';
  * further behind under load (docs/performance.md, "The batch flush").
  */
 export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> {
+  return (await flushSomeBatches(deps, limit)).deliveries;
+}
+
+/**
+ * One flush of at most `limit` batches: the deliveries it queued, and the batches it took. Fewer
+ * batches than the limit means none was left due (or another flusher holds the rest).
+ */
+export async function flushSomeBatches(deps: Deps, limit: number): Promise<{ deliveries: number; batches: number }> {
   return deps.store.transaction(async (store) => {
     const now = deps.clock.now();
     const due = await store.batches.claimDue(now, limit);
-    if (!due.length) return 0;
+    if (!due.length) return { deliveries: 0, batches: 0 };
     const polls = new Map(
       (await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]),
     );
@@ -50,6 +58,6 @@ export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> 
       due.map((b) => b.id),
       deliveries.map((d) => ({ ...d, nextAttemptAt: now })),
     );
-    return deliveries.length;
+    return { deliveries: deliveries.length, batches: due.length };
   });
 }
