@@ -81,10 +81,10 @@ export function retentionTask(retentionMs: number): SchedulerTask {
 
 /**
  * Runs periodic tasks every tick. A task that did work runs again at once (there may be more),
- * unless its pass says none is left; a failing task is logged and tried at the next tick. Tasks that know when their next work
- * falls due (a batch's window ends) are woken for it then, `minGapMs` after the last pass at the
- * earliest, instead of at the next tick: a batch is delivered within about `minGapMs` of its
- * window's end rather than up to a tick late.
+ * unless its pass says none is left; a failing task is logged and tried at the next tick. Tasks
+ * that know when their next work falls due (a batch's window ends) are woken for it then,
+ * `minGapMs` after the last pass at the earliest, instead of at the next tick: a batch is
+ * delivered within about `minGapMs` of its window's end rather than up to a tick late.
  */
 export function startScheduler(
   deps: Deps,
