@@ -41,6 +41,9 @@ export class LoadClient {
     this.#open++;
     const conn = new Conn(net.connect(Number(this.base.port), this.base.hostname), (c, ok) => {
       if (!ok) {
+        // A socket the server closed while idle is dropped from the idle list too.
+        const idle = this.#idle.indexOf(c);
+        if (idle >= 0) this.#idle.splice(idle, 1);
         this.#all.delete(c);
         this.#open--;
         const next = this.#waiting.shift();
