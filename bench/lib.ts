@@ -264,3 +264,26 @@ export function cpuOf(pids: Record<string, number>): (units: number) => Record<s
     return Object.fromEntries(Object.keys(end).map((k) => [k, ((end[k]! - start[k]!) * 10_000) / units]));
   };
 }
+
+/**
+ * The share of the machine's cores busy (neither idle nor waiting for the disk) from now until
+ * the returned function is called, whatever ran on them: /proc/stat. A step that finds the
+ * cores near 100% busy measured a saturated host, where latency is queueing.
+ */
+export function machineBusy(): () => number {
+  const read = () => {
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+      .split('\n', 1)[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number) as number[];
+    return { total: user! + nice! + system! + idle! + iowait! + irq! + softirq! + steal!, waiting: idle! + iowait! };
+  };
+  const start = read();
+  return () => {
+    const end = read();
+    const total = end.total - start.total;
+    return total > 0 ? 1 - (end.waiting - start.waiting) / total : NaN;
+  };
+}

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { benchPoll, cli, serviceEnv, startCanvass, stopCanvass, waitForHealth } from './service.js';
-import { cpuOf, freshDatabase, percentile, sleep, type Receiver } from './lib.js';
+import { cpuOf, freshDatabase, machineBusy, percentile, sleep, type Receiver } from './lib.js';
 import { LoadClient } from './load-client.js';
 
 /** The batch window of the pipeline runs: the partial webhook's latency is reported net of it. */
@@ -27,6 +27,8 @@ export type PipelineStep = {
   missing: number;
   /** CPU µs per submission of each process: the load, the API server, the worker, the receiver, PostgreSQL. */
   cpu: Record<string, number>;
+  /** The share of the machine's cores busy during the step, whatever ran on them (lib.ts, machineBusy). */
+  busy: number;
   /** The backlog stops growing: it grew by less than 1% of the rate a second. */
   steady: boolean;
 };
@@ -102,6 +104,7 @@ export async function pipeline(
           .catch(() => {});
       }, 500);
       const cpu = cpuOf({ load: process.pid, api: server.pid!, worker: worker.pid!, receiver: receiver.child.pid! });
+      const busy = machineBusy();
       const sends: Promise<void>[] = [];
       for (let i = 0; i < count; i++) {
         const at = t0 + (i * 1000) / rate;
@@ -126,6 +129,7 @@ export async function pipeline(
       await Promise.all(sends);
       const elapsed = (performance.now() - t0) / 1000;
       const used = cpu(count);
+      const busyShare = busy();
       clearInterval(sampler);
       // Wait for the last window to end and the deliveries to arrive (30 s at most).
       for (let i = 0; i < 300; i++) {
@@ -163,6 +167,7 @@ export async function pipeline(
         partialP99Ms: percentile(part, 99),
         missing,
         cpu: used,
+        busy: busyShare,
         steady: growth < rate * 0.01 && accepted.size / elapsed >= rate * 0.97 && missing === 0,
       };
     };

@@ -300,6 +300,7 @@ try {
         'CPU µs load/api/worker/recv/pg': ['load', 'api', 'worker', 'receiver', 'postgres']
           .map((k) => Math.round(s.cpu[k]!))
           .join(' / '),
+        'cores busy %': Math.round(s.busy * 100),
       })),
     );
   }
