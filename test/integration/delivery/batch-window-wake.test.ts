@@ -6,17 +6,18 @@ import { BATCH_FLUSH, batchFlushTask, startScheduler } from '../../../src/worker
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { createWebhook, visiblePoll } from '../../support/fixtures.js';
 
+// One database for the file: each test makes its own poll.
+let h: Harness;
+let acme: TestAccount;
+beforeAll(async () => {
+  h = await harness();
+  acme = await h.account({ name: 'Acme' });
+});
+afterAll(() => h?.close());
+
 // A batch is delivered as its window ends, not at the scheduler's next tick: the flush loop
 // sleeps until the earliest window's end when that comes before the tick.
 describe('the batch flush wakes when a window ends', () => {
-  let h: Harness;
-  let acme: TestAccount;
-  beforeAll(async () => {
-    h = await harness();
-    acme = await h.account({ name: 'Acme' });
-  });
-  afterAll(() => h?.close());
-
   it('flushes a batch whose window ends long before the next tick', async () => {
     const p = await visiblePoll(h, acme);
     const webhookId = (await createWebhook(h, acme, p.pollId, 'https://hooks.example.com/a')).data.id;
@@ -77,14 +78,6 @@ function countingFlushes(deps: Deps) {
 // A pass that took fewer batches than its limit took every one due: the loop sleeps rather than
 // open another transaction that finds none. A full pass may have left more: it goes again at once.
 describe('the batch flush passes again at once only after a full pass', () => {
-  let h: Harness;
-  let acme: TestAccount;
-  beforeAll(async () => {
-    h = await harness();
-    acme = await h.account({ name: 'Acme' });
-  });
-  afterAll(() => h?.close());
-
   async function twoBatchesDue() {
     const p = await visiblePoll(h, acme);
     const webhookId = (await createWebhook(h, acme, p.pollId, 'https://hooks.example.com/b')).data.id;
