@@ -29,7 +29,7 @@ import { startConnectionSharing } from './worker/connection-share.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
 import {
   ALERT_CHECK,
-  BATCH_FLUSH,
+  batchFlushTask,
   recoverTask,
   retentionTask,
   startScheduler,
@@ -211,7 +211,7 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
     });
   // Batches on a loop of their own: it wakes as each window ends, and the other tasks keep to the tick.
   const schedulers = [
-    scheduled([BATCH_FLUSH]),
+    scheduled([batchFlushTask(500, runner)]),
     scheduled([recoverTask(rt.config.recoverBatch), ALERT_CHECK, retentionTask(rt.config.retentionMs)]),
   ];
   let stopping: Promise<void> | undefined;

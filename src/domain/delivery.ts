@@ -25,6 +25,11 @@ export type Delivery = {
 
 export type NewDelivery = Omit<Delivery, 'status' | 'attemptCount' | 'finishedAt' | 'nextAttemptAt'> & {
   nextAttemptAt: Date;
+  /**
+   * Queued already leased for its first attempt (the batch flush hands it to its own runner):
+   * nextAttemptAt is then the lease's end, when it falls due again if no result came.
+   */
+  leaseToken?: string;
 };
 
 /** A delivery leased to this worker for one attempt, with what signing needs right now. */

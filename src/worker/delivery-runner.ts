@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { claimDeliveries } from '../app/delivery/claim-deliveries.js';
+import type { Handoff } from '../app/delivery/flush-batches.js';
 import type { AttemptReport } from '../app/delivery/record-attempts.js';
 import { sendAttempt, type SentAttempt } from '../app/delivery/send-attempt.js';
 import type { ClaimedDelivery } from '../domain/delivery.js';
@@ -39,7 +40,8 @@ export type RunnerOptions = {
   startAfter?: Promise<unknown>;
 };
 
-export type Runner = { done: Promise<void>; wake(): void };
+/** The runner also takes deliveries leased to it elsewhere in the process (Handoff: the batch flush). */
+export type Runner = Handoff & { done: Promise<void>; wake(): void };
 
 // As many attempts as the sender keeps connections to one origin by default (h1-sender.ts).
 const START_SLICE = 32;
@@ -215,7 +217,31 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     opts.logger.info({ inFlight, released, ms: Date.now() - stoppedAt }, 'delivery runner drained');
   };
 
-  return { done: loop(), wake: () => work.wake() };
+  // Leased elsewhere, started like a claim's: a slice at a time. Slots are held as the lease is
+  // written, so the loop cannot fill them meanwhile; held ones left unused are given back.
+  const start = async (claimed: readonly ClaimedDelivery[], unused: number) => {
+    sending -= unused;
+    unfinished -= unused;
+    if (unused) {
+      if (unfinished === 0) allFinished?.();
+      slots.wake();
+    }
+    for (let i = 0; i < claimed.length; i++) {
+      const d = claimed[i]!;
+      leased.set(d.id, d.leaseToken);
+      void attempt(d);
+      if ((i + 1) % START_SLICE === 0 && i + 1 < claimed.length) await nextTurn();
+    }
+  };
+  const reserve = (max: number) => {
+    if (signal.aborted || unfinished - sending >= opts.concurrency) return 0;
+    const n = Math.max(0, Math.min(max, opts.concurrency - sending));
+    sending += n;
+    unfinished += n;
+    return n;
+  };
+
+  return { done: loop(), wake: () => work.wake(), reserve, start: (claimed, unused) => void start(claimed, unused) };
 }
 
 type Ended = { sent: SentAttempt; status: 'rejected' | 'given_up' };

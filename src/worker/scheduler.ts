@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { checkAlerts } from '../app/alerts/check-alerts.js';
-import { flushSomeBatches } from '../app/delivery/flush-batches.js';
+import { flushSomeBatches, type Handoff } from '../app/delivery/flush-batches.js';
 import { runRecoveries } from '../app/delivery/run-recoveries.js';
 import type { Deps } from '../app/ports/index.js';
 import type { Metrics } from '../app/ports/metrics.js';
@@ -10,8 +10,11 @@ import { wakeableSleep } from './sleep.js';
 /** What a task may report to besides its return value (the work it did). */
 export type TaskContext = { logger: Logger; metrics?: Metrics };
 
-/** The work a pass did, and whether more is left (by default: whenever it did any). */
-export type TaskPass = number | { done: number; more: boolean };
+/**
+ * The work a pass did, whether more is left (by default: whenever it did any), and how much of
+ * it the runner must claim, which wakes it (by default: all of it).
+ */
+export type TaskPass = number | { done: number; more: boolean; claimable?: number };
 
 export type SchedulerTask = {
   name: string;
@@ -24,12 +27,13 @@ export type SchedulerTask = {
  * Flushes up to `limit` batches a pass, and again at once only after a full pass: one that took
  * fewer took every batch due, and a second pass would find none (under a steady trickle, an
  * empty transaction after every flush). The loop then sleeps until the next window ends.
+ * With `handoff` (the process's runner), the deliveries go to it leased, without a claim.
  */
-export const batchFlushTask = (limit = 500): SchedulerTask => ({
+export const batchFlushTask = (limit = 500, handoff?: Handoff): SchedulerTask => ({
   name: 'flush-batches',
   run: async (deps) => {
-    const { deliveries, batches } = await flushSomeBatches(deps, limit);
-    return { done: deliveries, more: batches >= limit };
+    const { deliveries, batches, leased } = await flushSomeBatches(deps, limit, handoff);
+    return { done: deliveries, more: batches >= limit, claimable: deliveries - leased };
   },
   nextDueAt: (deps) => deps.store.batches.nextFlushAt(),
 });
@@ -130,10 +134,8 @@ export function startScheduler(
           const pass = await task.run(deps, ctx);
           const n = typeof pass === 'number' ? pass : pass.done;
           if (typeof pass === 'number' ? n > 0 : pass.more) again = true;
-          if (n > 0) {
-            opts.logger.debug({ task: task.name, n }, 'scheduler task did work');
-            opts.onWork?.();
-          }
+          if (n > 0) opts.logger.debug({ task: task.name, n }, 'scheduler task did work');
+          if ((typeof pass === 'number' ? n : (pass.claimable ?? n)) > 0) opts.onWork?.();
         } catch (err) {
           logFailure(task.name, err);
         }

@@ -4,7 +4,7 @@ import type { Deps, HttpSender } from '../../src/app/ports/index.js';
 import type { Metrics } from '../../src/app/ports/metrics.js';
 import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../src/worker/delivery-runner.js';
-import { BATCH_FLUSH, recoverTask, startScheduler } from '../../src/worker/scheduler.js';
+import { batchFlushTask, recoverTask, startScheduler } from '../../src/worker/scheduler.js';
 import { newId } from '../../src/domain/ids.js';
 import { harness, type Harness } from './app.js';
 import { startReceiver } from './receiver.js';
@@ -37,7 +37,7 @@ export function startTestWorker(
   });
   const scheduler = startScheduler(withSender, controller.signal, {
     tickMs: 20,
-    tasks: [BATCH_FLUSH, recoverTask(50)],
+    tasks: [batchFlushTask(500, runner), recoverTask(50)],
     logger,
     metrics: opts.metrics,
     onWork: () => runner.wake(),
@@ -93,9 +93,10 @@ export async function queueDue(h: Harness, accountId: string, url: string, count
   return ids;
 }
 
-/** The harness's deps with `sender`, and a count of the claims made through them. */
-export function countingClaims(h: Harness, sender: HttpSender): { deps: Deps; claims(): number } {
+/** The harness's deps with `sender`, a count of the claims made through them, and the ids they leased. */
+export function countingClaims(h: Harness, sender: HttpSender): { deps: Deps; claims(): number; claimed: Set<string> } {
   let claims = 0;
+  const claimed = new Set<string>();
   const deliveries = h.deps.store.deliveries;
   const deps: Deps = {
     ...h.deps,
@@ -104,12 +105,14 @@ export function countingClaims(h: Harness, sender: HttpSender): { deps: Deps; cl
       ...h.deps.store,
       deliveries: {
         ...deliveries,
-        claim: (...args) => {
+        claim: async (...args) => {
           claims++;
-          return deliveries.claim(...args);
+          const leased = await deliveries.claim(...args);
+          for (const d of leased) claimed.add(d.id);
+          return leased;
         },
       },
     },
   };
-  return { deps, claims: () => claims };
+  return { deps, claims: () => claims, claimed };
 }

@@ -1,6 +1,21 @@
+import { randomUUID } from 'node:crypto';
+import type { ClaimedDelivery, NewDelivery } from '../../domain/delivery.js';
+import { leaseMs } from './claim-deliveries.js';
 import { newDelivery } from './new-delivery.js';
 import type { Deps } from '../ports/index.js';
 import { respondentKey } from '../responses/submit-responses.js';
+
+/**
+ * The delivery runner of the flushing process, which takes the flush's deliveries without
+ * claiming them: they are queued already leased to it, so none waits for a claim after its
+ * window ends (docs/performance.md, "The batch flush").
+ */
+export type Handoff = {
+  /** Holds up to `max` of the runner's free attempt slots; how many it holds (0 when full or stopping). */
+  reserve(max: number): number;
+  /** Starts committed leased deliveries in held slots, and gives `unused` held slots back. */
+  start(deliveries: readonly ClaimedDelivery[], unused: number): void;
+};
 
 /**
  * Turns batches whose window has passed into deliveries. Claim, insert and delete happen in
@@ -16,48 +31,104 @@ export async function flushDueBatches(deps: Deps, limit = 500): Promise<number> 
 }
 
 /**
- * One flush of at most `limit` batches: the deliveries it queued, and the batches it took. Fewer
- * batches than the limit means none was left due (or another flusher holds the rest).
+ * One flush of at most `limit` batches: the deliveries it queued, those of them it handed to
+ * `handoff` leased, and the batches it took. Fewer batches than the limit means none was left
+ * due (or another flusher holds the rest). With `handoff`, it must not run inside another
+ * transaction: the attempts start as soon as its own commits.
  */
-export async function flushSomeBatches(deps: Deps, limit: number): Promise<{ deliveries: number; batches: number }> {
-  return deps.store.transaction(async (store) => {
-    const now = deps.clock.now();
-    const due = await store.batches.claimDue(now, limit);
-    if (!due.length) return { deliveries: 0, batches: 0 };
-    const polls = new Map(
-      (await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]),
+export async function flushSomeBatches(
+  deps: Deps,
+  limit: number,
+  handoff?: Handoff,
+): Promise<{ deliveries: number; batches: number; leased: number }> {
+  // Slots held in the runner, and what goes into them once the flush has committed. A crash
+  // after the commit leaves the deliveries leased: due again when the lease ends, as after a claim.
+  let held = 0;
+  let leased: ClaimedDelivery[] = [];
+  try {
+    const flushed = await deps.store.transaction((store) =>
+      flushInTransaction(deps, store, limit, handoff && ((n) => (held = handoff.reserve(n)))),
     );
-    const contents = await store.batches.contentsOf(due);
-    const participants = new Map(contents.participants.map((p) => [respondentKey(p.pollId, p.id), p]));
-    const responses = new Map(contents.responses.map((r) => [r.id, r]));
-    const deliveries = [];
-    for (const b of due) {
-      const found = polls.get(b.pollId);
-      const webhook = found?.webhooks.find((w) => w.id === b.webhookId);
-      const participant = participants.get(respondentKey(b.pollId, b.participantId));
-      // In the order they were added to the batch: the last is the latest (its metadata goes out).
-      // Ids made in the same millisecond do not sort in that order.
-      const answers = b.responseIds.flatMap((id) => responses.get(id) ?? []);
-      // The poll or webhook was deleted meanwhile (its batches go with it), or nothing is left to send.
-      if (!found || !webhook || !participant || !answers.length) continue;
-      const at = answers.reduce((t, r) => (r.createdAt > t ? r.createdAt : t), answers[0]!.createdAt);
-      deliveries.push(
-        newDelivery({
-          poll: found.poll,
-          slides: found.slides,
-          participant,
-          responses: answers,
-          type: 'submitted-responses',
-          target: { endpointId: webhook.id, webhookId: webhook.id, source: 'webhook', url: webhook.url },
-          at,
-        }),
-      );
-    }
-    // Delivery ids carry the event time, but they are due now.
-    await store.batches.flush(
-      due.map((b) => b.id),
-      deliveries.map((d) => ({ ...d, nextAttemptAt: now })),
-    );
-    return { deliveries: deliveries.length, batches: due.length };
+    leased = flushed.leased;
+    return { deliveries: flushed.deliveries, batches: flushed.batches, leased: leased.length };
+  } finally {
+    if (held) handoff!.start(leased, held - leased.length);
+  }
+}
+
+async function flushInTransaction(
+  deps: Deps,
+  store: Deps['store'],
+  limit: number,
+  reserve: ((max: number) => number) | undefined,
+): Promise<{ deliveries: number; batches: number; leased: ClaimedDelivery[] }> {
+  const now = deps.clock.now();
+  const due = await store.batches.claimDue(now, limit);
+  if (!due.length) return { deliveries: 0, batches: 0, leased: [] };
+  const polls = new Map(
+    (await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]),
+  );
+  const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
+  const contents = await store.batches.contentsOf(due, reserve && overlapSince);
+  const participants = new Map(contents.participants.map((p) => [respondentKey(p.pollId, p.id), p]));
+  const responses = new Map(contents.responses.map((r) => [r.id, r]));
+  const deliveries: { delivery: NewDelivery; legacySecret: string | null; paused: boolean }[] = [];
+  for (const b of due) {
+    const found = polls.get(b.pollId);
+    const webhook = found?.webhooks.find((w) => w.id === b.webhookId);
+    const participant = participants.get(respondentKey(b.pollId, b.participantId));
+    // In the order they were added to the batch: the last is the latest (its metadata goes out).
+    // Ids made in the same millisecond do not sort in that order.
+    const answers = b.responseIds.flatMap((id) => responses.get(id) ?? []);
+    // The poll or webhook was deleted meanwhile (its batches go with it), or nothing is left to send.
+    if (!found || !webhook || !participant || !answers.length) continue;
+    const at = answers.reduce((t, r) => (r.createdAt > t ? r.createdAt : t), answers[0]!.createdAt);
+    deliveries.push({
+      delivery: newDelivery({
+        poll: found.poll,
+        slides: found.slides,
+        participant,
+        responses: answers,
+        type: 'submitted-responses',
+        target: { endpointId: webhook.id, webhookId: webhook.id, source: 'webhook', url: webhook.url },
+        at,
+      }),
+      legacySecret: webhook.legacySecret,
+      paused: webhook.pausedAt !== null,
+    });
+  }
+  // Those of a paused webhook are queued due, for a claim to park (claim-deliveries.ts).
+  let lease = reserve?.(deliveries.filter((d) => !d.paused).length) ?? 0;
+  const leaseToken = randomUUID();
+  const leaseUntil = new Date(now.getTime() + leaseMs(deps));
+  const secrets = new Map(contents.secrets.map((a) => [a.accountId, a]));
+  const leased: ClaimedDelivery[] = [];
+  // Delivery ids carry the event time, but they are due now.
+  const queued = deliveries.map(({ delivery, legacySecret, paused }): NewDelivery => {
+    if (paused || lease === 0) return { ...delivery, nextAttemptAt: now };
+    lease--;
+    const account = secrets.get(delivery.accountId);
+    leased.push({
+      id: delivery.id,
+      accountId: delivery.accountId,
+      endpointId: delivery.endpointId,
+      source: delivery.source,
+      url: delivery.url,
+      attemptCount: 1,
+      body: delivery.body,
+      leaseToken,
+      signingSecret: account?.signingSecret ?? null,
+      previousSecret: account?.previousSecret ?? null,
+      legacySecret,
+      ladderBase: 0,
+      paused: false,
+      webhookGone: false,
+    });
+    return { ...delivery, nextAttemptAt: leaseUntil, leaseToken };
   });
+  await store.batches.flush(
+    due.map((b) => b.id),
+    queued,
+  );
+  return { deliveries: deliveries.length, batches: due.length, leased };
 }

@@ -78,11 +78,20 @@ export interface RecoveryRepo {
   removeItems(items: { recoveryId: string; deliveryId: string }[]): Promise<void>;
 }
 
+/** An account's signing secrets as an attempt signs with them now. */
+export type AccountSecrets = { accountId: string; signingSecret: string | null; previousSecret: string | null };
+
 export interface BatchRepo {
   /** Locks due batches for this transaction; others skip them. */
   claimDue(now: Date, limit: number): Promise<Batch[]>;
-  /** The batches' respondents and their answers (unknown ones left out), read together. */
-  contentsOf(batches: readonly Batch[]): Promise<{ participants: ParticipantRow[]; responses: ResponseRow[] }>;
+  /**
+   * The batches' respondents and their answers (unknown ones left out), read together; with
+   * `secretsOverlapSince`, their accounts' signing secrets too (previousSecret as a claim reads it).
+   */
+  contentsOf(
+    batches: readonly Batch[],
+    secretsOverlapSince?: Date,
+  ): Promise<{ participants: ParticipantRow[]; responses: ResponseRow[]; secrets: AccountSecrets[] }>;
   /** Deletes the flushed batches and queues their deliveries; the transaction's last statement. */
   flush(ids: string[], deliveries: NewDelivery[]): Promise<void>;
   /** When the next batch's window ends, if any batch is open. */

@@ -20,10 +20,11 @@ describe.skipIf(!onPostgres)('new deliveries notify listening workers', () => {
   let made: Awaited<ReturnType<typeof createPgDatabase>>;
   let database: Database;
   let listener: DueListener | undefined;
-  const queue = async () => {
+  const queue = async (leaseToken?: string) => {
     const now = new Date();
     await createStore(database.db).deliveries.insert([
       {
+        ...(leaseToken ? { leaseToken } : {}),
         id: newId('dlv'),
         accountId: 'acc_1',
         pollId: 'poll_1',
@@ -82,6 +83,14 @@ describe.skipIf(!onPostgres)('new deliveries notify listening workers', () => {
       expect(errors).toHaveLength(1);
       await queue();
       await until(() => calls === 3, 'a notification after reconnecting');
+
+      // Rows queued leased (the batch flush hands them to its own runner) wake nobody: no other
+      // worker could claim them. Notifications arrive in commit order, so once the unleased
+      // row's has come, one for the leased row would have come before it.
+      await queue('lease-of-the-flushing-worker');
+      await queue();
+      await until(() => calls >= 4, 'the notification of the unleased row');
+      expect(calls).toBe(4);
     } finally {
       await admin.end();
     }

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { BatchRepo } from '../../../app/ports/index.js';
+import type { AccountSecrets, BatchRepo } from '../../../app/ports/index.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { executeThenCommit, executeTogether } from '../pipelined-driver.js';
 import { deliveryInserts } from './deliveries.js';
@@ -37,8 +37,8 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
       }));
     },
 
-    async contentsOf(batches) {
-      if (!batches.length) return { participants: [], responses: [] };
+    async contentsOf(batches, secretsOverlapSince) {
+      if (!batches.length) return { participants: [], responses: [], secrets: [] };
       const ids = [...new Set(batches.flatMap((b) => b.responseIds))];
       // Arrays, not IN lists: the statements' text is the same whatever the number of batches.
       const participants = sql<Selectable<ParticipantsTable>>`
@@ -46,10 +46,20 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
         WHERE (poll_id, id) IN (SELECT * FROM unnest(${batches.map((b) => b.pollId)}::text[], ${batches.map((b) => b.participantId)}::text[]))`;
       const responses = sql<Selectable<ResponsesTable>>`
         SELECT * FROM responses WHERE id = ANY(${ids}::text[]) ORDER BY id`;
-      const [p, r] = await executeTogether(db, [participants.compile(db), responses.compile(db)]);
+      // The signing secrets as a claim reads them (delivery-queue.ts), for deliveries leased here.
+      const secrets = secretsOverlapSince
+        ? [
+            sql<AccountSecrets>`
+              SELECT id AS "accountId", signing_secret AS "signingSecret",
+                CASE WHEN signing_secret_rotated_at > ${secretsOverlapSince} THEN previous_signing_secret END AS "previousSecret"
+              FROM accounts WHERE id = ANY(${[...new Set(batches.map((b) => b.accountId))]}::text[])`.compile(db),
+          ]
+        : [];
+      const [p, r, a] = await executeTogether(db, [participants.compile(db), responses.compile(db), ...secrets]);
       return {
         participants: (p!.rows as Selectable<ParticipantsTable>[]).map(toParticipant),
         responses: (r!.rows as Selectable<ResponsesTable>[]).map(toResponse),
+        secrets: (a?.rows ?? []) as AccountSecrets[],
       };
     },
 

@@ -57,7 +57,8 @@ const toAttempt = (r: Selectable<AttemptsTable>): Attempt => ({
 /**
  * CTEs that insert deliveries with their queue rows, for a statement of the caller's (which
  * commits both or neither). The queue rows' foreign key is checked at the end of the statement,
- * when the deliveries are there.
+ * when the deliveries are there. A row with a lease token is queued as a claim leaves it:
+ * leased for its first attempt until nextAttemptAt.
  */
 export function deliveryInserts(rows: readonly NewDelivery[]) {
   const d = <T>(f: (x: NewDelivery) => T) => rows.map(f);
@@ -70,8 +71,11 @@ export function deliveryInserts(rows: readonly NewDelivery[]) {
         ${d((x) => x.type)}::text[], ${d((x) => x.body)}::text[], ${d((x) => iso(x.createdAt))}::timestamptz[]
       ) AS v(id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, body, created_at)
     ), queued AS (
-      INSERT INTO delivery_queue (delivery_id, next_attempt_at)
-      SELECT * FROM unnest(${d((x) => x.id)}::text[], ${d((x) => iso(x.nextAttemptAt))}::timestamptz[])
+      INSERT INTO delivery_queue (delivery_id, next_attempt_at, lease_token, attempt_count)
+      SELECT * FROM unnest(
+        ${d((x) => x.id)}::text[], ${d((x) => iso(x.nextAttemptAt))}::timestamptz[], ${d((x) => x.leaseToken ?? null)}::text[],
+        ${d((x) => (x.leaseToken ? 1 : 0))}::int[]
+      )
     )`;
 }
 

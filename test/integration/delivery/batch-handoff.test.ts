@@ -1,0 +1,185 @@
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import type { Deps } from '../../../src/app/ports/index.js';
+import { flushSomeBatches } from '../../../src/app/delivery/flush-batches.js';
+import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
+import { startDeliveryRunner, type Runner } from '../../../src/worker/delivery-runner.js';
+import { batchFlushTask, startScheduler } from '../../../src/worker/scheduler.js';
+import { verifySignature } from '../../../src/verify.js';
+import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
+import { harness, type Harness } from '../../support/app.js';
+import { startReceiver } from '../../support/receiver.js';
+import { countingClaims, queueDue } from '../../support/worker.js';
+
+/**
+ * The batch flush hands its deliveries to the runner of its own process: they are queued
+ * leased to it and attempted once the flush commits, with no claim in between. What the
+ * runner has no room for, and what a paused webhook holds, stays due for a claim.
+ */
+
+const WINDOW_MS = 300;
+// Webhooks to the loopback receiver: private targets allowed. A real clock: the runner's leases
+// and due times must line up with wall time.
+const env = {} as { h: Harness; receiver: Awaited<ReturnType<typeof startReceiver>> };
+beforeAll(async () => {
+  env.h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: WINDOW_MS } });
+  env.h.deps.clock = { now: () => new Date() };
+  env.receiver = await startReceiver();
+});
+afterAll(async () => {
+  await env.receiver?.close();
+  await env.h?.close();
+});
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(stops.splice(0).map((stop) => stop()));
+});
+
+/** A runner on `deps` with `concurrency` slots, stopped after the test. */
+function runner(deps: Deps, concurrency: number): Runner {
+  const controller = new AbortController();
+  const r = startDeliveryRunner(deps, controller.signal, {
+    concurrency,
+    claimBatch: concurrency,
+    idleMs: 20,
+    drainMs: 5_000,
+    logger: pino({ level: 'silent' }),
+  });
+  stops.push(async () => {
+    controller.abort();
+    await r.done;
+    await deps.sender?.close();
+  });
+  return r;
+}
+
+const until = async (what: string, fn: () => Promise<boolean>) => {
+  for (let i = 0; !(await fn()); i++) {
+    if (i > 400) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+/** A poll with a `partial` webhook to `path`, and `n` respondents who answered it. */
+async function answered(path: string, n: number) {
+  const { h, receiver } = env;
+  const acct = await h.account({ name: path });
+  const poll = await visiblePoll(h, acct);
+  const hook = await createWebhook(h, acct, poll.pollId, receiver.url(path));
+  for (let i = 0; i < n; i++) await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: `r${i}` }] });
+  const windowsEnd = Date.now() + WINDOW_MS;
+  const deliveries = async () =>
+    (await h.deps.store.deliveries.list({ accountIds: [acct.accountId], webhookId: hook.data.id }, { limit: 50 })).data;
+  const windowsEnded = () => until('the batch windows to end', async () => Date.now() > windowsEnd);
+  return { acct, hook, deliveries, windowsEnded };
+}
+
+it('sends what a flush hands over once each, signed, without a claim returning any of it', async () => {
+  const { h, receiver } = env;
+  receiver.script('/handed', [{ status: 200 }]);
+  const { hook, deliveries } = await answered('/handed', 3);
+  const { deps, claimed } = countingClaims(h, createH1Sender({ allowPrivateTargets: true }));
+  const r = runner(deps, 16);
+  const controller = new AbortController();
+  const scheduler = startScheduler(deps, controller.signal, {
+    tickMs: 20,
+    tasks: [batchFlushTask(500, r)],
+    logger: pino({ level: 'silent' }),
+    onWork: () => r.wake(),
+  });
+  stops.push(async () => {
+    controller.abort();
+    await scheduler;
+  });
+  const sent = await receiver.waitFor((x) => x.filter((y) => y.path === '/handed').length >= 3, 20_000);
+  await until('the outcomes', async () => (await deliveries()).every((d) => d.status === 'delivered'));
+  const made = await deliveries();
+  expect(made).toHaveLength(3);
+  expect(made.map((d) => d.attemptCount)).toEqual([1, 1, 1]);
+  expect(made.filter((d) => claimed.has(d.id))).toEqual([]);
+  for (const req of sent.filter((y) => y.path === '/handed')) {
+    expect(req.headers['x-service-attempt']).toBe('1');
+    expect(req.headers['x-service-secret']).toBe(hook.data.legacySecret);
+    verifySignature({ secret: hook.signingSecret!, header: req.headers['x-service-signature'], rawBody: req.rawBody });
+  }
+});
+
+it('hands over as many as the runner has free slots, and leaves the rest due for a claim', async () => {
+  const { h, receiver } = env;
+  receiver.script('/full', [{ status: 200 }]);
+  const { deliveries, windowsEnded } = await answered('/full', 5);
+  const { deps, claimed } = countingClaims(h, createH1Sender({ allowPrivateTargets: true }));
+  const r = runner(deps, 2);
+  await windowsEnded();
+  const flushed = await flushSomeBatches(deps, 500, r);
+  expect(flushed).toEqual({ deliveries: 5, batches: 5, leased: 2 });
+  await receiver.waitFor((x) => x.filter((y) => y.path === '/full').length >= 5, 20_000);
+  await until('the outcomes', async () => (await deliveries()).every((d) => d.status === 'delivered'));
+  const made = await deliveries();
+  expect(made.filter((d) => claimed.has(d.id))).toHaveLength(3);
+  expect(made.map((d) => d.attemptCount)).toEqual([1, 1, 1, 1, 1]);
+});
+
+it('hands over nothing of a paused webhook: its deliveries are queued due and parked by the claim', async () => {
+  const { h, receiver } = env;
+  const { acct, hook, deliveries, windowsEnded } = await answered('/paused', 2);
+  const paused = await h.app.inject({
+    method: 'POST',
+    url: '/webhooks/update',
+    headers: { authorization: `Bearer ${acct.key}` },
+    payload: { webhookId: hook.data.id, paused: true },
+  });
+  expect(paused.statusCode, paused.body).toBe(200);
+  const { deps, claimed } = countingClaims(h, createH1Sender({ allowPrivateTargets: true }));
+  const r = runner(deps, 16);
+  const asked: number[] = [];
+  await windowsEnded();
+  const watched = { reserve: (n: number) => (asked.push(n), r.reserve(n)), start: r.start };
+  expect(await flushSomeBatches(deps, 500, watched)).toEqual({ deliveries: 2, batches: 2, leased: 0 });
+  expect(asked).toEqual([0]);
+  await until('the claim to park them', async () => (await deliveries()).every((d) => claimed.has(d.id)));
+  await until('them parked', async () => (await deliveries()).every((d) => d.nextAttemptAt === null));
+  expect((await deliveries()).map((d) => [d.status, d.attemptCount])).toEqual([
+    ['pending', 0],
+    ['pending', 0],
+  ]);
+  expect(receiver.received.filter((y) => y.path === '/paused')).toHaveLength(0);
+});
+
+it('gives back the slots it held when the flush fails, and the runner fills them by claiming', async () => {
+  const { h, receiver } = env;
+  receiver.script('/given-back', [{ status: 200 }]);
+  const { deliveries, windowsEnded } = await answered('/given-back', 1);
+  const { deps } = countingClaims(h, createH1Sender({ allowPrivateTargets: true }));
+  const r = runner(deps, 1);
+  const failing: Deps = {
+    ...deps,
+    store: {
+      ...deps.store,
+      transaction: (fn) =>
+        deps.store.transaction((tx) =>
+          fn({
+            ...tx,
+            batches: {
+              ...tx.batches,
+              flush: () => {
+                // Every slot is held for this flush now: the runner has none left to give.
+                expect(r.reserve(1)).toBe(0);
+                throw new Error('the database refused the flush');
+              },
+            },
+          }),
+        ),
+    },
+  };
+  await windowsEnded();
+  await expect(flushSomeBatches(failing, 500, r)).rejects.toThrow('the database refused the flush');
+  // The batch is still open; two deliveries due beside it go out through the slot given back.
+  expect(await deliveries()).toHaveLength(0);
+  const { accountId } = await h.account({ name: 'GivenBack' });
+  const ids = await queueDue(h, accountId, receiver.url('/given-back'), 2);
+  await receiver.waitFor((x) => x.filter((y) => y.path === '/given-back').length >= 2, 20_000);
+  await until('the outcomes', async () =>
+    (await Promise.all(ids.map((id) => h.deps.store.deliveries.get(id)))).every((d) => d?.status === 'delivered'),
+  );
+});
