@@ -182,4 +182,35 @@ it('gives back the slots it held when the flush fails, and the runner fills them
   await until('the outcomes', async () =>
     (await Promise.all(ids.map((id) => h.deps.store.deliveries.get(id)))).every((d) => d?.status === 'delivered'),
   );
+  // The batch the failed flush left open flushes whole at the next one.
+  expect(await flushSomeBatches(deps, 500, r)).toMatchObject({ deliveries: 1, batches: 1 });
+  await until('its delivery', async () => {
+    const made = await deliveries();
+    return made.length === 1 && made[0]!.status === 'delivered';
+  });
+});
+
+it('cancels a handed-over delivery whose webhook is deleted while it is in flight: its result decides nothing', async () => {
+  const { h, receiver } = env;
+  // The endpoint answers late: the deletion lands while the attempt waits for it.
+  receiver.script('/deleted', [{ status: 200, delayMs: 1_500 }]);
+  const { acct, hook, deliveries, windowsEnded } = await answered('/deleted', 1);
+  const { deps } = countingClaims(h, createH1Sender({ allowPrivateTargets: true }));
+  const r = runner(deps, 4);
+  await windowsEnded();
+  expect(await flushSomeBatches(deps, 500, r)).toMatchObject({ deliveries: 1, leased: 1 });
+  await receiver.waitFor((x) => x.some((y) => y.path === '/deleted'), 20_000);
+  const [made] = await deliveries();
+  const deleted = await h.app.inject({
+    method: 'DELETE',
+    url: `/webhooks?id=${hook.data.id}`,
+    headers: { authorization: `Bearer ${acct.key}` },
+  });
+  expect(deleted.statusCode, deleted.body).toBe(200);
+  expect(deleted.json().data.cancelledDeliveries).toBe(1);
+  // The answer comes and its attempt is logged, but the delivery stays cancelled.
+  await until('the attempt to be logged', async () => (await h.deps.store.deliveries.attempts(made!.id)).length === 1);
+  const after = await h.deps.store.deliveries.get(made!.id);
+  expect(after?.status).toBe('cancelled');
+  expect((await h.deps.store.deliveries.attempts(made!.id))[0]?.statusCode).toBe(200);
 });
