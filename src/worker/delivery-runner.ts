@@ -82,6 +82,12 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   let sending = 0;
   let unfinished = 0;
   let allFinished: (() => void) | undefined;
+  // Handed-over deliveries (Handoff): slots promised to a flush under way, and what flushes
+  // handed over that waits for a slot. While a claim runs, its `want` is kept free (claiming):
+  // nothing else starts into it, so attempts in flight never pass `concurrency`.
+  let promised = 0;
+  const waiting: ClaimedDelivery[] = [];
+  let claiming = 0;
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
@@ -93,6 +99,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       } finally {
         sending--;
         slots.wake();
+        if (waiting.length) void pump();
       }
       const r = await results.record(sent);
       if (debug)
@@ -145,11 +152,15 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   // written. Only sending counts against `concurrency`: a slot freed by an answer is refilled
   // while the result batch is being written, so the connections never wait on the database.
   // Unrecorded results are bounded too (a slow database slows claiming rather than piling up).
+  // Neither claims nor handed-over deliveries start before startAfter settles.
+  let ready = !opts.startAfter;
   const loop = async () => {
     await opts.startAfter?.catch(() => {});
+    ready = true;
     while (!signal.aborted) {
-      const free = opts.concurrency - sending;
-      const recording = unfinished - sending;
+      const queued = waiting.length + promised;
+      const free = opts.concurrency - sending - queued;
+      const recording = unfinished - sending - queued;
       // Claim in batches: with every slot busy, claiming each slot as it frees would make one
       // round trip per delivery. Wait until half a batch is free (or nothing is busy).
       if (
@@ -163,16 +174,23 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         continue;
       }
       const want = Math.min(free, opts.claimBatch);
+      claiming = want;
       let claimed;
       try {
         claimed = await claimDeliveries(deps, want, (deliveryIds) =>
           opts.logger.warn({ deliveryIds }, 'cancelled deliveries whose webhook was deleted after they were queued'),
         );
       } catch (err) {
+        claiming = 0;
+        void pump();
         opts.logger.error({ err }, 'claiming deliveries failed; retrying shortly');
         await work.sleep(Math.max(opts.idleMs, 1000));
         continue;
       }
+      // Counted before the first slice starts: between slices, freed slots go to what waits.
+      sending += claimed.length;
+      unfinished += claimed.length;
+      claiming = 0;
       // A claim's attempts start a slice at a time, and the answers that came in meanwhile are
       // read between slices: started all at once, a claim of hundreds held this thread for
       // milliseconds while every connection's answer waited and the endpoints sat idle
@@ -180,11 +198,10 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       for (let i = 0; i < claimed.length; i++) {
         const d = claimed[i]!;
         leased.set(d.id, d.leaseToken);
-        sending++;
-        unfinished++;
         void attempt(d);
         if ((i + 1) % START_SLICE === 0 && i + 1 < claimed.length) await nextTurn();
       }
+      if (waiting.length) void pump();
       // A full claim may have left more due: claim again at once. Otherwise wait for new work,
       // and let the gap pass even if woken sooner.
       if (claimed.length < want) {
@@ -194,6 +211,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         if (left > 0 && !signal.aborted) await new Promise((r) => setTimeout(r, left));
       }
     }
+    // Handed over but never started: due again at once, for another worker.
+    await releaseWaiting();
     const stoppedAt = Date.now();
     const inFlight = unfinished;
     const drained =
@@ -217,31 +236,60 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     opts.logger.info({ inFlight, released, ms: Date.now() - stoppedAt }, 'delivery runner drained');
   };
 
-  // Leased elsewhere, started like a claim's: a slice at a time. Slots are held as the lease is
-  // written, so the loop cannot fill them meanwhile; held ones left unused are given back.
-  const start = async (claimed: readonly ClaimedDelivery[], unused: number) => {
-    sending -= unused;
-    unfinished -= unused;
-    if (unused) {
-      if (unfinished === 0) allFinished?.();
-      slots.wake();
-    }
-    for (let i = 0; i < claimed.length; i++) {
-      const d = claimed[i]!;
-      leased.set(d.id, d.leaseToken);
-      void attempt(d);
-      if ((i + 1) % START_SLICE === 0 && i + 1 < claimed.length) await nextTurn();
+  const release = (ds: readonly ClaimedDelivery[]) => {
+    const now = deps.clock.now();
+    return Promise.all(ds.map((d) => deps.store.deliveries.release(d.id, d.leaseToken, now).catch(() => false)));
+  };
+  const releaseWaiting = async () => {
+    const left = waiting.splice(0);
+    if (!left.length) return;
+    await release(left);
+    unfinished -= left.length;
+    if (unfinished === 0) allFinished?.();
+  };
+  // Starts what waits while slots are free (none of a claim under way's), a slice at a time.
+  let pumping = false;
+  const pump = async () => {
+    if (pumping) return;
+    pumping = true;
+    try {
+      let started = 0;
+      while (waiting.length && sending + claiming < opts.concurrency && !signal.aborted) {
+        const d = waiting.shift()!;
+        sending++;
+        leased.set(d.id, d.leaseToken);
+        void attempt(d);
+        if (++started % START_SLICE === 0 && waiting.length) await nextTurn();
+      }
+    } finally {
+      pumping = false;
     }
   };
+  // A flush's promise of slots, counted against `concurrency` with what is in flight and what
+  // waits; not against a claim under way, whose deliveries go first (the flush's then wait for
+  // a slot, within their lease).
   const reserve = (max: number) => {
-    if (signal.aborted || unfinished - sending >= opts.concurrency) return 0;
-    const n = Math.max(0, Math.min(max, opts.concurrency - sending));
-    sending += n;
+    const queued = waiting.length + promised;
+    if (!ready || signal.aborted || unfinished - sending - queued >= opts.concurrency) return 0;
+    const n = Math.max(0, Math.min(max, opts.concurrency - sending - queued));
+    promised += n;
     unfinished += n;
     return n;
   };
+  // Once stopping, the leases are given back instead (due again at once), as the drain does.
+  const start = async (claimed: readonly ClaimedDelivery[], unused: number) => {
+    promised -= claimed.length + unused;
+    unfinished -= unused;
+    if (signal.aborted) {
+      await release(claimed);
+      unfinished -= claimed.length;
+    } else waiting.push(...claimed);
+    if (unfinished === 0) allFinished?.();
+    slots.wake();
+    await pump();
+  };
 
-  return { done: loop(), wake: () => work.wake(), reserve, start: (claimed, unused) => void start(claimed, unused) };
+  return { done: loop(), wake: () => work.wake(), reserve, start };
 }
 
 type Ended = { sent: SentAttempt; status: 'rejected' | 'given_up' };

@@ -14,7 +14,7 @@ export type Handoff = {
   /** Holds up to `max` of the runner's free attempt slots; how many it holds (0 when full or stopping). */
   reserve(max: number): number;
   /** Starts committed leased deliveries in held slots, and gives `unused` held slots back. */
-  start(deliveries: readonly ClaimedDelivery[], unused: number): void;
+  start(deliveries: readonly ClaimedDelivery[], unused: number): Promise<void>;
 };
 
 /**
@@ -52,7 +52,7 @@ export async function flushSomeBatches(
     leased = flushed.leased;
     return { deliveries: flushed.deliveries, batches: flushed.batches, leased: leased.length };
   } finally {
-    if (held) handoff!.start(leased, held - leased.length);
+    if (held) await handoff!.start(leased, held - leased.length);
   }
 }
 
@@ -69,10 +69,11 @@ async function flushInTransaction(
     (await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]),
   );
   const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
-  const contents = await store.batches.contentsOf(due, reserve && overlapSince);
+  const contents = await store.batches.contentsOf(due, reserve && { secretsOverlapSince: overlapSince });
+  const handOver = new Set(contents.handOver);
   const participants = new Map(contents.participants.map((p) => [respondentKey(p.pollId, p.id), p]));
   const responses = new Map(contents.responses.map((r) => [r.id, r]));
-  const deliveries: { delivery: NewDelivery; legacySecret: string | null; paused: boolean }[] = [];
+  const deliveries: { delivery: NewDelivery; legacySecret: string | null; handOver: boolean }[] = [];
   for (const b of due) {
     const found = polls.get(b.pollId);
     const webhook = found?.webhooks.find((w) => w.id === b.webhookId);
@@ -94,18 +95,19 @@ async function flushInTransaction(
         at,
       }),
       legacySecret: webhook.legacySecret,
-      paused: webhook.pausedAt !== null,
+      handOver: handOver.has(webhook.id),
     });
   }
-  // Those of a paused webhook are queued due, for a claim to park (claim-deliveries.ts).
-  let lease = reserve?.(deliveries.filter((d) => !d.paused).length) ?? 0;
+  // Those of a paused webhook (or one being changed) are queued due, for a claim to park,
+  // cancel or send (claim-deliveries.ts).
+  let lease = reserve?.(deliveries.filter((d) => d.handOver).length) ?? 0;
   const leaseToken = randomUUID();
   const leaseUntil = new Date(now.getTime() + leaseMs(deps));
   const secrets = new Map(contents.secrets.map((a) => [a.accountId, a]));
   const leased: ClaimedDelivery[] = [];
   // Delivery ids carry the event time, but they are due now.
-  const queued = deliveries.map(({ delivery, legacySecret, paused }): NewDelivery => {
-    if (paused || lease === 0) return { ...delivery, nextAttemptAt: now };
+  const queued = deliveries.map(({ delivery, legacySecret, handOver }): NewDelivery => {
+    if (!handOver || lease === 0) return { ...delivery, nextAttemptAt: now };
     lease--;
     const account = secrets.get(delivery.accountId);
     leased.push({

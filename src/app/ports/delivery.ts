@@ -85,13 +85,20 @@ export interface BatchRepo {
   /** Locks due batches for this transaction; others skip them. */
   claimDue(now: Date, limit: number): Promise<Batch[]>;
   /**
-   * The batches' respondents and their answers (unknown ones left out), read together; with
-   * `secretsOverlapSince`, their accounts' signing secrets too (previousSecret as a claim reads it).
+   * The batches' respondents and their answers (unknown ones left out), read together. With
+   * `handoff`, also their accounts' signing secrets (previousSecret as a claim reads it) and
+   * `handOver`: their webhooks whose deliveries may be handed to a runner, not paused and locked
+   * against a pause until the transaction ends (empty without `handoff`).
    */
   contentsOf(
     batches: readonly Batch[],
-    secretsOverlapSince?: Date,
-  ): Promise<{ participants: ParticipantRow[]; responses: ResponseRow[]; secrets: AccountSecrets[] }>;
+    handoff?: { secretsOverlapSince: Date },
+  ): Promise<{
+    participants: ParticipantRow[];
+    responses: ResponseRow[];
+    secrets: AccountSecrets[];
+    handOver: string[];
+  }>;
   /** Deletes the flushed batches and queues their deliveries; the transaction's last statement. */
   flush(ids: string[], deliveries: NewDelivery[]): Promise<void>;
   /** When the next batch's window ends, if any batch is open. */

@@ -1,13 +1,15 @@
 import pino from 'pino';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Deps } from '../../../src/app/ports/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Deps, HttpSender } from '../../../src/app/ports/index.js';
 import { flushSomeBatches } from '../../../src/app/delivery/flush-batches.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner, type Runner } from '../../../src/worker/delivery-runner.js';
 import { batchFlushTask, startScheduler } from '../../../src/worker/scheduler.js';
 import { verifySignature } from '../../../src/verify.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
-import { harness, type Harness } from '../../support/app.js';
+import { harness, type Harness, type TestAccount } from '../../support/app.js';
+import { onPostgres } from '../../support/db.js';
+import { untilSettledOrWaiting } from '../../support/races.js';
 import { startReceiver } from '../../support/receiver.js';
 import { countingClaims, queueDue } from '../../support/worker.js';
 
@@ -36,7 +38,11 @@ afterEach(async () => {
 });
 
 /** A runner on `deps` with `concurrency` slots, stopped after the test. */
-function runner(deps: Deps, concurrency: number): Runner {
+function runner(
+  deps: Deps,
+  concurrency: number,
+  startAfter?: Promise<unknown>,
+): Runner & { stopping: AbortController } {
   const controller = new AbortController();
   const r = startDeliveryRunner(deps, controller.signal, {
     concurrency,
@@ -44,13 +50,14 @@ function runner(deps: Deps, concurrency: number): Runner {
     idleMs: 20,
     drainMs: 5_000,
     logger: pino({ level: 'silent' }),
+    startAfter,
   });
   stops.push(async () => {
     controller.abort();
     await r.done;
     await deps.sender?.close();
   });
-  return r;
+  return { ...r, stopping: controller };
 }
 
 const until = async (what: string, fn: () => Promise<boolean>) => {
@@ -193,7 +200,7 @@ it('gives back the slots it held when the flush fails, and the runner fills them
 it('cancels a handed-over delivery whose webhook is deleted while it is in flight: its result decides nothing', async () => {
   const { h, receiver } = env;
   // The endpoint answers late: the deletion lands while the attempt waits for it.
-  receiver.script('/deleted', [{ status: 200, delayMs: 1_500 }]);
+  receiver.script('/deleted', [{ status: 200, delayMs: 3_000 }]);
   const { acct, hook, deliveries, windowsEnded } = await answered('/deleted', 1);
   const { deps } = countingClaims(h, createH1Sender({ allowPrivateTargets: true }));
   const r = runner(deps, 4);
@@ -213,4 +220,152 @@ it('cancels a handed-over delivery whose webhook is deleted while it is in fligh
   const after = await h.deps.store.deliveries.get(made!.id);
   expect(after?.status).toBe('cancelled');
   expect((await h.deps.store.deliveries.attempts(made!.id))[0]?.statusCode).toBe(200);
+});
+
+it('never has more attempts in flight than its concurrency when a flush hands over during a claim', async () => {
+  const { h, receiver } = env;
+  receiver.script('/during-claim', [{ status: 200, delayMs: 100 }]);
+  const { deliveries, windowsEnded } = await answered('/during-claim', 2);
+  const { accountId } = await h.account({ name: 'DuringClaim' });
+  const due = await queueDue(h, accountId, receiver.url('/during-claim'), 2);
+  const real = createH1Sender({ allowPrivateTargets: true });
+  let sending = 0;
+  let most = 0;
+  const sender: HttpSender = {
+    send: async (req) => {
+      most = Math.max(most, ++sending);
+      try {
+        return await real.send(req);
+      } finally {
+        sending--;
+      }
+    },
+    close: () => real.close(),
+  };
+  // The runner's first claim (which wants both slots) waits until the flush has handed over.
+  let enter!: () => void;
+  let leave!: () => void;
+  const entered = new Promise<void>((resolve) => (enter = resolve));
+  const gate = new Promise<void>((resolve) => (leave = resolve));
+  const store = h.deps.store;
+  const deps: Deps = {
+    ...h.deps,
+    sender,
+    store: {
+      ...store,
+      deliveries: {
+        ...store.deliveries,
+        claim: async (...args) => (enter(), await gate, store.deliveries.claim(...args)),
+      },
+    },
+  };
+  await windowsEnded();
+  const r = runner(deps, 2);
+  await entered;
+  expect(await flushSomeBatches(deps, 500, r)).toEqual({ deliveries: 2, batches: 2, leased: 2 });
+  leave();
+  await until('all four delivered', async () => {
+    const made = [...(await deliveries()), ...(await Promise.all(due.map((id) => store.deliveries.get(id))))];
+    return made.length === 4 && made.every((d) => d?.status === 'delivered');
+  });
+  expect(most).toBe(2);
+});
+
+it('hands nothing over before startAfter settles, as it claims nothing', async () => {
+  const { h } = env;
+  let counted!: () => void;
+  const firstCount = new Promise<void>((resolve) => (counted = resolve));
+  const r = runner({ ...h.deps, sender: createH1Sender({ allowPrivateTargets: true }) }, 4, firstCount);
+  expect(r.reserve(1)).toBe(0);
+  counted();
+  await until('the runner to start', async () => r.reserve(1) === 1);
+  await r.start([], 1);
+});
+
+it('gives the leases back instead of sending when the deliveries come after it began to stop', async () => {
+  const { h, receiver } = env;
+  const { deliveries, windowsEnded } = await answered('/stopping', 1);
+  const r = runner({ ...h.deps, sender: createH1Sender({ allowPrivateTargets: true }) }, 4);
+  await windowsEnded();
+  const late = {
+    reserve: r.reserve,
+    start: (claimed: Parameters<Runner['start']>[0], unused: number) => (r.stopping.abort(), r.start(claimed, unused)),
+  };
+  expect(await flushSomeBatches(h.deps, 500, late)).toEqual({ deliveries: 1, batches: 1, leased: 1 });
+  await r.done;
+  const [made] = await deliveries();
+  // Due again at once for another worker, its one lease counted.
+  expect(made).toMatchObject({ status: 'pending', attemptCount: 1 });
+  expect(made!.nextAttemptAt!.getTime()).toBeLessThanOrEqual(Date.now());
+  expect(receiver.received.filter((y) => y.path === '/stopping')).toHaveLength(0);
+});
+
+describe.skipIf(!onPostgres)('a pause racing a flush that hands over (PostgreSQL)', () => {
+  const pause = (acct: TestAccount, webhookId: string) =>
+    env.h.app.inject({
+      method: 'POST',
+      url: '/webhooks/update',
+      headers: { authorization: `Bearer ${acct.key}` },
+      payload: { webhookId, paused: true },
+    });
+
+  it('a flush skips a webhook whose pause is under way: its deliveries go to the claim, which parks them', async () => {
+    const { h, receiver } = env;
+    const { hook, deliveries, windowsEnded } = await answered('/pausing', 1);
+    await windowsEnded();
+    // What the flush offers a runner is under test here: a runner started now could claim the
+    // delivery before the pause commits, as it may any delivery due.
+    const asked: number[] = [];
+    const offered = { reserve: (n: number) => (asked.push(n), 0), start: async () => {} };
+    let flushed: Awaited<ReturnType<typeof flushSomeBatches>> | undefined;
+    // The pause as updateWebhook makes it, held open while the flush runs.
+    await h.deps.store.transaction(async (store) => {
+      await store.webhooks.lock(hook.data.id);
+      await store.webhooks.update(hook.data.id, { pausedAt: new Date() });
+      await store.deliveries.parkWebhook(hook.data.id);
+      flushed = await flushSomeBatches(h.deps, 500, offered);
+    });
+    expect(flushed).toEqual({ deliveries: 1, batches: 1, leased: 0 });
+    expect(asked).toEqual([0]);
+    const { deps, claimed } = countingClaims(h, createH1Sender({ allowPrivateTargets: true }));
+    runner(deps, 4);
+    await until('the claim to park it', async () => (await deliveries()).every((d) => claimed.has(d.id)));
+    await until('it parked', async () => (await deliveries()).every((d) => d.nextAttemptAt === null));
+    expect(receiver.received.filter((y) => y.path === '/pausing')).toHaveLength(0);
+  });
+
+  it('a pause waits for a flush that hands over, and finds its delivery in flight', async () => {
+    const { h, receiver } = env;
+    receiver.script('/paused-after', [{ status: 200 }]);
+    const { acct, hook, deliveries, windowsEnded } = await answered('/paused-after', 1);
+    const { deps } = countingClaims(h, createH1Sender({ allowPrivateTargets: true }));
+    const r = runner(deps, 4);
+    await windowsEnded();
+    let pausing: ReturnType<typeof pause> | undefined;
+    // The flush's last statement waits until the pause is seen waiting on the webhook's lock.
+    const holding: Deps = {
+      ...deps,
+      store: {
+        ...deps.store,
+        transaction: (fn) =>
+          deps.store.transaction((tx) =>
+            fn({
+              ...tx,
+              batches: {
+                ...tx.batches,
+                flush: async (ids, queued) => {
+                  pausing = pause(acct, hook.data.id);
+                  await untilSettledOrWaiting(h.database.db, pausing, 'for update');
+                  return tx.batches.flush(ids, queued);
+                },
+              },
+            }),
+          ),
+      },
+    };
+    expect(await flushSomeBatches(holding, 500, r)).toEqual({ deliveries: 1, batches: 1, leased: 1 });
+    expect((await pausing!).statusCode).toBe(200);
+    await receiver.waitFor((x) => x.some((y) => y.path === '/paused-after'), 20_000);
+    await until('its outcome', async () => (await deliveries())[0]?.status === 'delivered');
+  });
 });

@@ -20,11 +20,10 @@ describe.skipIf(!onPostgres)('new deliveries notify listening workers', () => {
   let made: Awaited<ReturnType<typeof createPgDatabase>>;
   let database: Database;
   let listener: DueListener | undefined;
-  const queue = async (leaseToken?: string) => {
+  const queue = async () => {
     const now = new Date();
     await createStore(database.db).deliveries.insert([
       {
-        ...(leaseToken ? { leaseToken } : {}),
         id: newId('dlv'),
         accountId: 'acc_1',
         pollId: 'poll_1',
@@ -83,16 +82,40 @@ describe.skipIf(!onPostgres)('new deliveries notify listening workers', () => {
       expect(errors).toHaveLength(1);
       await queue();
       await until(() => calls === 3, 'a notification after reconnecting');
-
-      // Rows queued leased (the batch flush hands them to its own runner) wake nobody: no other
-      // worker could claim them. Notifications arrive in commit order, so once the unleased
-      // row's has come, one for the leased row would have come before it.
-      await queue('lease-of-the-flushing-worker');
-      await queue();
-      await until(() => calls >= 4, 'the notification of the unleased row');
-      expect(calls).toBe(4);
     } finally {
       await admin.end();
+    }
+  });
+
+  // Rows queued leased (the batch flush hands them to its own runner) wake nobody: no other
+  // worker could claim them. A session hears its own notifications before its statement's
+  // answer, so each count is read right after its statement.
+  it('notifies for a statement that queues an unleased row, not for one whose rows are all leased', async () => {
+    const session = new pg.Client({ connectionString: made.url });
+    await session.connect();
+    try {
+      let heard = 0;
+      session.on('notification', (n) => n.channel === 'canvass_new_deliveries' && heard++);
+      await session.query('LISTEN canvass_new_deliveries');
+      const queue = (leaseTokens: (string | null)[]) =>
+        session.query(
+          `WITH v AS (SELECT gen_random_uuid()::text AS id, t AS token FROM unnest($1::text[]) AS t),
+           d AS (
+             INSERT INTO deliveries (id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, status, body, created_at)
+             SELECT id, 'acc_1', 'poll_1', NULL, 'end_1', 'webhook', 'https://hooks.example.com/', 'p1', 'completed-survey', 'pending', '{}', now() FROM v
+           )
+           INSERT INTO delivery_queue (delivery_id, next_attempt_at, lease_token, attempt_count)
+           SELECT id, now(), token, CASE WHEN token IS NULL THEN 0 ELSE 1 END FROM v`,
+          [leaseTokens],
+        );
+      await queue(['lease-a', 'lease-b']);
+      expect(heard).toBe(0);
+      await queue(['lease-c', null]);
+      expect(heard).toBe(1);
+      await queue([null]);
+      expect(heard).toBe(2);
+    } finally {
+      await session.end();
     }
   });
 });

@@ -37,8 +37,8 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
       }));
     },
 
-    async contentsOf(batches, secretsOverlapSince) {
-      if (!batches.length) return { participants: [], responses: [], secrets: [] };
+    async contentsOf(batches, handoff) {
+      if (!batches.length) return { participants: [], responses: [], secrets: [], handOver: [] };
       const ids = [...new Set(batches.flatMap((b) => b.responseIds))];
       // Arrays, not IN lists: the statements' text is the same whatever the number of batches.
       const participants = sql<Selectable<ParticipantsTable>>`
@@ -46,20 +46,28 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
         WHERE (poll_id, id) IN (SELECT * FROM unnest(${batches.map((b) => b.pollId)}::text[], ${batches.map((b) => b.participantId)}::text[]))`;
       const responses = sql<Selectable<ResponsesTable>>`
         SELECT * FROM responses WHERE id = ANY(${ids}::text[]) ORDER BY id`;
-      // The signing secrets as a claim reads them (delivery-queue.ts), for deliveries leased here.
-      const secrets = secretsOverlapSince
+      // For deliveries leased here: the signing secrets as a claim reads them (delivery-queue.ts),
+      // and the webhooks not paused, share-locked until the flush commits so that a pause waits
+      // for it (and then finds the handed-over deliveries in flight, as it would a claim's). One
+      // locked by a change under way is skipped, not waited for: its deliveries go to a claim,
+      // and a deletion (which locks the webhook, then its batches) cannot deadlock with the flush.
+      const forHandoff = handoff
         ? [
             sql<AccountSecrets>`
               SELECT id AS "accountId", signing_secret AS "signingSecret",
-                CASE WHEN signing_secret_rotated_at > ${secretsOverlapSince} THEN previous_signing_secret END AS "previousSecret"
+                CASE WHEN signing_secret_rotated_at > ${handoff.secretsOverlapSince} THEN previous_signing_secret END AS "previousSecret"
               FROM accounts WHERE id = ANY(${[...new Set(batches.map((b) => b.accountId))]}::text[])`.compile(db),
+            sql<{ id: string }>`
+              SELECT id FROM webhooks WHERE id = ANY(${[...new Set(batches.map((b) => b.webhookId))]}::text[]) AND paused_at IS NULL
+              FOR SHARE SKIP LOCKED`.compile(db),
           ]
         : [];
-      const [p, r, a] = await executeTogether(db, [participants.compile(db), responses.compile(db), ...secrets]);
+      const [p, r, a, w] = await executeTogether(db, [participants.compile(db), responses.compile(db), ...forHandoff]);
       return {
         participants: (p!.rows as Selectable<ParticipantsTable>[]).map(toParticipant),
         responses: (r!.rows as Selectable<ResponsesTable>[]).map(toResponse),
         secrets: (a?.rows ?? []) as AccountSecrets[],
+        handOver: ((w?.rows ?? []) as { id: string }[]).map((x) => x.id),
       };
     },
 
