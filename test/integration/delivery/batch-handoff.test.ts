@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Deps, HttpSender } from '../../../src/app/ports/index.js';
+import type { Deps, HttpSender, Store } from '../../../src/app/ports/index.js';
+import type { NewDelivery } from '../../../src/domain/delivery.js';
 import { flushSomeBatches } from '../../../src/app/delivery/flush-batches.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner, type Runner } from '../../../src/worker/delivery-runner.js';
@@ -58,6 +59,20 @@ function runner(
     await deps.sender?.close();
   });
   return { ...r, stopping: controller };
+}
+
+/** `deps` whose flushes run `flush` in place of the repository's last statement (`tx`: the flush's own). */
+function withFlush(deps: Deps, flush: (tx: Store, ids: string[], queued: NewDelivery[]) => Promise<void>): Deps {
+  return {
+    ...deps,
+    store: {
+      ...deps.store,
+      transaction: (fn) =>
+        deps.store.transaction((tx) =>
+          fn({ ...tx, batches: { ...tx.batches, flush: (ids, queued) => flush(tx, ids, queued) } }),
+        ),
+    },
+  };
 }
 
 const until = async (what: string, fn: () => Promise<boolean>) => {
@@ -159,26 +174,11 @@ it('gives back the slots it held when the flush fails, and the runner fills them
   const { deliveries, windowsEnded } = await answered('/given-back', 1);
   const { deps } = countingClaims(h, createH1Sender({ allowPrivateTargets: true }));
   const r = runner(deps, 1);
-  const failing: Deps = {
-    ...deps,
-    store: {
-      ...deps.store,
-      transaction: (fn) =>
-        deps.store.transaction((tx) =>
-          fn({
-            ...tx,
-            batches: {
-              ...tx.batches,
-              flush: () => {
-                // Every slot is held for this flush now: the runner has none left to give.
-                expect(r.reserve(1)).toBe(0);
-                throw new Error('the database refused the flush');
-              },
-            },
-          }),
-        ),
-    },
-  };
+  const failing = withFlush(deps, () => {
+    // Every slot is held for this flush now: the runner has none left to give.
+    expect(r.reserve(1)).toBe(0);
+    throw new Error('the database refused the flush');
+  });
   await windowsEnded();
   await expect(flushSomeBatches(failing, 500, r)).rejects.toThrow('the database refused the flush');
   // The batch is still open; two deliveries due beside it go out through the slot given back.
@@ -343,26 +343,11 @@ describe.skipIf(!onPostgres)('a pause racing a flush that hands over (PostgreSQL
     await windowsEnded();
     let pausing: ReturnType<typeof pause> | undefined;
     // The flush's last statement waits until the pause is seen waiting on the webhook's lock.
-    const holding: Deps = {
-      ...deps,
-      store: {
-        ...deps.store,
-        transaction: (fn) =>
-          deps.store.transaction((tx) =>
-            fn({
-              ...tx,
-              batches: {
-                ...tx.batches,
-                flush: async (ids, queued) => {
-                  pausing = pause(acct, hook.data.id);
-                  await untilSettledOrWaiting(h.database.db, pausing, 'for update');
-                  return tx.batches.flush(ids, queued);
-                },
-              },
-            }),
-          ),
-      },
-    };
+    const holding = withFlush(deps, async (tx, ids, queued) => {
+      pausing = pause(acct, hook.data.id);
+      await untilSettledOrWaiting(h.database.db, pausing, 'for update');
+      await tx.batches.flush(ids, queued);
+    });
     expect(await flushSomeBatches(holding, 500, r)).toEqual({ deliveries: 1, batches: 1, leased: 1 });
     expect((await pausing!).statusCode).toBe(200);
     await receiver.waitFor((x) => x.some((y) => y.path === '/paused-after'), 20_000);
