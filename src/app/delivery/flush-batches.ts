@@ -11,9 +11,9 @@ import { respondentKey } from '../responses/submit-responses.js';
  * window ends (docs/performance.md, "The batch flush").
  */
 export type Handoff = {
-  /** Holds up to `max` of the runner's free attempt slots; how many it holds (0 when full or stopping). */
+  /** Promises up to `max` attempt slots to this flush; how many (0 when full, not started or stopping). */
   reserve(max: number): number;
-  /** Starts committed leased deliveries in held slots, and gives `unused` held slots back. */
+  /** Takes the committed leased deliveries into promised slots (they start as slots free), and gives `unused` back. */
   start(deliveries: readonly ClaimedDelivery[], unused: number): Promise<void>;
 };
 
@@ -41,7 +41,7 @@ export async function flushSomeBatches(
   limit: number,
   handoff?: Handoff,
 ): Promise<{ deliveries: number; batches: number; leased: number }> {
-  // Slots held in the runner, and what goes into them once the flush has committed. A crash
+  // Slots promised by the runner, and what goes into them once the flush has committed. A crash
   // after the commit leaves the deliveries leased: due again when the lease ends, as after a claim.
   let held = 0;
   let leased: ClaimedDelivery[] = [];
