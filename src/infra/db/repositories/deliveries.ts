@@ -72,10 +72,10 @@ export function deliveryInserts(rows: readonly NewDelivery[]) {
       ) AS v(id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, body, created_at)
     ), queued AS (
       INSERT INTO delivery_queue (delivery_id, next_attempt_at, lease_token, attempt_count)
-      SELECT * FROM unnest(
-        ${d((x) => x.id)}::text[], ${d((x) => iso(x.nextAttemptAt))}::timestamptz[], ${d((x) => x.leaseToken ?? null)}::text[],
-        ${d((x) => (x.leaseToken ? 1 : 0))}::int[]
-      )
+      SELECT id, next_attempt_at, lease_token, CASE WHEN lease_token IS NULL THEN 0 ELSE 1 END
+      FROM unnest(
+        ${d((x) => x.id)}::text[], ${d((x) => iso(x.nextAttemptAt))}::timestamptz[], ${d((x) => x.leaseToken ?? null)}::text[]
+      ) AS v(id, next_attempt_at, lease_token)
     )`;
 }
 
