@@ -37,6 +37,8 @@ type Work = PollForSubmission & {
   responses: ResponseRow[];
   all: ResponseRow[];
   newlyComplete: boolean;
+  /** This submission inserted the participant row, complete already if its own answers complete it. */
+  inserted: boolean;
 };
 
 /** One respondent of one poll, as a map key. */
@@ -79,7 +81,10 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
     const stored = new Map(participants.map((p) => [respondentKey(p.pollId, p.id), p]));
     work = work.filter((w) => {
       try {
-        w.participant = merged(w, stored.get(respondentKey(w.poll.id, w.participant.id))!, now);
+        const row = stored.get(respondentKey(w.poll.id, w.participant.id))!;
+        // seq is made afresh for every submission and unique: the row holds ours only if we inserted it.
+        w.inserted = row.seq === w.participant.seq;
+        w.participant = merged(w, row, now);
         return true;
       } catch (e) {
         refuse(out, w.at, e);
@@ -110,13 +115,15 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
     const changed: ParticipantRow[] = [];
     for (const w of work) {
       const before = w.participant;
-      const answered = new Set(w.all.map((r) => r.slideId));
-      const everyAnswered = w.slides.filter((s) => !NON_ANSWERABLE.has(s.type)).every((s) => answered.has(s.id));
-      const complete = before.complete || !!w.input.complete || (w.slides.length > 0 && everyAnswered);
-      w.newlyComplete = complete && !before.complete;
+      // A row this submission inserted was not complete before it, whatever the insert stored.
+      const wasComplete = before.complete && !w.inserted;
+      const complete = wasComplete || completes(w, w.all);
+      w.newlyComplete = complete && !wasComplete;
       w.participant = { ...before, complete, completedAt: w.newlyComplete ? now : before.completedAt, updatedAt: now };
-      // Nothing to write when neither completion nor metadata changed (the upsert stored the rest).
-      if (w.newlyComplete || w.input.participantMetadata) changed.push(w.participant);
+      // Nothing to write when the stored row already says it all: an inserted row holds this
+      // submission's metadata and completion; an existing one changes with either.
+      const stale = w.inserted ? complete !== before.complete : w.newlyComplete || !!w.input.participantMetadata;
+      if (stale) changed.push(w.participant);
     }
 
     const batches: Batch[] = [];
@@ -174,23 +181,11 @@ async function checkSubmission(
 
 /** The participant row to insert if the respondent is new, and the answer rows. */
 function fresh(
-  { poll }: PollForSubmission,
+  { poll, slides }: PollForSubmission,
   input: SubmitInput,
   now: Date,
-): Pick<Work, 'participant' | 'responses' | 'all' | 'newlyComplete'> {
+): Pick<Work, 'participant' | 'responses' | 'all' | 'newlyComplete' | 'inserted'> {
   const participantId = input.participantId ?? newId('prt', now.getTime());
-  const participant: ParticipantRow = {
-    id: participantId,
-    seq: newId('prt', now.getTime()),
-    pollId: poll.id,
-    accountId: poll.accountId,
-    metadata: input.participantMetadata ?? {},
-    synthetic: false,
-    complete: false,
-    completedAt: null,
-    createdAt: now,
-    updatedAt: now,
-  };
   const responses = input.answers.map((a) => ({
     id: newId('rsp', now.getTime()),
     accountId: poll.accountId,
@@ -202,7 +197,29 @@ function fresh(
     synthetic: false,
     createdAt: now,
   }));
-  return { participant, responses, all: [], newlyComplete: false };
+  // Inserted complete when this submission alone completes it: the usual one-go respondent
+  // then costs no update of the row it has just inserted. An existing row ignores these values.
+  const complete = completes({ slides, input }, responses);
+  const participant: ParticipantRow = {
+    id: participantId,
+    seq: newId('prt', now.getTime()),
+    pollId: poll.id,
+    accountId: poll.accountId,
+    metadata: input.participantMetadata ?? {},
+    synthetic: false,
+    complete,
+    completedAt: complete ? now : null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  return { participant, responses, all: [], newlyComplete: false, inserted: false };
+}
+
+/** Whether these answers complete the poll: the respondent says so, or every answerable slide has one. */
+function completes({ slides, input }: Pick<Work, 'slides' | 'input'>, answers: readonly ResponseRow[]): boolean {
+  if (input.complete) return true;
+  const answered = new Set(answers.map((r) => r.slideId));
+  return slides.length > 0 && slides.filter((s) => !NON_ANSWERABLE.has(s.type)).every((s) => answered.has(s.id));
 }
 
 /** Whether a respondent who has completed the poll may submit again. */
@@ -210,7 +227,7 @@ const reopens = (poll: Work['poll']): boolean => !!poll.settings.allowResubmissi
 
 /** The stored participant with this submission's metadata merged in; refuses a resubmission the poll does not allow. */
 function merged(w: Work, stored: ParticipantRow, now: Date): ParticipantRow {
-  if (stored.complete && !reopens(w.poll)) {
+  if (stored.complete && !w.inserted && !reopens(w.poll)) {
     throw new DomainError(
       'conflict',
       'this participant has already completed the poll and it does not allow resubmissions',

@@ -161,6 +161,101 @@ describe('a group of submissions', () => {
   });
 });
 
+describe('a respondent who completes the poll in one submission', () => {
+  /** The real store, with the participant rows each group's last statement updates recorded. */
+  function recordingUpdates(deps: Deps): { deps: Deps; updated: string[] } {
+    const updated: string[] = [];
+    const store = {
+      ...deps.store,
+      transaction: <T>(fn: Parameters<Deps['store']['transaction']>[0]) =>
+        deps.store.transaction((inner) => {
+          const submissions = {
+            ...inner.submissions,
+            writeOutcome: (o: Parameters<typeof inner.submissions.writeOutcome>[0]) => {
+              updated.push(...o.participants.map((x) => x.id));
+              return inner.submissions.writeOutcome(o);
+            },
+          };
+          return fn({ ...inner, submissions });
+        }) as Promise<T>,
+    };
+    return { deps: { ...deps, store }, updated };
+  }
+
+  it('is inserted complete and not updated after; one who completes later is updated once', async () => {
+    const p = await pollWithHooks();
+    const { deps, updated } = recordingUpdates(h.deps);
+    const both = [
+      { slideId: p.q1, value: 'all at once' },
+      { slideId: p.q2, value: 'once@example.com' },
+    ];
+    const results = await submitGroup(deps, [
+      { caller: null, input: { pollId: p.pollId, participantId: 'one-go', answers: both } },
+      { caller: null, input: { pollId: p.pollId, participantId: 'two-steps', answers: [both[0]!] } },
+      { caller: null, input: { pollId: p.pollId, participantId: 'says-done', answers: [both[0]!], complete: true } },
+    ]);
+    expect(results.map((r) => r.ok && r.value.complete)).toEqual([true, false, true]);
+    expect(updated).toEqual([]);
+    const oneGo = await h.deps.store.responses.getParticipant(p.pollId, 'one-go');
+    expect(oneGo?.complete).toBe(true);
+    expect(oneGo?.completedAt).toEqual(oneGo?.createdAt);
+    expect((await h.deps.store.responses.getParticipant(p.pollId, 'two-steps'))?.completedAt).toBeNull();
+
+    const later = await submitGroup(deps, [
+      { caller: null, input: { pollId: p.pollId, participantId: 'two-steps', answers: [both[1]!] } },
+    ]);
+    expect(later[0]!.ok && later[0]!.value.complete).toBe(true);
+    expect(updated).toEqual(['two-steps']);
+    expect((await h.deps.store.responses.getParticipant(p.pollId, 'two-steps'))?.complete).toBe(true);
+    const completed = await deliveriesOf(p.complete);
+    expect(completed.map((d) => d.participantId).sort()).toEqual(['one-go', 'says-done', 'two-steps']);
+  });
+
+  it('when two first submissions of one id each complete it, one is stored and the other refused', async () => {
+    const p = await pollWithHooks();
+    const queue = createSubmissionQueue(h.deps, { parallel: 2 });
+    const first = (value: string) =>
+      queue.submit(null, {
+        pollId: p.pollId,
+        participantId: 'twice',
+        answers: [
+          { slideId: p.q1, value },
+          { slideId: p.q2, value: `${value}@example.com` },
+        ],
+      });
+    const outcomes = await Promise.allSettled([first('left'), first('right')]);
+    const won = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    const lost = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
+    expect(won).toHaveLength(1);
+    expect(won[0]!.complete).toBe(true);
+    expect(lost.map((e) => (e instanceof DomainError ? e.code : e))).toEqual(['conflict']);
+    const stored = await answersOf(p.pollId, 'twice');
+    expect(stored.map((x) => x.id).sort()).toEqual([...won[0]!.responseIds].sort());
+    expect((await deliveriesOf(p.complete)).map((d) => d.participantId)).toEqual(['twice']);
+  });
+
+  it('on a poll that takes resubmissions, both are stored and the respondent completes once', async () => {
+    const p = await pollWithHooks({ settings: { allowResubmissions: true } });
+    const queue = createSubmissionQueue(h.deps, { parallel: 2 });
+    const first = (value: string) =>
+      queue.submit(null, {
+        pollId: p.pollId,
+        participantId: 'again',
+        answers: [
+          { slideId: p.q1, value },
+          { slideId: p.q2, value: `${value}@example.com` },
+        ],
+      });
+    const results = await Promise.all([first('left'), first('right')]);
+    expect(results.map((r) => r.complete)).toEqual([true, true]);
+    expect((await answersOf(p.pollId, 'again')).map((x) => x.value).sort()).toEqual(
+      ['left', 'left@example.com', 'right', 'right@example.com'].sort(),
+    );
+    const completed = await deliveriesOf(p.complete);
+    expect(completed.map((d) => d.participantId)).toEqual(['again']);
+  });
+});
+
 describe('the submission queue', () => {
   it('groups submissions that arrive while a group is being written: 12 submissions, 2 transactions', async () => {
     const p = await pollWithHooks();

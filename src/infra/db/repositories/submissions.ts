@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { SubmissionRepo } from '../../../app/ports/index.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { executeThenCommit, executeTogether } from '../pipelined-driver.js';
@@ -31,14 +31,17 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
         ) AS v(id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
         ON CONFLICT (poll_id, id) DO UPDATE SET updated_at = participants.updated_at
         RETURNING *`;
-      const rows = entries.flatMap((e) => e.responses.map((r) => ({ ...r, reopens: e.reopens })));
+      const rows = entries.flatMap((e) =>
+        e.responses.map((r) => ({ ...r, reopens: e.reopens, seq: e.participant.seq })),
+      );
       const a = <T>(f: (x: (typeof rows)[number]) => T) => rows.map(f);
       // A statement of its own, run after the lock: its snapshot is taken once the lock is held,
       // so it sees what a concurrent submission of the same respondent committed meanwhile (in
       // one statement with the lock, both could miss each other's answers and neither complete).
       // It goes out together with the lock (pipelined), so it cannot wait for the caller's look
       // at the locked rows: it skips by itself the answers of a respondent who has completed a
-      // poll that takes no resubmissions, whom the caller then refuses.
+      // poll that takes no resubmissions, whom the caller then refuses. A row holding this
+      // submission's seq was inserted by it (complete only through these answers): they go in.
       // The outer SELECT does not see this statement's own inserts: they are unioned in.
       const answers = sql<Selectable<ResponsesTable>>`
         WITH ins AS (
@@ -47,10 +50,11 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
           FROM unnest(
             ${a((x) => x.id)}::text[], ${a((x) => x.accountId)}::text[], ${a((x) => x.pollId)}::text[], ${a((x) => x.participantId)}::text[],
             ${a((x) => x.slideId)}::text[], ${a((x) => JSON.stringify(x.value))}::text[], ${a((x) => json(x.metadata))}::text[],
-            ${a((x) => x.synthetic)}::boolean[], ${a((x) => iso(x.createdAt))}::timestamptz[], ${a((x) => x.reopens)}::boolean[]
-          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at, reopens)
+            ${a((x) => x.synthetic)}::boolean[], ${a((x) => iso(x.createdAt))}::timestamptz[], ${a((x) => x.reopens)}::boolean[],
+            ${a((x) => x.seq)}::text[]
+          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at, reopens, seq)
           JOIN participants p ON p.poll_id = v.poll_id AND p.id = v.participant_id
-          WHERE v.reopens OR NOT p.complete
+          WHERE v.reopens OR NOT p.complete OR p.seq = v.seq
           RETURNING *
         )
         SELECT r.* FROM responses r
@@ -71,11 +75,13 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       // Batches in key order, so that concurrent groups lock them in one order.
       const bs = [...batches].sort((x, y) => cmp(x.webhookId, y.webhookId) || cmp(x.participantId, y.participantId));
       const b = <T>(f: (x: (typeof bs)[number]) => T) => bs.map(f);
-      // Data-modifying CTEs all run, referenced or not. The group's last statement: COMMIT
-      // travels with it. A batch window runs from the first answer: later answers join the open
-      // batch without pushing its flush time, so a chatty respondent cannot delay delivery forever.
-      const write = sql`
-        WITH updated AS (
+      // Data-modifying CTEs all run, referenced or not; one with no rows is left out, since
+      // PostgreSQL plans it all the same (a respondent who completes in one submission leaves no
+      // participant to update). A batch window runs from the first answer: later answers join the
+      // open batch without pushing its flush time, so a chatty respondent cannot delay delivery forever.
+      const ctes: RawBuilder<unknown>[] = [];
+      if (participants.length)
+        ctes.push(sql`updated AS (
           UPDATE participants p
           SET metadata = v.metadata::jsonb, complete = v.complete, completed_at = v.completed_at, updated_at = v.updated_at
           FROM unnest(
@@ -83,7 +89,9 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
             ${p((x) => x.complete)}::boolean[], ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[]
           ) AS v(poll_id, id, metadata, complete, completed_at, updated_at)
           WHERE p.poll_id = v.poll_id AND p.id = v.id
-        ), batched AS (
+        )`);
+      if (bs.length)
+        ctes.push(sql`batched AS (
           INSERT INTO batches (id, webhook_id, endpoint_id, account_id, poll_id, participant_id, response_ids, flush_at, created_at)
           SELECT id, webhook_id, endpoint_id, account_id, poll_id, participant_id, response_ids::jsonb, flush_at, created_at
           FROM unnest(
@@ -92,8 +100,9 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
             ${b((x) => iso(x.flushAt))}::timestamptz[], ${b((x) => iso(x.createdAt))}::timestamptz[]
           ) AS v(id, webhook_id, endpoint_id, account_id, poll_id, participant_id, response_ids, flush_at, created_at)
           ON CONFLICT (webhook_id, participant_id) DO UPDATE SET response_ids = batches.response_ids || excluded.response_ids
-        ), ${deliveryInserts(deliveries)}
-        SELECT 1`;
+        )`);
+      if (deliveries.length) ctes.push(deliveryInserts(deliveries));
+      const write = sql`WITH ${sql.join(ctes, sql`, `)} SELECT 1`;
       // The group's last statement: COMMIT goes with it, unless the transaction is another's (store.ts).
       if (opts.commitEarly) await executeThenCommit(db, write.compile(db));
       else await db.executeQuery(write.compile(db));
