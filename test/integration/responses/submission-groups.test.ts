@@ -4,7 +4,7 @@ import { newId } from '../../../src/domain/ids.js';
 import type { DB } from '../../../src/infra/db/schema.js';
 import { DomainError } from '../../../src/domain/errors.js';
 import type { Delivery } from '../../../src/domain/delivery.js';
-import type { Deps } from '../../../src/app/ports/index.js';
+import type { Deps, Store } from '../../../src/app/ports/index.js';
 import { createSubmissionQueue } from '../../../src/app/responses/submission-queue.js';
 import { submitGroup, type Submission } from '../../../src/app/responses/submit-responses.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
@@ -162,29 +162,10 @@ describe('a group of submissions', () => {
 });
 
 describe('a respondent who completes the poll in one submission', () => {
-  /** The real store, with the participant rows each group's last statement updates recorded. */
-  function recordingUpdates(deps: Deps): { deps: Deps; updated: string[] } {
-    const updated: string[] = [];
-    const store = {
-      ...deps.store,
-      transaction: <T>(fn: Parameters<Deps['store']['transaction']>[0]) =>
-        deps.store.transaction((inner) => {
-          const submissions = {
-            ...inner.submissions,
-            writeOutcome: (o: Parameters<typeof inner.submissions.writeOutcome>[0]) => {
-              updated.push(...o.participants.map((x) => x.id));
-              return inner.submissions.writeOutcome(o);
-            },
-          };
-          return fn({ ...inner, submissions });
-        }) as Promise<T>,
-    };
-    return { deps: { ...deps, store }, updated };
-  }
-
   it('is inserted complete and not updated after; one who completes later is updated once', async () => {
     const p = await pollWithHooks();
-    const { deps, updated } = recordingUpdates(h.deps);
+    const updated: string[] = [];
+    const deps = beforeOutcome(h.deps, (o) => void updated.push(...o.participants.map((x) => x.id)));
     const both = [
       { slideId: p.q1, value: 'all at once' },
       { slideId: p.q2, value: 'once@example.com' },
@@ -196,9 +177,9 @@ describe('a respondent who completes the poll in one submission', () => {
     ]);
     expect(results.map((r) => r.ok && r.value.complete)).toEqual([true, false, true]);
     expect(updated).toEqual([]);
-    const oneGo = await h.deps.store.responses.getParticipant(p.pollId, 'one-go');
-    expect(oneGo?.complete).toBe(true);
-    expect(oneGo?.completedAt).toEqual(oneGo?.createdAt);
+    const stored = await h.deps.store.responses.getParticipant(p.pollId, 'one-go');
+    expect(stored?.complete).toBe(true);
+    expect(stored?.completedAt).toEqual(stored?.createdAt);
     expect((await h.deps.store.responses.getParticipant(p.pollId, 'two-steps'))?.completedAt).toBeNull();
 
     const later = await submitGroup(deps, [
@@ -211,48 +192,87 @@ describe('a respondent who completes the poll in one submission', () => {
     expect(completed.map((d) => d.participantId).sort()).toEqual(['one-go', 'says-done', 'two-steps']);
   });
 
-  it('when two first submissions of one id each complete it, one is stored and the other refused', async () => {
+  it('a later first-time submission under the same id is refused: the row it finds is complete', async () => {
     const p = await pollWithHooks();
-    const queue = createSubmissionQueue(h.deps, { parallel: 2 });
-    const first = (value: string) =>
-      queue.submit(null, {
-        pollId: p.pollId,
-        participantId: 'twice',
-        answers: [
-          { slideId: p.q1, value },
-          { slideId: p.q2, value: `${value}@example.com` },
-        ],
-      });
-    const outcomes = await Promise.allSettled([first('left'), first('right')]);
-    const won = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
-    const lost = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
-    expect(won).toHaveLength(1);
-    expect(won[0]!.complete).toBe(true);
-    expect(lost.map((e) => (e instanceof DomainError ? e.code : e))).toEqual(['conflict']);
-    const stored = await answersOf(p.pollId, 'twice');
-    expect(stored.map((x) => x.id).sort()).toEqual([...won[0]!.responseIds].sort());
+    const [won] = await submitGroup(h.deps, [oneGo(p, 'twice', 'left')]);
+    const [lost] = await submitGroup(h.deps, [oneGo(p, 'twice', 'right')]);
+    expect(won).toMatchObject({ ok: true, value: { complete: true } });
+    expect(lost).toMatchObject({ ok: false, error: { code: 'conflict' } });
+    expect((await answersOf(p.pollId, 'twice')).map((x) => x.value).sort()).toEqual(['left', 'left@example.com']);
     expect((await deliveriesOf(p.complete)).map((d) => d.participantId)).toEqual(['twice']);
   });
+});
 
-  it('on a poll that takes resubmissions, both are stored and the respondent completes once', async () => {
+/** A submission of both slides under `participantId`: it completes the poll by itself. */
+const oneGo = (p: { pollId: string; q1: string; q2: string }, participantId: string, value: string): Submission => ({
+  caller: null,
+  input: {
+    pollId: p.pollId,
+    participantId,
+    answers: [
+      { slideId: p.q1, value },
+      { slideId: p.q2, value: `${value}@example.com` },
+    ],
+  },
+});
+
+/** The real store, `hook` running in each group's transaction just before its last statement. */
+function beforeOutcome(
+  deps: Deps,
+  hook: (o: Parameters<Store['submissions']['writeOutcome']>[0]) => void | Promise<void>,
+): Deps {
+  const store = {
+    ...deps.store,
+    transaction: <T>(fn: Parameters<Deps['store']['transaction']>[0]) =>
+      deps.store.transaction((inner) => {
+        const submissions = {
+          ...inner.submissions,
+          writeOutcome: async (o: Parameters<Store['submissions']['writeOutcome']>[0]) => {
+            await hook(o);
+            return inner.submissions.writeOutcome(o);
+          },
+        };
+        return fn({ ...inner, submissions });
+      }) as Promise<T>,
+  };
+  return { ...deps, store };
+}
+
+describe.skipIf(!onPostgres)('two first submissions of one id at once, each completing it (PostgreSQL)', () => {
+  // The first has inserted the respondent complete and holds it uncommitted; the second waits on
+  // that row's lock, and then finds it complete under another submission's seq.
+  async function race(p: Awaited<ReturnType<typeof pollWithHooks>>) {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reached!: () => void;
+    const holding = new Promise<void>((r) => (reached = r));
+    const held = beforeOutcome(h.deps, () => (reached(), gate));
+    const left = submitGroup(held, [oneGo(p, 'raced', 'left')]);
+    await holding;
+    const right = submitGroup(h.deps, [oneGo(p, 'raced', 'right')]);
+    await waitUntilBlocked(h.database.db);
+    release();
+    return [(await left)[0]!, (await right)[0]!] as const;
+  }
+
+  it('the second is refused when the poll takes no resubmissions, and none of its answers is stored', async () => {
+    const p = await pollWithHooks();
+    const [left, right] = await race(p);
+    expect(left).toMatchObject({ ok: true, value: { complete: true } });
+    expect(right).toMatchObject({ ok: false, error: { code: 'conflict' } });
+    expect((await answersOf(p.pollId, 'raced')).map((x) => x.value).sort()).toEqual(['left', 'left@example.com']);
+    expect((await deliveriesOf(p.complete)).map((d) => d.participantId)).toEqual(['raced']);
+  });
+
+  it('both are stored when it takes resubmissions, and the respondent completes once', async () => {
     const p = await pollWithHooks({ settings: { allowResubmissions: true } });
-    const queue = createSubmissionQueue(h.deps, { parallel: 2 });
-    const first = (value: string) =>
-      queue.submit(null, {
-        pollId: p.pollId,
-        participantId: 'again',
-        answers: [
-          { slideId: p.q1, value },
-          { slideId: p.q2, value: `${value}@example.com` },
-        ],
-      });
-    const results = await Promise.all([first('left'), first('right')]);
-    expect(results.map((r) => r.complete)).toEqual([true, true]);
-    expect((await answersOf(p.pollId, 'again')).map((x) => x.value).sort()).toEqual(
+    const [left, right] = await race(p);
+    expect(left).toMatchObject({ ok: true, value: { complete: true } });
+    expect(right).toMatchObject({ ok: true, value: { complete: true } });
+    expect((await answersOf(p.pollId, 'raced')).map((x) => x.value).sort()).toEqual(
       ['left', 'left@example.com', 'right', 'right@example.com'].sort(),
     );
-    const completed = await deliveriesOf(p.complete);
-    expect(completed.map((d) => d.participantId)).toEqual(['again']);
+    expect((await deliveriesOf(p.complete)).map((d) => d.participantId)).toEqual(['raced']);
   });
 });
 
