@@ -140,15 +140,29 @@ export function ticksOf(stat: string): number {
 
 export function postgresTicks(): number {
   let t = 0;
+  for (const ticks of postgresSnapshot().values()) t += ticks;
+  return t;
+}
+
+/** CPU ticks of each PostgreSQL process now, by pid. */
+export function postgresSnapshot(): Map<string, number> {
+  const ticks = new Map<string, number>();
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.includes('(postgres)')) t += ticksOf(stat);
+      if (stat.includes('(postgres)')) ticks.set(pid, ticksOf(stat));
     } catch {
       // the process ended meanwhile
     }
   }
+  return ticks;
+}
+
+/** PostgreSQL's CPU ticks since `before`, per process: one that ended meanwhile takes its ticks along, not away. */
+export function postgresTicksSince(before: Map<string, number>): number {
+  let t = 0;
+  for (const [pid, ticks] of postgresSnapshot()) t += ticks - (before.get(pid) ?? 0);
   return t;
 }
 

@@ -19,6 +19,10 @@
  *                                  # this build's worker (A) against another build's (B), alternating in
  *                                  # one process, BENCH_ROUNDS rounds (default 6) to BENCH_AB_ENDPOINTS
  *                                  # endpoints (10); prints its figures and leaves results.json alone
+ *   BENCH_AB_DIST=/other/dist npm run bench -- submit-ab
+ *                                  # the submission path's CPU, this build (A) against another (B):
+ *                                  # BENCH_ROUNDS rounds (default 10) of BENCH_SUBMIT_GROUPS groups
+ *                                  # (1000) of BENCH_SUBMIT_GROUP one-go respondents (8), on PostgreSQL
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -33,6 +37,7 @@ import { closeClients, paced, rawBaseline, throughput, type ThroughputResult } f
 import { HERE, startReceiver, tlsDir, type CpuSplit, type Storage } from './lib.js';
 import { workerMemory } from './memory.js';
 import { pipeline } from './pipeline.js';
+import { submitAb } from './submit-ab.js';
 import { severalWorkers, type WorkersResult } from './workers.js';
 import { judge } from './targets.js';
 
@@ -51,8 +56,8 @@ const wanted = new Set(
     ? process.argv.slice(2)
     : ['delivery', 'paced', 'workers', 'claim', 'api', 'pipeline', 'memory'],
 );
-if (wanted.has('ab') && !process.env.BENCH_AB_DIST) {
-  console.error('the ab section compares this build with another: set BENCH_AB_DIST to its dist/ directory');
+if ((wanted.has('ab') || wanted.has('submit-ab')) && !process.env.BENCH_AB_DIST) {
+  console.error('the ab sections compare this build with another: set BENCH_AB_DIST to its dist/ directory');
   process.exit(2);
 }
 const storages: Storage[] = (process.env.BENCH_STORAGE?.split(',') as Storage[] | undefined) ?? ['postgres', 'pglite'];
@@ -159,6 +164,23 @@ try {
       console.log(
         `ab ${r.storage}: B's ratio over A's, median round ${round2(median(r.quotients))} (rounds ${r.quotients.map(round2).join(' ')})`,
       );
+  }
+  if (wanted.has('submit-ab')) {
+    const sides = await submitAb(
+      process.env.BENCH_AB_DIST!,
+      Number(process.env.BENCH_ROUNDS ?? 10),
+      Number(process.env.BENCH_SUBMIT_GROUP ?? 8),
+      Number(process.env.BENCH_SUBMIT_GROUPS ?? 1000),
+      console.log,
+    );
+    console.table(
+      sides.map((side, i) => ({
+        build: `${i ? 'B' : 'A'}: ${side.dist}`,
+        'PostgreSQL µs per submission, median': round(median(side.postgresUs)),
+        rounds: side.postgresUs.map(Math.round).join(' '),
+        'this process µs, median': round(median(side.nodeUs)),
+      })),
+    );
   }
   if (wanted.has('paced')) {
     const rows = [];
@@ -313,8 +335,8 @@ try {
   await closeClients();
   receiver.stop();
 }
-// An A/B and the bounds judge no target, and leave the last full run's figures in place.
-if ([...wanted].every((section) => section === 'ab' || section === 'bounds')) process.exit(0);
+// The A/Bs and the bounds judge no target, and leave the last full run's figures in place.
+if ([...wanted].every((section) => ['ab', 'submit-ab', 'bounds'].includes(section))) process.exit(0);
 results.targets = judge(results);
 for (const t of results.targets as ReturnType<typeof judge>)
   console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.target}: ${t.value}`);
