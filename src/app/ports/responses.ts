@@ -19,9 +19,9 @@ export interface SubmissionRepo {
   /**
    * Inserts the participants that do not exist and locks every one for this transaction; then
    * inserts their answers, except those of a participant already complete unless `reopens` (the
-   * poll takes resubmissions) or its row was inserted here (its seq is the entry's). Returns the stored participant rows, in any order, and every
-   * answer of those participants, the new ones included, in id order per participant. At most
-   * one entry per (pollId, participant id).
+   * poll takes resubmissions) or its row was inserted here (its seq is the entry's). Returns the
+   * stored participant rows, in any order, and every answer of those participants, the new ones
+   * included, in id order per participant. At most one entry per (pollId, participant id).
    */
   lockAndAddAnswers(
     entries: { participant: ParticipantRow; responses: ResponseRow[]; reopens: boolean }[],
