@@ -6,10 +6,9 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { openDatabase as OpenDatabase } from '../dist/infra/db/database.js';
-import type { createStore as CreateStore } from '../dist/infra/db/store.js';
 import type { submitGroup as SubmitGroup } from '../dist/app/responses/submit-responses.js';
-import { postgresSnapshot, postgresTicksSince } from './lib.js';
+import { loadBuild } from './build.js';
+import { benchDeps, postgresSnapshot, postgresTicksSince } from './lib.js';
 
 const [dist, url, pollId, slideId, groupText, groupsText] = process.argv.slice(2) as [
   string,
@@ -21,26 +20,13 @@ const [dist, url, pollId, slideId, groupText, groupsText] = process.argv.slice(2
 ];
 const group = Number(groupText);
 const groups = Number(groupsText);
-const load = async <T>(file: string, name: string): Promise<T> =>
-  ((await import(pathToFileURL(path.join(path.resolve(dist), file)).href)) as Record<string, T>)[name]!;
-const openDatabase = await load<typeof OpenDatabase>('infra/db/database.js', 'openDatabase');
-const createStore = await load<typeof CreateStore>('infra/db/store.js', 'createStore');
-const submitGroup = await load<typeof SubmitGroup>('app/responses/submit-responses.js', 'submitGroup');
+const build = await loadBuild(dist);
+const { submitGroup } = (await import(
+  pathToFileURL(path.join(path.resolve(dist), 'app/responses/submit-responses.js')).href
+)) as { submitGroup: typeof SubmitGroup };
 
-const database = await openDatabase({ databaseUrl: url, dataDir: '', schema: 'check', poolSize: 1 });
-const deps = {
-  store: createStore(database.db),
-  clock: { now: () => new Date() },
-  urlPolicy: { allowPrivateTargets: true },
-  delivery: {
-    retryLadderMs: [60_000],
-    dnsRetryLadderMs: [60_000],
-    deliveryTimeoutMs: 10_000,
-    batchWindowMs: 1_000,
-    userAgent: 'Canvass-Webhooks/bench',
-    secretOverlapMs: 0,
-  },
-};
+const database = await build.openDatabase({ databaseUrl: url, dataDir: '', schema: 'check', poolSize: 1 });
+const deps = benchDeps(database, build);
 const block = async (n: number) => {
   for (let g = 0; g < n; g++) {
     const subs = Array.from({ length: group }, () => ({
