@@ -289,9 +289,16 @@ describe('dashboard at /app', () => {
     );
 
     // Responses: the table, a time filter, and the CSV export through the bearer header.
+    // The row names the slide by its title, not its id, even when the slides answer after the responses.
+    const slidesPath = (url: URL) => url.pathname === '/slides';
+    await page.route(slidesPath, async (route) => {
+      await sleep(500);
+      await route.continue();
+    });
     await page.getByRole('link', { name: 'Responses' }).click();
     await page.locator('table tbody tr', { hasText: 'Great' }).waitFor();
     expect(await page.locator('table tbody tr').first().textContent()).toContain('How was checkout?');
+    await page.unroute(slidesPath);
     await page.getByLabel('Created after').fill('2999-01-01T00:00:00');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByText('No responses in this time range.').waitFor();

@@ -49,7 +49,9 @@ export function Responses({ pollId }: { pollId: string }) {
   };
 
   const titleOf = (slideId: string) => slides.data?.find((s) => s.id === slideId)?.title ?? slideId;
-  const list = responses.data;
+  // Rows wait for the slides' titles, so a row never shows a slide id that then turns into its title.
+  const titlesPending = slides.loading && !slides.data;
+  const list = titlesPending ? undefined : responses.data;
 
   return (
     <section aria-labelledby="responses-title">
@@ -98,8 +100,8 @@ export function Responses({ pollId }: { pollId: string }) {
           </button>
         </div>
       </form>
-      <ErrorNote>{responses.error}</ErrorNote>
-      {responses.loading && !list && <StatusNote>Loading responses…</StatusNote>}
+      <ErrorNote>{responses.error ?? slides.error}</ErrorNote>
+      {(responses.loading || titlesPending) && !list && <StatusNote>Loading responses…</StatusNote>}
       {list && list.data.length === 0 && (
         <p>No responses{filters.createdAfter || filters.createdBefore ? ' in this time range' : ' yet'}.</p>
       )}
