@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/infra/db/database.js';
 import { createStore } from '../../src/infra/db/store.js';
 import { createPgDatabase, onPostgres } from '../support/db.js';
+import { harness } from '../support/app.js';
+import { createWebhook, visiblePoll } from '../support/fixtures.js';
 
 /** The result of a first attempt that the endpoint accepted, as the worker records it. */
 const delivered = (attemptId: string, deliveryId: string, leaseToken: string) => ({
@@ -152,6 +154,75 @@ describe('plans of the claim and the batch record', () => {
       // The claim updates the rows it locked where they lie; the record finds its rows by key.
       if (name === 'claim-deliveries') expect(plan, name).toMatch(/Tid Scan on delivery_queue/);
       else expect(plan, name).toMatch(/delivery_queue_pkey/);
+    }
+  });
+});
+
+/**
+ * A submission's statements that only insert are named too; those that look participants or
+ * responses up are not, since a shared plan made while the tables were nearly empty would keep
+ * reading them the way it chose then.
+ */
+describe('the submission statements', () => {
+  const database = oneConnection();
+
+  it('those that only insert are prepared once and run a plan that reads no table; the lookups are not prepared', async () => {
+    const h = await harness({ database: database() });
+    try {
+      const acme = await h.account();
+      const poll = await visiblePoll(h, acme);
+      await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/partial', 'partial');
+      await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/complete', 'complete');
+      const submit = async (participantId: string, answers: { slideId: string; value: string }[]) => {
+        const res = await h.app.inject({
+          method: 'POST',
+          url: '/participant/responses',
+          payload: { pollId: poll.pollId, participantId, answers },
+        });
+        expect(res.statusCode, res.body).toBe(201);
+        return res.json().data as { complete: boolean };
+      };
+      // Past the five calls after which PostgreSQL may switch a prepared statement to a shared plan:
+      // respondents who complete in one go, then one who answers in two.
+      for (let i = 0; i < 7; i++) {
+        const done = await submit(`one-go-${i}`, [
+          { slideId: poll.q1, value: 'ads' },
+          { slideId: poll.q2, value: `r${i}@example.com` },
+        ]);
+        expect(done.complete).toBe(true);
+      }
+      expect((await submit('two-step', [{ slideId: poll.q1, value: 'search' }])).complete).toBe(false);
+      expect((await submit('two-step', [{ slideId: poll.q2, value: 'two@example.com' }])).complete).toBe(true);
+      const stored = await h.deps.store.responses.ofParticipant(poll.pollId, 'two-step');
+      expect(stored.map((r) => r.value).sort()).toEqual(['search', 'two@example.com']);
+      const completed = await h.deps.store.deliveries.list({ accountIds: [acme.accountId] }, { limit: 50 });
+      expect(completed.data.filter((d) => d.type === 'completed-survey')).toHaveLength(8);
+
+      const prepared = await sql<{ name: string; calls: number; params: number }>`
+        SELECT name, (generic_plans + custom_plans)::int AS calls, cardinality(parameter_types)::int AS params
+        FROM pg_prepared_statements WHERE name LIKE 'submission-%' ORDER BY name`.execute(database().db);
+      // A one-go respondent's outcome writes a batch and a delivery; the two-step one's first a
+      // batch; its second, which updates the participant, is not prepared, nor is any answers listing.
+      expect(Object.fromEntries(prepared.rows.map((r) => [r.name, r.calls]))).toEqual({
+        'submission-lock': 9,
+        'submission-outcome-b': 1,
+        'submission-outcome-bd': 7,
+      });
+      for (const { name, params } of prepared.rows) {
+        const plan = await database()
+          .db.transaction()
+          .execute(async (trx) => {
+            await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+            const args = sql.raw(Array.from({ length: params }, () => 'NULL').join(', '));
+            const res = await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE ${sql.id(name)}(${args})`.execute(trx);
+            return res.rows.map((r) => r['QUERY PLAN']).join('\n');
+          });
+        // Rows come from the arrays only: no table read, no join, nothing the tables' size could turn.
+        expect(plan, name).toMatch(/Function Scan/);
+        expect(plan, name).not.toMatch(/(Seq|Index|Index Only|Bitmap Heap|Bitmap Index|Tid) Scan|Join|Nested Loop/);
+      }
+    } finally {
+      await h.close();
     }
   });
 });

@@ -41,10 +41,11 @@ export const TEST_DELIVERY: DeliverySettings = {
   secretOverlapMs: 86_400_000,
 };
 
+/** The API over fresh test storage, or over `database` when given (which its caller then closes). */
 export async function harness(
-  opts: { allowPrivateTargets?: boolean; delivery?: Partial<DeliverySettings> } = {},
+  opts: { allowPrivateTargets?: boolean; delivery?: Partial<DeliverySettings>; database?: Database } = {},
 ): Promise<Harness> {
-  const database = await testDatabase();
+  const database = opts.database ?? (await testDatabase());
   const clock = new FakeClock();
   const deps: Deps = {
     store: createStore(database.db),
@@ -73,7 +74,7 @@ export async function harness(
     },
     async close() {
       await app.close();
-      await database.close();
+      if (!opts.database) await database.close();
     },
   };
 }

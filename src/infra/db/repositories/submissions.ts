@@ -9,6 +9,10 @@ import { toParticipant, toResponse } from './participants.js';
 /**
  * The statements that write a group of submissions (besides reading the polls), whatever the
  * group's size, its rows travelling as arrays: two round trips on PostgreSQL (pipelined-driver.ts).
+ * Those that only insert are named (parsed once per connection, prepared.ts): their one plan
+ * holds no choice that the tables' size could make wrong. Those that look participants or
+ * responses up are planned on every call: a shared plan made while the tables were nearly empty
+ * read a poll's participants through the wrong index or scanned them (docs/performance.md).
  */
 export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): SubmissionRepo {
   return {
@@ -21,7 +25,7 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
         .sort((a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id))
         .map((e) => e.participant);
       const p = <T>(f: (x: (typeof ps)[number]) => T) => ps.map(f);
-      const lock = sql<Selectable<ParticipantsTable>>`
+      const lock = sql<Selectable<ParticipantsTable>>`/* prepared:submission-lock */
         INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
         SELECT id, seq, poll_id, account_id, metadata::jsonb, synthetic, complete, completed_at, created_at, updated_at
         FROM unnest(
@@ -102,7 +106,11 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
           ON CONFLICT (webhook_id, participant_id) DO UPDATE SET response_ids = batches.response_ids || excluded.response_ids
         )`);
       if (deliveries.length) ctes.push(deliveryInserts(deliveries));
-      const write = sql`WITH ${sql.join(ctes, sql`, `)} SELECT 1`;
+      // Named when it only inserts; each set of CTEs is a text of its own (b: batches, d: deliveries).
+      const named = participants.length
+        ? ''
+        : `/* prepared:submission-outcome-${bs.length ? 'b' : ''}${deliveries.length ? 'd' : ''} */ `;
+      const write = sql`${sql.raw(named)}WITH ${sql.join(ctes, sql`, `)} SELECT 1`;
       // The group's last statement: COMMIT goes with it, unless the transaction is another's (store.ts).
       if (opts.commitEarly) await executeThenCommit(db, write.compile(db));
       else await db.executeQuery(write.compile(db));
