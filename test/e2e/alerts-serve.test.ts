@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededDataDir } from '../support/pglite-template.js';
+import { CLI } from '../support/processes.js';
 import { startReceiver } from '../support/receiver.js';
 import { mailBody, mailHeaders, startSmtpSink } from '../support/smtp-sink.js';
 
@@ -43,7 +44,7 @@ const SERVE_QUIET = 1_500;
 const SERVE_REMINDER = 800;
 
 /**
- * `node --import tsx src/cli/index.ts serve` on `dataDir`, configured only through
+ * `canvass serve` (the build, CLI) on `dataDir`, configured only through
  * the environment: SMTP to the sink, short alert windows and retry ladder.
  */
 function spawnServe(dataDir: string) {
@@ -63,7 +64,7 @@ function spawnServe(dataDir: string) {
     LOG_LEVEL: 'info',
   };
   delete env.DATABASE_URL;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+  const child: ChildProcess = spawn(process.execPath, [...CLI, 'serve'], {
     cwd: process.cwd(),
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,7 +8,7 @@ import { createPgDatabase, onPostgres } from '../support/db.js';
 import { apiClient, freePort, spawnCanvass, waitForHttp, type CanvassProcess, type Env } from '../support/processes.js';
 
 /**
- * The `canvass` command line as operators use it (DESIGN §1): real processes from source, each
+ * The `canvass` command line as operators use it (README, docs/operations.md): real processes, each
  * on its own data directory. PGlite needs a few seconds per open (more for a new directory),
  * so the embedded scenario reuses one directory through the steps that build on each other.
  */

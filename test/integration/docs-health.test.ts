@@ -77,7 +77,7 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('documents the poll fields of DESIGN §2 on POST /poll and POST /poll/update', () => {
+  it('documents the poll fields on POST /poll and POST /poll/update', () => {
     const create = op('post /poll')!.requestBody!.content['application/json']!.schema.properties!;
     for (const f of [
       'accountId',

@@ -8,7 +8,7 @@ import { startReceiver } from '../support/receiver.js';
 import { startTestWorker } from '../support/worker.js';
 
 /**
- * SSRF (DESIGN §2 invalid_url, §3 delivery): a webhook or logic URL must reach a public address.
+ * SSRF (invalid_url when saved, blocked_address when delivered): a webhook or logic URL must reach a public address.
  * Every notation of loopback, private, link-local, metadata, unspecified, multicast and reserved
  * addresses is refused when the URL is saved, through every route that saves one; a name that
  * resolves to such an address (a test resolver stands in for DNS) is refused too; and a name

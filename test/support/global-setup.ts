@@ -1,7 +1,12 @@
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { makeTestCa } from './tls.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
  * Runs once, in vitest's main process, before the test workers start: what it puts in
@@ -9,6 +14,7 @@ import { makeTestCa } from './tls.js';
  * the one place a test CA can be made trusted for in-process senders and spawned servers alike.
  */
 export default async function setup(): Promise<() => void> {
+  freshBuild();
   const dir = path.join(os.tmpdir(), `canvass-test-ca-${process.pid}`);
   const { caFile } = makeTestCa(dir);
   process.env.NODE_EXTRA_CA_CERTS = caFile;
@@ -51,4 +57,34 @@ async function dropStaleDatabases(): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** The newest modification time of a file under `dir`. */
+function newestUnder(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const at = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestUnder(at) : statSync(at).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Spawned `canvass` processes run dist/ (processes.ts), so it must hold the code under test:
+ * rebuilt here (tsc, and the migrations copied, as `npm run build` does) when a file under src/
+ * is newer than it. A type error does not stop the tests, as it does not stop tsx; a build that
+ * wrote nothing does.
+ */
+function freshBuild(): void {
+  const built = path.join(ROOT, 'dist/cli/index.js');
+  const builtAt = existsSync(built) ? statSync(built).mtimeMs : 0;
+  if (newestUnder(path.join(ROOT, 'src')) <= builtAt) return;
+  console.log('dist/ is older than src/: building it for the spawned processes (tsc -p tsconfig.build.json)');
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  try {
+    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  } catch {
+    if (!existsSync(built) || statSync(built).mtimeMs <= builtAt) throw new Error('tsc did not build dist/');
+  }
+  cpSync(path.join(ROOT, 'src/infra/db/migrations'), path.join(ROOT, 'dist/infra/db/migrations'), { recursive: true });
 }
