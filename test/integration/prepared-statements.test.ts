@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/infra/db/database.js';
 import { createStore } from '../../src/infra/db/store.js';
-import { createPgDatabase, onPostgres } from '../support/db.js';
+import { createPgDatabase, onPostgres, testDatabase } from '../support/db.js';
 import { harness } from '../support/app.js';
 import { createWebhook, visiblePoll } from '../support/fixtures.js';
 
@@ -25,14 +25,14 @@ const delivered = (attemptId: string, deliveryId: string, leaseToken: string) =>
 
 /**
  * Fresh storage for the describe block, reached through one connection: a PostgreSQL database
- * with a pool of one, or PGlite (one connection by nature).
+ * with a pool of one, or PGlite (one connection by nature; a copy of the run's migrated template).
  */
 function oneConnection(): () => Database {
   let made: Awaited<ReturnType<typeof createPgDatabase>> | undefined;
   let database: Database;
   beforeAll(async () => {
     if (!onPostgres) {
-      database = await openDatabase({ dataDir: '', memory: true, schema: 'apply' });
+      database = await testDatabase();
       return;
     }
     made = await createPgDatabase();
