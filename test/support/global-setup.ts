@@ -59,9 +59,9 @@ async function dropStaleDatabases(): Promise<void> {
   }
 }
 
-/** The newest modification time of a file under `dir`. */
+/** The newest modification time of `dir` (a file removed from it changes it) or of anything under it. */
 function newestUnder(dir: string): number {
-  let newest = 0;
+  let newest = statSync(dir).mtimeMs;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const at = path.join(dir, entry.name);
     newest = Math.max(newest, entry.isDirectory() ? newestUnder(at) : statSync(at).mtimeMs);
@@ -71,14 +71,18 @@ function newestUnder(dir: string): number {
 
 /**
  * Spawned `canvass` processes run dist/ (processes.ts), so it must hold the code under test:
- * rebuilt here (tsc, and the migrations copied, as `npm run build` does) when a file under src/
- * is newer than it. A type error does not stop the tests, as it does not stop tsx; a build that
+ * rebuilt here (tsc, and the migrations copied, as `npm run build` does) when src/ or the
+ * tsconfig is newer than it. A type error does not stop the tests, as it does not stop tsx; a build that
  * wrote nothing does.
  */
 function freshBuild(): void {
   const built = path.join(ROOT, 'dist/cli/index.js');
   const builtAt = existsSync(built) ? statSync(built).mtimeMs : 0;
-  if (newestUnder(path.join(ROOT, 'src')) <= builtAt) return;
+  const sources = [
+    newestUnder(path.join(ROOT, 'src')),
+    ...['tsconfig.json', 'tsconfig.build.json'].map((f) => statSync(path.join(ROOT, f)).mtimeMs),
+  ];
+  if (Math.max(...sources) <= builtAt) return;
   console.log('dist/ is older than src/: building it for the spawned processes (tsc -p tsconfig.build.json)');
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   try {
@@ -86,5 +90,7 @@ function freshBuild(): void {
   } catch {
     if (!existsSync(built) || statSync(built).mtimeMs <= builtAt) throw new Error('tsc did not build dist/');
   }
+  // Copied afresh, so that a migration removed from src/ is gone from dist/ too.
+  rmSync(path.join(ROOT, 'dist/infra/db/migrations'), { recursive: true, force: true });
   cpSync(path.join(ROOT, 'src/infra/db/migrations'), path.join(ROOT, 'dist/infra/db/migrations'), { recursive: true });
 }

@@ -20,7 +20,9 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       if (!entries.length) return { participants: [], answers: [] };
       // ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns the
       // stored row: concurrent first submissions of one id queue here instead of colliding.
-      // Rows are locked in key order, so groups sharing respondents cannot deadlock.
+      // Rows are locked in key order, so groups sharing respondents cannot deadlock. Its columns
+      // are named: a prepared statement whose result gains a column (a migration applied while
+      // the process runs) fails on every call until the connection closes.
       const ps = [...entries]
         .sort((a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id))
         .map((e) => e.participant);
@@ -34,7 +36,7 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
           ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.createdAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[]
         ) AS v(id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
         ON CONFLICT (poll_id, id) DO UPDATE SET updated_at = participants.updated_at
-        RETURNING *`;
+        RETURNING id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at`;
       const rows = entries.flatMap((e) =>
         e.responses.map((r) => ({ ...r, reopens: e.reopens, seq: e.participant.seq })),
       );
