@@ -45,6 +45,16 @@ function oneConnection(): () => Database {
   return () => database;
 }
 
+/** The shared (generic) plan of the prepared statement `name`, as EXPLAIN shows it. */
+async function genericPlan(database: Database, name: string, params: number): Promise<string> {
+  return database.db.transaction().execute(async (trx) => {
+    await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+    const args = sql.raw(Array.from({ length: params }, () => 'NULL').join(', '));
+    const res = await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE ${sql.id(name)}(${args})`.execute(trx);
+    return res.rows.map((r) => r['QUERY PLAN']).join('\n');
+  });
+}
+
 /**
  * The claim and the batch record run as named prepared statements (parsed and planned once per
  * connection), on PostgreSQL and on PGlite alike. One connection, so the statements it prepared
@@ -140,14 +150,7 @@ describe('plans of the claim and the batch record', () => {
     expect(statements.rows.map((r) => r.name)).toEqual(['claim-deliveries', 'record-results']);
     for (const { name, params } of statements.rows) {
       // The shared (generic) plan, as the claim always runs and the record may after a few calls.
-      const plan = await database()
-        .db.transaction()
-        .execute(async (trx) => {
-          await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
-          const args = sql.raw(Array.from({ length: params }, () => 'NULL').join(', '));
-          const res = await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE ${sql.id(name)}(${args})`.execute(trx);
-          return res.rows.map((r) => r['QUERY PLAN']).join('\n');
-        });
+      const plan = await genericPlan(database(), name, params);
       // By key: no scan of a whole table, no whole index read for a column it does not lead with.
       expect(plan, name).not.toMatch(/Seq Scan on (deliveries|delivery_queue)|deliveries_(poll|webhook)|Sort/);
       expect(plan, name).toMatch(/deliveries_pkey/);
@@ -209,14 +212,7 @@ describe('the submission statements', () => {
         'submission-outcome-bd': 7,
       });
       for (const { name, params } of prepared.rows) {
-        const plan = await database()
-          .db.transaction()
-          .execute(async (trx) => {
-            await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
-            const args = sql.raw(Array.from({ length: params }, () => 'NULL').join(', '));
-            const res = await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE ${sql.id(name)}(${args})`.execute(trx);
-            return res.rows.map((r) => r['QUERY PLAN']).join('\n');
-          });
+        const plan = await genericPlan(database(), name, params);
         // Rows come from the arrays only: no table read, no join, nothing the tables' size could turn.
         expect(plan, name).toMatch(/Function Scan/);
         expect(plan, name).not.toMatch(/(Seq|Index|Index Only|Bitmap Heap|Bitmap Index|Tid) Scan|Join|Nested Loop/);
