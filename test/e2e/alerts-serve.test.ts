@@ -7,7 +7,7 @@ import { startReceiver } from '../support/receiver.js';
 import { mailBody, mailHeaders, startSmtpSink } from '../support/smtp-sink.js';
 
 /**
- * The environment wiring of failure alerts (DESIGN §1 configuration, SPEC §6.4, §6.5): a real
+ * The environment wiring of failure alerts (README, Configuration): a real
  * `canvass serve` process on a fresh embedded database, told only through its environment to
  * mail through an SMTP server (a real one on loopback), to use short alert windows and a short
  * retry ladder, and to allow a loopback HTTPS receiver (trusted through NODE_EXTRA_CA_CERTS,

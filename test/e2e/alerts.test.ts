@@ -14,7 +14,8 @@ import { mailBody, mailHeaders, startSmtpSink, type SunkMail } from '../support/
 import { startTestWorker } from '../support/worker.js';
 
 /**
- * Failure alerts end to end (SPEC §3 failure-alert table, §6.5; DESIGN §4): real deliveries to a
+ * Failure alerts end to end (docs/receiving-webhooks.md,
+ * Failure alerts): real deliveries to a
  * real HTTPS receiver, the real scheduler's alert check, and a real SMTP server receiving the
  * emails, on short windows. Also the outbox mailer. (A spawned `canvass serve` configured only
  * through its environment: alerts-serve.test.ts.)
@@ -123,7 +124,7 @@ async function finalStatus(acct: TestAccount, receiverPath: string, nth: number,
   return id;
 }
 
-/** What every alert email must say (SPEC §6.5), checked on the raw SMTP message and the stored copy. */
+/** What every alert email must say, checked on the raw SMTP message and the stored copy. */
 function expectAlertMail(
   m: SunkMail,
   stored: AlertView,

@@ -188,7 +188,7 @@ describe('embedded storage: serve, the directory lock and operator commands', ()
   );
 
   it(
-    'the printed key works: POST /poll saves a poll with every SPEC §2.2 default',
+    'the printed key works: POST /poll saves a poll with every default',
     async () => {
       const api = apiClient(server!.base, defaultKey);
       const res = await api('POST', '/poll', { accountId: defaultAccountId, title: 'First poll' });

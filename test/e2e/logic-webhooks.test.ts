@@ -8,7 +8,7 @@ import { startReceiver, type Received } from '../support/receiver.js';
 import { startTestWorker } from '../support/worker.js';
 
 /**
- * Logic-triggered webhooks end to end (SPEC §1, §6.1–§6.4): question logic and survey action
+ * Logic-triggered webhooks end to end: question logic and survey action
  * logic deliveries go through the real worker to a real HTTPS receiver with the same payload,
  * signature, delivery id and retry ladder as saved webhooks, and never the legacy secret header.
  */
@@ -194,7 +194,7 @@ describe('logic-triggered deliveries end to end', () => {
     });
     const [req] = await waitAt('/done2', 1);
     // No saved webhook ever existed, so no create call returned a secret: the account got one
-    // at this first delivery (SPEC §2.3), readable here only from storage.
+    // at this first delivery, readable here only from storage.
     const account = await h.database.db
       .selectFrom('accounts')
       .select('signing_secret')

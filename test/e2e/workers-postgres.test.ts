@@ -201,7 +201,7 @@ describe.skipIf(!PG)('three workers and an API on one PostgreSQL database (real 
     expect(ids.size).toBe(acked.size * WEBHOOKS);
     // The dead worker's leases expired and its deliveries were taken over, under later attempt numbers.
     expect(hooks().some((r) => r.at > killedAt && Number(r.headers['x-service-attempt']) > 1)).toBe(true);
-    // SPEC §3: a 2xx ends a delivery. An id sent more than once must have failed (or died
+    // A 2xx ends a delivery. An id sent more than once must have failed (or died
     // unrecorded) before: a recorded 2xx followed by another attempt is a double claim.
     const perId = new Map<string, number>();
     for (const r of hooks())

@@ -17,8 +17,8 @@ import {
 } from '../support/openapi.js';
 
 /**
- * Property-based fuzzing of every route in GET /openapi.json (DESIGN §2: "never answer 500 to
- * bad input"): bodies, query strings and headers generated from each route's own schema, mostly
+ * Property-based fuzzing of every route in GET /openapi.json (the README's Guarantees: no
+ * input is answered with a 500): bodies, query strings and headers generated from each route's own schema, mostly
  * almost-valid (so that they get past validation and reach the code behind it) and sometimes
  * plain junk. Properties: no 5xx, no crash, every 4xx a problem document.
  *

@@ -4,8 +4,8 @@ import { bearer, harness, type Harness, type TestAccount } from '../support/app.
 import { answer } from '../support/fixtures.js';
 
 /**
- * Question logic and survey action logic through the HTTP API (DESIGN §2 Slides, Respondents;
- * SPEC §1, §6.1): where the respondent goes next, which logic-triggered deliveries are queued,
+ * Question logic and survey action logic through the HTTP API (README, API overview and
+ * Webhooks): where the respondent goes next, which logic-triggered deliveries are queued,
  * and the URL check when logic is saved. The harness runs no worker, so queued deliveries stay
  * in the table to be looked at. PGlite, or PostgreSQL with CANVASS_TEST_PG_URL.
  */

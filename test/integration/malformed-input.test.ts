@@ -6,7 +6,7 @@ import { bearer, harness, type Harness, type TestAccount } from '../support/app.
 import { branches, type InjectMethod, type Parameter, type Schema } from '../support/openapi.js';
 
 /**
- * "No input produces a 500" (DESIGN §2). The routes come from the OpenAPI document, so a route
+ * No input produces a 500 (README, Guarantees). The routes come from the OpenAPI document, so a route
  * added later is attacked too; request bodies and queries are generated from its own schema.
  */
 

@@ -4,7 +4,7 @@ import type { App } from '../../src/http/app.js';
 /**
  * The API's routes as its own OpenAPI document lists them, so that tests built on this list
  * cover a route added later without being told about it. Also: the problem-document contract
- * every 4xx keeps (DESIGN §2), and minimal schema-valid samples for building base requests.
+ * every 4xx keeps, and minimal schema-valid samples for building base requests.
  */
 
 export type Schema = {
@@ -137,7 +137,7 @@ export function sample(
   }
 }
 
-/** What is wrong with an answer under DESIGN §2: no 5xx, and every 4xx a problem document. */
+/** What is wrong with an answer: any 5xx, and every 4xx a problem document. */
 export function contractIssues(res: LightMyRequestResponse): string[] {
   const issues: string[] = [];
   const status = res.statusCode;

@@ -1,4 +1,4 @@
-/** The tables of SPEC §2.2, written out here rather than imported so a wrong constant fails. */
+/** The poll defaults, written out here rather than imported so a wrong constant fails. */
 export const SPEC_TABLES = {
   settings: {
     showCounter: true,

@@ -12,7 +12,7 @@ import { FakeClock } from '../support/app.js';
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const WEEK = 7 * DAY;
-/** SPEC §6.5 / §8: first after one day without success, weekly reminders, three at most. */
+/** The alert windows: first after one day without success, weekly reminders, three at most. */
 const SPEC: AlertWindows = { quietMs: DAY, reminderMs: WEEK };
 
 /**
@@ -232,7 +232,7 @@ const TERMS: AlertTerms = { quietMs: DAY, reminderMs: WEEK, deliveryTimeoutMs: 1
 const htmlEsc = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-describe('composeAlertEmail (SPEC §6.5)', () => {
+describe('composeAlertEmail', () => {
   it('carries every content field in the text and the HTML, for a saved webhook', () => {
     const m = composeAlertEmail(webhookContent, 1, TERMS);
     for (const body of [m.text, m.html]) {

@@ -94,8 +94,8 @@ const base = {
   at: AT,
 };
 
-describe('buildPayload (SPEC §2.4)', () => {
-  it('has exactly the fields of SPEC §2.4', () => {
+describe('buildPayload', () => {
+  it('has exactly the documented payload fields', () => {
     const p = buildPayload(base);
     expect(Object.keys(p).sort()).toEqual(
       [

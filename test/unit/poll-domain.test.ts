@@ -33,7 +33,7 @@ const languages = (): LanguageSettings => ({
   },
 });
 
-describe('SPEC §2.2 defaults', () => {
+describe('poll defaults', () => {
   it('fills every object of a bare request with the spec tables', () => {
     const body = buildPollBody({ title: 'x' }, {});
     expect(body.settings).toEqual({ ...SPEC_TABLES.settings, isSynthetic: false, anonymous: false });
@@ -61,7 +61,7 @@ describe('SPEC §2.2 defaults', () => {
     for (const key of ACCOUNT_LEVEL_OBJECTS) expect(SPEC_DEFAULTS[key]).toEqual(SPEC_TABLES[key]);
   });
 
-  it('names the storefront surface rules of SPEC §2.1', () => {
+  it('names the storefront surface rules', () => {
     expect(SURFACE_RULES).toEqual({
       thankYou: '/(.)/thank_you',
       orderStatus: '/:order_number/orders/:variable',

@@ -14,7 +14,7 @@ import { FakeClock } from '../support/app.js';
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
-/** SPEC §6.4 / §8, written out here rather than imported so a wrong constant fails. */
+/** The retry ladders of docs/receiving-webhooks.md, written out here rather than imported so a wrong constant fails. */
 const SPEC: Ladders = {
   retryLadderMs: [1 * MIN, 5 * MIN, 30 * MIN, 2 * HOUR, 6 * HOUR],
   dnsRetryLadderMs: [60_000, 180_000],
@@ -46,7 +46,7 @@ function live(outcomeOf: (attempt: number) => AttemptOutcome, ladders: Ladders =
 }
 
 describe('the spec defaults', () => {
-  it('the configuration defaults are the ladders of SPEC §6.4', () => {
+  it('the configuration defaults are the documented ladders', () => {
     const config = loadConfig({});
     expect([...config.retryLadderMs]).toEqual(SPEC.retryLadderMs);
     expect([...config.dnsRetryLadderMs]).toEqual(SPEC.dnsRetryLadderMs);

@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 describe('POST /poll', () => {
-  it('saves a hidden poll with no slides and every default of SPEC §2.2', async () => {
+  it('saves a hidden poll with no slides and every default', async () => {
     const res = await h.app.inject({
       method: 'POST',
       url: '/poll',

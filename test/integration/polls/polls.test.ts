@@ -27,7 +27,7 @@ import {
 usePollsApi();
 
 describe('POST /poll and POST /survey', () => {
-  it.each(['/poll', '/survey'])('%s saves a hidden poll with no slides and the SPEC §2.2 defaults', async (url) => {
+  it.each(['/poll', '/survey'])('%s saves a hidden poll with no slides and every default', async (url) => {
     const res = await call('POST', url, acme.key, { accountId: acme.accountId, title: 'Checkout feedback' });
     expect(res.statusCode).toBe(201);
     expect(res.headers['content-type']).toMatch(/^application\/json/);

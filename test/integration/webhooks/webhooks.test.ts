@@ -147,7 +147,7 @@ describe('URL policy: a public https:// URL only (harness default: private targe
   });
 });
 
-describe('plans and roles (SPEC §5)', () => {
+describe('plans and roles', () => {
   it.each(['owner', 'admin', 'billing_admin'] as const)('%s may create, list and delete webhooks', async (role) => {
     const pollId = await newPoll(acme, `by ${role}`);
     const created = await postHook(keys[role], pollId);
@@ -199,7 +199,7 @@ describe('plans and roles (SPEC §5)', () => {
   });
 });
 
-describe('limit: 20 webhooks per survey (SPEC §8)', () => {
+describe('limit: 20 webhooks per survey', () => {
   it('the 21st webhook on one poll → 409 limit_reached; another poll is unaffected; deleting one frees a place', async () => {
     const pollId = await newPoll(acme, 'Twenty');
     const ids: string[] = [];
@@ -233,7 +233,7 @@ describe('limit under concurrency', () => {
   });
 });
 
-describe('the account signing secret (SPEC §2.3, §6.3)', () => {
+describe('the account signing secret', () => {
   it('appears only in the response that created it', async () => {
     const acct = await h.account({ name: 'Secrets' });
     const poll1 = await newPoll(acct, 'one');
