@@ -253,7 +253,17 @@ describe('dashboard at /app', () => {
     expect(req!.headers['x-service-delivery-id']).toMatch(/^dlv_/);
 
     // The delivery log shows it, delivered; its detail shows the attempt and the payload.
+    // Its rows name each webhook by its URL, not its id, even when the webhooks answer after the log.
+    const webhooksPath = (url: URL) => url.pathname === '/webhooks';
+    await page.route(webhooksPath, async (route) => {
+      await sleep(500);
+      await route.continue();
+    });
     await page.getByRole('link', { name: 'Deliveries' }).click();
+    await page.locator('table.deliveries tbody tr').first().waitFor();
+    for (const text of await page.locator('table.deliveries tbody tr').allTextContents())
+      expect(text).toContain(receiver.url('/'));
+    await page.unroute(webhooksPath);
     await page.getByLabel('Webhook', { exact: true }).selectOption(good.id);
     const row = page.locator('table.deliveries tbody tr', { hasText: 'delivered' });
     await until(
@@ -438,8 +448,18 @@ describe('dashboard at /app', () => {
       .waitFor();
 
     // The account's log, several statuses at once: the failing webhook's rejected delivery.
+    // Its rows name each poll by its title, even when the polls answer after the log.
+    const pollsPath = (url: URL) => url.pathname === '/polls';
+    await page.route(pollsPath, async (route) => {
+      await sleep(500);
+      await route.continue();
+    });
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Delivery log' }).click();
     await page.getByRole('heading', { name: 'Delivery log', level: 1 }).waitFor();
+    await page.locator('table.deliveries tbody tr').first().waitFor();
+    for (const text of await page.locator('table.deliveries tbody tr').allTextContents())
+      expect(text).toContain('Checkout survey');
+    await page.unroute(pollsPath);
     await page.getByRole('checkbox', { name: 'rejected' }).check();
     await page.getByRole('checkbox', { name: 'given up' }).check();
     const rows = page.locator('table.deliveries tbody tr');

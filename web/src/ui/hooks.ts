@@ -27,6 +27,15 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
   return { ...state, reload };
 }
 
+/**
+ * `rows` shown as still loading until `labels` has first loaded, so that a table never shows an id
+ * (a slide's, a webhook's, a poll's) that then turns into its name. A failed `labels` load lets the
+ * rows through with their ids.
+ */
+export function afterLabels<T>(rows: Loaded<T>, labels: Loaded<unknown>): Loaded<T> {
+  return labels.loading && labels.data === undefined ? { ...rows, data: undefined, loading: true } : rows;
+}
+
 /** An action with a busy flag and an error message, for forms and buttons. */
 export function useAction<A extends unknown[]>(run: (...args: A) => Promise<void>) {
   const [busy, setBusy] = useState(false);

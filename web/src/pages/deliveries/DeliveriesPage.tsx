@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../api/types';
 import { isoFromLocal } from '../../ui/components';
-import { useCursorPages, useLoad } from '../../ui/hooks';
+import { afterLabels, useCursorPages, useLoad } from '../../ui/hooks';
 import { Link } from '../../ui/router';
 import { useSession } from '../../ui/session';
 import { WEBHOOK_ROLES } from '../poll/PollPage';
@@ -111,7 +111,7 @@ function AccountDeliveries() {
         />
       </form>
       <DeliveryLogResults
-        log={log}
+        log={afterLabels(log, polls)}
         pages={pages}
         refreshTick={refresh.tick}
         open={open}

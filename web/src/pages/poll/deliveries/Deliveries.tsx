@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../api/types';
 import { isoFromLocal } from '../../../ui/components';
-import { useCursorPages, useLoad } from '../../../ui/hooks';
+import { afterLabels, useCursorPages, useLoad } from '../../../ui/hooks';
 import { useSession } from '../../../ui/session';
 import { CreatedWindow, DeliveryLogResults } from './DeliveryLog';
 import { RefreshControls, useRefresh } from './Refresh';
@@ -88,7 +88,7 @@ export function Deliveries({ pollId }: { pollId: string }) {
         />
       </form>
       <DeliveryLogResults
-        log={log}
+        log={afterLabels(log, hooks)}
         pages={pages}
         refreshTick={refresh.tick}
         open={open}

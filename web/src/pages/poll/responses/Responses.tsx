@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { ErrorNote, isoFromLocal, Pager, show, StatusNote, When, TableWrap } from '../../../ui/components';
-import { useCursorPages, useAction, useLoad } from '../../../ui/hooks';
+import { afterLabels, useCursorPages, useAction, useLoad } from '../../../ui/hooks';
 import { useSession } from '../../../ui/session';
 
 type Filters = { createdAfter?: string; createdBefore?: string; limit: number };
@@ -49,9 +49,8 @@ export function Responses({ pollId }: { pollId: string }) {
   };
 
   const titleOf = (slideId: string) => slides.data?.find((s) => s.id === slideId)?.title ?? slideId;
-  // Rows wait for the slides' titles, so a row never shows a slide id that then turns into its title.
-  const titlesPending = slides.loading && !slides.data;
-  const list = titlesPending ? undefined : responses.data;
+  const shown = afterLabels(responses, slides);
+  const list = shown.data;
 
   return (
     <section aria-labelledby="responses-title">
@@ -101,7 +100,7 @@ export function Responses({ pollId }: { pollId: string }) {
         </div>
       </form>
       <ErrorNote>{responses.error ?? slides.error}</ErrorNote>
-      {(responses.loading || titlesPending) && !list && <StatusNote>Loading responses…</StatusNote>}
+      {shown.loading && !list && <StatusNote>Loading responses…</StatusNote>}
       {list && list.data.length === 0 && (
         <p>No responses{filters.createdAfter || filters.createdBefore ? ' in this time range' : ' yet'}.</p>
       )}
