@@ -69,28 +69,51 @@ function newestUnder(dir: string): number {
   return newest;
 }
 
+/** The newest modification time of any of `paths` (files, or directories with what they hold). */
+function newestOf(paths: string[]): number {
+  return Math.max(...paths.map((p) => (statSync(p).isDirectory() ? newestUnder(p) : statSync(p).mtimeMs)));
+}
+
+/** When `output` is older than the newest of `inputs` (or missing), what it was modified at; else undefined. */
+function staleSince(output: string, inputs: string[]): number | undefined {
+  const builtAt = existsSync(output) ? statSync(output).mtimeMs : 0;
+  return newestOf(inputs.map((p) => path.join(ROOT, p))) > builtAt ? builtAt : undefined;
+}
+
 /**
- * Spawned `canvass` processes run dist/ (processes.ts), so it must hold the code under test:
- * rebuilt here (tsc, and the migrations copied, as `npm run build` does) when src/ or the
- * tsconfig is newer than it. A type error does not stop the tests, as it does not stop tsx; a build that
- * wrote nothing does.
+ * Runs `args` with node; a failure is tolerated only when `output` was written anew (tsc writes
+ * its output in spite of a type error, as tsx runs in spite of one).
+ */
+function build(args: string[], output: string, builtAt: number): void {
+  try {
+    execFileSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' });
+  } catch {
+    if (!existsSync(output) || statSync(output).mtimeMs <= builtAt) throw new Error(`${args.join(' ')} failed`);
+  }
+}
+
+/**
+ * Spawned `canvass` processes run dist/ (processes.ts), and the dashboard tests load web/dist:
+ * each is rebuilt here, as `npm run build` builds it, when what it is built from is newer.
  */
 function freshBuild(): void {
+  const require = createRequire(import.meta.url);
   const built = path.join(ROOT, 'dist/cli/index.js');
-  const builtAt = existsSync(built) ? statSync(built).mtimeMs : 0;
-  const sources = [
-    newestUnder(path.join(ROOT, 'src')),
-    ...['tsconfig.json', 'tsconfig.build.json'].map((f) => statSync(path.join(ROOT, f)).mtimeMs),
-  ];
-  if (Math.max(...sources) <= builtAt) return;
-  console.log('dist/ is older than src/: building it for the spawned processes (tsc -p tsconfig.build.json)');
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  try {
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-  } catch {
-    if (!existsSync(built) || statSync(built).mtimeMs <= builtAt) throw new Error('tsc did not build dist/');
+  const apiSince = staleSince(built, ['src', 'tsconfig.json', 'tsconfig.build.json']);
+  if (apiSince !== undefined) {
+    console.log('dist/ is older than src/: building it for the spawned processes (tsc -p tsconfig.build.json)');
+    build([require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], built, apiSince);
+    // Copied afresh, so that a migration removed from src/ is gone from dist/ too.
+    rmSync(path.join(ROOT, 'dist/infra/db/migrations'), { recursive: true, force: true });
+    cpSync(path.join(ROOT, 'src/infra/db/migrations'), path.join(ROOT, 'dist/infra/db/migrations'), {
+      recursive: true,
+    });
   }
-  // Copied afresh, so that a migration removed from src/ is gone from dist/ too.
-  rmSync(path.join(ROOT, 'dist/infra/db/migrations'), { recursive: true, force: true });
-  cpSync(path.join(ROOT, 'src/infra/db/migrations'), path.join(ROOT, 'dist/infra/db/migrations'), { recursive: true });
+  const page = path.join(ROOT, 'web/dist/index.html');
+  const webSince = staleSince(page, ['web/src', 'web/public', 'web/index.html', 'web/vite.config.ts']);
+  if (webSince !== undefined) {
+    console.log('web/dist/ is older than web/src/: building the dashboard (vite build web)');
+    const vite = path.join(path.dirname(require.resolve('vite/package.json')), 'bin/vite.js');
+    build([vite, 'build', 'web'], page, webSince);
+  }
 }
