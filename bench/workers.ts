@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
+import type { Database } from '../dist/infra/db/database.js';
 import { startCanvass, stopCanvass } from './service.js';
 import { insertDeliveries, seedAccount, waitForCount } from './delivery.js';
 import { benchDeps, cpuOf, freshDatabase, sleep, type Receiver } from './lib.js';
@@ -19,6 +20,8 @@ export type WorkersResult = {
   duplicates: number;
   /** CPU µs per delivery: all the workers together, the receiver, PostgreSQL. */
   cpu: { workers: number; receiver: number; postgres: number };
+  /** Committed transactions in the database per 1,000 deliveries (claims, result batches, scheduler). */
+  transactionsPer1000: number;
 };
 
 /** Local TCP ports of a process's sockets (its fds' inodes looked up in /proc/net/tcp). */
@@ -40,6 +43,13 @@ function localPorts(pid: number): Set<number> {
     }
   }
   return ports;
+}
+
+/** Transactions committed in the current database so far (pg_stat_database). */
+async function commits(db: Database['db']): Promise<number> {
+  const { rows } = await sql<{ n: string }>`
+    SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`.execute(db);
+  return Number(rows[0]!.n);
 }
 
 /**
@@ -88,6 +98,7 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
       receiver: receiver.child.pid!,
       ...Object.fromEntries(children.map((c, i) => [`w${i}`, c.pid!])),
     });
+    const commitsBefore = await commits(fresh.database.db);
     // Timed from the commit: no delivery can start before it.
     await release(new Date(Date.now() + 10_800_000));
     const started = Date.now();
@@ -95,6 +106,9 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
     const seconds = (Date.now() - started) / 1000;
     const used = cpu(count);
     const workerUs = children.reduce((sum, _, i) => sum + used[`w${i}`]!, 0);
+    // Backends report their counts within a second of going idle.
+    await sleep(1_500);
+    const transactions = (await commits(fresh.database.db)) - commitsBefore;
     const stats = await receiver.ask<{ requests: number; unique: number }>({ cmd: 'count' });
     const { ports } = await receiver.ask<{ ports: [number, number[]][] }>({ cmd: 'ports' });
     const end = Math.max(...ports.flatMap(([, times]) => times));
@@ -120,6 +134,7 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
       perWorker,
       duplicates: stats.requests - stats.unique,
       cpu: { workers: workerUs, receiver: used.receiver!, postgres: used.postgres! },
+      transactionsPer1000: (transactions / count) * 1000,
     };
   } finally {
     await Promise.all(children.map(stopCanvass));
