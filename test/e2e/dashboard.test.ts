@@ -65,6 +65,33 @@ async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolea
   }
 }
 
+/**
+ * Opens a delivery log (`open`) while the answer to `labelsPath` (the names its rows show) is held
+ * back: once the log's own answer has arrived and been rendered, no row may show yet (it would
+ * name its webhook or poll by id); released, every row names it (`named`).
+ */
+async function rowsWaitForLabels(labelsPath: string, open: () => Promise<void>, named: string): Promise<void> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const isLabels = (url: URL) => url.pathname === labelsPath;
+  await page.route(isLabels, async (route) => {
+    await held;
+    await route.continue();
+  });
+  const logAnswered = page.waitForResponse((r) => new URL(r.url()).pathname === '/webhooks/deliveries');
+  await open();
+  await (await logAnswered).finished();
+  // Two frames after the answer's body arrived, the page has rendered what it does with it.
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+  const rows = page.locator('table.deliveries tbody tr');
+  expect(await rows.count()).toBe(0);
+  expect(await page.getByText('Loading deliveries…').isVisible()).toBe(true);
+  release();
+  await rows.first().waitFor();
+  for (const text of await rows.allTextContents()) expect(text).toContain(named);
+  await page.unroute(isLabels);
+}
+
 async function shot(name: string, p: Page = page): Promise<string> {
   const file = path.join(ARTIFACTS, `${name}.png`);
   await p.screenshot({ path: file, fullPage: true });
@@ -254,16 +281,11 @@ describe('dashboard at /app', () => {
 
     // The delivery log shows it, delivered; its detail shows the attempt and the payload.
     // Its rows name each webhook by its URL, not its id, even when the webhooks answer after the log.
-    const webhooksPath = (url: URL) => url.pathname === '/webhooks';
-    await page.route(webhooksPath, async (route) => {
-      await sleep(500);
-      await route.continue();
-    });
-    await page.getByRole('link', { name: 'Deliveries' }).click();
-    await page.locator('table.deliveries tbody tr').first().waitFor();
-    for (const text of await page.locator('table.deliveries tbody tr').allTextContents())
-      expect(text).toContain(receiver.url('/'));
-    await page.unroute(webhooksPath);
+    await rowsWaitForLabels(
+      '/webhooks',
+      () => page.getByRole('link', { name: 'Deliveries' }).click(),
+      receiver.url('/'),
+    );
     await page.getByLabel('Webhook', { exact: true }).selectOption(good.id);
     const row = page.locator('table.deliveries tbody tr', { hasText: 'delivered' });
     await until(
@@ -449,17 +471,12 @@ describe('dashboard at /app', () => {
 
     // The account's log, several statuses at once: the failing webhook's rejected delivery.
     // Its rows name each poll by its title, even when the polls answer after the log.
-    const pollsPath = (url: URL) => url.pathname === '/polls';
-    await page.route(pollsPath, async (route) => {
-      await sleep(500);
-      await route.continue();
-    });
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Delivery log' }).click();
+    await rowsWaitForLabels(
+      '/polls',
+      () => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Delivery log' }).click(),
+      'Checkout survey',
+    );
     await page.getByRole('heading', { name: 'Delivery log', level: 1 }).waitFor();
-    await page.locator('table.deliveries tbody tr').first().waitFor();
-    for (const text of await page.locator('table.deliveries tbody tr').allTextContents())
-      expect(text).toContain('Checkout survey');
-    await page.unroute(pollsPath);
     await page.getByRole('checkbox', { name: 'rejected' }).check();
     await page.getByRole('checkbox', { name: 'given up' }).check();
     const rows = page.locator('table.deliveries tbody tr');

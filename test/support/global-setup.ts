@@ -84,24 +84,37 @@ function staleSince(output: string, inputs: string[]): number | undefined {
  * Runs `args` with node; a failure is tolerated only when `output` was written anew (tsc writes
  * its output in spite of a type error, as tsx runs in spite of one).
  */
-function build(args: string[], output: string, builtAt: number): void {
+function build(args: string[], output: string, builtAt: number, cwd = ROOT): void {
   try {
-    execFileSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, args, { cwd, stdio: 'inherit' });
   } catch {
     if (!existsSync(output) || statSync(output).mtimeMs <= builtAt) throw new Error(`${args.join(' ')} failed`);
   }
 }
 
 /**
- * Spawned `canvass` processes run dist/ (processes.ts), and the dashboard tests load web/dist:
- * each is rebuilt here, as `npm run build` builds it, when what it is built from is newer.
+ * Spawned `canvass` processes run dist/ (processes.ts), which imports @canvass/verify from its
+ * own dist/, and the dashboard tests load web/dist: each is rebuilt here, as `npm run build`
+ * builds it, when what it is built from is newer (an upgraded dependency included).
  */
 function freshBuild(): void {
   const require = createRequire(import.meta.url);
+  const verify = path.join(ROOT, 'packages/verify');
+  const verifyBuilt = path.join(verify, 'dist/esm/index.js');
+  const verifySince = staleSince(verifyBuilt, [
+    'packages/verify/src',
+    'packages/verify/scripts',
+    'packages/verify/tsconfig.json',
+    'packages/verify/tsconfig.cjs.json',
+  ]);
+  if (verifySince !== undefined) {
+    console.log('packages/verify/dist/ is older than its sources: building it');
+    build([path.join(verify, 'scripts/build.mjs')], verifyBuilt, verifySince, verify);
+  }
   const built = path.join(ROOT, 'dist/cli/index.js');
-  const apiSince = staleSince(built, ['src', 'tsconfig.json', 'tsconfig.build.json']);
+  const apiSince = staleSince(built, ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json']);
   if (apiSince !== undefined) {
-    console.log('dist/ is older than src/: building it for the spawned processes (tsc -p tsconfig.build.json)');
+    console.log('dist/ is older than its sources: building it for the spawned processes (tsc -p tsconfig.build.json)');
     build([require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], built, apiSince);
     // Copied afresh, so that a migration removed from src/ is gone from dist/ too.
     rmSync(path.join(ROOT, 'dist/infra/db/migrations'), { recursive: true, force: true });
@@ -110,9 +123,16 @@ function freshBuild(): void {
     });
   }
   const page = path.join(ROOT, 'web/dist/index.html');
-  const webSince = staleSince(page, ['web/src', 'web/public', 'web/index.html', 'web/vite.config.ts']);
+  const webSince = staleSince(page, [
+    'web/src',
+    'web/public',
+    'web/index.html',
+    'web/vite.config.ts',
+    'web/tsconfig.json',
+    'package-lock.json',
+  ]);
   if (webSince !== undefined) {
-    console.log('web/dist/ is older than web/src/: building the dashboard (vite build web)');
+    console.log('web/dist/ is older than its sources: building the dashboard (vite build web)');
     const vite = path.join(path.dirname(require.resolve('vite/package.json')), 'bin/vite.js');
     build([vite, 'build', 'web'], page, webSince);
   }

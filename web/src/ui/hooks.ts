@@ -30,10 +30,11 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
 /**
  * `rows` shown as still loading until `labels` has first loaded, so that a table never shows an id
  * (a slide's, a webhook's, a poll's) that then turns into its name. A failed `labels` load lets the
- * rows through with their ids.
+ * rows through with their ids and its error; a failed `rows` load is shown at once.
  */
 export function afterLabels<T>(rows: Loaded<T>, labels: Loaded<unknown>): Loaded<T> {
-  return labels.loading && labels.data === undefined ? { ...rows, data: undefined, loading: true } : rows;
+  if (labels.loading && labels.data === undefined && !rows.error) return { ...rows, data: undefined, loading: true };
+  return { ...rows, error: rows.error ?? labels.error };
 }
 
 /** An action with a busy flag and an error message, for forms and buttons. */
