@@ -219,7 +219,7 @@ try {
               (p) =>
                 `${p.deliveries} (first after ${p.firstMs} ms, done ${p.doneBeforeEndMs} ms before the end, longest gap ${p.longestGapMs} ms)`,
             )
-            .join(', ')}; dup ${w.duplicates}; ${Math.round(w.transactionsPer1000)} transactions per 1,000`,
+            .join(', ')}; dup ${w.duplicates}; ${Math.round(w.transactionsPer1000)} write transactions per 1,000`,
         );
       }
       rounds.push(round);
@@ -242,7 +242,7 @@ try {
         rounds: r.roundRatios.map(round2).join(' '),
         'shares %': r.perWorker.map((p) => Math.round((100 * p.deliveries) / r.deliveries)).join(' / '),
         'CPU µs workers/recv/pg': `${Math.round(r.cpu.workers)} / ${Math.round(r.cpu.receiver)} / ${Math.round(r.cpu.postgres)}`,
-        'transactions per 1k': round(r.transactionsPer1000),
+        'write transactions per 1k': round(r.transactionsPer1000),
         'first after ms': Math.max(...r.perWorker.map((p) => p.firstMs)),
         'longest gap ms': Math.max(...r.perWorker.map((p) => p.longestGapMs)),
         'done early ms': Math.max(...r.perWorker.map((p) => p.doneBeforeEndMs)),

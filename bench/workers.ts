@@ -20,7 +20,7 @@ export type WorkersResult = {
   duplicates: number;
   /** CPU µs per delivery: all the workers together, the receiver, PostgreSQL. */
   cpu: { workers: number; receiver: number; postgres: number };
-  /** Committed transactions in the database per 1,000 deliveries (claims, result batches, scheduler). */
+  /** Write transactions per 1,000 deliveries (claims, result batches, the scheduler's writes). */
   transactionsPer1000: number;
 };
 
@@ -45,10 +45,13 @@ function localPorts(pid: number): Set<number> {
   return ports;
 }
 
-/** Transactions committed in the current database so far (pg_stat_database). */
-async function commits(db: Database['db']): Promise<number> {
-  const { rows } = await sql<{ n: string }>`
-    SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`.execute(db);
+/**
+ * The next transaction id PostgreSQL will assign. Only a transaction that writes takes one, at
+ * once (no statistics delay): two readings count the claims, result batches and other writes
+ * between them, cluster-wide (nothing else writes during the bench).
+ */
+async function nextXid(db: Database['db']): Promise<number> {
+  const { rows } = await sql<{ n: string }>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS n`.execute(db);
   return Number(rows[0]!.n);
 }
 
@@ -98,7 +101,7 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
       receiver: receiver.child.pid!,
       ...Object.fromEntries(children.map((c, i) => [`w${i}`, c.pid!])),
     });
-    const commitsBefore = await commits(fresh.database.db);
+    const xidBefore = await nextXid(fresh.database.db);
     // Timed from the commit: no delivery can start before it.
     await release(new Date(Date.now() + 10_800_000));
     const started = Date.now();
@@ -106,9 +109,8 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
     const seconds = (Date.now() - started) / 1000;
     const used = cpu(count);
     const workerUs = children.reduce((sum, _, i) => sum + used[`w${i}`]!, 0);
-    // Backends report their counts within a second of going idle.
-    await sleep(1_500);
-    const transactions = (await commits(fresh.database.db)) - commitsBefore;
+    // Less the release's own transaction.
+    const transactions = (await nextXid(fresh.database.db)) - xidBefore - 1;
     const stats = await receiver.ask<{ requests: number; unique: number }>({ cmd: 'count' });
     const { ports } = await receiver.ask<{ ports: [number, number[]][] }>({ cmd: 'ports' });
     const end = Math.max(...ports.flatMap(([, times]) => times));
