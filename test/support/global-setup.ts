@@ -77,14 +77,14 @@ function newestOf(paths: string[]): number {
 /** When `output` is older than the newest of `inputs` (or missing), what it was modified at; else undefined. */
 function staleSince(output: string, inputs: string[]): number | undefined {
   const builtAt = existsSync(output) ? statSync(output).mtimeMs : 0;
-  return newestOf(inputs.map((p) => path.join(ROOT, p))) > builtAt ? builtAt : undefined;
+  return newestOf(inputs) > builtAt ? builtAt : undefined;
 }
 
 /**
  * Runs `args` with node; a failure is tolerated only when `output` was written anew (tsc writes
  * its output in spite of a type error, as tsx runs in spite of one).
  */
-function build(args: string[], output: string, builtAt: number, cwd = ROOT): void {
+function build(args: string[], output: string, builtAt: number, cwd: string): void {
   try {
     execFileSync(process.execPath, args, { cwd, stdio: 'inherit' });
   } catch {
@@ -92,48 +92,53 @@ function build(args: string[], output: string, builtAt: number, cwd = ROOT): voi
   }
 }
 
+/** A build the tests need: in `dir`, `output` made from `inputs` by running `args` with node. */
+type Build = { how: string; dir: string; output: string; inputs: string[]; args: () => string[]; after?: () => void };
+
 /**
  * Spawned `canvass` processes run dist/ (processes.ts), which imports @canvass/verify from its
  * own dist/, and the dashboard tests load web/dist: each is rebuilt here, as `npm run build`
- * builds it, when what it is built from is newer (an upgraded dependency included).
+ * builds it, when what it is built from (or the lockfile: an upgraded dependency) is newer.
  */
 function freshBuild(): void {
   const require = createRequire(import.meta.url);
-  const verify = path.join(ROOT, 'packages/verify');
-  const verifyBuilt = path.join(verify, 'dist/esm/index.js');
-  const verifySince = staleSince(verifyBuilt, [
-    'packages/verify/src',
-    'packages/verify/scripts',
-    'packages/verify/tsconfig.json',
-    'packages/verify/tsconfig.cjs.json',
-  ]);
-  if (verifySince !== undefined) {
-    console.log('packages/verify/dist/ is older than its sources: building it');
-    build([path.join(verify, 'scripts/build.mjs')], verifyBuilt, verifySince, verify);
-  }
-  const built = path.join(ROOT, 'dist/cli/index.js');
-  const apiSince = staleSince(built, ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json']);
-  if (apiSince !== undefined) {
-    console.log('dist/ is older than its sources: building it for the spawned processes (tsc -p tsconfig.build.json)');
-    build([require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], built, apiSince);
-    // Copied afresh, so that a migration removed from src/ is gone from dist/ too.
-    rmSync(path.join(ROOT, 'dist/infra/db/migrations'), { recursive: true, force: true });
-    cpSync(path.join(ROOT, 'src/infra/db/migrations'), path.join(ROOT, 'dist/infra/db/migrations'), {
-      recursive: true,
-    });
-  }
-  const page = path.join(ROOT, 'web/dist/index.html');
-  const webSince = staleSince(page, [
-    'web/src',
-    'web/public',
-    'web/index.html',
-    'web/vite.config.ts',
-    'web/tsconfig.json',
-    'package-lock.json',
-  ]);
-  if (webSince !== undefined) {
-    console.log('web/dist/ is older than its sources: building the dashboard (vite build web)');
-    const vite = path.join(path.dirname(require.resolve('vite/package.json')), 'bin/vite.js');
-    build([vite, 'build', 'web'], page, webSince);
+  const builds: Build[] = [
+    {
+      how: 'its build script',
+      dir: 'packages/verify',
+      output: 'dist/esm/index.js',
+      inputs: ['src', 'scripts', 'tsconfig.json', 'tsconfig.cjs.json'],
+      args: () => ['scripts/build.mjs'],
+    },
+    {
+      how: 'tsc -p tsconfig.build.json',
+      dir: '.',
+      output: 'dist/cli/index.js',
+      inputs: ['src', 'tsconfig.json', 'tsconfig.build.json'],
+      args: () => [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      // Copied afresh, so that a migration removed from src/ is gone from dist/ too.
+      after: () => {
+        rmSync(path.join(ROOT, 'dist/infra/db/migrations'), { recursive: true, force: true });
+        cpSync(path.join(ROOT, 'src/infra/db/migrations'), path.join(ROOT, 'dist/infra/db/migrations'), {
+          recursive: true,
+        });
+      },
+    },
+    {
+      how: 'vite build web',
+      dir: '.',
+      output: 'web/dist/index.html',
+      inputs: ['web/src', 'web/public', 'web/index.html', 'web/vite.config.ts', 'web/tsconfig.json'],
+      args: () => [path.join(path.dirname(require.resolve('vite/package.json')), 'bin/vite.js'), 'build', 'web'],
+    },
+  ];
+  for (const b of builds) {
+    const dir = path.join(ROOT, b.dir);
+    const output = path.join(dir, b.output);
+    const since = staleSince(output, [...b.inputs.map((p) => path.join(dir, p)), path.join(ROOT, 'package-lock.json')]);
+    if (since === undefined) continue;
+    console.log(`${path.join(b.dir, b.output)} is older than its sources: building it (${b.how})`);
+    build(b.args(), output, since, dir);
+    b.after?.();
   }
 }
