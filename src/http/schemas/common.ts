@@ -6,7 +6,7 @@ import { STATUS } from '../problem.js';
 export const Strict = <T extends TProperties>(props: T, opts: { description?: string } = {}): TObject<T> =>
   Type.Object(props, { ...opts, additionalProperties: Type.Never() as unknown as boolean });
 
-/** A settings object: unknown keys are dropped (sanitised input, docs/architecture.md). */
+/** A settings object: unknown keys are dropped (README, API overview). */
 export const Lenient = <T extends TProperties>(props: T, opts: { description?: string } = {}): TObject<T> =>
   Type.Object(props, { ...opts, additionalProperties: false });
 

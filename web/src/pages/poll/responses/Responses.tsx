@@ -99,7 +99,7 @@ export function Responses({ pollId }: { pollId: string }) {
           </button>
         </div>
       </form>
-      <ErrorNote>{responses.error ?? slides.error}</ErrorNote>
+      <ErrorNote>{shown.error}</ErrorNote>
       {shown.loading && !list && <StatusNote>Loading responses…</StatusNote>}
       {list && list.data.length === 0 && (
         <p>No responses{filters.createdAfter || filters.createdBefore ? ' in this time range' : ' yet'}.</p>
