@@ -138,20 +138,19 @@ export function ticksOf(stat: string): number {
   return Number(f[11]) + Number(f[12]); // utime + stime, in clock ticks (1/100 s on Linux)
 }
 
-export function postgresTicks(): number {
-  let t = 0;
-  for (const ticks of postgresSnapshot().values()) t += ticks;
-  return t;
-}
-
-/** CPU ticks of each PostgreSQL process now, by pid. */
+/**
+ * CPU ticks of each PostgreSQL process now, keyed by pid and start time (a pid reused by a new
+ * backend is another process).
+ */
 export function postgresSnapshot(): Map<string, number> {
   const ticks = new Map<string, number>();
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.includes('(postgres)')) ticks.set(pid, ticksOf(stat));
+      if (!stat.includes('(postgres)')) continue;
+      const startedAt = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      ticks.set(`${pid}:${startedAt}`, ticksOf(stat));
     } catch {
       // the process ended meanwhile
     }
@@ -159,7 +158,11 @@ export function postgresSnapshot(): Map<string, number> {
   return ticks;
 }
 
-/** PostgreSQL's CPU ticks since `before`, per process: one that ended meanwhile takes its ticks along, not away. */
+/**
+ * PostgreSQL's CPU ticks since `before`, process by process: one started meanwhile counts from
+ * its start; one that ended meanwhile counts nothing, rather than taking away all it had spent
+ * before (a pool's idle connection closing mid-run did that to a sum over the processes alive).
+ */
 export function postgresTicksSince(before: Map<string, number>): number {
   let t = 0;
   for (const [pid, ticks] of postgresSnapshot()) t += ticks - (before.get(pid) ?? 0);
@@ -173,9 +176,9 @@ export function postgresTicksSince(before: Map<string, number>): number {
  */
 export function cpuSplit(otherPid: number): (units: number) => CpuSplit {
   const otherTicks = () => ticksOf(readFileSync(`/proc/${otherPid}/stat`, 'utf8'));
-  let start: { self: NodeJS.CpuUsage; other: number; postgres: number } | null = null;
+  let start: { self: NodeJS.CpuUsage; other: number; postgres: Map<string, number> } | null = null;
   try {
-    start = { self: process.cpuUsage(), other: otherTicks(), postgres: postgresTicks() };
+    start = { self: process.cpuUsage(), other: otherTicks(), postgres: postgresSnapshot() };
   } catch {
     start = null;
   }
@@ -185,7 +188,7 @@ export function cpuSplit(otherPid: number): (units: number) => CpuSplit {
     return {
       selfUs: (self.user + self.system) / units,
       otherUs: ((otherTicks() - start.other) * 10_000) / units,
-      postgresUs: ((postgresTicks() - start.postgres) * 10_000) / units,
+      postgresUs: (postgresTicksSince(start.postgres) * 10_000) / units,
     };
   };
 }
@@ -268,14 +271,17 @@ export async function profileSpan(name: string): Promise<() => Promise<void>> {
  */
 export function cpuOf(pids: Record<string, number>): (units: number) => Record<string, number> {
   const read = () => {
-    const t: Record<string, number> = { postgres: postgresTicks() };
+    const t: Record<string, number> = {};
     for (const [name, pid] of Object.entries(pids)) t[name] = ticksOf(readFileSync(`/proc/${pid}/stat`, 'utf8'));
     return t;
   };
   const start = read();
+  const postgresAtStart = postgresSnapshot();
   return (units) => {
     const end = read();
-    return Object.fromEntries(Object.keys(end).map((k) => [k, ((end[k]! - start[k]!) * 10_000) / units]));
+    const used: Record<string, number> = { postgres: postgresTicksSince(postgresAtStart) };
+    for (const k of Object.keys(end)) used[k] = end[k]! - start[k]!;
+    return Object.fromEntries(Object.entries(used).map(([k, ticks]) => [k, (ticks * 10_000) / units]));
   };
 }
 
