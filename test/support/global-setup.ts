@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -132,13 +132,72 @@ function freshBuild(): void {
       args: () => [path.join(path.dirname(require.resolve('vite/package.json')), 'bin/vite.js'), 'build', 'web'],
     },
   ];
-  for (const b of builds) {
+  const stale = (b: Build) => {
     const dir = path.join(ROOT, b.dir);
-    const output = path.join(dir, b.output);
-    const since = staleSince(output, [...b.inputs.map((p) => path.join(dir, p)), path.join(ROOT, 'package-lock.json')]);
-    if (since === undefined) continue;
-    console.log(`${path.join(b.dir, b.output)} is older than its sources: building it (${b.how})`);
-    build(b.args(), output, since, dir);
-    b.after?.();
+    return staleSince(path.join(dir, b.output), [
+      ...b.inputs.map((p) => path.join(dir, p)),
+      path.join(ROOT, 'package-lock.json'),
+    ]);
+  };
+  if (builds.every((b) => stale(b) === undefined)) return;
+  withBuildLock(() => {
+    for (const b of builds) {
+      // Looked at again under the lock: a run that held it before may have built it.
+      const since = stale(b);
+      if (since === undefined) continue;
+      console.log(`${path.join(b.dir, b.output)} is older than its sources: building it (${b.how})`);
+      build(b.args(), path.join(ROOT, b.dir, b.output), since, path.join(ROOT, b.dir));
+      b.after?.();
+    }
+  });
+}
+
+/**
+ * One build at a time in a checkout: two test runs started together would otherwise build at
+ * once, and `vite build` empties web/dist while the other run's dashboard test reads it. A lock
+ * left by a run that died (its process gone) is taken over.
+ */
+function withBuildLock(run: () => void): void {
+  const lock = path.join(ROOT, 'test-artifacts', 'build.lock');
+  mkdirSync(path.dirname(lock), { recursive: true });
+  let told = false;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let holder: number;
+    let since: number;
+    try {
+      holder = Number(readFileSync(lock, 'utf8').trim() || NaN);
+      since = statSync(lock).mtimeMs;
+    } catch {
+      continue; // released meanwhile
+    }
+    // A pid not yet written is a run between creating the lock and writing it, or one that died there.
+    const gone = Number.isInteger(holder) && holder > 0 ? !alive(holder) : since < Date.now() - 60_000;
+    if (gone) {
+      rmSync(lock, { force: true });
+      continue;
+    }
+    if (!told) console.log(`another test run (pid ${holder}) is building: waiting for it`);
+    told = true;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+  }
+  try {
+    run();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
