@@ -65,27 +65,35 @@ async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolea
   }
 }
 
+/** A table whose rows name things (webhooks, polls, slides) that the page loads apart from the rows. */
+type NamedRows = { rowsPath: string; labelsPath: string; rows: string; loading: string };
+const DELIVERY_LOG = {
+  rowsPath: '/webhooks/deliveries',
+  rows: 'table.deliveries tbody tr',
+  loading: 'Loading deliveries…',
+};
+
 /**
- * Opens a delivery log (`open`) while the answer to `labelsPath` (the names its rows show) is held
- * back: once the log's own answer has arrived and been rendered, no row may show yet (it would
- * name its webhook or poll by id); released, every row names it (`named`).
+ * Opens a table (`open`) while the answer to `labelsPath` (the names its rows show) is held
+ * back: once the rows' own answer has arrived and been rendered, no row may show yet (it would
+ * name its webhook, poll or slide by id); released, every row names it (`named`).
  */
-async function rowsWaitForLabels(labelsPath: string, open: () => Promise<void>, named: string): Promise<void> {
+async function rowsWaitForLabels(t: NamedRows, open: () => Promise<void>, named: string): Promise<void> {
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
-  const isLabels = (url: URL) => url.pathname === labelsPath;
+  const isLabels = (url: URL) => url.pathname === t.labelsPath;
   await page.route(isLabels, async (route) => {
     await held;
     await route.continue();
   });
-  const logAnswered = page.waitForResponse((r) => new URL(r.url()).pathname === '/webhooks/deliveries');
+  const rowsAnswered = page.waitForResponse((r) => new URL(r.url()).pathname === t.rowsPath);
   await open();
-  await (await logAnswered).finished();
+  await (await rowsAnswered).finished();
   // Two frames after the answer's body arrived, the page has rendered what it does with it.
   await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
-  const rows = page.locator('table.deliveries tbody tr');
+  const rows = page.locator(t.rows);
   expect(await rows.count()).toBe(0);
-  expect(await page.getByText('Loading deliveries…').isVisible()).toBe(true);
+  expect(await page.getByText(t.loading).isVisible()).toBe(true);
   release();
   await rows.first().waitFor();
   for (const text of await rows.allTextContents()) expect(text).toContain(named);
@@ -282,7 +290,7 @@ describe('dashboard at /app', () => {
     // The delivery log shows it, delivered; its detail shows the attempt and the payload.
     // Its rows name each webhook by its URL, not its id, even when the webhooks answer after the log.
     await rowsWaitForLabels(
-      '/webhooks',
+      { ...DELIVERY_LOG, labelsPath: '/webhooks' },
       () => page.getByRole('link', { name: 'Deliveries' }).click(),
       receiver.url('/'),
     );
@@ -322,15 +330,12 @@ describe('dashboard at /app', () => {
 
     // Responses: the table, a time filter, and the CSV export through the bearer header.
     // The row names the slide by its title, not its id, even when the slides answer after the responses.
-    const slidesPath = (url: URL) => url.pathname === '/slides';
-    await page.route(slidesPath, async (route) => {
-      await sleep(500);
-      await route.continue();
-    });
-    await page.getByRole('link', { name: 'Responses' }).click();
-    await page.locator('table tbody tr', { hasText: 'Great' }).waitFor();
-    expect(await page.locator('table tbody tr').first().textContent()).toContain('How was checkout?');
-    await page.unroute(slidesPath);
+    await rowsWaitForLabels(
+      { rowsPath: '/responses', labelsPath: '/slides', rows: 'table tbody tr', loading: 'Loading responses…' },
+      () => page.getByRole('link', { name: 'Responses' }).click(),
+      'How was checkout?',
+    );
+    expect(await page.locator('table tbody tr').first().textContent()).toContain('Great');
     await page.getByLabel('Created after').fill('2999-01-01T00:00:00');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByText('No responses in this time range.').waitFor();
@@ -472,7 +477,7 @@ describe('dashboard at /app', () => {
     // The account's log, several statuses at once: the failing webhook's rejected delivery.
     // Its rows name each poll by its title, even when the polls answer after the log.
     await rowsWaitForLabels(
-      '/polls',
+      { ...DELIVERY_LOG, labelsPath: '/polls' },
       () => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Delivery log' }).click(),
       'Checkout survey',
     );
@@ -704,6 +709,45 @@ describe('dashboard at /app', () => {
     await shot('23-mobile-keys', phone);
     await own.getByRole('button', { name: 'Cancel' }).click();
     await phone.close();
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it('a request that hangs ends in an error after 30 s; the log then shows its rows, with ids for names', async () => {
+    // A context of its own, with Chromium's clock under the test's hand from the first page on.
+    const slow = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await slow.clock.install();
+    const tab = await slow.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (e) => errors.push(e.message));
+    await tab.goto(`${base}/app/`);
+    await tab.getByLabel('API key').fill(acct.key);
+    await tab.getByRole('button', { name: 'Sign in' }).click();
+    await tab.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+
+    // The poll titles the account's log names its rows with never answer.
+    const hung: { abort(): Promise<void> }[] = [];
+    await tab.route(
+      (url) => url.pathname === '/polls',
+      (route) => void hung.push(route),
+    );
+    const logAnswered = tab.waitForResponse((r) => new URL(r.url()).pathname === DELIVERY_LOG.rowsPath);
+    await tab.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Delivery log' }).click();
+    await (await logAnswered).finished();
+    const rows = tab.locator(DELIVERY_LOG.rows);
+    await tab.getByText(DELIVERY_LOG.loading).waitFor();
+    expect(await rows.count()).toBe(0);
+    expect(hung.length).toBeGreaterThan(0);
+
+    await tab.clock.fastForward(29_000);
+    expect(await tab.getByRole('alert').count()).toBe(0);
+    await tab.clock.fastForward(1_500);
+    await tab.getByRole('alert').filter({ hasText: 'Canvass did not answer within 30 s; try again.' }).waitFor();
+    await rows.first().waitFor();
+    for (const text of await rows.allTextContents()) expect(text).toMatch(/poll_\w+/);
+    await shot('24-names-timed-out', tab);
+
+    for (const route of hung) await route.abort().catch(() => undefined);
+    await slow.close();
     expect(errors).toEqual([]);
   }, 60_000);
 });
