@@ -170,6 +170,37 @@ export function postgresTicksSince(before: Map<string, number>): number {
 }
 
 /**
+ * A process's threads as /proc reads them now: the main thread's CPU ticks (and of them, those
+ * in the kernel), its voluntary
+ * context switches (it slept, woken later) and its involuntary ones (preempted while runnable),
+ * and the CPU ticks of its other threads (V8's compiler and garbage-collector helpers, libuv's
+ * pool). Threads that ended since are not counted.
+ */
+export type ThreadTicks = { main: number; mainSystem: number; others: number; sleeps: number; preempted: number };
+
+export function threadTicks(pid: number): ThreadTicks {
+  const t: ThreadTicks = { main: 0, mainSystem: 0, others: 0, sleeps: 0, preempted: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const ticks = ticksOf(stat);
+      if (Number(tid) !== pid) {
+        t.others += ticks;
+        continue;
+      }
+      t.main += ticks;
+      t.mainSystem += Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]);
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      t.sleeps += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN);
+      t.preempted += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return t;
+}
+
+/**
  * CPU time spent from now until the returned function is called, per unit of work (µs): by
  * this process, by another (the receiver, the API server), and by every PostgreSQL process of
  * the machine (PGlite runs inside its host process). Linux /proc only; NaN elsewhere.

@@ -243,6 +243,8 @@ try {
         'shares %': r.perWorker.map((p) => Math.round((100 * p.deliveries) / r.deliveries)).join(' / '),
         'CPU µs workers/recv/pg': `${Math.round(r.cpu.workers)} / ${Math.round(r.cpu.receiver)} / ${Math.round(r.cpu.postgres)}`,
         'write transactions per 1k': round(r.transactionsPer1000),
+        'workers µs main (kernel)/other threads': `${Math.round(r.threads.mainUs)} (${Math.round(r.threads.mainSystemUs)}) / ${Math.round(r.threads.othersUs)}`,
+        'main sleeps/preempted per 1k': `${Math.round(r.threads.sleepsPer1000)} / ${Math.round(r.threads.preemptedPer1000)}`,
         'first after ms': Math.max(...r.perWorker.map((p) => p.firstMs)),
         'longest gap ms': Math.max(...r.perWorker.map((p) => p.longestGapMs)),
         'done early ms': Math.max(...r.perWorker.map((p) => p.doneBeforeEndMs)),

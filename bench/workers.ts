@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { Database } from '../dist/infra/db/database.js';
 import { startCanvass, stopCanvass } from './service.js';
 import { insertDeliveries, seedAccount, waitForCount } from './delivery.js';
-import { benchDeps, cpuOf, freshDatabase, sleep, type Receiver } from './lib.js';
+import { benchDeps, cpuOf, freshDatabase, sleep, threadTicks, type Receiver, type ThreadTicks } from './lib.js';
 
 export type WorkersResult = {
   workers: number;
@@ -22,6 +22,11 @@ export type WorkersResult = {
   cpu: { workers: number; receiver: number; postgres: number };
   /** Write transactions per 1,000 deliveries (claims, result batches, the scheduler's writes). */
   transactionsPer1000: number;
+  /**
+   * The workers' threads, summed over the workers: CPU µs per delivery of their main threads
+   * (and of that, in the kernel) and of their other threads; the main threads' sleeps and preemptions per 1,000 deliveries.
+   */
+  threads: { mainUs: number; mainSystemUs: number; othersUs: number; sleepsPer1000: number; preemptedPer1000: number };
 };
 
 /** Local TCP ports of a process's sockets (its fds' inodes looked up in /proc/net/tcp). */
@@ -101,6 +106,8 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
       receiver: receiver.child.pid!,
       ...Object.fromEntries(children.map((c, i) => [`w${i}`, c.pid!])),
     });
+    const threadsAt = () => children.map((c) => threadTicks(c.pid!));
+    const threadsBefore = threadsAt();
     const xidBefore = await nextXid(fresh.database.db);
     // Timed from the commit: no delivery can start before it.
     await release(new Date(Date.now() + 10_800_000));
@@ -108,6 +115,19 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
     await waitForCount(receiver, count, 300_000);
     const seconds = (Date.now() - started) / 1000;
     const used = cpu(count);
+    const threads = threadsAt().reduce(
+      (sum, t, i) => {
+        const d = (k: keyof ThreadTicks) => t[k] - threadsBefore[i]![k];
+        return {
+          mainUs: sum.mainUs + (d('main') * 10_000) / count,
+          mainSystemUs: sum.mainSystemUs + (d('mainSystem') * 10_000) / count,
+          othersUs: sum.othersUs + (d('others') * 10_000) / count,
+          sleepsPer1000: sum.sleepsPer1000 + (d('sleeps') * 1000) / count,
+          preemptedPer1000: sum.preemptedPer1000 + (d('preempted') * 1000) / count,
+        };
+      },
+      { mainUs: 0, mainSystemUs: 0, othersUs: 0, sleepsPer1000: 0, preemptedPer1000: 0 },
+    );
     const workerUs = children.reduce((sum, _, i) => sum + used[`w${i}`]!, 0);
     // Less the release's own transaction.
     const transactions = (await nextXid(fresh.database.db)) - xidBefore - 1;
@@ -137,6 +157,7 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
       duplicates: stats.requests - stats.unique,
       cpu: { workers: workerUs, receiver: used.receiver!, postgres: used.postgres! },
       transactionsPer1000: (transactions / count) * 1000,
+      threads,
     };
   } finally {
     await Promise.all(children.map(stopCanvass));
