@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import lockfile from 'proper-lockfile';
 import { makeTestCa } from './tls.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -14,7 +15,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
  * the one place a test CA can be made trusted for in-process senders and spawned servers alike.
  */
 export default async function setup(): Promise<() => void> {
-  freshBuild();
+  await freshBuild();
   const dir = path.join(os.tmpdir(), `canvass-test-ca-${process.pid}`);
   const { caFile } = makeTestCa(dir);
   process.env.NODE_EXTRA_CA_CERTS = caFile;
@@ -82,14 +83,15 @@ function staleSince(output: string, inputs: string[]): number | undefined {
 
 /**
  * Runs `args` with node; a failure is tolerated only when `output` was written anew (tsc writes
- * its output in spite of a type error, as tsx runs in spite of one).
+ * its output in spite of a type error, as tsx runs in spite of one). Asynchronous, so that the
+ * build lock's holder keeps refreshing it while the build runs.
  */
-function build(args: string[], output: string, builtAt: number, cwd: string): void {
-  try {
-    execFileSync(process.execPath, args, { cwd, stdio: 'inherit' });
-  } catch {
-    if (!existsSync(output) || statSync(output).mtimeMs <= builtAt) throw new Error(`${args.join(' ')} failed`);
-  }
+async function build(args: string[], output: string, builtAt: number, cwd: string): Promise<void> {
+  const code = await new Promise<number | null>((resolve, reject) =>
+    spawn(process.execPath, args, { cwd, stdio: 'inherit' }).on('error', reject).on('exit', resolve),
+  );
+  if (code !== 0 && (!existsSync(output) || statSync(output).mtimeMs <= builtAt))
+    throw new Error(`${args.join(' ')} failed`);
 }
 
 /** A build the tests need: in `dir`, `output` made from `inputs` by running `args` with node. */
@@ -100,7 +102,7 @@ type Build = { how: string; dir: string; output: string; inputs: string[]; args:
  * own dist/, and the dashboard tests load web/dist: each is rebuilt here, as `npm run build`
  * builds it, when what it is built from (or the lockfile: an upgraded dependency) is newer.
  */
-function freshBuild(): void {
+async function freshBuild(): Promise<void> {
   const require = createRequire(import.meta.url);
   const builds: Build[] = [
     {
@@ -139,65 +141,43 @@ function freshBuild(): void {
       path.join(ROOT, 'package-lock.json'),
     ]);
   };
-  if (builds.every((b) => stale(b) === undefined)) return;
-  withBuildLock(() => {
+  // Under the lock even when all is fresh: a run that holds it may be writing an output now.
+  await withBuildLock(async () => {
     for (const b of builds) {
-      // Looked at again under the lock: a run that held it before may have built it.
       const since = stale(b);
       if (since === undefined) continue;
       console.log(`${path.join(b.dir, b.output)} is older than its sources: building it (${b.how})`);
-      build(b.args(), path.join(ROOT, b.dir, b.output), since, path.join(ROOT, b.dir));
+      await build(b.args(), path.join(ROOT, b.dir, b.output), since, path.join(ROOT, b.dir));
       b.after?.();
     }
   });
 }
 
 /**
- * One build at a time in a checkout: two test runs started together would otherwise build at
- * once, and `vite build` empties web/dist while the other run's dashboard test reads it. A lock
- * left by a run that died (its process gone) is taken over.
+ * One run at a time looks at the builds and makes them: two test runs started together would
+ * otherwise build at once, or one would start its tests on an output the other is still writing.
+ * (A run started while another's tests are under way may still rebuild under them.) The lock
+ * (proper-lockfile: a directory, its time refreshed while held) is taken over once it has gone
+ * 30 s without a refresh, as a run that died leaves it.
  */
-function withBuildLock(run: () => void): void {
-  const lock = path.join(ROOT, 'test-artifacts', 'build.lock');
-  mkdirSync(path.dirname(lock), { recursive: true });
-  let told = false;
-  for (;;) {
-    try {
-      writeFileSync(lock, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    let holder: number;
-    let since: number;
-    try {
-      holder = Number(readFileSync(lock, 'utf8').trim() || NaN);
-      since = statSync(lock).mtimeMs;
-    } catch {
-      continue; // released meanwhile
-    }
-    // A pid not yet written is a run between creating the lock and writing it, or one that died there.
-    const gone = Number.isInteger(holder) && holder > 0 ? !alive(holder) : since < Date.now() - 60_000;
-    if (gone) {
-      rmSync(lock, { force: true });
-      continue;
-    }
-    if (!told) console.log(`another test run (pid ${holder}) is building: waiting for it`);
-    told = true;
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
-  }
+async function withBuildLock(run: () => Promise<void>): Promise<void> {
+  const target = path.join(ROOT, 'test-artifacts', 'build');
+  mkdirSync(path.dirname(target), { recursive: true });
+  const options = {
+    realpath: false,
+    stale: 30_000,
+    update: 5_000,
+    onCompromised: (err: Error) => console.warn(`the test build lock was lost: ${err.message}`),
+  };
+  const release = await lockfile.lock(target, options).catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ELOCKED') throw err;
+    console.log('another test run holds the build lock: waiting for it');
+    return lockfile.lock(target, { ...options, retries: { retries: 1_200, minTimeout: 100, maxTimeout: 500 } });
+  });
   try {
-    run();
+    await run();
   } finally {
-    rmSync(lock, { force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    // A lock lost meanwhile (onCompromised) is another run's now: nothing to release.
+    await release().catch(() => undefined);
   }
 }

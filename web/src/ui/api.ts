@@ -80,7 +80,7 @@ export type ApiOptions = {
   timeoutMs?: number;
 };
 
-/** Long enough for the slowest page the API serves (a page of 200 deliveries under load). */
+/** Far longer than a working server takes to start an answer (its pages are bounded): one still unanswered then is stuck. */
 export const API_TIMEOUT_MS = 30_000;
 
 export function createApi(
