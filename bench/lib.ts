@@ -160,8 +160,8 @@ export function postgresSnapshot(): Map<string, number> {
 
 /**
  * PostgreSQL's CPU ticks since `before`, process by process: one started meanwhile counts from
- * its start; one that ended meanwhile counts nothing, rather than taking away all it had spent
- * before (a pool's idle connection closing mid-run did that to a sum over the processes alive).
+ * its start, one that ended meanwhile counts nothing. A pool's connection closes after 10 s
+ * idle, so backends end in the middle of long runs (docs/performance.md, "The benchmark").
  */
 export function postgresTicksSince(before: Map<string, number>): number {
   let t = 0;
@@ -171,33 +171,25 @@ export function postgresTicksSince(before: Map<string, number>): number {
 
 /**
  * A process's threads as /proc reads them now: the main thread's CPU ticks (and of them, those
- * in the kernel), its voluntary
- * context switches (it slept, woken later) and its involuntary ones (preempted while runnable),
- * and the CPU ticks of its other threads (V8's compiler and garbage-collector helpers, libuv's
- * pool). Threads that ended since are not counted.
+ * in the kernel), its voluntary context switches (it slept, woken later) and its involuntary
+ * ones (preempted while runnable), and the CPU ticks of its other threads (V8's compiler and
+ * garbage-collector helpers, libuv's pool), those that have ended included.
  */
 export type ThreadTicks = { main: number; mainSystem: number; others: number; sleeps: number; preempted: number };
 
 export function threadTicks(pid: number): ThreadTicks {
-  const t: ThreadTicks = { main: 0, mainSystem: 0, others: 0, sleeps: 0, preempted: 0 };
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const ticks = ticksOf(stat);
-      if (Number(tid) !== pid) {
-        t.others += ticks;
-        continue;
-      }
-      t.main += ticks;
-      t.mainSystem += Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]);
-      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
-      t.sleeps += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN);
-      t.preempted += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN);
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return t;
+  // The process's own line keeps the time of threads that have ended; the other threads' share
+  // is what it holds beyond the main thread's.
+  const main = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+  const mainTicks = ticksOf(main);
+  return {
+    main: mainTicks,
+    mainSystem: Number(main.slice(main.lastIndexOf(')') + 2).split(' ')[12]),
+    others: ticksOf(readFileSync(`/proc/${pid}/stat`, 'utf8')) - mainTicks,
+    sleeps: Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN),
+    preempted: Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN),
+  };
 }
 
 /**
