@@ -133,8 +133,13 @@ export async function startReceiver(dir: string): Promise<Receiver> {
 /** CPU µs per unit of work: this process, one other process (receiver, API server), PostgreSQL. */
 export type CpuSplit = { selfUs: number; otherUs: number; postgresUs: number };
 
+/** The fields of a /proc stat line after the command's name: [0] is field 3 (state) of proc(5). */
+function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 export function ticksOf(stat: string): number {
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const f = statFields(stat);
   return Number(f[11]) + Number(f[12]); // utime + stime, in clock ticks (1/100 s on Linux)
 }
 
@@ -149,7 +154,7 @@ export function postgresSnapshot(): Map<string, number> {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       if (!stat.includes('(postgres)')) continue;
-      const startedAt = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      const startedAt = statFields(stat)[19];
       ticks.set(`${pid}:${startedAt}`, ticksOf(stat));
     } catch {
       // the process ended meanwhile
@@ -185,7 +190,7 @@ export function threadTicks(pid: number): ThreadTicks {
   const mainTicks = ticksOf(main);
   return {
     main: mainTicks,
-    mainSystem: Number(main.slice(main.lastIndexOf(')') + 2).split(' ')[12]),
+    mainSystem: Number(statFields(main)[12]),
     others: ticksOf(readFileSync(`/proc/${pid}/stat`, 'utf8')) - mainTicks,
     sleeps: Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN),
     preempted: Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN),

@@ -61,7 +61,7 @@ if ((wanted.has('ab') || wanted.has('submit-ab')) && !process.env.BENCH_AB_DIST)
   process.exit(2);
 }
 const storages: Storage[] = (process.env.BENCH_STORAGE?.split(',') as Storage[] | undefined) ?? ['postgres', 'pglite'];
-// Runs of about six seconds: in runs of two, the rounds' ratios spread wider on a shared host (docs/performance.md).
+// Runs three times as long as 20,000, whose rounds' ratios spread wider on a shared host (docs/performance.md).
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 60_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const results: Record<string, unknown> = {

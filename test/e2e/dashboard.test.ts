@@ -100,6 +100,14 @@ async function rowsWaitForLabels(t: NamedRows, open: () => Promise<void>, named:
   await page.unroute(isLabels);
 }
 
+/** Signs `p` in with Acme's key and waits for the polls page. */
+async function signIn(p: Page): Promise<void> {
+  await p.goto(`${base}/app/`);
+  await p.getByLabel('API key').fill(acct.key);
+  await p.getByRole('button', { name: 'Sign in' }).click();
+  await p.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+}
+
 async function shot(name: string, p: Page = page): Promise<string> {
   const file = path.join(ARTIFACTS, `${name}.png`);
   await p.screenshot({ path: file, fullPage: true });
@@ -632,10 +640,7 @@ describe('dashboard at /app', () => {
     phone.on('pageerror', (e) => errors.push(e.message));
     await phone.setViewportSize({ width: 375, height: 812 });
     // Same context: the session key is per tab, so sign in again here.
-    await phone.goto(`${base}/app/`);
-    await phone.getByLabel('API key').fill(acct.key);
-    await phone.getByRole('button', { name: 'Sign in' }).click();
-    await phone.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+    await signIn(phone);
     // Sideways scrolling (none expected); when there is some, what sticks out past the right edge.
     const overflow = () =>
       phone.evaluate<string[]>(`(() => {
@@ -719,10 +724,7 @@ describe('dashboard at /app', () => {
     const tab = await slow.newPage();
     const errors: string[] = [];
     tab.on('pageerror', (e) => errors.push(e.message));
-    await tab.goto(`${base}/app/`);
-    await tab.getByLabel('API key').fill(acct.key);
-    await tab.getByRole('button', { name: 'Sign in' }).click();
-    await tab.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+    await signIn(tab);
     await slow.clock.pauseAt(Date.now() + 1_000);
 
     // The poll titles the account's log names its rows with never answer: after 30 s the rows

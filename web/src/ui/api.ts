@@ -72,28 +72,23 @@ export type ApiOptions = {
    * (a first webhook, or a first trigger-webhook logic rule on a poll or slide) returns it once.
    */
   onSigningSecret?: (secret: string) => void;
-  /**
-   * How long a call waits for the server to start answering before it fails, so that a request
-   * that hangs (a stalled proxy, a server under a long pause) ends in an error a person can act
-   * on rather than a page left on "Loading…".
-   */
-  timeoutMs?: number;
 };
 
-/** Far longer than a working server takes to start an answer (its pages are bounded): one still unanswered then is stuck. */
-export const API_TIMEOUT_MS = 30_000;
+/**
+ * How long a call waits for the server to start answering before it fails, so that a request
+ * that hangs (a stalled proxy, a server under a long pause) ends in an error a person can act on
+ * rather than a page left on "Loading…". Far longer than a working server takes (its pages are bounded).
+ */
+const API_TIMEOUT_S = 30;
 
-export function createApi(
-  key: string,
-  { base = '', onSigningSecret, timeoutMs = API_TIMEOUT_MS }: ApiOptions = {},
-): Api {
+export function createApi(key: string, { base = '', onSigningSecret }: ApiOptions = {}): Api {
   async function send(method: string, path: string, body?: unknown): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     // The deadline covers the wait for the answer's status and headers; a CSV export's body may
     // then take as long as it takes.
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), timeoutMs);
+    const timer = setTimeout(() => deadline.abort(), API_TIMEOUT_S * 1_000);
     let res: Response;
     try {
       res = await fetch(base + path, {
@@ -104,11 +99,10 @@ export function createApi(
       });
     } catch (err) {
       if (deadline.signal.aborted) {
-        const after = timeoutMs >= 1_000 ? `${Math.round(timeoutMs / 1_000)} s` : `${timeoutMs} ms`;
         // A change sent may still have been made: say so rather than invite a blind retry.
         const next =
           method === 'GET' ? 'try again' : 'the change may still have been made, so reload before trying again';
-        throw new ApiError(`Canvass did not answer within ${after}; ${next}.`, 0, 'timeout');
+        throw new ApiError(`Canvass did not answer within ${API_TIMEOUT_S} s; ${next}.`, 0, 'timeout');
       }
       throw new ApiError(`Could not reach Canvass: ${err instanceof Error ? err.message : String(err)}`, 0, 'network');
     } finally {
