@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, copyFileSync, rmSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -106,6 +107,43 @@ async function signIn(p: Page): Promise<void> {
   await p.getByLabel('API key').fill(acct.key);
   await p.getByRole('button', { name: 'Sign in' }).click();
   await p.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+}
+
+/** Frames wait on a held clock; two turns of the page's task queue let any settled call render. */
+async function taskTurns(p: Page): Promise<void> {
+  await p.evaluate(
+    'new Promise((r) => { const c = new MessageChannel(); let n = 0; c.port1.onmessage = () => (++n < 2 ? c.port2.postMessage(0) : r()); c.port2.postMessage(0); })',
+  );
+}
+
+/**
+ * A loopback server whose answer starts (status, headers and 3,000 bytes of CSV) and then
+ * stops; `send` writes more of it.
+ */
+async function stallingServer() {
+  let answer: ServerResponse | undefined;
+  let requests = 0;
+  const server = createServer((req, res) => {
+    requests++;
+    answer = res;
+    res.writeHead(200, {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': 'attachment; filename="stalled.csv"',
+    });
+    res.write('x'.repeat(3_000));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get requests() {
+      return requests;
+    },
+    send: (bytes: number) => answer!.write('x'.repeat(bytes)),
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    },
+  };
 }
 
 async function shot(name: string, p: Page = page): Promise<string> {
@@ -717,7 +755,7 @@ describe('dashboard at /app', () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
-  it('a request that hangs ends in an error after 30 s, saying whether a change may have been made', async () => {
+  it('a request that hangs, or an export that stops arriving, ends in an error after 30 s, saying whether a change may have been made', async () => {
     // A context of its own, whose clock the test holds still and moves on by hand.
     const slow = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await slow.clock.install();
@@ -726,6 +764,34 @@ describe('dashboard at /app', () => {
     tab.on('pageerror', (e) => errors.push(e.message));
     await signIn(tab);
     await slow.clock.pauseAt(Date.now() + 1_000);
+
+    // A CSV export whose body stops arriving: the deadline starts again with each part that
+    // arrives (the button counts them), and ends the export 30 s after the last.
+    await tab.getByRole('link', { name: 'Checkout survey' }).click();
+    await tab.getByRole('link', { name: 'Responses' }).click();
+    await tab.locator('table tbody tr', { hasText: 'Great' }).waitFor();
+    const stalled = await stallingServer();
+    await tab.route(
+      (url) => url.pathname === '/responses/export',
+      (route) => route.continue({ url: `${stalled.base}/responses/export` }),
+    );
+    const exportButton = tab.locator('button', { hasText: /^Export/ });
+    await exportButton.click();
+    await tab.getByRole('button', { name: 'Exporting… 3 KB' }).waitFor();
+    const noAlertAfter = async (ms: number) => {
+      await slow.clock.fastForward(ms);
+      await taskTurns(tab);
+      expect(await tab.getByRole('alert').count()).toBe(0);
+    };
+    await noAlertAfter(25_000);
+    stalled.send(3_000);
+    await tab.getByRole('button', { name: 'Exporting… 6 KB' }).waitFor();
+    await noAlertAfter(29_000);
+    await slow.clock.fastForward(1_500);
+    await tab.getByRole('alert').filter({ hasText: 'Canvass stopped answering for 30 s; try again.' }).waitFor();
+    await tab.getByRole('button', { name: 'Export CSV' }).waitFor();
+    expect(stalled.requests).toBe(1);
+    await stalled.close();
 
     // The poll titles the account's log names its rows with never answer: after 30 s the rows
     // show, with poll ids, and the error.
@@ -744,12 +810,7 @@ describe('dashboard at /app', () => {
     await tab.getByText(DELIVERY_LOG.loading).waitFor();
     expect(await rows.count()).toBe(0);
     expect(held('/polls')).toBeGreaterThan(0);
-    await slow.clock.fastForward(29_000);
-    // Frames wait on the held clock; two turns of the page's task queue let any settled call render.
-    await tab.evaluate(
-      'new Promise((r) => { const c = new MessageChannel(); let n = 0; c.port1.onmessage = () => (++n < 2 ? c.port2.postMessage(0) : r()); c.port2.postMessage(0); })',
-    );
-    expect(await tab.getByRole('alert').count()).toBe(0);
+    await noAlertAfter(29_000);
     await slow.clock.fastForward(1_500);
     await tab.getByRole('alert').filter({ hasText: 'Canvass did not answer within 30 s; try again.' }).waitFor();
     await rows.first().waitFor();

@@ -2,6 +2,7 @@
 // (RFC 9457, application/problem+json) into ApiError messages a person can read.
 
 import type { AnswerOf, BodyOf, FieldError, JsonPathOf, Method, PathOf, Problem, QueryOf } from '../api/types';
+import { deadline, readChunks } from './deadline';
 
 export type { FieldError };
 
@@ -30,10 +31,14 @@ export type Api = {
   get<P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>): Promise<AnswerOf<'get', P>>;
   post<P extends Route<'post'>>(path: P, body: BodyOf<'post', P>): Promise<AnswerOf<'post', P>>;
   del<P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>): Promise<AnswerOf<'delete', P>>;
-  /** A non-JSON answer (the CSV export) as a blob, with the file name the server suggests. */
+  /**
+   * A non-JSON answer (the CSV export) as a blob, with the file name the server suggests;
+   * `onBytes` hears how many bytes have arrived so far.
+   */
   download<P extends PathOf<'get'>>(
     path: P,
     query: QueryArgs<QueryOf<'get', P>>,
+    onBytes?: (received: number) => void,
   ): Promise<{ blob: Blob; filename: string }>;
 };
 
@@ -75,42 +80,59 @@ export type ApiOptions = {
 };
 
 /**
- * How long a call waits for the server to start answering before it fails, so that a request
- * that hangs (a stalled proxy, a server under a long pause) ends in an error a person can act on
- * rather than a page left on "Loading…". Far longer than a working server takes (its pages are bounded).
+ * How long a call waits for the server to start answering, and then for each further part of
+ * the answer, before it fails: a request that hangs (a stalled proxy, a server under a long
+ * pause) ends in an error a person can act on rather than a page left on "Loading…". Far longer
+ * than a working server takes (its pages are bounded); an export that keeps arriving may take
+ * as long as it takes.
  */
 const API_TIMEOUT_S = 30;
 
+/** Why a call that its deadline ended failed, and what the person can do next. */
+function timedOut(method: string, answered: Response | undefined): ApiError {
+  const wait = answered ? `stopped answering for ${API_TIMEOUT_S} s` : `did not answer within ${API_TIMEOUT_S} s`;
+  // A change sent may still have been made: say so rather than invite a blind retry.
+  const next =
+    method === 'GET'
+      ? 'try again'
+      : answered?.ok
+        ? 'the change was made, so reload to see it'
+        : 'the change may still have been made, so reload before trying again';
+  return new ApiError(`Canvass ${wait}; ${next}.`, 0, 'timeout');
+}
+
 export function createApi(key: string, { base = '', onSigningSecret }: ApiOptions = {}): Api {
-  async function send(method: string, path: string, body?: unknown): Promise<Response> {
+  /** Sends a request and reads its answer with `read`, both under one deadline (API_TIMEOUT_S). */
+  async function call<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    read: (res: Response, progress: () => void) => Promise<T>,
+  ): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    // The deadline covers the wait for the answer's status and headers; a CSV export's body may
-    // then take as long as it takes.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), API_TIMEOUT_S * 1_000);
-    let res: Response;
+    const limit = deadline(API_TIMEOUT_S);
+    let res: Response | undefined;
     try {
       res = await fetch(base + path, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: deadline.signal,
+        signal: limit.signal,
       });
+      limit.progress();
+      if (!res.ok) throw await toError(res);
+      return await read(res, limit.progress);
     } catch (err) {
-      if (deadline.signal.aborted) {
-        // A change sent may still have been made: say so rather than invite a blind retry.
-        const next =
-          method === 'GET' ? 'try again' : 'the change may still have been made, so reload before trying again';
-        throw new ApiError(`Canvass did not answer within ${API_TIMEOUT_S} s; ${next}.`, 0, 'timeout');
-      }
+      if (err instanceof ApiError) throw err;
+      if (limit.signal.aborted) throw timedOut(method, res);
+      if (res) throw err;
       throw new ApiError(`Could not reach Canvass: ${err instanceof Error ? err.message : String(err)}`, 0, 'network');
     } finally {
-      clearTimeout(timer);
+      limit.clear();
     }
-    if (!res.ok) throw await toError(res);
-    return res;
   }
+  // A JSON answer is one bounded page: read whole within API_TIMEOUT_S of its headers.
   const json = async <T>(res: Response) => {
     const body = (await res.json()) as T & { signingSecret?: unknown };
     if (typeof body.signingSecret === 'string' && onSigningSecret) onSigningSecret(body.signingSecret);
@@ -118,17 +140,23 @@ export function createApi(key: string, { base = '', onSigningSecret }: ApiOption
   };
   return {
     get: async <P extends Route<'get'>>(path: P, query?: QueryArgs<QueryOf<'get', P>>) =>
-      json<AnswerOf<'get', P>>(await send('GET', withQuery(path, query as Query))),
+      call('GET', withQuery(path, query as Query), undefined, json<AnswerOf<'get', P>>),
     post: async <P extends Route<'post'>>(path: P, body: BodyOf<'post', P>) =>
-      json<AnswerOf<'post', P>>(await send('POST', path, body)),
+      call('POST', path, body, json<AnswerOf<'post', P>>),
     del: async <P extends Route<'delete'>>(path: P, query: QueryArgs<QueryOf<'delete', P>>) =>
-      json<AnswerOf<'delete', P>>(await send('DELETE', withQuery(path, query as Query))),
-    async download(path, query) {
-      const res = await send('GET', withQuery(path, query as Query));
-      const disposition = res.headers.get('content-disposition') ?? '';
-      const filename = /filename="([^"]+)"/.exec(disposition)?.[1] ?? 'export.csv';
-      return { blob: await res.blob(), filename };
-    },
+      call('DELETE', withQuery(path, query as Query), undefined, json<AnswerOf<'delete', P>>),
+    download: (path, query, onBytes) =>
+      call('GET', withQuery(path, query as Query), undefined, async (res, progress) => {
+        const disposition = res.headers.get('content-disposition') ?? '';
+        const filename = /filename="([^"]+)"/.exec(disposition)?.[1] ?? 'export.csv';
+        let received = 0;
+        const chunks = await readChunks(res.body, (chunk) => {
+          progress();
+          received += chunk.byteLength;
+          onBytes?.(received);
+        });
+        return { blob: new Blob(chunks, { type: res.headers.get('content-type') ?? '' }), filename };
+      }),
   };
 }
 

@@ -17,6 +17,11 @@ function saveBlob(blob: Blob, filename: string) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** A byte count as a person reads it: whole KB, or MB with one decimal from 1 MB. */
+function size(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
 /** A poll's responses with time filters and cursor paging; CSV export of all of them. */
 export function Responses({ pollId }: { pollId: string }) {
   const { api } = useSession();
@@ -31,8 +36,10 @@ export function Responses({ pollId }: { pollId: string }) {
     () => api.get('/responses', { pollId, ...filters, startCursor: pages.cursor }),
     JSON.stringify([pollId, filters, pages.cursor]),
   );
+  const [received, setReceived] = useState(0);
   const exported = useAction(async () => {
-    const { blob, filename } = await api.download('/responses/export', { pollId });
+    setReceived(0);
+    const { blob, filename } = await api.download('/responses/export', { pollId }, setReceived);
     saveBlob(blob, filename);
   });
 
@@ -57,7 +64,7 @@ export function Responses({ pollId }: { pollId: string }) {
       <div className="row">
         <h2 id="responses-title">Responses</h2>
         <button type="button" onClick={() => void exported.go()} disabled={exported.busy}>
-          {exported.busy ? 'Exporting…' : 'Export CSV'}
+          {exported.busy ? `Exporting…${received ? ` ${size(received)}` : ''}` : 'Export CSV'}
         </button>
       </div>
       <ErrorNote>{exported.error}</ErrorNote>
