@@ -178,20 +178,30 @@ export function postgresTicksSince(before: Map<string, number>): number {
  * A process's threads as /proc reads them now: the main thread's CPU ticks (and of them, those
  * in the kernel), its voluntary context switches (it slept, woken later) and its involuntary
  * ones (preempted while runnable), and the CPU ticks of its other threads (V8's compiler and
- * garbage-collector helpers, libuv's pool), those that have ended included.
+ * garbage-collector helpers, libuv's pool), those that have ended included; and the process's
+ * minor page faults (memory it touched for the first time, or again after giving it back).
  */
-export type ThreadTicks = { main: number; mainSystem: number; others: number; sleeps: number; preempted: number };
+export type ThreadTicks = {
+  main: number;
+  mainSystem: number;
+  others: number;
+  sleeps: number;
+  preempted: number;
+  faults: number;
+};
 
 export function threadTicks(pid: number): ThreadTicks {
   // The process's own line keeps the time of threads that have ended; the other threads' share
   // is what it holds beyond the main thread's.
   const main = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
   const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+  const whole = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const mainTicks = ticksOf(main);
   return {
     main: mainTicks,
     mainSystem: Number(statFields(main)[12]),
-    others: ticksOf(readFileSync(`/proc/${pid}/stat`, 'utf8')) - mainTicks,
+    others: ticksOf(whole) - mainTicks,
+    faults: Number(statFields(whole)[7]), // minflt
     sleeps: Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN),
     preempted: Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN),
   };

@@ -245,6 +245,7 @@ try {
         'write transactions per 1k': round(r.transactionsPer1000),
         'workers µs main (kernel)/other threads': `${Math.round(r.threads.mainUs)} (${Math.round(r.threads.mainSystemUs)}) / ${Math.round(r.threads.othersUs)}`,
         'main sleeps/preempted per 1k': `${Math.round(r.threads.sleepsPer1000)} / ${Math.round(r.threads.preemptedPer1000)}`,
+        'page faults per delivery': Number(r.threads.faultsPerDelivery.toFixed(2)),
         'first after ms': Math.max(...r.perWorker.map((p) => p.firstMs)),
         'longest gap ms': Math.max(...r.perWorker.map((p) => p.longestGapMs)),
         'done early ms': Math.max(...r.perWorker.map((p) => p.doneBeforeEndMs)),

@@ -26,7 +26,14 @@ export type WorkersResult = {
    * The workers' threads, summed over the workers: CPU µs per delivery of their main threads
    * (and of that, in the kernel) and of their other threads; the main threads' sleeps and preemptions per 1,000 deliveries.
    */
-  threads: { mainUs: number; mainSystemUs: number; othersUs: number; sleepsPer1000: number; preemptedPer1000: number };
+  threads: {
+    mainUs: number;
+    mainSystemUs: number;
+    othersUs: number;
+    sleepsPer1000: number;
+    preemptedPer1000: number;
+    faultsPerDelivery: number;
+  };
 };
 
 /** Local TCP ports of a process's sockets (its fds' inodes looked up in /proc/net/tcp). */
@@ -124,9 +131,10 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
           othersUs: sum.othersUs + (d('others') * 10_000) / count,
           sleepsPer1000: sum.sleepsPer1000 + (d('sleeps') * 1000) / count,
           preemptedPer1000: sum.preemptedPer1000 + (d('preempted') * 1000) / count,
+          faultsPerDelivery: sum.faultsPerDelivery + d('faults') / count,
         };
       },
-      { mainUs: 0, mainSystemUs: 0, othersUs: 0, sleepsPer1000: 0, preemptedPer1000: 0 },
+      { mainUs: 0, mainSystemUs: 0, othersUs: 0, sleepsPer1000: 0, preemptedPer1000: 0, faultsPerDelivery: 0 },
     );
     const workerUs = children.reduce((sum, _, i) => sum + used[`w${i}`]!, 0);
     // Less the release's own transaction.
