@@ -30,11 +30,13 @@ export function checkAnswerValue(slide: Slide, value: unknown, path: string): vo
     case 'legal-consent':
       if (value !== true) bad('true');
       return;
+    // Lengths are checked before the patterns: a pattern's backtracking over a long string
+    // (the email one is quadratic) would hold the process for seconds.
     case 'file-upload':
-      if (typeof value !== 'string' || !/^https?:\/\/\S+$/.test(value) || value.length > 2048) bad('a URL');
+      if (typeof value !== 'string' || value.length > 2048 || !/^https?:\/\/\S+$/.test(value)) bad('a URL');
       return;
     case 'email-capture':
-      if (typeof value !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value) || value.length > 320)
+      if (typeof value !== 'string' || value.length > 320 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value))
         bad('an email address');
       return;
     case 'date':

@@ -20,13 +20,17 @@ const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 const MAX_DEPTH = 32;
 const TEXT = 'must not contain NUL characters or unpaired surrogates';
 
-/** Where a value holds something storage cannot take: such a string (value or key), or too deep a nesting. */
+/** Where a value holds something storage cannot take: such a string (value or key), a number that is not finite, or too deep a nesting. */
 function unstorable(data: unknown): { path: string; message: string } | undefined {
   const stack: [unknown, string, number][] = [[data, '', 0]];
   while (stack.length) {
     const [value, path, depth] = stack.pop()!;
     if (typeof value === 'string') {
       if (UNSTORABLE.test(value)) return { path: path || '/', message: TEXT };
+    } else if (typeof value === 'number') {
+      // JSON reads 1e999 as Infinity, which JSON writes back as null: stored, it would come
+      // back as a value of another type than was accepted.
+      if (!Number.isFinite(value)) return { path: path || '/', message: 'must be a finite number' };
     } else if (value !== null && typeof value === 'object') {
       if (depth >= MAX_DEPTH) return { path: path || '/', message: `is nested more than ${MAX_DEPTH} levels deep` };
       for (const [k, v] of Object.entries(value)) {
@@ -61,8 +65,8 @@ function guarded(validate: ValidateFunction) {
  * Unknown keys in settings objects (additionalProperties: false) are dropped; request objects
  * mark extras as errors with additionalProperties: {not: {}}.
  * Query strings are text by nature and are coerced.
- * Strings with NUL or unpaired surrogates, and values nested deeper than MAX_DEPTH, are a 400,
- * not a storage error or a stack overflow.
+ * Strings with NUL or unpaired surrogates, numbers too large for a double (1e999), and values
+ * nested deeper than MAX_DEPTH, are a 400, not a storage error, a 500 or a stack overflow.
  */
 export function validatorCompiler(): FastifySchemaCompiler<object> {
   const body = ajv({ coerceTypes: false, removeAdditional: true });

@@ -306,6 +306,21 @@ function bodyCases(r: Route): Case[] {
         );
       }
     }
+    // JSON reads 1e999 as Infinity, which no storage keeps as a number: a 400 naming the field,
+    // also as a value of a keyed record (metadata) or inside an array of numbers.
+    const huge = (value: unknown) =>
+      JSON.stringify(setAt(base, schema, f.path, value, r.method)).replace(/"__huge__"/g, '1e999');
+    if (k === 'any' || k.has('number'))
+      send(`${f.path} = 1e999`, huge('__huge__'), { status: 400, code: 'validation_failed', errorPath: f.path });
+    const record = branches(f.schema)?.find((b) => b.type === 'object') ?? f.schema;
+    if (record.type === 'object' && (record.patternProperties || typeof record.additionalProperties === 'object'))
+      send(`${f.path} holding 1e999`, huge({ zz1: '__huge__' }), {
+        status: 400,
+        code: 'validation_failed',
+        errorPath: `${f.path}/zz1`,
+      });
+    if (k !== 'any' && k.has('array'))
+      send(`${f.path} = [1e999]`, huge(['__huge__']), { status: 400, code: 'validation_failed' });
     for (const kind of ['array', 'object'] as const) {
       const marker = '"__deep__"';
       const text = JSON.stringify(setAt(base, schema, f.path, '__deep__', r.method)).replace(
