@@ -68,6 +68,14 @@ export async function requirePollForUpdate(store: Store, caller: Caller, pollId:
 
 type Rules = readonly { action: Action }[];
 
+/** The refusal of webhook management to a role without it; `more` says what the caller can still do. */
+function webhookRoleForbidden(role: string, what: string, more = ''): DomainError {
+  return new DomainError(
+    'role_forbidden',
+    `the ${role} role may not ${what} (needs one of: ${rolesFor('manage_webhooks').join(', ')})${more}`,
+  );
+}
+
 /**
  * Saving, changing or removing a Trigger webhook action is webhook management: it points the
  * account's responses, signed with its secret, at a URL. Only the roles that manage webhooks may;
@@ -84,9 +92,31 @@ export async function requireWebhookRuleAccess(
   if (!webhookRulesChanged(before, after, policy)) return;
   const membership = await requireAccount(store, caller, accountId, 'write');
   if (!may(membership.role, 'manage_webhooks')) {
-    throw new DomainError(
-      'role_forbidden',
-      `the ${membership.role} role may not save, change or remove a Trigger webhook action (needs one of: ${rolesFor('manage_webhooks').join(', ')}); the other logic can be saved without it`,
+    throw webhookRoleForbidden(
+      membership.role,
+      'save, change or remove a Trigger webhook action',
+      '; the other logic can be saved without it',
     );
   }
+}
+
+/**
+ * Deleting a poll deletes its webhooks and its Trigger webhook actions with it: webhook
+ * management, so a poll that has any is deleted only by the roles that manage webhooks. Call
+ * with the caller's write access to the poll checked.
+ */
+export async function requireWebhookAccessToDelete(
+  store: Store,
+  caller: Caller,
+  poll: PollRow,
+  policy: UrlPolicy,
+): Promise<void> {
+  const membership = await requireAccount(store, caller, poll.accountId, 'write');
+  if (may(membership.role, 'manage_webhooks')) return;
+  const slides = await store.slides.listByPoll(poll.id);
+  const hasRules = [poll.actionLogic, ...slides.map((s) => s.logic)].some((rules) =>
+    webhookRulesChanged(rules, [], policy),
+  );
+  if (hasRules || (await store.webhooks.countByPoll(poll.id)) > 0)
+    throw webhookRoleForbidden(membership.role, 'delete a poll that has webhooks or Trigger webhook actions');
 }

@@ -4,7 +4,8 @@ import { bearer, harness, type Harness, type TestAccount } from '../support/app.
 
 // Saving, changing or removing a Trigger webhook action is webhook management: owner, admin and
 // billing_admin only. Every write route that carries logic is checked for every role, with and
-// without a webhook action in the same request.
+// without a webhook action in the same request; so is deleting a poll, which deletes its
+// webhooks and webhook actions with it.
 
 let h: Harness;
 let acct: TestAccount;
@@ -204,7 +205,47 @@ const cases: Case[] = [
     webhook: false,
     run: async (k) => send('DELETE', `/slide?slideId=${(await fixture()).plain}`, k),
   },
+  // Deleting a poll deletes its webhooks and its webhook actions with it.
+  {
+    name: 'DELETE /poll of a poll with webhook actions',
+    webhook: true,
+    run: async (k) => deletePoll(k, (await fixture()).pollId),
+  },
+  {
+    name: 'DELETE /poll of a poll whose only webhook action is on a slide',
+    webhook: true,
+    run: async (k) => deletePoll(k, await plainPoll([questionRule(HOOK)])),
+  },
+  {
+    name: 'DELETE /poll of a poll with a webhook',
+    webhook: true,
+    run: async (k) => {
+      const pollId = await plainPoll();
+      await ownerPost('/webhooks', { pollId, url: 'https://hooks.example.com/wh', deliveryRule: 'complete' });
+      return deletePoll(k, pollId);
+    },
+  },
+  {
+    name: 'DELETE /poll of a poll with neither',
+    webhook: false,
+    run: async (k) => deletePoll(k, await plainPoll([questionRule({ type: 'end-survey' })])),
+  },
 ];
+
+/** A poll with one slide (with `logic`) and no webhook actions of its own, made by the owner. */
+async function plainPoll(logic: object[] = []): Promise<string> {
+  const poll = await ownerPost('/poll', { accountId: acct.accountId, title: 'Plain' });
+  await ownerPost('/slide', { pollId: poll.id, type: 'short-answer', title: 'Q', logic });
+  return poll.id as string;
+}
+
+/** Deletes the poll with `key`; a refused delete must leave it in place. */
+async function deletePoll(key: string, pollId: string) {
+  const res = await send('DELETE', `/poll?pollId=${pollId}`, key);
+  const after = await h.app.inject({ method: 'GET', url: `/poll?pollId=${pollId}`, headers: bearer(acct.key) });
+  expect(after.statusCode, after.body).toBe(res.statusCode < 300 ? 404 : 200);
+  return res;
+}
 
 beforeAll(async () => {
   h = await harness();

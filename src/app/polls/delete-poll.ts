@@ -1,10 +1,11 @@
-import { requirePoll } from '../access.js';
+import { requirePoll, requireWebhookAccessToDelete } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
 
 /**
  * Slides, participants, responses, webhooks and open batches go with the poll (foreign keys
  * cascade); its pending deliveries, logic-triggered ones included, are cancelled; its endpoints
  * (their alert state) are removed. The id stays the account's: no other account can commit it.
+ * A poll with webhooks or Trigger webhook actions is deleted only by a role that manages webhooks.
  */
 export async function deletePoll(
   deps: Deps,
@@ -13,6 +14,7 @@ export async function deletePoll(
 ): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
   return deps.store.transaction(async (store) => {
     const poll = await requirePoll(store, caller, pollId, 'write');
+    await requireWebhookAccessToDelete(store, caller, poll, deps.urlPolicy);
     const now = deps.clock.now();
     // The poll goes before its deliveries are cancelled: its delete (and the cascade) waits for
     // a submission, flush or resend holding its rows, so the cancel that follows sees what they
