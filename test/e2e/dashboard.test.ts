@@ -240,6 +240,18 @@ describe('dashboard at /app', () => {
     ]);
     await switcher.selectOption(beta.accountId);
     await page.getByText('No polls yet').waitFor();
+    // An editor is not shown alerts, which name webhook URLs: the page says why, and asks nothing.
+    const alertsAsked = { n: 0 };
+    const countAlerts = (r: { url(): string }) => void (new URL(r.url()).pathname === '/alerts' && alertsAsked.n++);
+    page.on('request', countAlerts);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Alerts' }).click();
+    await page
+      .getByText('Alerts name webhooks and their URLs, and are seen by owners, admins and billing admins')
+      .waitFor();
+    expect(alertsAsked.n).toBe(0);
+    page.off('request', countAlerts);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Polls' }).click();
+    await page.getByText('No polls yet').waitFor();
     await switcher.selectOption(acct.accountId);
 
     // Create a poll: dry-run preview first, then commit.

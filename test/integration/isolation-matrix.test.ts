@@ -691,7 +691,9 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
  * account settings, keys and members (even listing them) owner/admin.
  */
 function allowed(r: ApiRoute): readonly Role[] {
-  if (r.tags.includes('webhooks') || r.path.startsWith('/webhooks')) return ['owner', 'admin', 'billing_admin'];
+  // Alerts name webhooks and their URLs: seen by the roles that see the webhooks.
+  if (r.tags.includes('webhooks') || r.path.startsWith('/webhooks') || r.path === '/alerts')
+    return ['owner', 'admin', 'billing_admin'];
   if (r.path === '/keys' || r.path === '/members') return ['owner', 'admin'];
   if (r.method === 'GET') return ROLES;
   if (r.tags.includes('account')) return ['owner', 'admin'];
@@ -728,9 +730,9 @@ describe('role matrix (members of A, on A’s own resources)', () => {
       }
     }
     expect(failures).toEqual([]);
-    // read_only on every write, editor on every webhook route, billing_admin/editor/read_only on
-    // account settings, keys and members.
-    expect(checked).toBeGreaterThanOrEqual(51);
+    // read_only on every write, editor on every webhook route and on alerts, billing_admin/editor/
+    // read_only on account settings, keys and members.
+    expect(checked).toBeGreaterThanOrEqual(53);
     expect(await snapshot(A.acct.accountId)).toEqual(before);
   });
 

@@ -8,6 +8,8 @@ export async function listAlerts(
   accountId: string,
   page: PageRequest,
 ): Promise<Page<AlertEmail>> {
-  await requireAccount(deps.store, caller, accountId, 'read');
+  // An alert names its webhook and the endpoint's URL, which often carries a token: seen by the
+  // roles that see the webhooks themselves.
+  await requireAccount(deps.store, caller, accountId, 'manage_webhooks');
   return deps.store.alerts.list(accountId, page);
 }

@@ -15,7 +15,8 @@ export const alertRoutes =
       {
         schema: {
           tags: ['alerts'],
-          summary: 'Failure-alert emails sent for an account, newest first',
+          summary:
+            'Failure-alert emails sent for an account, newest first (owner, admin, billing_admin: they name webhook URLs)',
           querystring: Strict({ accountId: AnyId, ...PageQuery }),
           response: Answers({ 200: Page(AlertEmail) }),
         },

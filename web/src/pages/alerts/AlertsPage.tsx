@@ -4,10 +4,27 @@ import { Badge, ErrorNote, Pager, StatusNote, When } from '../../ui/components';
 import { useCursorPages, useLoad } from '../../ui/hooks';
 import { Link } from '../../ui/router';
 import { useSession } from '../../ui/session';
+import { WEBHOOK_ROLES } from '../poll/PollPage';
 import './alerts.css';
 
 /** The failure-alert emails sent for the account (GET /alerts), newest first, with their content. */
 export function AlertsPage() {
+  const { account } = useSession();
+  if (!WEBHOOK_ROLES.includes(account.role)) {
+    return (
+      <>
+        <h1>Alerts</h1>
+        <p className="notice">
+          Alerts name webhooks and their URLs, and are seen by owners, admins and billing admins; your role in{' '}
+          {account.accountName} is {account.role.replace('_', ' ')}.
+        </p>
+      </>
+    );
+  }
+  return <AccountAlerts />;
+}
+
+function AccountAlerts() {
   const { api, account } = useSession();
   const pages = useCursorPages();
   const alerts = useLoad(
