@@ -90,6 +90,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // constructor keys) stays Fastify's own.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    // A route that takes no body (GET, DELETE) ignores an empty one: some clients send
+    // `Content-Type: application/json` on every request.
+    if (body.length === 0 && !req.routeOptions.schema?.body) {
+      done(null, undefined);
+      return;
+    }
     const charset = charsetOf(req.headers['content-type']);
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       done(
