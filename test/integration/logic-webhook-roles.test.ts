@@ -212,6 +212,11 @@ const cases: Case[] = [
     run: async (k) => deletePoll(k, (await fixture()).pollId),
   },
   {
+    name: 'DELETE /poll of a poll whose only webhook action is its own',
+    webhook: true,
+    run: async (k) => deletePoll(k, await plainPoll([], [surveyRule(HOOK)])),
+  },
+  {
     name: 'DELETE /poll of a poll whose only webhook action is on a slide',
     webhook: true,
     run: async (k) => deletePoll(k, await plainPoll([questionRule(HOOK)])),
@@ -232,9 +237,9 @@ const cases: Case[] = [
   },
 ];
 
-/** A poll with one slide (with `logic`) and no webhook actions of its own, made by the owner. */
-async function plainPoll(logic: object[] = []): Promise<string> {
-  const poll = await ownerPost('/poll', { accountId: acct.accountId, title: 'Plain' });
+/** A poll with `actionLogic` and one slide with `logic`, made by the owner. */
+async function plainPoll(logic: object[] = [], actionLogic: object[] = []): Promise<string> {
+  const poll = await ownerPost('/poll', { accountId: acct.accountId, title: 'Plain', actionLogic });
   await ownerPost('/slide', { pollId: poll.id, type: 'short-answer', title: 'Q', logic });
   return poll.id as string;
 }

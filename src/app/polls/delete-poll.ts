@@ -1,4 +1,4 @@
-import { requirePoll, requireWebhookAccessToDelete } from '../access.js';
+import { requirePollForUpdate, requireWebhookAccessToDelete } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
 
 /**
@@ -13,7 +13,9 @@ export async function deletePoll(
   pollId: string,
 ): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
   return deps.store.transaction(async (store) => {
-    const poll = await requirePoll(store, caller, pollId, 'write');
+    // Under the poll's lock, which every path that adds a webhook or a Trigger webhook action
+    // takes: none can be added between the check and the delete.
+    const poll = await requirePollForUpdate(store, caller, pollId);
     await requireWebhookAccessToDelete(store, caller, poll, deps.urlPolicy);
     const now = deps.clock.now();
     // The poll goes before its deliveries are cancelled: its delete (and the cascade) waits for
