@@ -118,14 +118,20 @@ async function taskTurns(p: Page): Promise<void> {
 
 /**
  * A loopback server whose answer starts (status, headers and 3,000 bytes of CSV) and then
- * stops; `send` writes more of it.
+ * stops; `send` writes more of it. With `status`, the answer is that error's problem document,
+ * stopped after its first bytes.
  */
-async function stallingServer() {
+async function stallingServer(status = 200) {
   let answer: ServerResponse | undefined;
   let requests = 0;
   const server = createServer((req, res) => {
     requests++;
     answer = res;
+    if (status !== 200) {
+      res.writeHead(status, { 'content-type': 'application/problem+json' });
+      res.write('{"type":"/problems/');
+      return;
+    }
     res.writeHead(200, {
       'content-type': 'text/csv; charset=utf-8',
       'content-disposition': 'attachment; filename="stalled.csv"',
@@ -240,13 +246,13 @@ describe('dashboard at /app', () => {
     ]);
     await switcher.selectOption(beta.accountId);
     await page.getByText('No polls yet').waitFor();
-    // An editor is not shown alerts, which name webhook URLs: the page says why, and asks nothing.
+    // An editor is not shown alerts, which report webhooks' failures: the page says why, and asks nothing.
     const alertsAsked = { n: 0 };
     const countAlerts = (r: { url(): string }) => void (new URL(r.url()).pathname === '/alerts' && alertsAsked.n++);
     page.on('request', countAlerts);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Alerts' }).click();
     await page
-      .getByText('Alerts name webhooks and their URLs, and are seen by owners, admins and billing admins')
+      .getByText("Alerts report webhooks' failures and are seen by owners, admins and billing admins, as webhooks are")
       .waitFor();
     expect(alertsAsked.n).toBe(0);
     page.off('request', countAlerts);
@@ -790,20 +796,38 @@ describe('dashboard at /app', () => {
     const exportButton = tab.locator('button', { hasText: /^Export/ });
     await exportButton.click();
     await tab.getByRole('button', { name: 'Exporting… 3 KB' }).waitFor();
-    const noAlertAfter = async (ms: number) => {
+    const noNewAlertAfter = async (ms: number) => {
+      const shown = await tab.getByRole('alert').count();
       await slow.clock.fastForward(ms);
       await taskTurns(tab);
-      expect(await tab.getByRole('alert').count()).toBe(0);
+      expect(await tab.getByRole('alert').count()).toBe(shown);
     };
-    await noAlertAfter(25_000);
+    await noNewAlertAfter(25_000);
     stalled.send(3_000);
     await tab.getByRole('button', { name: 'Exporting… 6 KB' }).waitFor();
-    await noAlertAfter(29_000);
+    await noNewAlertAfter(29_000);
     await slow.clock.fastForward(1_500);
     await tab.getByRole('alert').filter({ hasText: 'Canvass stopped answering for 30 s; try again.' }).waitFor();
     await tab.getByRole('button', { name: 'Export CSV' }).waitFor();
     expect(stalled.requests).toBe(1);
     await stalled.close();
+
+    // An error whose problem document stops arriving: the same deadline, not the bare status.
+    const failing = await stallingServer(502);
+    await tab.route(
+      (url) => url.pathname === '/responses',
+      (route) => route.continue({ url: `${failing.base}/responses` }),
+    );
+    const headed = tab.waitForResponse((r) => new URL(r.url()).pathname === '/responses');
+    await tab.getByLabel('Per page').selectOption('50');
+    await tab.getByRole('button', { name: 'Apply filters' }).click();
+    expect((await headed).status()).toBe(502);
+    await taskTurns(tab);
+    await noNewAlertAfter(29_000);
+    await slow.clock.fastForward(1_500);
+    // The export's message above, this one below the filters.
+    await tab.getByRole('alert').filter({ hasText: 'Canvass stopped answering for 30 s; try again.' }).nth(1).waitFor();
+    await failing.close();
 
     // The poll titles the account's log names its rows with never answer: after 30 s the rows
     // show, with poll ids, and the error.
@@ -822,7 +846,7 @@ describe('dashboard at /app', () => {
     await tab.getByText(DELIVERY_LOG.loading).waitFor();
     expect(await rows.count()).toBe(0);
     expect(held('/polls')).toBeGreaterThan(0);
-    await noAlertAfter(29_000);
+    await noNewAlertAfter(29_000);
     await slow.clock.fastForward(1_500);
     await tab.getByRole('alert').filter({ hasText: 'Canvass did not answer within 30 s; try again.' }).waitFor();
     await rows.first().waitFor();

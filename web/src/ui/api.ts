@@ -88,17 +88,31 @@ export type ApiOptions = {
  */
 const API_TIMEOUT_S = 30;
 
-/** Why a call that its deadline ended failed, and what the person can do next. */
+/**
+ * What the person can do after a call that ended without a readable answer. A change sent may
+ * still have been made: say so rather than invite a blind retry.
+ */
+function nextStep(method: string, answered: Response | undefined): string {
+  if (method === 'GET') return 'try again';
+  return answered?.ok
+    ? 'the change was made, so reload to see it'
+    : 'the change may still have been made, so reload before trying again';
+}
+
+/** A call that its deadline ended. */
 function timedOut(method: string, answered: Response | undefined): ApiError {
   const wait = answered ? `stopped answering for ${API_TIMEOUT_S} s` : `did not answer within ${API_TIMEOUT_S} s`;
-  // A change sent may still have been made: say so rather than invite a blind retry.
-  const next =
-    method === 'GET'
-      ? 'try again'
-      : answered?.ok
-        ? 'the change was made, so reload to see it'
-        : 'the change may still have been made, so reload before trying again';
-  return new ApiError(`Canvass ${wait}; ${next}.`, 0, 'timeout');
+  return new ApiError(`Canvass ${wait}; ${nextStep(method, answered)}.`, 0, 'timeout');
+}
+
+/** An answer that broke off, or was not the JSON the API sends (a proxy's error page). */
+function unreadable(method: string, answered: Response, err: unknown): ApiError {
+  const why = err instanceof Error ? err.message : String(err);
+  return new ApiError(
+    `Canvass's answer (${answered.status}) could not be read: ${why}; ${nextStep(method, answered)}.`,
+    answered.status,
+    'unreadable',
+  );
 }
 
 export function createApi(key: string, { base = '', onSigningSecret }: ApiOptions = {}): Api {
@@ -124,9 +138,10 @@ export function createApi(key: string, { base = '', onSigningSecret }: ApiOption
       if (!res.ok) throw await toError(res);
       return await read(res, limit.progress);
     } catch (err) {
-      if (err instanceof ApiError) throw err;
+      // The deadline first: an error answer whose body stalled comes back as its status alone.
       if (limit.signal.aborted) throw timedOut(method, res);
-      if (res) throw err;
+      if (err instanceof ApiError) throw err;
+      if (res) throw unreadable(method, res, err);
       throw new ApiError(`Could not reach Canvass: ${err instanceof Error ? err.message : String(err)}`, 0, 'network');
     } finally {
       limit.clear();
