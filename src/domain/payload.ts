@@ -32,7 +32,7 @@ const ADDRESS_AT = new RegExp(
  * The addresses in `text`, as a global search for ADDRESS_AT would find them, in time linear in
  * the text's length: the pattern is tried only at the start of the run of local-part characters
  * before each `@`. Searched from every position instead, a long run with no address in it costs
- * the square of its length (150,000 characters of metadata held the process for 20 s).
+ * the square of its length: about 20 s for 150,000 characters.
  */
 function addressesIn(text: string, into: string[]): void {
   let from = 0;

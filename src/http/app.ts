@@ -86,8 +86,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // Only JSON bodies: anything else is a 415, not a string that fails validation later.
   app.removeContentTypeParser(['text/plain']);
   // JSON is read as strict UTF-8: bytes that are not UTF-8 are a 400, not U+FFFD, and a body
-  // declared in another charset is a 415. Parsing (empty body, syntax, __proto__ and
-  // constructor keys) stays Fastify's own.
+  // declared in another charset is a 415. Parsing (syntax, __proto__ and constructor keys, and
+  // an empty body where the route takes one) stays Fastify's own.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     // A route that takes no body (GET, DELETE) ignores an empty one: some clients send

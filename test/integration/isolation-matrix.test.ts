@@ -691,7 +691,7 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
  * account settings, keys and members (even listing them) owner/admin.
  */
 function allowed(r: ApiRoute): readonly Role[] {
-  // Alerts name webhooks and their URLs: seen by the roles that see the webhooks.
+  // Alerts report webhooks' failures: seen by the roles that see the webhooks.
   if (r.tags.includes('webhooks') || r.path.startsWith('/webhooks') || r.path === '/alerts')
     return ['owner', 'admin', 'billing_admin'];
   if (r.path === '/keys' || r.path === '/members') return ['owner', 'admin'];

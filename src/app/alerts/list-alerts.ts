@@ -8,8 +8,8 @@ export async function listAlerts(
   accountId: string,
   page: PageRequest,
 ): Promise<Page<AlertEmail>> {
-  // An alert names its webhook and the endpoint's URL, which often carries a token: seen by the
-  // roles that see the webhooks themselves.
+  // An alert reports a webhook's failures and names its endpoint: webhook management, seen by the
+  // roles that see the webhooks, their health and their deliveries.
   await requireAccount(deps.store, caller, accountId, 'manage_webhooks');
   return deps.store.alerts.list(accountId, page);
 }

@@ -16,7 +16,7 @@ export const alertRoutes =
         schema: {
           tags: ['alerts'],
           summary:
-            'Failure-alert emails sent for an account, newest first (owner, admin, billing_admin: they name webhook URLs)',
+            'Failure-alert emails sent for an account, newest first (owner, admin, billing_admin, as for webhooks)',
           querystring: Strict({ accountId: AnyId, ...PageQuery }),
           response: Answers({ 200: Page(AlertEmail) }),
         },

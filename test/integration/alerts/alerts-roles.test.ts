@@ -6,9 +6,9 @@ import { bearer, harness, type Harness, type TestAccount } from '../../support/a
 import { createWebhook, visiblePoll } from '../../support/fixtures.js';
 
 /**
- * An alert email names its webhook and the endpoint's URL, which often carries a token
- * (README, "API"): GET /alerts answers the roles that see the webhooks themselves, refuses the
- * others with 403 role_forbidden, and is a 404 to another account's members.
+ * An alert email reports a webhook's failures and names its endpoint's URL (README, "API"):
+ * GET /alerts answers the roles that manage webhooks, refuses the others with 403
+ * role_forbidden, and is a 404 to another account's members.
  */
 
 const URL_WITH_TOKEN = 'https://hooks.example.com/in?token=s3cret';

@@ -2614,7 +2614,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Failure-alert emails sent for an account, newest first (owner, admin, billing_admin: they name webhook URLs) */
+        /** Failure-alert emails sent for an account, newest first (owner, admin, billing_admin, as for webhooks) */
         get: {
             parameters: {
                 query: {

@@ -15,8 +15,8 @@ export function AlertsPage() {
       <>
         <h1>Alerts</h1>
         <p className="notice">
-          Alerts name webhooks and their URLs, and are seen by owners, admins and billing admins; your role in{' '}
-          {account.accountName} is {account.role.replace('_', ' ')}.
+          Alerts report webhooks' failures and are seen by owners, admins and billing admins, as webhooks are; your role
+          in {account.accountName} is {account.role.replace('_', ' ')}.
         </p>
       </>
     );
