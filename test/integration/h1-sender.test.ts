@@ -354,6 +354,44 @@ describe('h1 sender: answers', () => {
     expect((await sender().send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 204 });
   });
 
+  it('interim answers without end: refused once their heads pass the framing budget, and the connection is closed', async () => {
+    let written = 0;
+    const r = await raw((_q, socket) => {
+      const hint = 'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n';
+      const flood = () => {
+        while (!socket.destroyed && written < 64 * 1024 * 1024) {
+          written += hint.length;
+          if (!socket.write(hint)) return void socket.once('drain', flood);
+        }
+      };
+      flood();
+    });
+    const res = await sender().send(req(r.port, { timeoutMs: 30_000 }));
+    expect(res.outcome).toEqual({ kind: 'error', error: 'network' });
+    await waitUntil(() => r.closed === 1, 'the connection to close');
+    // Stopped at the budget (512 KiB), not at the deadline or the end of the flood.
+    expect(written).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it('chunks of one byte under long extensions: the status stands, and the connection is closed at the framing budget', async () => {
+    let written = 0;
+    const r = await raw((_q, socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n');
+      const chunk = `1;${'x'.repeat(8_000)}\r\nx\r\n`;
+      const flood = () => {
+        while (!socket.destroyed && written < 64 * 1024 * 1024) {
+          written += chunk.length;
+          if (!socket.write(chunk)) return void socket.once('drain', flood);
+        }
+      };
+      flood();
+    });
+    const res = await sender().send(req(r.port, { timeoutMs: 30_000 }));
+    expect(res.outcome).toEqual({ kind: 'response', statusCode: 200 });
+    await waitUntil(() => r.closed === 1, 'the connection to close');
+    expect(written).toBeLessThan(16 * 1024 * 1024);
+  });
+
   it('redirects are answers, never followed', async () => {
     const r = await raw((_q, socket) =>
       socket.write(
@@ -419,6 +457,40 @@ describe('h1 sender: failures to connect, and closing', () => {
     const results = await Promise.all([0, 1, 2, 3].map((i) => s.send(req(r.port, { path: `/${i}` }))));
     expect(results.map((x) => x.outcome)).toEqual([0, 1, 2, 3].map(() => ({ kind: 'response', statusCode: 200 })));
     expect(accepted).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a server that accepts the connection and never finishes the handshake: timeout, and the sender closes its sockets', async () => {
+    // TCP only: the client's hello is read and never answered.
+    const held = new Set<Socket>();
+    let closedByClient = 0;
+    const server = net.createServer((socket) => {
+      held.add(socket);
+      socket.on('data', () => {});
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        held.delete(socket);
+        closedByClient++;
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          for (const s of held) s.destroy();
+          server.close(() => r());
+        }),
+    );
+    const port = (server.address() as AddressInfo).port;
+    const s = sender({ connectionsPerOrigin: 4 });
+    const results = await Promise.all([0, 1, 2, 3, 4, 5].map(() => s.send(req(port, { timeoutMs: 300 }))));
+    expect(results.map((x) => x.outcome)).toEqual(results.map(() => ({ kind: 'error', error: 'timeout' })));
+    // The connections it opened (at most its bound) are closed from its side, not left open.
+    await waitUntil(() => closedByClient >= 1 && held.size === 0, 'the stalled connections to close');
+    expect(closedByClient).toBeLessThanOrEqual(4);
+    // And the origin can be dialled again: the next attempt opens a new connection.
+    const before = closedByClient;
+    expect((await s.send(req(port, { timeoutMs: 300 }))).outcome).toEqual({ kind: 'error', error: 'timeout' });
+    await waitUntil(() => closedByClient > before && held.size === 0, 'the next connection to open and close');
   });
 
   it('a certificate that does not name the host: error tls, nothing sent', async () => {

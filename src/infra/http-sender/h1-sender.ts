@@ -53,6 +53,8 @@ type Origin = {
   host: string;
   port: number;
   servername: string | undefined;
+  /** The deadline of the origin's latest attempt: also how long a connection may take to open. */
+  timeoutMs: number;
   conns: Set<Conn>;
   /** Ready connections with nothing to do, most recently used last. */
   idle: Conn[];
@@ -73,6 +75,7 @@ type Origin = {
  * (docs/performance.md). What a general client also does and this one must too:
  * - every connection goes through the SSRF guard's lookup, and literal addresses are checked here;
  * - the whole attempt has one deadline, from the call to the answer, waiting for a connection included;
+ *   a connection still opening after it is closed;
  * - answers are framed strictly (response-parser.ts); redirects are never followed;
  * - a request written to a reused connection that the server closed before answering anything
  *   (its idle timeout raced ours) is sent once more on a new connection, as the same attempt: it
@@ -113,6 +116,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
         host: t.host,
         port: t.port,
         servername: isIpLiteral(t.host) ? undefined : t.host,
+        timeoutMs: 0,
         conns: new Set(),
         idle: [],
         queue: [],
@@ -267,7 +271,15 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     };
     o.conns.add(conn);
     socket.setNoDelay(true);
+    // A connection not open within an attempt's deadline serves no attempt: one whose TCP
+    // connect or TLS handshake the server never finishes would otherwise count against the
+    // origin's bound, and hold its socket, until the server closed it.
+    const opening = setTimeout(() => {
+      conn.error ??= new DeadlineError();
+      drop(conn);
+    }, o.timeoutMs);
     socket.once('secureConnect', () => {
+      clearTimeout(opening);
       o.connecting--;
       conn.ready = true;
       release(conn);
@@ -275,7 +287,10 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     socket.on('error', (err) => {
       conn.error ??= err;
     });
-    socket.on('close', () => onClose(conn));
+    socket.on('close', () => {
+      clearTimeout(opening);
+      onClose(conn);
+    });
   };
 
   // Idle connections past their time are closed once a second, rather than a timer per request.
@@ -333,6 +348,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
           if (a.conn?.current === a) drop(a.conn);
         }, req.timeoutMs);
         const o = originFor(t);
+        o.timeoutMs = req.timeoutMs;
         o.queue.push(a);
         pump(o);
       });

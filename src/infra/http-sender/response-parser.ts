@@ -31,6 +31,11 @@ export class ResponseError extends Error {
 // Node's own client refuses heads past 16 KiB (it counts fewer of their bytes than this does).
 const MAX_HEAD_BYTES = 16 * 1024;
 const MAX_LINE_BYTES = 8 * 1024;
+// The bytes that frame an answer rather than carry it (its heads, interim ones included, and its
+// chunk lines), over the whole answer: a server sending them without end (1xx after 1xx, chunks
+// of one byte under long extensions) would hold the worker's thread parsing them until the
+// deadline. A body cut at its 64 KiB read in one-byte chunks frames with about 320 KiB.
+const MAX_FRAMING_BYTES = 512 * 1024;
 // The reason phrase is any bytes but CR and LF.
 const STATUS_LINE = /^HTTP\/(\d)\.(\d) (\d\d\d)(?: [^\r\n]*)?$/;
 const TCHAR = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]";
@@ -81,6 +86,7 @@ export class ResponseParser {
   private line = ''; // chunk-size and trailer lines, across reads
   private remaining = 0; // body bytes left (length) or chunk bytes left (chunk-data)
   private lineBytes = 0; // bytes of the last head read and of its trailers
+  private framingBytes = 0; // MAX_FRAMING_BYTES
   private reusable = true;
   /** Whether any byte of an answer has been read (an interim 1xx counts: the server heard us). */
   started = false;
@@ -159,6 +165,7 @@ export class ResponseParser {
     const consumedFromChunk = end + 4 - (this.pending?.length ?? 0);
     this.pending = null;
     this.lineBytes = end;
+    this.framed(end + 4);
     this.parseHead(buf.toString('latin1', 0, end));
     return at + consumedFromChunk;
   }
@@ -248,6 +255,7 @@ export class ResponseParser {
       if (this.lineBytes + this.line.length + part.length > MAX_HEAD_BYTES)
         throw new ResponseError('response head too large');
     } else if (this.line.length + part.length > MAX_LINE_BYTES) throw new ResponseError('chunk line too long');
+    else this.framed(part.length + (nl < 0 ? 0 : 1));
     this.line += part;
     if (nl < 0) return chunk.length;
     if (!this.line.endsWith('\r')) throw new ResponseError('a line ending in LF without CR');
@@ -273,6 +281,11 @@ export class ResponseParser {
         throw new ResponseError('Content-Length among the trailers');
     }
     return nl + 1;
+  }
+
+  private framed(bytes: number): void {
+    this.framingBytes += bytes;
+    if (this.framingBytes > MAX_FRAMING_BYTES) throw new ResponseError('too many bytes of heads and chunk lines');
   }
 
   private finish(): void {
