@@ -354,41 +354,41 @@ describe('h1 sender: answers', () => {
     expect((await sender().send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 204 });
   });
 
-  it('interim answers without end: refused once their heads pass the framing budget, and the connection is closed', async () => {
-    let written = 0;
+  /**
+   * A server that answers with `head`, then `piece` again and again (up to 64 MiB, as fast as the
+   * client reads): the bytes it wrote, and how the attempt ended.
+   */
+  async function flood(head: string, piece: string) {
+    const sent = { bytes: 0 };
     const r = await raw((_q, socket) => {
-      const hint = 'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n';
-      const flood = () => {
-        while (!socket.destroyed && written < 64 * 1024 * 1024) {
-          written += hint.length;
-          if (!socket.write(hint)) return void socket.once('drain', flood);
+      socket.write(head);
+      const more = () => {
+        while (!socket.destroyed && sent.bytes < 64 * 1024 * 1024) {
+          sent.bytes += piece.length;
+          if (!socket.write(piece)) return void socket.once('drain', more);
         }
       };
-      flood();
+      more();
     });
     const res = await sender().send(req(r.port, { timeoutMs: 30_000 }));
-    expect(res.outcome).toEqual({ kind: 'error', error: 'network' });
     await waitUntil(() => r.closed === 1, 'the connection to close');
+    return { outcome: res.outcome, written: sent.bytes };
+  }
+
+  it('interim answers without end: refused once their heads pass the framing budget, and the connection is closed', async () => {
+    const hint = 'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n';
+    const { outcome, written } = await flood('', hint);
+    expect(outcome).toEqual({ kind: 'error', error: 'network' });
     // Stopped at the budget (512 KiB), not at the deadline or the end of the flood.
     expect(written).toBeLessThan(16 * 1024 * 1024);
   });
 
   it('chunks of one byte under long extensions: the status stands, and the connection is closed at the framing budget', async () => {
-    let written = 0;
-    const r = await raw((_q, socket) => {
-      socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n');
-      const chunk = `1;${'x'.repeat(8_000)}\r\nx\r\n`;
-      const flood = () => {
-        while (!socket.destroyed && written < 64 * 1024 * 1024) {
-          written += chunk.length;
-          if (!socket.write(chunk)) return void socket.once('drain', flood);
-        }
-      };
-      flood();
-    });
-    const res = await sender().send(req(r.port, { timeoutMs: 30_000 }));
-    expect(res.outcome).toEqual({ kind: 'response', statusCode: 200 });
-    await waitUntil(() => r.closed === 1, 'the connection to close');
+    const { outcome, written } = await flood(
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n',
+      `1;${'x'.repeat(8_000)}\r\nx\r\n`,
+    );
+    expect(outcome).toEqual({ kind: 'response', statusCode: 200 });
     expect(written).toBeLessThan(16 * 1024 * 1024);
   });
 
