@@ -1,4 +1,5 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { useSession } from './session';
 
 export function ErrorNote({ children }: { children: ReactNode }) {
   if (!children) return null;
@@ -165,6 +166,19 @@ export function ConfirmButton({
           {prompt}
         </ConfirmStep>
       )}
+    </>
+  );
+}
+
+/** A page the caller's role may not see: its title, who may (`who`), and the caller's role here. */
+export function RoleNotice({ title, who }: { title: string; who: string }) {
+  const { account } = useSession();
+  return (
+    <>
+      <h1>{title}</h1>
+      <p className="notice">
+        {who}; your role in {account.accountName} is {account.role.replace('_', ' ')}.
+      </p>
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import type { AlertEmail } from '../../api/types';
-import { Badge, ErrorNote, Pager, StatusNote, When } from '../../ui/components';
+import { Badge, ErrorNote, Pager, RoleNotice, StatusNote, When } from '../../ui/components';
 import { useCursorPages, useLoad } from '../../ui/hooks';
 import { Link } from '../../ui/router';
 import { useSession } from '../../ui/session';
@@ -12,13 +12,10 @@ export function AlertsPage() {
   const { account } = useSession();
   if (!WEBHOOK_ROLES.includes(account.role)) {
     return (
-      <>
-        <h1>Alerts</h1>
-        <p className="notice">
-          Alerts report webhooks' failures and are seen by owners, admins and billing admins, as webhooks are; your role
-          in {account.accountName} is {account.role.replace('_', ' ')}.
-        </p>
-      </>
+      <RoleNotice
+        title="Alerts"
+        who="Alerts report webhooks' failures and are seen by owners, admins and billing admins, as webhooks are"
+      />
     );
   }
   return <AccountAlerts />;

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../api/types';
-import { isoFromLocal } from '../../ui/components';
+import { isoFromLocal, RoleNotice } from '../../ui/components';
 import { afterLabels, useCursorPages, useLoad } from '../../ui/hooks';
 import { Link } from '../../ui/router';
 import { useSession } from '../../ui/session';
@@ -19,15 +19,7 @@ const FAILED: DeliveryStatus[] = ['rejected', 'given_up'];
 export function DeliveriesPage() {
   const { account } = useSession();
   if (!WEBHOOK_ROLES.includes(account.role)) {
-    return (
-      <>
-        <h1>Delivery log</h1>
-        <p className="notice">
-          Deliveries are seen by owners, admins and billing admins; your role in {account.accountName} is{' '}
-          {account.role.replace('_', ' ')}.
-        </p>
-      </>
-    );
+    return <RoleNotice title="Delivery log" who="Deliveries are seen by owners, admins and billing admins" />;
   }
   return <AccountDeliveries />;
 }

@@ -1,5 +1,5 @@
 import { ApiError } from '../../ui/api';
-import { Badge, ConfirmButton, ErrorNote, Pager, StatusNote, TableWrap, When } from '../../ui/components';
+import { Badge, ConfirmButton, ErrorNote, Pager, RoleNotice, StatusNote, TableWrap, When } from '../../ui/components';
 import { useAction, useCursorPages, useLoad } from '../../ui/hooks';
 import { useSession } from '../../ui/session';
 import { allKeys, KEY_ROLES, keysApi, noHigher, roleLabel, type ApiKey } from './keys-api';
@@ -19,15 +19,7 @@ export type KeysPageProps = {
 export function KeysPage(props: KeysPageProps) {
   const { account } = useSession();
   if (!KEY_ROLES.includes(account.role)) {
-    return (
-      <>
-        <h1>Keys</h1>
-        <p className="notice">
-          Keys and members are managed by owners and admins; your role in {account.accountName} is{' '}
-          {roleLabel(account.role)}.
-        </p>
-      </>
-    );
+    return <RoleNotice title="Keys" who="Keys and members are managed by owners and admins" />;
   }
   return <AccountKeys {...props} />;
 }
