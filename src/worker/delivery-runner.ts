@@ -10,6 +10,7 @@ import { resultBatcher } from './result-batcher.js';
 import type { Deps } from '../app/ports/index.js';
 import type { AttemptTally, Metrics } from '../app/ports/metrics.js';
 import { wakeableSleep } from './sleep.js';
+import { accountShares } from './account-share.js';
 
 export type RunnerOptions = {
   /**
@@ -88,16 +89,20 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   let promised = 0;
   const waiting: ClaimedDelivery[] = [];
   let claiming = 0;
+  // Which accounts hold the sending slots: none may take them all (account-share.ts).
+  const shares = accountShares(opts.concurrency);
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
   const attempt = async (d: ClaimedDelivery): Promise<void> => {
+    shares.started(d.accountId);
     try {
       let sent;
       try {
         sent = await sendAttempt(deps, d);
       } finally {
         sending--;
+        if (shares.answered(d.accountId)) work.wake();
         slots.wake();
         if (waiting.length) void pump();
       }
@@ -161,24 +166,33 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       const queued = waiting.length + promised;
       const free = opts.concurrency - sending - queued;
       const recording = unfinished - sending - queued;
+      const { exclude, room } = shares.forClaim();
       // Claim in batches: with every slot busy, claiming each slot as it frees would make one
-      // round trip per delivery. Wait until half a batch is free (or nothing is busy).
+      // round trip per delivery. Wait until half a batch is free (or nothing is busy), unless
+      // an account is at its share: the slots it may not take are there for other accounts'
+      // deliveries, which should not wait for its attempts to end.
       if (
         free <= 0 ||
         recording >= opts.concurrency ||
-        (sending > 0 && free < Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2)))
+        (sending > 0 &&
+          !exclude.length &&
+          free < Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2)))
       ) {
         // Every slot freed, answer received or result written wakes this sleep (no wake can
         // slip in between the check above and here: nothing awaits in between).
         await slots.sleep(opts.idleMs);
         continue;
       }
-      const want = Math.min(free, opts.claimBatch);
+      const want = Math.min(free, opts.claimBatch, room);
       claiming = want;
       let claimed;
       try {
-        claimed = await claimDeliveries(deps, want, (deliveryIds) =>
-          opts.logger.warn({ deliveryIds }, 'cancelled deliveries whose webhook was deleted after they were queued'),
+        claimed = await claimDeliveries(
+          deps,
+          want,
+          (deliveryIds) =>
+            opts.logger.warn({ deliveryIds }, 'cancelled deliveries whose webhook was deleted after they were queued'),
+          exclude,
         );
       } catch (err) {
         claiming = 0;
@@ -203,10 +217,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       }
       if (waiting.length) void pump();
       // A full claim may have left more due: claim again at once. Otherwise wait for new work,
-      // and let the gap pass even if woken sooner.
+      // and let the gap pass even if woken sooner. With accounts left out, what is due may be
+      // theirs: wait for new work or for one of them to fall below its share.
       if (claimed.length < want) {
         const since = Date.now();
-        await work.sleep(await untilNextDue());
+        await work.sleep(exclude.length ? opts.idleMs : await untilNextDue());
         const left = gapMs - (Date.now() - since);
         if (left > 0 && !signal.aborted) await new Promise((r) => setTimeout(r, left));
       }
@@ -240,6 +255,28 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     const now = deps.clock.now();
     return Promise.all(ds.map((d) => deps.store.deliveries.release(d.id, d.leaseToken, now).catch(() => false)));
   };
+  // Never sent, so their attempt is not counted (as a paused webhook's at claim).
+  const unclaim = async (ds: readonly ClaimedDelivery[]) => {
+    const byLease = new Map<string, ClaimedDelivery[]>();
+    for (const d of ds) byLease.set(d.leaseToken, [...(byLease.get(d.leaseToken) ?? []), d]);
+    const now = deps.clock.now();
+    await Promise.all(
+      [...byLease].map(([token, leased]) =>
+        deps.store.deliveries
+          .unclaim(
+            leased.map((d) => d.id),
+            token,
+            now,
+          )
+          .catch((err) =>
+            opts.logger.error(
+              { err },
+              'giving back handed-over deliveries failed; they are due again when their lease ends',
+            ),
+          ),
+      ),
+    );
+  };
   const releaseWaiting = async () => {
     const left = waiting.splice(0);
     if (!left.length) return;
@@ -254,12 +291,24 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     pumping = true;
     try {
       let started = 0;
+      const overShare: ClaimedDelivery[] = [];
       while (waiting.length && sending + claiming < opts.concurrency && !signal.aborted) {
         const d = waiting.shift()!;
+        // Handed over while its account is at its share: due again at once, for a claim that
+        // takes it once the account is below.
+        if (!shares.mayStart(d.accountId)) {
+          overShare.push(d);
+          continue;
+        }
         sending++;
         leased.set(d.id, d.leaseToken);
         void attempt(d);
         if (++started % START_SLICE === 0 && waiting.length) await nextTurn();
+      }
+      if (overShare.length) {
+        await unclaim(overShare);
+        unfinished -= overShare.length;
+        if (unfinished === 0) allFinished?.();
       }
     } finally {
       pumping = false;

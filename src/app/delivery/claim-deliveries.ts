@@ -18,12 +18,13 @@ export async function claimDeliveries(
   deps: Deps,
   limit: number,
   onCancelled?: (ids: string[]) => void,
+  excludeAccounts: readonly string[] = [],
 ): Promise<ClaimedDelivery[]> {
   const now = deps.clock.now();
   const token = randomUUID();
   const leaseUntil = new Date(now.getTime() + leaseMs(deps));
   const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
-  const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince);
+  const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince, excludeAccounts);
   if (!claimed.some((d) => d.paused || d.webhookGone)) return claimed;
   const paused = claimed.filter((d) => d.paused).map((d) => d.id);
   if (paused.length) await deps.store.deliveries.park(paused, token, now);

@@ -116,8 +116,18 @@ export type AttemptResult = {
 
 export interface DeliveryRepo {
   insert(rows: NewDelivery[]): Promise<void>;
-  /** `overlapSince`: a secret rotated after this still signs alongside the new one (previousSecret). */
-  claim(now: Date, limit: number, leaseUntil: Date, leaseToken: string, overlapSince: Date): Promise<ClaimedDelivery[]>;
+  /**
+   * `overlapSince`: a secret rotated after this still signs alongside the new one (previousSecret).
+   * `excludeAccounts`: those accounts' deliveries are left in the queue, due as they were.
+   */
+  claim(
+    now: Date,
+    limit: number,
+    leaseUntil: Date,
+    leaseToken: string,
+    overlapSince: Date,
+    excludeAccounts?: readonly string[],
+  ): Promise<ClaimedDelivery[]>;
   /**
    * Records a batch of attempts in one statement: the attempt rows, each delivery's next state
    * (only where this worker still holds the lease), and a success on the endpoints of the
@@ -128,6 +138,8 @@ export interface DeliveryRepo {
   nextDueAt(): Promise<Date | null>;
   /** Gives a leased delivery back (a stopping worker that could not finish it): due now. */
   release(id: string, leaseToken: string, now: Date): Promise<boolean>;
+  /** Gives back leased deliveries that were never sent: due now, their attempt not counted. */
+  unclaim(ids: readonly string[], leaseToken: string, now: Date): Promise<void>;
   cancel(filter: { webhookId?: string; pollId?: string }, now: Date): Promise<number>;
   get(id: string): Promise<Delivery | undefined>;
   attempts(deliveryId: string): Promise<Attempt[]>;

@@ -115,6 +115,16 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       return Number(res.numUpdatedRows) > 0;
     },
 
+    async unclaim(ids, leaseToken, now) {
+      if (!ids.length) return;
+      await db
+        .updateTable('delivery_queue')
+        .set((eb) => ({ next_attempt_at: now, lease_token: null, attempt_count: eb('attempt_count', '-', 1) }))
+        .where('delivery_id', 'in', ids)
+        .where('lease_token', '=', leaseToken)
+        .execute();
+    },
+
     async cancel(f, now) {
       const match = [sql`q.delivery_id = d.id`];
       if (f.webhookId) match.push(sql`d.webhook_id = ${f.webhookId}`);

@@ -73,16 +73,23 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      * - The signing secret is read in the same statement, i.e. as it is at attempt time, so a
      *   rotated secret applies to queued retries at once; so is whether the webhook still
      *   exists (a submission that read it before its deletion committed may have queued one).
+     * - `excludeAccounts` (accounts at their share of the worker's slots) is most often empty,
+     *   and then costs a test of the array per row; otherwise each due row's account is read
+     *   by the deliveries' primary key (a scalar subquery: an EXISTS may be planned as a hash of
+     *   the accounts' deliveries, a scan of them all), and those rows are passed over in place.
      * - It runs with the plan made once per connection (QUEUE_PLAN): left to choose,
      *   PostgreSQL plans every claim afresh, since with `LIMIT $2` unknown the shared plan's
      *   estimate looks dearer.
      * docs/performance.md has the measurements behind these choices.
      */
-    async claim(now, limit, leaseUntil, leaseToken, overlapSince) {
+    async claim(now, limit, leaseUntil, leaseToken, overlapSince, excludeAccounts = []) {
+      const excluded = arrayLiteral(excludeAccounts);
       const claim = sql<ClaimRow>`/* prepared:claim-deliveries */
         WITH due AS (
-          SELECT ctid FROM delivery_queue
+          SELECT ctid FROM delivery_queue q
           WHERE next_attempt_at <= ${now}
+            AND (cardinality(${excluded}::text[]) = 0
+              OR (SELECT x.account_id FROM deliveries x WHERE x.id = q.delivery_id) <> ALL(${excluded}::text[]))
           ORDER BY next_attempt_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED

@@ -1,0 +1,118 @@
+import pino from 'pino';
+import { expect, it } from 'vitest';
+import type { Deps } from '../../../src/app/ports/index.js';
+import { flushSomeBatches } from '../../../src/app/delivery/flush-batches.js';
+import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
+import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
+import { harness } from '../../support/app.js';
+import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
+import { startReceiver } from '../../support/receiver.js';
+import { queueDue, startTestWorker } from '../../support/worker.js';
+
+/**
+ * Accounts share a worker's sending slots (src/worker/account-share.ts): an account whose
+ * endpoint holds every request open keeps at most its share of them, its other deliveries stay
+ * queued (claimed or handed over, uncounted), and another account's deliveries go out through
+ * the slots kept back while the first account's attempts are all still open.
+ *
+ * Each test has storage of its own, so no other test's retries fall due in it, and a deadline
+ * longer than the test, so the held attempts end only when their receiver closes.
+ */
+
+const WINDOW_MS = 300;
+
+async function setUp() {
+  const h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: WINDOW_MS } });
+  h.deps.clock = { now: () => new Date() };
+  const holding = await startReceiver();
+  holding.script('/hold', [{ status: 200, delayMs: 600_000 }]);
+  const answering = await startReceiver();
+  const deps: Deps = { ...h.deps, delivery: { ...h.deps.delivery, deliveryTimeoutMs: 600_000 } };
+  return {
+    h,
+    deps,
+    holding,
+    answering,
+    held: () => holding.received.filter((x) => x.path === '/hold').length,
+    async close() {
+      await holding.close();
+      await answering.close();
+      await h.close();
+    },
+  };
+}
+
+it("delivers another account's deliveries while one account's endpoint holds its share of the slots open", async () => {
+  const { h, deps, holding, answering, held, close } = await setUp();
+  const CONCURRENCY = 32;
+  const SHARE = CONCURRENCY - CONCURRENCY / 16;
+  const stalled = await h.account({ name: 'Stalled' });
+  const other = await h.account({ name: 'Answered' });
+  const queued = await queueDue(h, stalled.accountId, holding.url('/hold'), 2 * SHARE);
+  const worker = startTestWorker(deps, { concurrency: CONCURRENCY });
+  try {
+    await holding.waitFor(() => held() >= SHARE, 20_000);
+    // Queued after every one of the stalled account's, so due after them.
+    const ids = await queueDue(h, other.accountId, answering.url('/ok'), 10);
+    await answering.waitFor((r) => r.length >= ids.length, 20_000);
+    expect(new Set(answering.received.map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
+    // The stalled account never went past its share; its other deliveries were left queued.
+    expect(held()).toBe(SHARE);
+    const sent = new Set(holding.received.map((x) => x.headers['x-service-delivery-id']));
+    const waiting = await Promise.all(
+      queued.filter((id) => !sent.has(id)).map((id) => h.deps.store.deliveries.get(id)),
+    );
+    expect(waiting.map((d) => [d?.status, d?.attemptCount])).toEqual(Array(SHARE).fill(['pending', 0]));
+  } finally {
+    await holding.close();
+    await worker.stop();
+    await close();
+  }
+});
+
+it('gives back, uncounted, what a flush hands over for an account at its share, and sends it once the account is below', async () => {
+  const { h, deps, holding, answering, held, close } = await setUp();
+  const controller = new AbortController();
+  const sender = createH1Sender({ allowPrivateTargets: true });
+  try {
+    const acct = await h.account({ name: 'Handed' });
+    const poll = await visiblePoll(h, acct);
+    const hook = await createWebhook(h, acct, poll.pollId, answering.url('/handed'));
+    for (let i = 0; i < 2; i++)
+      await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: `r${i}` }] });
+    const windowsEnd = Date.now() + WINDOW_MS;
+    // Fifteen of the account's attempts held open: its share of 16 slots.
+    await queueDue(h, acct.accountId, holding.url('/hold'), 15);
+    const withSender = { ...deps, sender };
+    const runner = startDeliveryRunner(withSender, controller.signal, {
+      concurrency: 16,
+      claimBatch: 16,
+      idleMs: 20,
+      drainMs: 5_000,
+      logger: pino({ level: 'silent' }),
+    });
+    await holding.waitFor(() => held() >= 15, 20_000);
+    while (Date.now() <= windowsEnd) await new Promise((r) => setTimeout(r, 50));
+    // One slot is free, so one delivery is handed over; the account may not take it.
+    expect(await flushSomeBatches(withSender, 500, runner)).toEqual({ deliveries: 2, batches: 2, leased: 1 });
+    const deliveries = async () =>
+      (await h.deps.store.deliveries.list({ accountIds: [acct.accountId], webhookId: hook.data.id }, { limit: 10 }))
+        .data;
+    for (let i = 0; !(await deliveries()).every((d) => d.status === 'pending' && d.attemptCount === 0); i++) {
+      if (i > 400) throw new Error(`not given back: ${JSON.stringify(await deliveries())}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(answering.received).toHaveLength(0);
+    expect(held()).toBe(15);
+    // The held attempts end (their connections close): both go out, each as its first attempt.
+    await holding.close();
+    const sent = await answering.waitFor((r) => r.length >= 2, 20_000);
+    expect(sent.map((x) => x.headers['x-service-attempt'])).toEqual(['1', '1']);
+    controller.abort();
+    await runner.done;
+  } finally {
+    controller.abort();
+    await sender.close();
+    await close();
+  }
+});
