@@ -44,6 +44,12 @@ export type RunnerOptions = {
 /** The runner also takes deliveries leased to it elsewhere in the process (Handoff: the batch flush). */
 export type Runner = Handoff & { done: Promise<void>; wake(): void };
 
+// A claim that leaves out accounts at their share (account-share.ts) comes only once one has
+// been at it this long: a busy account whose answers come in drops below it sooner. After such
+// a claim found fewer deliveries than it asked for, the wait doubles, up to LEAVE_OUT_MAX_MS,
+// since each one reads past the left-out accounts' due deliveries.
+const LEAVE_OUT_MS = 50;
+const LEAVE_OUT_MAX_MS = 400;
 // As many attempts as the sender keeps connections to one origin by default (h1-sender.ts).
 const START_SLICE = 32;
 // setImmediate runs after the event loop's poll phase: the sockets that became readable are served first.
@@ -91,6 +97,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   let claiming = 0;
   // Which accounts hold the sending slots: none may take them all (account-share.ts).
   const shares = accountShares(opts.concurrency);
+  let leaveOutAt: number | undefined;
+  let leaveOutWait = LEAVE_OUT_MS;
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
@@ -102,7 +110,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         sent = await sendAttempt(deps, d);
       } finally {
         sending--;
-        if (shares.answered(d.accountId)) work.wake();
+        shares.answered(d.accountId);
         slots.wake();
         if (waiting.length) void pump();
       }
@@ -166,24 +174,31 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       const queued = waiting.length + promised;
       const free = opts.concurrency - sending - queued;
       const recording = unfinished - sending - queued;
-      const { exclude, room } = shares.forClaim();
+      const exclude = shares.excluded();
+      if (!exclude.length) {
+        leaveOutAt = undefined;
+        leaveOutWait = LEAVE_OUT_MS;
+      } else leaveOutAt ??= Date.now() + LEAVE_OUT_MS;
       // Claim in batches: with every slot busy, claiming each slot as it frees would make one
-      // round trip per delivery. Wait until half a batch is free (or nothing is busy), unless
-      // an account is at its share: the slots it may not take are there for other accounts'
-      // deliveries, which should not wait for its attempts to end.
-      if (
-        free <= 0 ||
-        recording >= opts.concurrency ||
-        (sending > 0 &&
-          !exclude.length &&
-          free < Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2)))
-      ) {
+      // round trip per delivery. Wait until half a batch is free (or nothing is busy), and leave
+      // the reserve free. With an account at its share, claim without it, the reserve
+      // included: those slots are there for other accounts' deliveries, which should not wait
+      // for its attempts to end.
+      const half = Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2));
+      let want = 0;
+      let sleepMs = opts.idleMs;
+      if (free > 0 && recording < opts.concurrency) {
+        if (!exclude.length) {
+          if (sending === 0 || free >= half) want = Math.min(free - shares.reserve, opts.claimBatch);
+        } else if (leaveOutAt! > Date.now()) sleepMs = leaveOutAt! - Date.now();
+        else if (free >= Math.min(half, Math.ceil(shares.reserve / 2))) want = Math.min(free, opts.claimBatch);
+      }
+      if (want <= 0) {
         // Every slot freed, answer received or result written wakes this sleep (no wake can
         // slip in between the check above and here: nothing awaits in between).
-        await slots.sleep(opts.idleMs);
+        await slots.sleep(sleepMs);
         continue;
       }
-      const want = Math.min(free, opts.claimBatch, room);
       claiming = want;
       let claimed;
       try {
@@ -217,11 +232,14 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       }
       if (waiting.length) void pump();
       // A full claim may have left more due: claim again at once. Otherwise wait for new work,
-      // and let the gap pass even if woken sooner. With accounts left out, what is due may be
-      // theirs: wait for new work or for one of them to fall below its share.
-      if (claimed.length < want) {
+      // and let the gap pass even if woken sooner.
+      if (exclude.length) {
+        const short = claimed.length < want;
+        leaveOutWait = short ? Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS) : LEAVE_OUT_MS;
+        leaveOutAt = Date.now() + (short ? leaveOutWait : 0);
+      } else if (claimed.length < want) {
         const since = Date.now();
-        await work.sleep(exclude.length ? opts.idleMs : await untilNextDue());
+        await work.sleep(await untilNextDue());
         const left = gapMs - (Date.now() - since);
         if (left > 0 && !signal.aborted) await new Promise((r) => setTimeout(r, left));
       }
@@ -261,10 +279,10 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     for (const d of ds) byLease.set(d.leaseToken, [...(byLease.get(d.leaseToken) ?? []), d]);
     const now = deps.clock.now();
     await Promise.all(
-      [...byLease].map(([token, leased]) =>
+      [...byLease].map(([token, given]) =>
         deps.store.deliveries
           .unclaim(
-            leased.map((d) => d.id),
+            given.map((d) => d.id),
             token,
             now,
           )
@@ -306,7 +324,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         if (++started % START_SLICE === 0 && waiting.length) await nextTurn();
       }
       if (overShare.length) {
-        await unclaim(overShare);
+        // Not awaited: what is handed over meanwhile is pumped at once.
+        void unclaim(overShare);
         unfinished -= overShare.length;
         if (unfinished === 0) allFinished?.();
       }

@@ -142,12 +142,17 @@ describe('plans of the claim and the batch record', () => {
     // The statistics of an empty queue, as autovacuum records them between bursts.
     await sql`ANALYZE delivery_queue`.execute(database().db);
     await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-plan', new Date(0));
+    await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-plan', new Date(0), ['acc_x']);
     await store.deliveries.recordResults([delivered('att_plan', 'dlv_none', 'lease-none')], new Date());
     const statements = await sql<{ name: string; params: number }>`
       SELECT name, cardinality(parameter_types)::int AS params FROM pg_prepared_statements ORDER BY name`.execute(
       database().db,
     );
-    expect(statements.rows.map((r) => r.name)).toEqual(['claim-deliveries', 'record-results']);
+    expect(statements.rows.map((r) => r.name)).toEqual([
+      'claim-deliveries',
+      'claim-deliveries-excluding',
+      'record-results',
+    ]);
     for (const { name, params } of statements.rows) {
       // The shared (generic) plan, as the claim always runs and the record may after a few calls.
       const plan = await genericPlan(database(), name, params);
@@ -155,7 +160,7 @@ describe('plans of the claim and the batch record', () => {
       expect(plan, name).not.toMatch(/Seq Scan on (deliveries|delivery_queue)|deliveries_(poll|webhook)|Sort/);
       expect(plan, name).toMatch(/deliveries_pkey/);
       // The claim updates the rows it locked where they lie; the record finds its rows by key.
-      if (name === 'claim-deliveries') expect(plan, name).toMatch(/Tid Scan on delivery_queue/);
+      if (name.startsWith('claim-deliveries')) expect(plan, name).toMatch(/Tid Scan on delivery_queue/);
       else expect(plan, name).toMatch(/delivery_queue_pkey/);
     }
   });

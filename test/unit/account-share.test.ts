@@ -4,66 +4,72 @@ import { accountShares } from '../../src/worker/account-share.js';
 const start = (s: ReturnType<typeof accountShares>, account: string, n: number) => {
   for (let i = 0; i < n; i++) s.started(account);
 };
+const answer = (s: ReturnType<typeof accountShares>, account: string, n: number) => {
+  for (let i = 0; i < n; i++) s.answered(account);
+};
 
 describe('accountShares', () => {
   it('shares nothing out below 16 slots', () => {
     const s = accountShares(15);
     start(s, 'a', 15);
+    expect(s.reserve).toBe(0);
     expect(s.mayStart('a')).toBe(true);
-    expect(s.forClaim()).toEqual({ exclude: [], room: 15 });
+    expect(s.excluded()).toEqual([]);
   });
 
-  it('lets an account alone take all but a sixteenth of the slots', () => {
+  it('lets an account alone take all but the reserve, a sixteenth of the slots', () => {
     const s = accountShares(512);
-    expect(s.forClaim()).toEqual({ exclude: [], room: 480 });
-    start(s, 'a', 200);
-    // A claim may bring 280 more rows: all may be this account's.
-    expect(s.forClaim()).toEqual({ exclude: [], room: 280 });
-    start(s, 'a', 279);
+    expect(s.reserve).toBe(32);
+    start(s, 'a', 479);
     expect(s.mayStart('a')).toBe(true);
+    expect(s.excluded()).toEqual([]);
     s.started('a');
     expect(s.mayStart('a')).toBe(false);
     expect(s.mayStart('b')).toBe(true);
-    expect(s.forClaim()).toEqual({ exclude: ['a'], room: 480 });
+    expect(s.excluded()).toEqual(['a']);
+    s.answered('a');
+    expect(s.excluded()).toEqual([]);
   });
 
-  it('splits the slots past the reserve between the accounts that hold the reserve', () => {
+  it('splits all but the reserve between the accounts that hold the reserve or more', () => {
     const s = accountShares(512);
-    start(s, 'a', 480);
+    start(s, 'a', 300);
     start(s, 'b', 31);
     expect(s.share()).toBe(480);
-    expect(s.forClaim()).toEqual({ exclude: ['a'], room: 449 });
-    // b holds the reserve too: each may hold half of 480.
+    expect(s.excluded()).toEqual([]);
+    // b holds the reserve too: each may hold half of 480, and a is over it.
     s.started('b');
     expect(s.share()).toBe(240);
-    expect(s.forClaim()).toEqual({ exclude: ['a'], room: 208 });
-    // a is let back in only once below 240.
-    for (let i = 0; i < 240; i++) expect(s.answered('a')).toBe(false);
-    expect(s.answered('a')).toBe(true);
-    expect(s.forClaim()).toEqual({ exclude: [], room: 1 });
-    expect(s.mayStart('a')).toBe(true);
+    expect(s.excluded()).toEqual(['a']);
+    expect(s.mayStart('b')).toBe(true);
+    answer(s, 'a', 60);
+    expect(s.excluded()).toEqual(['a']);
+    s.answered('a');
+    expect(s.excluded()).toEqual([]);
+    // b drops under the reserve: a's share is 480 again.
+    start(s, 'a', 100);
+    expect(s.excluded()).toEqual(['a']);
+    s.answered('b');
+    expect(s.share()).toBe(480);
+    expect(s.excluded()).toEqual([]);
   });
 
-  it('says so when an account stopping being heavy lets a held one back in', () => {
+  it('never hands out more than all but the reserve when the share is split', () => {
     const s = accountShares(512);
-    start(s, 'a', 240);
-    start(s, 'b', 32);
-    expect(s.forClaim().exclude).toEqual(['a']);
-    // b drops under the reserve: a's share is 480 again.
-    expect(s.answered('b')).toBe(true);
-    expect(s.forClaim()).toEqual({ exclude: [], room: 240 });
-    // With a under the smaller share, the same change lets nobody back in.
-    for (let i = 0; i < 140; i++) s.answered('a');
-    s.started('b');
-    expect(s.forClaim().exclude).toEqual([]);
-    expect(s.answered('b')).toBe(false);
+    for (const a of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) start(s, a, 32);
+    expect(s.share() * 7).toBeLessThanOrEqual(480);
+    // Sixteen heavy accounts: each keeps the reserve's size.
+    for (let i = 0; i < 9; i++) start(s, `x${i}`, 32);
+    expect(s.share()).toBe(32);
   });
 
   it('forgets an account whose attempts have all been answered', () => {
     const s = accountShares(64);
-    start(s, 'a', 3);
-    for (let i = 0; i < 3; i++) s.answered('a');
-    expect(s.answered('a')).toBe(false);
-    expect(s.forClaim()).toEqual({ exclude: [], room: 60 });
+    start(s, 'a', 60);
+    expect(s.excluded()).toEqual(['a']);
+    answer(s, 'a', 61);
+    expect(s.excluded()).toEqual([]);
+    start(s, 'b', 60);
+    expect(s.excluded()).toEqual(['b']);
   });
 });

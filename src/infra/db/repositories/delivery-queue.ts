@@ -19,6 +19,9 @@ const QUEUE_PLAN_RESET = CompiledQuery.raw(
   "SELECT set_config(name, reset_val, true) FROM pg_settings WHERE name IN ('plan_cache_mode', 'enable_seqscan', 'enable_sort')",
 );
 
+// How many due deliveries a claim that leaves accounts out reads at most, in due order.
+const LEAVE_OUT_WINDOW = 2048;
+
 type ClaimRow = Pick<
   Selectable<DeliveriesTable>,
   'id' | 'account_id' | 'endpoint_id' | 'source' | 'url' | 'attempt_count' | 'body'
@@ -73,27 +76,39 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      * - The signing secret is read in the same statement, i.e. as it is at attempt time, so a
      *   rotated secret applies to queued retries at once; so is whether the webhook still
      *   exists (a submission that read it before its deletion committed may have queued one).
-     * - `excludeAccounts` (accounts at their share of the worker's slots) is most often empty,
-     *   and then costs a test of the array per row; otherwise each due row's account is read
-     *   by the deliveries' primary key (a scalar subquery: an EXISTS may be planned as a hash of
-     *   the accounts' deliveries, a scan of them all), and those rows are passed over in place.
+     * - With `excludeAccounts` (accounts at their share of the worker's slots), a statement of
+     *   its own passes over their deliveries: each due row's account is read by the deliveries'
+     *   primary key (a scalar subquery: an EXISTS may be planned as a hash of the accounts'
+     *   deliveries, a scan of them all). It reads no further than the first LEAVE_OUT_WINDOW
+     *   due rows, so a left-out account's backlog costs each such claim a bounded amount.
      * - It runs with the plan made once per connection (QUEUE_PLAN): left to choose,
      *   PostgreSQL plans every claim afresh, since with `LIMIT $2` unknown the shared plan's
      *   estimate looks dearer.
      * docs/performance.md has the measurements behind these choices.
      */
     async claim(now, limit, leaseUntil, leaseToken, overlapSince, excludeAccounts = []) {
-      const excluded = arrayLiteral(excludeAccounts);
-      const claim = sql<ClaimRow>`/* prepared:claim-deliveries */
+      const due = excludeAccounts.length
+        ? sql`/* prepared:claim-deliveries-excluding */
         WITH due AS (
           SELECT ctid FROM delivery_queue q
           WHERE next_attempt_at <= ${now}
-            AND (cardinality(${excluded}::text[]) = 0
-              OR (SELECT x.account_id FROM deliveries x WHERE x.id = q.delivery_id) <> ALL(${excluded}::text[]))
+            AND next_attempt_at <= coalesce((
+              SELECT w.next_attempt_at FROM delivery_queue w WHERE w.next_attempt_at <= ${now}
+              ORDER BY w.next_attempt_at OFFSET ${LEAVE_OUT_WINDOW} LIMIT 1), ${now})
+            AND (SELECT x.account_id FROM deliveries x WHERE x.id = q.delivery_id) <> ALL(${arrayLiteral(excludeAccounts)}::text[])
           ORDER BY next_attempt_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
-        ), leased AS (
+        )`
+        : sql`/* prepared:claim-deliveries */
+        WITH due AS (
+          SELECT ctid FROM delivery_queue
+          WHERE next_attempt_at <= ${now}
+          ORDER BY next_attempt_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED
+        )`;
+      const claim = sql<ClaimRow>`${due}, leased AS (
           UPDATE delivery_queue q
           SET attempt_count = q.attempt_count + 1, next_attempt_at = ${leaseUntil}, lease_token = ${leaseToken}
           WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due))
