@@ -6,6 +6,8 @@
  *   alone holds at most `concurrency - reserve`.
  * - An account "at its share" is left out of claims. The share is all but the reserve; once
  *   several accounts hold the reserve's size or more ("heavy"), they split that equally.
+ * - So is an account near its share while the worker is too full for an ordinary claim: one
+ *   answer from a stalled account must not make it look like any other.
  * - Claims that leave accounts out may take the reserve too: that is what it is for.
  * Pure bookkeeping: the runner calls it as attempts start and answers come in, and decides
  * when to claim (delivery-runner.ts).
@@ -17,8 +19,8 @@ export type AccountShares = {
   answered(accountId: string): void;
   /** Whether an attempt of this account may start now. */
   mayStart(accountId: string): boolean;
-  /** The accounts at their share, which claims leave out. */
-  excluded(): string[];
+  /** The accounts within `slack` of their share (at it, for 0): those a claim leaves out. */
+  near(slack: number): string[];
   /** Slots one account may hold now. */
   share(): number;
 };
@@ -32,7 +34,7 @@ export function accountShares(concurrency: number): AccountShares {
       started() {},
       answered() {},
       mayStart: () => true,
-      excluded: () => [],
+      near: () => [],
       share: () => concurrency,
     };
   const sending = new Map<string, number>();
@@ -55,8 +57,8 @@ export function accountShares(concurrency: number): AccountShares {
     mayStart(accountId) {
       return (sending.get(accountId) ?? 0) < share();
     },
-    excluded() {
-      const limit = share();
+    near(slack) {
+      const limit = share() - slack;
       const out: string[] = [];
       for (const [accountId, n] of sending) if (n >= limit) out.push(accountId);
       return out;

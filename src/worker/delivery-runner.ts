@@ -44,10 +44,10 @@ export type RunnerOptions = {
 /** The runner also takes deliveries leased to it elsewhere in the process (Handoff: the batch flush). */
 export type Runner = Handoff & { done: Promise<void>; wake(): void };
 
-// A claim that leaves out accounts at their share (account-share.ts) comes only once one has
-// been at it this long: a busy account whose answers come in drops below it sooner. After such
-// a claim found fewer deliveries than it asked for, the wait doubles, up to LEAVE_OUT_MAX_MS,
-// since each one reads past the left-out accounts' due deliveries.
+// A claim that leaves accounts out (account-share.ts) comes only once one has been at or near
+// its share this long: a busy account whose answers come in frees slots sooner. After such a
+// claim found nothing, the wait doubles, up to LEAVE_OUT_MAX_MS, until one finds something:
+// each reads past the left-out accounts' due deliveries.
 const LEAVE_OUT_MS = 50;
 const LEAVE_OUT_MAX_MS = 400;
 // As many attempts as the sender keeps connections to one origin by default (h1-sender.ts).
@@ -174,24 +174,25 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       const queued = waiting.length + promised;
       const free = opts.concurrency - sending - queued;
       const recording = unfinished - sending - queued;
-      const exclude = shares.excluded();
-      if (!exclude.length) {
-        leaveOutAt = undefined;
-        leaveOutWait = LEAVE_OUT_MS;
-      } else leaveOutAt ??= Date.now() + LEAVE_OUT_MS;
       // Claim in batches: with every slot busy, claiming each slot as it frees would make one
       // round trip per delivery. Wait until half a batch is free (or nothing is busy), and leave
-      // the reserve free. With an account at its share, claim without it, the reserve
-      // included: those slots are there for other accounts' deliveries, which should not wait
-      // for its attempts to end.
+      // the reserve free. Otherwise, with an account at its share or, the worker being that
+      // full, near it, claim without it, the reserve included: those slots are there for other
+      // accounts' deliveries, which should not wait for its attempts to end.
       const half = Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2));
+      const atShare = shares.near(0);
+      const ordinary = !atShare.length && (sending === 0 || free >= half);
+      const exclude = ordinary ? [] : atShare.length ? atShare : shares.near(half);
       let want = 0;
       let sleepMs = opts.idleMs;
+      if (!exclude.length) leaveOutAt = undefined;
       if (free > 0 && recording < opts.concurrency) {
-        if (!exclude.length) {
-          if (sending === 0 || free >= half) want = Math.min(free - shares.reserve, opts.claimBatch);
-        } else if (leaveOutAt! > Date.now()) sleepMs = leaveOutAt! - Date.now();
-        else if (free >= Math.min(half, Math.ceil(shares.reserve / 2))) want = Math.min(free, opts.claimBatch);
+        if (ordinary) want = Math.min(free - shares.reserve, opts.claimBatch);
+        else if (exclude.length) {
+          leaveOutAt ??= Date.now() + leaveOutWait;
+          if (leaveOutAt > Date.now()) sleepMs = leaveOutAt - Date.now();
+          else if (free >= Math.min(half, Math.ceil(shares.reserve / 2))) want = Math.min(free, opts.claimBatch);
+        }
       }
       if (want <= 0) {
         // Every slot freed, answer received or result written wakes this sleep (no wake can
@@ -234,9 +235,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       // A full claim may have left more due: claim again at once. Otherwise wait for new work,
       // and let the gap pass even if woken sooner.
       if (exclude.length) {
-        const short = claimed.length < want;
-        leaveOutWait = short ? Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS) : LEAVE_OUT_MS;
-        leaveOutAt = Date.now() + (short ? leaveOutWait : 0);
+        leaveOutWait = claimed.length ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);
+        leaveOutAt = Date.now() + (claimed.length < want ? leaveOutWait : 0);
       } else if (claimed.length < want) {
         const since = Date.now();
         await work.sleep(await untilNextDue());

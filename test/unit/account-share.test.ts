@@ -14,7 +14,7 @@ describe('accountShares', () => {
     start(s, 'a', 15);
     expect(s.reserve).toBe(0);
     expect(s.mayStart('a')).toBe(true);
-    expect(s.excluded()).toEqual([]);
+    expect(s.near(0)).toEqual([]);
   });
 
   it('lets an account alone take all but the reserve, a sixteenth of the slots', () => {
@@ -22,13 +22,13 @@ describe('accountShares', () => {
     expect(s.reserve).toBe(32);
     start(s, 'a', 479);
     expect(s.mayStart('a')).toBe(true);
-    expect(s.excluded()).toEqual([]);
+    expect(s.near(0)).toEqual([]);
     s.started('a');
     expect(s.mayStart('a')).toBe(false);
     expect(s.mayStart('b')).toBe(true);
-    expect(s.excluded()).toEqual(['a']);
+    expect(s.near(0)).toEqual(['a']);
     s.answered('a');
-    expect(s.excluded()).toEqual([]);
+    expect(s.near(0)).toEqual([]);
   });
 
   it('splits all but the reserve between the accounts that hold the reserve or more', () => {
@@ -36,40 +36,49 @@ describe('accountShares', () => {
     start(s, 'a', 300);
     start(s, 'b', 31);
     expect(s.share()).toBe(480);
-    expect(s.excluded()).toEqual([]);
+    expect(s.near(0)).toEqual([]);
     // b holds the reserve too: each may hold half of 480, and a is over it.
     s.started('b');
     expect(s.share()).toBe(240);
-    expect(s.excluded()).toEqual(['a']);
+    expect(s.near(0)).toEqual(['a']);
     expect(s.mayStart('b')).toBe(true);
     answer(s, 'a', 60);
-    expect(s.excluded()).toEqual(['a']);
+    expect(s.near(0)).toEqual(['a']);
     s.answered('a');
-    expect(s.excluded()).toEqual([]);
+    expect(s.near(0)).toEqual([]);
     // b drops under the reserve: a's share is 480 again.
     start(s, 'a', 100);
-    expect(s.excluded()).toEqual(['a']);
+    expect(s.near(0)).toEqual(['a']);
     s.answered('b');
     expect(s.share()).toBe(480);
-    expect(s.excluded()).toEqual([]);
+    expect(s.near(0)).toEqual([]);
   });
 
-  it('never hands out more than all but the reserve when the share is split', () => {
+  it('names the accounts within a slack of their share', () => {
     const s = accountShares(512);
-    for (const a of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) start(s, a, 32);
-    expect(s.share() * 7).toBeLessThanOrEqual(480);
-    // Sixteen heavy accounts: each keeps the reserve's size.
-    for (let i = 0; i < 9; i++) start(s, `x${i}`, 32);
+    start(s, 'a', 300);
+    start(s, 'b', 10);
+    expect(s.near(0)).toEqual([]);
+    expect(s.near(180)).toEqual(['a']);
+    expect(s.near(470)).toEqual(['a', 'b']);
+  });
+
+  it('splits among as many heavy accounts as there are, down to the reserve each', () => {
+    const s = accountShares(512);
+    for (const a of ['a', 'b', 'c']) start(s, a, 32);
+    expect(s.share()).toBe(160);
+    for (let i = 0; i < 13; i++) start(s, `x${i}`, 32);
     expect(s.share()).toBe(32);
+    expect(s.near(0)).toHaveLength(16);
   });
 
   it('forgets an account whose attempts have all been answered', () => {
     const s = accountShares(64);
     start(s, 'a', 60);
-    expect(s.excluded()).toEqual(['a']);
+    expect(s.near(0)).toEqual(['a']);
     answer(s, 'a', 61);
-    expect(s.excluded()).toEqual([]);
+    expect(s.near(0)).toEqual([]);
     start(s, 'b', 60);
-    expect(s.excluded()).toEqual(['b']);
+    expect(s.near(0)).toEqual(['b']);
   });
 });

@@ -48,21 +48,28 @@ it("delivers another account's deliveries while one account's endpoint holds its
   const SHARE = CONCURRENCY - CONCURRENCY / 16;
   const stalled = await h.account({ name: 'Stalled' });
   const other = await h.account({ name: 'Answered' });
-  const queued = await queueDue(h, stalled.accountId, holding.url('/hold'), 2 * SHARE);
+  // One delivery amid the stalled account's goes to an endpoint that answers, after the account
+  // has reached its share: one answer must not let it back into ordinary claims, nor make the
+  // worker wait for half its slots to free before claiming for anyone.
+  const queued = await queueDue(h, stalled.accountId, holding.url('/hold'), 20);
+  await queueDue(h, stalled.accountId, answering.url('/fast'), 1);
+  queued.push(...(await queueDue(h, stalled.accountId, holding.url('/hold'), 2 * SHARE - 20)));
   const worker = startTestWorker(deps, { concurrency: CONCURRENCY });
   try {
-    await holding.waitFor(() => held() >= SHARE, 20_000);
+    await holding.waitFor(() => held() >= SHARE - 1, 20_000);
+    await answering.waitFor((r) => r.some((x) => x.path === '/fast'), 20_000);
     // Queued after every one of the stalled account's, so due after them.
     const ids = await queueDue(h, other.accountId, answering.url('/ok'), 10);
-    await answering.waitFor((r) => r.length >= ids.length, 20_000);
-    expect(new Set(answering.received.map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
+    await answering.waitFor((r) => r.filter((x) => x.path === '/ok').length >= ids.length, 20_000);
+    const ok = answering.received.filter((x) => x.path === '/ok');
+    expect(new Set(ok.map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
     // The stalled account never went past its share; its other deliveries were left queued.
-    expect(held()).toBe(SHARE);
+    expect(held()).toBe(SHARE - 1);
     const sent = new Set(holding.received.map((x) => x.headers['x-service-delivery-id']));
     const waiting = await Promise.all(
       queued.filter((id) => !sent.has(id)).map((id) => h.deps.store.deliveries.get(id)),
     );
-    expect(waiting.map((d) => [d?.status, d?.attemptCount])).toEqual(Array(SHARE).fill(['pending', 0]));
+    expect(waiting.map((d) => [d?.status, d?.attemptCount])).toEqual(Array(SHARE + 1).fill(['pending', 0]));
   } finally {
     await holding.close();
     await worker.stop();
@@ -113,6 +120,57 @@ it('gives back, uncounted, what a flush hands over for an account at its share, 
   } finally {
     controller.abort();
     await sender.close();
+    await close();
+  }
+});
+
+it('a claim that leaves accounts out passes over their deliveries, tied due times included, within the first 2,048 due', async () => {
+  const { h, close } = await setUp();
+  try {
+    const left = await h.account({ name: 'LeftOut' });
+    const other = await h.account({ name: 'Other' });
+    const due = new Date(Date.now() - 60_000);
+    const rows = (accountId: string, n: number, at: Date) =>
+      Array.from({ length: n }, (_, i) => ({
+        id: `dlv_${accountId}_${at.getTime()}_${i}`,
+        accountId,
+        pollId: 'poll_due',
+        webhookId: null,
+        endpointId: 'end_due',
+        source: 'question-logic' as const,
+        url: 'https://hooks.example.com/x',
+        participantId: `prt_${i}`,
+        type: 'submitted-responses' as const,
+        body: '{}',
+        createdAt: at,
+        nextAttemptAt: at,
+      }));
+    const claim = (exclude: string[]) =>
+      h.deps.store.deliveries.claim(
+        new Date(),
+        50,
+        new Date(Date.now() + 60_000),
+        'lease-window',
+        new Date(0),
+        exclude,
+      );
+    // 100 of the left-out account's and 5 of another's, all due at the same moment.
+    await h.deps.store.deliveries.insert(rows(left.accountId, 100, due));
+    await h.deps.store.deliveries.insert(rows(other.accountId, 5, due));
+    const first = await claim([left.accountId]);
+    expect(first.map((d) => d.accountId)).toEqual(Array(5).fill(other.accountId));
+    // 2,048 of the left-out account's due now, and 10 of the other's due a second later: past
+    // the window, until fewer of the left-out account's are due ahead of them.
+    await h.deps.store.deliveries.insert(
+      rows(left.accountId, 1_948, due).map((r, i) => ({ ...r, id: `${r.id}_more${i}` })),
+    );
+    await h.deps.store.deliveries.insert(rows(other.accountId, 10, new Date(due.getTime() + 1_000)));
+    expect(await claim([left.accountId])).toEqual([]);
+    expect(await claim([])).toHaveLength(50);
+    expect(await claim([left.accountId])).toHaveLength(10);
+    const queued = await h.deps.store.deliveries.list({ accountIds: [left.accountId] }, { limit: 2_048 });
+    expect(queued.data.filter((d) => d.attemptCount === 0)).toHaveLength(2_048 - 50);
+  } finally {
     await close();
   }
 });

@@ -13,7 +13,7 @@ import type { EventType } from '../../../domain/payload.js';
 import type { AttemptsTable, DB, DeliveriesTable } from '../schema.js';
 import { deliveryControl } from './delivery-control.js';
 import { deliveryQueue } from './delivery-queue.js';
-import { iso, toPage } from './page.js';
+import { arrayLiteral, iso, toPage } from './page.js';
 
 type DeliveryRow = Selectable<DeliveriesTable> & {
   next_attempt_at: Date | null;
@@ -120,7 +120,7 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       await db
         .updateTable('delivery_queue')
         .set((eb) => ({ next_attempt_at: now, lease_token: null, attempt_count: eb('attempt_count', '-', 1) }))
-        .where('delivery_id', 'in', ids)
+        .where('delivery_id', '=', sql<string>`ANY(${arrayLiteral(ids)}::text[])`)
         .where('lease_token', '=', leaseToken)
         .execute();
     },

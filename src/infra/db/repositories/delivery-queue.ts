@@ -79,8 +79,10 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      * - With `excludeAccounts` (accounts at their share of the worker's slots), a statement of
      *   its own passes over their deliveries: each due row's account is read by the deliveries'
      *   primary key (a scalar subquery: an EXISTS may be planned as a hash of the accounts'
-     *   deliveries, a scan of them all). It reads no further than the first LEAVE_OUT_WINDOW
-     *   due rows, so a left-out account's backlog costs each such claim a bounded amount.
+     *   deliveries, a scan of them all). It reads only the first LEAVE_OUT_WINDOW due rows
+     *   (by ctid, so however many share a due time), so a left-out account's backlog costs
+     *   each such claim a bounded amount. A row another claim moved meanwhile fails the
+     *   ctid and due time again when locked, and is passed over.
      * - It runs with the plan made once per connection (QUEUE_PLAN): left to choose,
      *   PostgreSQL plans every claim afresh, since with `LIMIT $2` unknown the shared plan's
      *   estimate looks dearer.
@@ -91,10 +93,9 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
         ? sql`/* prepared:claim-deliveries-excluding */
         WITH due AS (
           SELECT ctid FROM delivery_queue q
-          WHERE next_attempt_at <= ${now}
-            AND next_attempt_at <= coalesce((
-              SELECT w.next_attempt_at FROM delivery_queue w WHERE w.next_attempt_at <= ${now}
-              ORDER BY w.next_attempt_at OFFSET ${LEAVE_OUT_WINDOW} LIMIT 1), ${now})
+          WHERE q.ctid = ANY(ARRAY(
+              SELECT ctid FROM delivery_queue WHERE next_attempt_at <= ${now} ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}))
+            AND q.next_attempt_at <= ${now}
             AND (SELECT x.account_id FROM deliveries x WHERE x.id = q.delivery_id) <> ALL(${arrayLiteral(excludeAccounts)}::text[])
           ORDER BY next_attempt_at
           LIMIT ${limit}
