@@ -276,7 +276,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   // Never sent, so their attempt is not counted (as a paused webhook's at claim).
   const unclaim = async (ds: readonly ClaimedDelivery[]) => {
     const byLease = new Map<string, ClaimedDelivery[]>();
-    for (const d of ds) byLease.set(d.leaseToken, [...(byLease.get(d.leaseToken) ?? []), d]);
+    for (const d of ds) {
+      const same = byLease.get(d.leaseToken);
+      if (same) same.push(d);
+      else byLease.set(d.leaseToken, [d]);
+    }
     const now = deps.clock.now();
     await Promise.all(
       [...byLease].map(([token, given]) =>
