@@ -99,6 +99,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   const shares = accountShares(opts.concurrency);
   let leaveOutAt: number | undefined;
   let leaveOutWait = LEAVE_OUT_MS;
+  // When each account was last named in a warning that claims left it out: at most once a minute.
+  const warnedAt = new Map<string, number>();
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
@@ -234,6 +236,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       if (waiting.length) void pump();
       // A full claim may have left more due: claim again at once. Otherwise wait for new work,
       // and let the gap pass even if woken sooner.
+      if (exclude.length && claimed.length) warnLeftOut(exclude);
       if (exclude.length) {
         leaveOutWait = claimed.length ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);
         leaveOutAt = Date.now() + (claimed.length < want ? leaveOutWait : 0);
@@ -272,6 +275,18 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   const release = (ds: readonly ClaimedDelivery[]) => {
     const now = deps.clock.now();
     return Promise.all(ds.map((d) => deps.store.deliveries.release(d.id, d.leaseToken, now).catch(() => false)));
+  };
+  // Only when a claim without them found other accounts' deliveries: they were being held up.
+  const warnLeftOut = (exclude: readonly string[]) => {
+    const now = Date.now();
+    const named = exclude.filter((a) => now - (warnedAt.get(a) ?? -Infinity) >= 60_000);
+    if (!named.length) return;
+    for (const a of named) warnedAt.set(a, now);
+    for (const [a, at] of warnedAt) if (now - at >= 60_000) warnedAt.delete(a);
+    opts.logger.warn(
+      { accountIds: named, share: shares.share(), concurrency: opts.concurrency },
+      "accounts at their share of the worker's attempts were left out of a claim, so that other accounts' deliveries went out: their endpoints answer slowly or not at all",
+    );
   };
   // Never sent, so their attempt is not counted (as a paused webhook's at claim).
   const unclaim = async (ds: readonly ClaimedDelivery[]) => {

@@ -54,7 +54,9 @@ it("delivers another account's deliveries while one account's endpoint holds its
   const queued = await queueDue(h, stalled.accountId, holding.url('/hold'), 20);
   await queueDue(h, stalled.accountId, answering.url('/fast'), 1);
   queued.push(...(await queueDue(h, stalled.accountId, holding.url('/hold'), 2 * SHARE - 20)));
-  const worker = startTestWorker(deps, { concurrency: CONCURRENCY });
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const worker = startTestWorker(deps, { concurrency: CONCURRENCY, logger });
   try {
     await holding.waitFor(() => held() >= SHARE - 1, 20_000);
     await answering.waitFor((r) => r.some((x) => x.path === '/fast'), 20_000);
@@ -63,6 +65,9 @@ it("delivers another account's deliveries while one account's endpoint holds its
     await answering.waitFor((r) => r.filter((x) => x.path === '/ok').length >= ids.length, 20_000);
     const ok = answering.received.filter((x) => x.path === '/ok');
     expect(new Set(ok.map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
+    // An operator is told which account was held back, once.
+    const warned = lines.filter((l) => String(l.msg).includes('left out of a claim'));
+    expect(warned.map((l) => l.accountIds)).toEqual([[stalled.accountId]]);
     // The stalled account never went past its share; its other deliveries were left queued.
     expect(held()).toBe(SHARE - 1);
     const sent = new Set(holding.received.map((x) => x.headers['x-service-delivery-id']));
