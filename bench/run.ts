@@ -19,6 +19,10 @@
  *                                  # this build's worker (A) against another build's (B), alternating in
  *                                  # one process, BENCH_ROUNDS rounds (default 6) to BENCH_AB_ENDPOINTS
  *                                  # endpoints (10); prints its figures and leaves results.json alone
+ *   npm run bench -- stall         # one worker on PostgreSQL with an endpoint that never answers: how long do
+ *                                  # 50 deliveries of another account, or of the same account to another
+ *                                  # endpoint, wait behind it? BENCH_ROUNDS rounds (default 2); with
+ *                                  # BENCH_AB_DIST, that build too, alternating; prints, leaves results.json alone
  *   BENCH_AB_DIST=/other/dist npm run bench -- submit-ab
  *                                  # the submission path's CPU, this build (A) against another (B):
  *                                  # BENCH_ROUNDS rounds (default 10) of BENCH_SUBMIT_GROUPS groups
@@ -39,6 +43,7 @@ import { workerMemory } from './memory.js';
 import { pipeline } from './pipeline.js';
 import { submitAb } from './submit-ab.js';
 import { severalWorkers, type WorkersResult } from './workers.js';
+import { stallRun } from './stall.js';
 import { judge } from './targets.js';
 
 const dir = tlsDir();
@@ -165,6 +170,23 @@ try {
       console.log(
         `ab ${r.storage}: B's ratio over A's, median round ${round2(median(r.quotients))} (rounds ${r.quotients.map(round2).join(' ')})`,
       );
+  }
+  if (wanted.has('stall')) {
+    // This build alone, or alternating with another (BENCH_AB_DIST) within each round.
+    const builds = process.env.BENCH_AB_DIST ? [thisBuild, await loadBuild(process.env.BENCH_AB_DIST)] : [thisBuild];
+    const runs = [];
+    for (let r = 0; r < Number(process.env.BENCH_ROUNDS ?? 2); r++)
+      for (const which of ['account', 'endpoint'] as const)
+        for (const build of r % 2 ? [...builds].reverse() : builds) {
+          const run = await stallRun(build, which);
+          console.log(
+            `stall round ${r + 1}, ${which}, ${build.name}: first after ${run.firstMs} ms, last after ${run.lastMs} ms`,
+          );
+          runs.push(run);
+        }
+    console.table(
+      runs.map((run) => ({ build: run.build, case: run.case, 'first ms': run.firstMs, 'last ms': run.lastMs })),
+    );
   }
   if (wanted.has('submit-ab')) {
     const sides = await submitAb(
@@ -340,8 +362,8 @@ try {
   await closeClients();
   receiver.stop();
 }
-// The A/Bs and the bounds judge no target, and leave the last full run's figures in place.
-if ([...wanted].every((section) => ['ab', 'submit-ab', 'bounds'].includes(section))) process.exit(0);
+// The A/Bs, the bounds and the stall judge no target, and leave the last full run's figures in place.
+if ([...wanted].every((section) => ['ab', 'submit-ab', 'bounds', 'stall'].includes(section))) process.exit(0);
 results.targets = judge(results);
 for (const t of results.targets as ReturnType<typeof judge>)
   console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.target}: ${t.value}`);

@@ -1,29 +1,46 @@
 /**
- * How one worker's sending slots are shared between accounts, so that an account whose
- * endpoints stall (each attempt holding its slot until the deadline) cannot hold every slot
- * while another account's deliveries wait (docs/operations.md, "Scaling").
+ * How one worker's sending slots are shared between accounts, and within an account between its
+ * endpoints, so that an endpoint that stalls (each attempt holding its slot until the deadline)
+ * cannot hold every slot while other deliveries wait (docs/operations.md, "Scaling").
  * - A reserve of a sixteenth of the slots is never taken by an ordinary claim: one account
  *   alone holds at most `concurrency - reserve`.
  * - An account "at its share" is left out of claims. The share is all but the reserve; once
  *   several accounts hold the reserve's size or more ("heavy"), they split that equally.
- * - So is an account near its share while the worker is too full for an ordinary claim: one
- *   answer from a stalled account must not make it look like any other.
- * - Claims that leave accounts out may take the reserve too: that is what it is for.
+ * - One endpoint holds at most its account's share less the reserve (its "cap", never under
+ *   the reserve), so an account's other endpoints have room. An endpoint at its cap is left out of claims;
+ *   its account's other endpoints are not.
+ * - So is a heavy account or endpoint near its share or cap while the worker is too full for an
+ *   ordinary claim: one answer from a stalled endpoint must not make it look like any other.
+ *   Of an account near its share, only its endpoints near their cap are left out, if any are.
+ * - Claims that leave accounts or endpoints out may take the reserve too: that is what it is for.
  * Pure bookkeeping: the runner calls it as attempts start and answers come in, and decides
  * when to claim (delivery-runner.ts).
  */
+
+/** Whose attempt holds a slot: a claimed delivery has both. */
+export type Holder = { accountId: string; endpointId: string };
+
+/** What a claim leaves out. An endpoint is listed only when its account is not. */
+export type LeftOut = { accounts: string[]; endpoints: string[] };
+
 export type AccountShares = {
   /** Slots an ordinary claim leaves free. */
   reserve: number;
-  started(accountId: string): void;
-  answered(accountId: string): void;
-  /** Whether an attempt of this account may start now. */
-  mayStart(accountId: string): boolean;
-  /** The accounts within `slack` of their share (at it, for 0): those a claim leaves out. */
-  near(slack: number): string[];
+  started(h: Holder): void;
+  answered(h: Holder): void;
+  /** Whether an attempt for this account and endpoint may start now. */
+  mayStart(h: Holder): boolean;
+  /** The accounts and endpoints within `slack` of their share or cap (at it, for 0): those a claim leaves out. */
+  near(slack: number): LeftOut;
+  /** How many more attempts the endpoint holding the most may take before its cap. */
+  headroom(): number;
   /** Slots one account may hold now. */
   share(): number;
 };
+
+type Account = { n: number; endpoints: Map<string, number>; heavy: Set<string> };
+
+export const leavesOut = (l: LeftOut): boolean => l.accounts.length > 0 || l.endpoints.length > 0;
 
 export function accountShares(concurrency: number): AccountShares {
   const reserve = Math.floor(concurrency / 16);
@@ -34,34 +51,66 @@ export function accountShares(concurrency: number): AccountShares {
       started() {},
       answered() {},
       mayStart: () => true,
-      near: () => [],
+      near: () => ({ accounts: [], endpoints: [] }),
+      headroom: () => concurrency,
       share: () => concurrency,
     };
-  const sending = new Map<string, number>();
-  let heavy = 0;
-  const share = () => Math.max(reserve, Math.floor((concurrency - reserve) / Math.max(1, heavy)));
+  const sending = new Map<string, Account>();
+  // Accounts holding the reserve's size or more, and in each its endpoints that do: only these
+  // can be near a share or cap, so only these are looked through on each turn of the runner.
+  const heavy = new Map<string, Account>();
+  const share = () => Math.max(reserve, Math.floor((concurrency - reserve) / Math.max(1, heavy.size)));
+  const cap = () => Math.max(reserve, share() - reserve);
   return {
     reserve,
-    started(accountId) {
-      const n = (sending.get(accountId) ?? 0) + 1;
-      sending.set(accountId, n);
-      if (n === reserve) heavy++;
+    started({ accountId, endpointId }) {
+      let a = sending.get(accountId);
+      if (!a) sending.set(accountId, (a = { n: 0, endpoints: new Map(), heavy: new Set() }));
+      if (++a.n === reserve) heavy.set(accountId, a);
+      const e = (a.endpoints.get(endpointId) ?? 0) + 1;
+      a.endpoints.set(endpointId, e);
+      if (e === reserve) a.heavy.add(endpointId);
     },
-    answered(accountId) {
-      const n = sending.get(accountId) ?? 0;
-      if (n === 0) return;
-      if (n === 1) sending.delete(accountId);
-      else sending.set(accountId, n - 1);
-      if (n === reserve) heavy--;
+    answered({ accountId, endpointId }) {
+      const a = sending.get(accountId);
+      const e = a?.endpoints.get(endpointId);
+      if (!a || !e) return;
+      if (e === reserve) a.heavy.delete(endpointId);
+      if (e === 1) a.endpoints.delete(endpointId);
+      else a.endpoints.set(endpointId, e - 1);
+      if (a.n === reserve) heavy.delete(accountId);
+      if (--a.n === 0) sending.delete(accountId);
     },
-    mayStart(accountId) {
-      return (sending.get(accountId) ?? 0) < share();
+    mayStart({ accountId, endpointId }) {
+      const a = sending.get(accountId);
+      if (!a) return true;
+      return a.n < share() && (a.endpoints.get(endpointId) ?? 0) < cap();
     },
     near(slack) {
-      const limit = share() - slack;
-      const out: string[] = [];
-      for (const [accountId, n] of sending) if (n >= limit) out.push(accountId);
+      // A holder under the reserve's size holds up nobody, however near it is.
+      const accountLimit = Math.max(reserve, share() - slack);
+      const endpointLimit = Math.max(reserve, cap() - slack);
+      const out: LeftOut = { accounts: [], endpoints: [] };
+      for (const [accountId, a] of heavy) {
+        if (a.n >= share()) {
+          out.accounts.push(accountId);
+          continue;
+        }
+        let named = false;
+        for (const endpointId of a.heavy)
+          if (a.endpoints.get(endpointId)! >= endpointLimit) {
+            out.endpoints.push(endpointId);
+            named = true;
+          }
+        if (!named && a.n >= accountLimit) out.accounts.push(accountId);
+      }
       return out;
+    },
+    headroom() {
+      // Only heavy endpoints are looked at: a light one may pass its cap by less than the reserve.
+      let most = 0;
+      for (const a of heavy.values()) for (const id of a.heavy) most = Math.max(most, a.endpoints.get(id)!);
+      return cap() - most;
     },
     share,
   };

@@ -9,7 +9,7 @@ import type { Deps } from '../app/ports/index.js';
 import type { AttemptTally, Metrics } from '../app/ports/metrics.js';
 import { wakeableSleep } from './sleep.js';
 import { warnEnded, type Ended } from './warn-ended.js';
-import { accountShares } from './account-share.js';
+import { accountShares, leavesOut, type LeftOut } from './account-share.js';
 
 export type RunnerOptions = {
   /**
@@ -43,14 +43,15 @@ export type RunnerOptions = {
 /** The runner also takes deliveries leased to it elsewhere in the process (Handoff: the batch flush). */
 export type Runner = Handoff & { done: Promise<void>; wake(): void };
 
-// A claim that leaves accounts out (account-share.ts) comes only once one has been at or near
-// its share this long: a busy account whose answers come in frees slots sooner. After such a
+// A claim that leaves accounts or endpoints out (account-share.ts) comes only once one has been
+// at or near its share this long: a busy endpoint whose answers come in frees slots sooner. After such a
 // claim found nothing, the wait doubles, up to LEAVE_OUT_MAX_MS, until one finds something:
-// each reads past the left-out accounts' due deliveries.
+// each reads past the left-out ones' due deliveries.
 const LEAVE_OUT_MS = 50;
 const LEAVE_OUT_MAX_MS = 400;
 // As many attempts as the sender keeps connections to one origin by default (h1-sender.ts).
 const START_SLICE = 32;
+const NONE: LeftOut = { accounts: [], endpoints: [] };
 // setImmediate runs after the event loop's poll phase: the sockets that became readable are served first.
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -94,24 +95,24 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   let promised = 0;
   const waiting: ClaimedDelivery[] = [];
   let claiming = 0;
-  // Which accounts hold the sending slots: none may take them all (account-share.ts).
+  // Which accounts and endpoints hold the sending slots: none may take them all (account-share.ts).
   const shares = accountShares(opts.concurrency);
   let leaveOutAt: number | undefined;
   let leaveOutWait = LEAVE_OUT_MS;
-  // When each account was last named in a warning that claims left it out: at most once a minute.
+  // When each account or endpoint was last named in a warning that claims left it out: at most once a minute.
   const warnedAt = new Map<string, number>();
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
   const attempt = async (d: ClaimedDelivery): Promise<void> => {
-    shares.started(d.accountId);
+    shares.started(d);
     try {
       let sent;
       try {
         sent = await sendAttempt(deps, d);
       } finally {
         sending--;
-        shares.answered(d.accountId);
+        shares.answered(d);
         slots.wake();
         if (waiting.length) void pump();
       }
@@ -177,19 +178,21 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       const recording = unfinished - sending - queued;
       // Claim in batches: with every slot busy, claiming each slot as it frees would make one
       // round trip per delivery. Wait until half a batch is free (or nothing is busy), and leave
-      // the reserve free. Otherwise, with an account at its share or, the worker being that
-      // full, near it, claim without it, the reserve included: those slots are there for other
-      // accounts' deliveries, which should not wait for its attempts to end.
+      // the reserve free. Otherwise, with an account or endpoint at its share or, the worker
+      // being that full, near it, claim without it, the reserve included: those slots are there
+      // for other deliveries, which should not wait for its attempts to end.
       const half = Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2));
       const atShare = shares.near(0);
-      const ordinary = !atShare.length && (sending === 0 || free >= half);
-      const exclude = ordinary ? [] : atShare.length ? atShare : shares.near(half);
+      const ordinary = !leavesOut(atShare) && (sending === 0 || free >= half);
+      const exclude = ordinary ? NONE : leavesOut(atShare) ? atShare : shares.near(half);
+      const leaving = leavesOut(exclude);
       let want = 0;
       let sleepMs = opts.idleMs;
-      if (!exclude.length) leaveOutAt = undefined;
+      if (!leaving) leaveOutAt = undefined;
       if (free > 0 && recording < opts.concurrency) {
-        if (ordinary) want = Math.min(free - shares.reserve, opts.claimBatch);
-        else if (exclude.length) {
+        // Nor may an ordinary claim take one endpoint past its cap, whatever the due order.
+        if (ordinary) want = Math.min(free - shares.reserve, opts.claimBatch, shares.headroom());
+        else if (leaving) {
           leaveOutAt ??= Date.now() + leaveOutWait;
           if (leaveOutAt > Date.now()) sleepMs = leaveOutAt - Date.now();
           else if (free >= Math.min(half, Math.ceil(shares.reserve / 2))) want = Math.min(free, opts.claimBatch);
@@ -235,8 +238,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       if (waiting.length) void pump();
       // A full claim may have left more due: claim again at once. Otherwise wait for new work,
       // and let the gap pass even if woken sooner.
-      if (exclude.length && claimed.length) warnLeftOut(exclude);
-      if (exclude.length) {
+      if (leaving && claimed.length) warnLeftOut(exclude);
+      if (leaving) {
         leaveOutWait = claimed.length ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);
         leaveOutAt = Date.now() + (claimed.length < want ? leaveOutWait : 0);
       } else if (claimed.length < want) {
@@ -275,16 +278,18 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     const now = deps.clock.now();
     return Promise.all(ds.map((d) => deps.store.deliveries.release(d.id, d.leaseToken, now).catch(() => false)));
   };
-  // Only when a claim without them found other accounts' deliveries: they were being held up.
-  const warnLeftOut = (exclude: readonly string[]) => {
+  // Only when a claim without them found other deliveries: they were being held up.
+  const warnLeftOut = (exclude: LeftOut) => {
     const now = Date.now();
-    const named = exclude.filter((a) => now - (warnedAt.get(a) ?? -Infinity) >= 60_000);
-    if (!named.length) return;
-    for (const a of named) warnedAt.set(a, now);
-    for (const [a, at] of warnedAt) if (now - at >= 60_000) warnedAt.delete(a);
+    const due = (id: string) => now - (warnedAt.get(id) ?? -Infinity) >= 60_000;
+    const accountIds = exclude.accounts.filter(due);
+    const endpointIds = exclude.endpoints.filter(due);
+    if (!accountIds.length && !endpointIds.length) return;
+    for (const [id, at] of warnedAt) if (now - at >= 60_000) warnedAt.delete(id);
+    for (const id of [...accountIds, ...endpointIds]) warnedAt.set(id, now);
     opts.logger.warn(
-      { accountIds: named, share: shares.share(), concurrency: opts.concurrency },
-      "accounts at their share of the worker's attempts were left out of a claim, so that other accounts' deliveries went out: their endpoints answer slowly or not at all",
+      { accountIds, endpointIds, share: shares.share(), concurrency: opts.concurrency },
+      "accounts or endpoints at their share of the worker's attempts were left out of a claim, so that other deliveries went out: those endpoints answer slowly or not at all",
     );
   };
   // Never sent, so their attempt is not counted (as a paused webhook's at claim).
@@ -330,9 +335,9 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       const overShare: ClaimedDelivery[] = [];
       while (waiting.length && sending + claiming < opts.concurrency && !signal.aborted) {
         const d = waiting.shift()!;
-        // Handed over while its account is at its share: due again at once, for a claim that
-        // takes it once the account is below.
-        if (!shares.mayStart(d.accountId)) {
+        // Handed over while its account or endpoint is at its share: due again at once, for a
+        // claim that takes it once they are below.
+        if (!shares.mayStart(d)) {
           overShare.push(d);
           continue;
         }

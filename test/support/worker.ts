@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import type { Deps, HttpSender } from '../../src/app/ports/index.js';
@@ -72,6 +73,8 @@ export function harnessWithReceiver(): { h: Harness; receiver: Awaited<ReturnTyp
 
 /** `count` deliveries of the account to `url`, due now, as the worker finds them queued; their ids. */
 export async function queueDue(h: Harness, accountId: string, url: string, count: number): Promise<string[]> {
+  // One endpoint per account and URL, as a logic-triggered URL is (its id derived here).
+  const endpointId = `end_${createHash('sha256').update(`${accountId} ${url}`).digest('hex').slice(0, 20)}`;
   const now = new Date();
   const ids = Array.from({ length: count }, () => newId('dlv'));
   await h.deps.store.deliveries.insert(
@@ -80,7 +83,7 @@ export async function queueDue(h: Harness, accountId: string, url: string, count
       accountId,
       pollId: 'poll_due',
       webhookId: null,
-      endpointId: 'end_due',
+      endpointId,
       source: 'question-logic' as const,
       url,
       participantId: `prt_${i}`,

@@ -1,34 +1,40 @@
 import { describe, expect, it } from 'vitest';
-import { accountShares } from '../../src/worker/account-share.js';
+import { accountShares, type LeftOut } from '../../src/worker/account-share.js';
 
-const start = (s: ReturnType<typeof accountShares>, account: string, n: number) => {
-  for (let i = 0; i < n; i++) s.started(account);
+type Shares = ReturnType<typeof accountShares>;
+const at = (account: string, endpoint = 'e') => ({ accountId: account, endpointId: `${account}/${endpoint}` });
+// Unless an endpoint is named, an account's attempts go round 16 endpoints, none of which then
+// holds the reserve's size: the account's share binds before any endpoint's.
+const start = (s: Shares, account: string, n: number, endpoint?: string) => {
+  for (let i = 0; i < n; i++) s.started(at(account, endpoint ?? `e${i % 16}`));
 };
-const answer = (s: ReturnType<typeof accountShares>, account: string, n: number) => {
-  for (let i = 0; i < n; i++) s.answered(account);
+const answer = (s: Shares, account: string, n: number, endpoint?: string) => {
+  for (let i = 0; i < n; i++) s.answered(at(account, endpoint ?? `e${i % 16}`));
 };
+const accounts = (l: LeftOut) => l.accounts;
+const none: LeftOut = { accounts: [], endpoints: [] };
 
 describe('accountShares', () => {
   it('shares nothing out below 16 slots', () => {
     const s = accountShares(15);
     start(s, 'a', 15);
     expect(s.reserve).toBe(0);
-    expect(s.mayStart('a')).toBe(true);
-    expect(s.near(0)).toEqual([]);
+    expect(s.mayStart(at('a'))).toBe(true);
+    expect(s.near(0)).toEqual(none);
   });
 
   it('lets an account alone take all but the reserve, a sixteenth of the slots', () => {
     const s = accountShares(512);
     expect(s.reserve).toBe(32);
     start(s, 'a', 479);
-    expect(s.mayStart('a')).toBe(true);
-    expect(s.near(0)).toEqual([]);
-    s.started('a');
-    expect(s.mayStart('a')).toBe(false);
-    expect(s.mayStart('b')).toBe(true);
-    expect(s.near(0)).toEqual(['a']);
-    s.answered('a');
-    expect(s.near(0)).toEqual([]);
+    expect(s.mayStart(at('a'))).toBe(true);
+    expect(s.near(0)).toEqual(none);
+    s.started(at('a'));
+    expect(s.mayStart(at('a'))).toBe(false);
+    expect(s.mayStart(at('b'))).toBe(true);
+    expect(accounts(s.near(0))).toEqual(['a']);
+    s.answered(at('a'));
+    expect(s.near(0)).toEqual(none);
   });
 
   it('splits all but the reserve between the accounts that hold the reserve or more', () => {
@@ -36,31 +42,34 @@ describe('accountShares', () => {
     start(s, 'a', 300);
     start(s, 'b', 31);
     expect(s.share()).toBe(480);
-    expect(s.near(0)).toEqual([]);
+    expect(s.near(0)).toEqual(none);
     // b holds the reserve too: each may hold half of 480, and a is over it.
-    s.started('b');
+    s.started(at('b'));
     expect(s.share()).toBe(240);
-    expect(s.near(0)).toEqual(['a']);
-    expect(s.mayStart('b')).toBe(true);
+    expect(accounts(s.near(0))).toEqual(['a']);
+    expect(s.mayStart(at('b'))).toBe(true);
     answer(s, 'a', 60);
-    expect(s.near(0)).toEqual(['a']);
-    s.answered('a');
-    expect(s.near(0)).toEqual([]);
+    expect(accounts(s.near(0))).toEqual(['a']);
+    answer(s, 'a', 1);
+    expect(s.near(0)).toEqual(none);
     // b drops under the reserve: a's share is 480 again.
     start(s, 'a', 100);
-    expect(s.near(0)).toEqual(['a']);
-    s.answered('b');
+    expect(accounts(s.near(0))).toEqual(['a']);
+    s.answered(at('b'));
     expect(s.share()).toBe(480);
-    expect(s.near(0)).toEqual([]);
+    expect(s.near(0)).toEqual(none);
   });
 
-  it('names the accounts within a slack of their share', () => {
+  it('names the heavy accounts within a slack of their share', () => {
     const s = accountShares(512);
     start(s, 'a', 300);
     start(s, 'b', 10);
-    expect(s.near(0)).toEqual([]);
-    expect(s.near(180)).toEqual(['a']);
-    expect(s.near(470)).toEqual(['a', 'b']);
+    expect(s.near(0)).toEqual(none);
+    expect(accounts(s.near(180))).toEqual(['a']);
+    // b holds less than the reserve: it holds up nobody, however near it is.
+    expect(accounts(s.near(470))).toEqual(['a']);
+    start(s, 'b', 30);
+    expect(accounts(s.near(470))).toEqual(['a', 'b']);
   });
 
   it('splits among as many heavy accounts as there are, down to the reserve each', () => {
@@ -69,16 +78,86 @@ describe('accountShares', () => {
     expect(s.share()).toBe(160);
     for (let i = 0; i < 13; i++) start(s, `x${i}`, 32);
     expect(s.share()).toBe(32);
-    expect(s.near(0)).toHaveLength(16);
+    expect(accounts(s.near(0))).toHaveLength(16);
+    // An endpoint's cap is never under the reserve: here it is the whole of its account's share.
+    expect(s.mayStart(at('a', 'e0'))).toBe(false);
+    s.answered(at('a', 'e0'));
+    expect(s.mayStart(at('a', 'e0'))).toBe(true);
   });
 
   it('forgets an account whose attempts have all been answered', () => {
     const s = accountShares(64);
     start(s, 'a', 60);
-    expect(s.near(0)).toEqual(['a']);
+    expect(accounts(s.near(0))).toEqual(['a']);
     answer(s, 'a', 61);
-    expect(s.near(0)).toEqual([]);
+    expect(s.near(0)).toEqual(none);
     start(s, 'b', 60);
-    expect(s.near(0)).toEqual(['b']);
+    expect(accounts(s.near(0))).toEqual(['b']);
+  });
+
+  it("keeps one endpoint to the account's share less the reserve, and leaves out only that endpoint", () => {
+    const s = accountShares(512);
+    start(s, 'a', 447, 'stalled');
+    expect(s.mayStart(at('a', 'stalled'))).toBe(true);
+    s.started(at('a', 'stalled'));
+    expect(s.near(0)).toEqual({ accounts: [], endpoints: ['a/stalled'] });
+    expect(s.mayStart(at('a', 'stalled'))).toBe(false);
+    // The account's other endpoints take the rest of its share, and then the account is out.
+    expect(s.mayStart(at('a', 'other'))).toBe(true);
+    start(s, 'a', 32, 'other');
+    expect(s.near(0)).toEqual({ accounts: ['a'], endpoints: [] });
+    expect(s.mayStart(at('a', 'other'))).toBe(false);
+    expect(s.mayStart(at('b'))).toBe(true);
+  });
+
+  it("caps each endpoint at its account's share less the reserve, as that share shrinks", () => {
+    const s = accountShares(512);
+    start(s, 'a', 200, 'x');
+    expect(s.near(0)).toEqual(none);
+    // A second heavy account halves a's share to 240, and x's cap to 208.
+    start(s, 'b', 32);
+    expect(s.share()).toBe(240);
+    start(s, 'a', 7, 'x');
+    expect(s.mayStart(at('a', 'x'))).toBe(true);
+    s.started(at('a', 'x'));
+    expect(s.near(0)).toEqual({ accounts: [], endpoints: ['a/x'] });
+    expect(s.mayStart(at('a', 'x'))).toBe(false);
+    expect(s.mayStart(at('a', 'y'))).toBe(true);
+  });
+
+  it('of an account near its share, names its endpoints near their cap, or the account when none is', () => {
+    const s = accountShares(512);
+    start(s, 'a', 100, 'x');
+    start(s, 'a', 20, 'y');
+    start(s, 'b', 120);
+    expect(s.near(0)).toEqual(none);
+    // Share 240 each, cap 208: at a slack of 108, x (100) is near its cap.
+    expect(s.near(107)).toEqual(none);
+    expect(s.near(108)).toEqual({ accounts: [], endpoints: ['a/x'] });
+    // At 120 both accounts are near their share; b's endpoints are all light, so b is named.
+    expect(s.near(120)).toEqual({ accounts: ['b'], endpoints: ['a/x'] });
+  });
+
+  it('tells how far the endpoint holding the most is from its cap', () => {
+    const s = accountShares(512);
+    // Only heavy endpoints count.
+    start(s, 'a', 31, 'light');
+    expect(s.headroom()).toBe(448);
+    start(s, 'a', 100, 'x');
+    start(s, 'a', 40, 'y');
+    expect(s.headroom()).toBe(348);
+    start(s, 'b', 32);
+    expect(s.headroom()).toBe(108);
+  });
+
+  it('forgets an endpoint whose attempts have all been answered', () => {
+    const s = accountShares(512);
+    start(s, 'a', 448, 'x');
+    expect(s.near(0).endpoints).toEqual(['a/x']);
+    answer(s, 'a', 449, 'x');
+    expect(s.near(0)).toEqual(none);
+    start(s, 'a', 448, 'y');
+    expect(s.near(0)).toEqual({ accounts: [], endpoints: ['a/y'] });
+    expect(s.mayStart(at('a', 'x'))).toBe(true);
   });
 });

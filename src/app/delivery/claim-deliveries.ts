@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimedDelivery } from '../../domain/delivery.js';
+import type { LeaveOut } from '../ports/delivery.js';
 import type { Deps } from '../ports/index.js';
 
 /** How long a claimed delivery stays leased: the attempt's deadline plus room to record it. */
@@ -18,13 +19,13 @@ export async function claimDeliveries(
   deps: Deps,
   limit: number,
   onCancelled?: (ids: string[]) => void,
-  excludeAccounts: readonly string[] = [],
+  exclude?: LeaveOut,
 ): Promise<ClaimedDelivery[]> {
   const now = deps.clock.now();
   const token = randomUUID();
   const leaseUntil = new Date(now.getTime() + leaseMs(deps));
   const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
-  const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince, excludeAccounts);
+  const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince, exclude);
   if (!claimed.some((d) => d.paused || d.webhookGone)) return claimed;
   const paused = claimed.filter((d) => d.paused).map((d) => d.id);
   if (paused.length) await deps.store.deliveries.park(paused, token, now);

@@ -114,11 +114,14 @@ export type AttemptResult = {
   dnsFailure: boolean;
 };
 
+/** Accounts and endpoints (by id) whose deliveries a claim passes over. */
+export type LeaveOut = { readonly accounts: readonly string[]; readonly endpoints: readonly string[] };
+
 export interface DeliveryRepo {
   insert(rows: NewDelivery[]): Promise<void>;
   /**
    * `overlapSince`: a secret rotated after this still signs alongside the new one (previousSecret).
-   * `excludeAccounts`: those accounts' deliveries are left in the queue, due as they were.
+   * `exclude`: those accounts' and endpoints' deliveries are left in the queue, due as they were.
    */
   claim(
     now: Date,
@@ -126,7 +129,7 @@ export interface DeliveryRepo {
     leaseUntil: Date,
     leaseToken: string,
     overlapSince: Date,
-    excludeAccounts?: readonly string[],
+    exclude?: LeaveOut,
   ): Promise<ClaimedDelivery[]>;
   /**
    * Records a batch of attempts in one statement: the attempt rows, each delivery's next state

@@ -42,18 +42,25 @@ async function setUp() {
   };
 }
 
-it("delivers another account's deliveries while one account's endpoint holds its share of the slots open", async () => {
+it("delivers another account's deliveries while one account's endpoints hold its share of the slots open", async () => {
   const { h, deps, holding, answering, held, close } = await setUp();
   const CONCURRENCY = 32;
   const SHARE = CONCURRENCY - CONCURRENCY / 16;
   const stalled = await h.account({ name: 'Stalled' });
   const other = await h.account({ name: 'Answered' });
-  // One delivery amid the stalled account's goes to an endpoint that answers, after the account
-  // has reached its share: one answer must not let it back into ordinary claims, nor make the
-  // worker wait for half its slots to free before claiming for anyone.
-  const queued = await queueDue(h, stalled.accountId, holding.url('/hold'), 20);
+  // The stalled account's deliveries go to endpoints of one each (under the reserve's size), so
+  // its share binds, not an endpoint's cap. One delivery amid them goes to an endpoint that
+  // answers, after the account has reached its share: one answer must not let it back into
+  // ordinary claims, nor make the worker wait for half its slots to free before claiming.
+  const toHold = async (from: number, n: number) => {
+    const ids: string[] = [];
+    for (let i = from; i < from + n; i++)
+      ids.push(...(await queueDue(h, stalled.accountId, holding.url(`/hold?e=${i}`), 1)));
+    return ids;
+  };
+  const queued = await toHold(0, 20);
   await queueDue(h, stalled.accountId, answering.url('/fast'), 1);
-  queued.push(...(await queueDue(h, stalled.accountId, holding.url('/hold'), 2 * SHARE - 20)));
+  queued.push(...(await toHold(20, 2 * SHARE - 20)));
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   const worker = startTestWorker(deps, { concurrency: CONCURRENCY, logger });
@@ -67,7 +74,7 @@ it("delivers another account's deliveries while one account's endpoint holds its
     expect(new Set(ok.map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
     // An operator is told which account was held back, once.
     const warned = lines.filter((l) => String(l.msg).includes('left out of a claim'));
-    expect(warned.map((l) => l.accountIds)).toEqual([[stalled.accountId]]);
+    expect(warned.map((l) => [l.accountIds, l.endpointIds])).toEqual([[[stalled.accountId], []]]);
     // The stalled account never went past its share; its other deliveries were left queued.
     expect(held()).toBe(SHARE - 1);
     const sent = new Set(holding.received.map((x) => x.headers['x-service-delivery-id']));
@@ -75,6 +82,42 @@ it("delivers another account's deliveries while one account's endpoint holds its
       queued.filter((id) => !sent.has(id)).map((id) => h.deps.store.deliveries.get(id)),
     );
     expect(waiting.map((d) => [d?.status, d?.attemptCount])).toEqual(Array(SHARE + 1).fill(['pending', 0]));
+  } finally {
+    await holding.close();
+    await worker.stop();
+    await close();
+  }
+});
+
+it("delivers to an account's other endpoints while one of its endpoints holds its cap of the slots open", async () => {
+  const { h, deps, holding, answering, held, close } = await setUp();
+  const CONCURRENCY = 32;
+  const RESERVE = CONCURRENCY / 16;
+  // The account's share (30) less the reserve.
+  const CAP = CONCURRENCY - 2 * RESERVE;
+  const acct = await h.account({ name: 'OneStalled' });
+  const queued = await queueDue(h, acct.accountId, holding.url('/hold'), 2 * CAP);
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const worker = startTestWorker(deps, { concurrency: CONCURRENCY, logger });
+  try {
+    await holding.waitFor(() => held() >= CAP, 20_000);
+    // The same account's deliveries to another endpoint, due after all of the stalled one's.
+    const ids = await queueDue(h, acct.accountId, answering.url('/ok'), 10);
+    await answering.waitFor((r) => r.length >= ids.length, 20_000);
+    expect(new Set(answering.received.map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
+    // The operator is told the endpoint, not the account.
+    const stalledEndpoint = (await h.deps.store.deliveries.get(queued[0]!))!.endpointId;
+    const warned = lines.filter((l) => String(l.msg).includes('left out of a claim'));
+    expect(warned.map((l) => [l.accountIds, l.endpointIds])).toEqual([[[], [stalledEndpoint]]]);
+    // The stalled endpoint never went past its cap, even in the first claim, which found
+    // nothing else due; its other deliveries were left queued, their attempt uncounted.
+    expect(held()).toBe(CAP);
+    const sent = new Set(holding.received.map((x) => x.headers['x-service-delivery-id']));
+    const waiting = await Promise.all(
+      queued.filter((id) => !sent.has(id)).map((id) => h.deps.store.deliveries.get(id)),
+    );
+    expect(waiting.map((d) => [d?.status, d?.attemptCount])).toEqual(Array(CAP).fill(['pending', 0]));
   } finally {
     await holding.close();
     await worker.stop();
@@ -93,20 +136,21 @@ it('gives back, uncounted, what a flush hands over for an account at its share, 
     for (let i = 0; i < 2; i++)
       await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: `r${i}` }] });
     const windowsEnd = Date.now() + WINDOW_MS;
-    // Fifteen of the account's attempts held open: its share of 16 slots.
-    await queueDue(h, acct.accountId, holding.url('/hold'), 15);
+    // Thirty of the account's attempts held open, on endpoints of one each: its share of 32
+    // slots, reached by claims of 4 (one endpoint alone stops at its cap, 28).
+    for (let i = 0; i < 30; i++) await queueDue(h, acct.accountId, holding.url(`/hold?e=${i}`), 1);
     const withSender = { ...deps, sender };
     const runner = startDeliveryRunner(withSender, controller.signal, {
-      concurrency: 16,
-      claimBatch: 16,
+      concurrency: 32,
+      claimBatch: 4,
       idleMs: 20,
       drainMs: 5_000,
       logger: pino({ level: 'silent' }),
     });
-    await holding.waitFor(() => held() >= 15, 20_000);
+    await holding.waitFor(() => held() >= 30, 20_000);
     while (Date.now() <= windowsEnd) await new Promise((r) => setTimeout(r, 50));
-    // One slot is free, so one delivery is handed over; the account may not take it.
-    expect(await flushSomeBatches(withSender, 500, runner)).toEqual({ deliveries: 2, batches: 2, leased: 1 });
+    // The reserve's two slots are free, so both are handed over; the account may take neither.
+    expect(await flushSomeBatches(withSender, 500, runner)).toEqual({ deliveries: 2, batches: 2, leased: 2 });
     const deliveries = async () =>
       (await h.deps.store.deliveries.list({ accountIds: [acct.accountId], webhookId: hook.data.id }, { limit: 10 }))
         .data;
@@ -115,7 +159,7 @@ it('gives back, uncounted, what a flush hands over for an account at its share, 
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(answering.received).toHaveLength(0);
-    expect(held()).toBe(15);
+    expect(held()).toBe(30);
     // The held attempts end (their connections close): both go out, each as its first attempt.
     await holding.close();
     const sent = await answering.waitFor((r) => r.length >= 2, 20_000);
@@ -129,19 +173,19 @@ it('gives back, uncounted, what a flush hands over for an account at its share, 
   }
 });
 
-it('a claim that leaves accounts out passes over their deliveries, tied due times included, within the first 2,048 due', async () => {
+it('a claim that leaves accounts or endpoints out passes over their deliveries, tied due times included, within the first 2,048 due', async () => {
   const { h, close } = await setUp();
   try {
     const left = await h.account({ name: 'LeftOut' });
     const other = await h.account({ name: 'Other' });
     const due = new Date(Date.now() - 60_000);
-    const rows = (accountId: string, n: number, at: Date) =>
+    const rows = (accountId: string, n: number, at: Date, endpointId = 'end_due') =>
       Array.from({ length: n }, (_, i) => ({
-        id: `dlv_${accountId}_${at.getTime()}_${i}`,
+        id: `dlv_${accountId}_${endpointId}_${at.getTime()}_${i}`,
         accountId,
         pollId: 'poll_due',
         webhookId: null,
-        endpointId: 'end_due',
+        endpointId,
         source: 'question-logic' as const,
         url: 'https://hooks.example.com/x',
         participantId: `prt_${i}`,
@@ -150,20 +194,20 @@ it('a claim that leaves accounts out passes over their deliveries, tied due time
         createdAt: at,
         nextAttemptAt: at,
       }));
-    const claim = (exclude: string[]) =>
-      h.deps.store.deliveries.claim(
-        new Date(),
-        50,
-        new Date(Date.now() + 60_000),
-        'lease-window',
-        new Date(0),
-        exclude,
-      );
+    const claim = (accounts: string[], endpoints: string[] = []) =>
+      h.deps.store.deliveries.claim(new Date(), 50, new Date(Date.now() + 60_000), 'lease-window', new Date(0), {
+        accounts,
+        endpoints,
+      });
     // 100 of the left-out account's and 5 of another's, all due at the same moment.
     await h.deps.store.deliveries.insert(rows(left.accountId, 100, due));
     await h.deps.store.deliveries.insert(rows(other.accountId, 5, due));
     const first = await claim([left.accountId]);
     expect(first.map((d) => d.accountId)).toEqual(Array(5).fill(other.accountId));
+    // The left-out endpoint's are passed over, and its account's other endpoint's are claimed.
+    await h.deps.store.deliveries.insert(rows(left.accountId, 5, due, 'end_second'));
+    const second = await claim([], ['end_due']);
+    expect(second.map((d) => [d.accountId, d.endpointId])).toEqual(Array(5).fill([left.accountId, 'end_second']));
     // 2,048 of the left-out account's due now, and 10 of the other's due a second later: past
     // the window, until fewer of the left-out account's are due ahead of them.
     await h.deps.store.deliveries.insert(
@@ -173,8 +217,8 @@ it('a claim that leaves accounts out passes over their deliveries, tied due time
     expect(await claim([left.accountId])).toEqual([]);
     expect(await claim([])).toHaveLength(50);
     expect(await claim([left.accountId])).toHaveLength(10);
-    const queued = await h.deps.store.deliveries.list({ accountIds: [left.accountId] }, { limit: 2_048 });
-    expect(queued.data.filter((d) => d.attemptCount === 0)).toHaveLength(2_048 - 50);
+    const queued = await h.deps.store.deliveries.list({ accountIds: [left.accountId] }, { limit: 2_100 });
+    expect(queued.data.filter((d) => d.endpointId === 'end_due' && d.attemptCount === 0)).toHaveLength(2_048 - 50);
   } finally {
     await close();
   }

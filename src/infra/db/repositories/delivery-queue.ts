@@ -19,7 +19,7 @@ const QUEUE_PLAN_RESET = CompiledQuery.raw(
   "SELECT set_config(name, reset_val, true) FROM pg_settings WHERE name IN ('plan_cache_mode', 'enable_seqscan', 'enable_sort')",
 );
 
-// How many due deliveries a claim that leaves accounts out reads at most, in due order.
+// How many due deliveries a claim that leaves accounts or endpoints out reads at most, in due order.
 const LEAVE_OUT_WINDOW = 2048;
 
 type ClaimRow = Pick<
@@ -76,32 +76,34 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      * - The signing secret is read in the same statement, i.e. as it is at attempt time, so a
      *   rotated secret applies to queued retries at once; so is whether the webhook still
      *   exists (a submission that read it before its deletion committed may have queued one).
-     * - With `excludeAccounts` (accounts at their share of the worker's slots), a statement of
-     *   its own passes over their deliveries: each due row's account is read by the deliveries'
-     *   primary key (a scalar subquery: an EXISTS may be planned as a hash of the accounts'
-     *   deliveries, a scan of them all). It reads only the first LEAVE_OUT_WINDOW due rows
-     *   (by ctid, so however many share a due time), so a left-out account's backlog costs
-     *   each such claim a bounded amount. A row another claim moved meanwhile fails the
-     *   ctid and due time again when locked, and is passed over.
+     * - With `exclude` (accounts and endpoints at their share of the worker's slots), a
+     *   statement of its own passes over their deliveries: each due row's account and endpoint
+     *   are read by the deliveries' primary key (a scalar subquery: an EXISTS may be planned as
+     *   a hash of the accounts' deliveries, a scan of them all). It reads only the first
+     *   LEAVE_OUT_WINDOW due rows (by ctid, so however many share a due time), so a left-out
+     *   backlog costs each such claim a bounded amount. A row another claim moved meanwhile
+     *   fails the ctid and due time again when locked, and is passed over.
      * - It runs with the plan made once per connection (QUEUE_PLAN): left to choose,
      *   PostgreSQL plans every claim afresh, since with `LIMIT $2` unknown the shared plan's
      *   estimate looks dearer.
      * docs/performance.md has the measurements behind these choices.
      */
-    async claim(now, limit, leaseUntil, leaseToken, overlapSince, excludeAccounts = []) {
-      const due = excludeAccounts.length
-        ? sql`/* prepared:claim-deliveries-excluding */
+    async claim(now, limit, leaseUntil, leaseToken, overlapSince, exclude) {
+      const due =
+        exclude && (exclude.accounts.length || exclude.endpoints.length)
+          ? sql`/* prepared:claim-deliveries-excluding */
         WITH due AS (
           SELECT ctid FROM delivery_queue q
           WHERE q.ctid = ANY(ARRAY(
               SELECT ctid FROM delivery_queue WHERE next_attempt_at <= ${now} ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}))
             AND q.next_attempt_at <= ${now}
-            AND (SELECT x.account_id FROM deliveries x WHERE x.id = q.delivery_id) <> ALL(${arrayLiteral(excludeAccounts)}::text[])
+            AND (SELECT x.account_id <> ALL(${arrayLiteral(exclude.accounts)}::text[]) AND x.endpoint_id <> ALL(${arrayLiteral(exclude.endpoints)}::text[])
+                 FROM deliveries x WHERE x.id = q.delivery_id)
           ORDER BY next_attempt_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
         )`
-        : sql`/* prepared:claim-deliveries */
+          : sql`/* prepared:claim-deliveries */
         WITH due AS (
           SELECT ctid FROM delivery_queue
           WHERE next_attempt_at <= ${now}
