@@ -12,6 +12,7 @@
  *   BENCH_STORAGE=postgres         # one storage only
  *   BENCH_ROUNDS=1                 # delivery rounds (default 3; the median round is reported)
  *   BENCH_CLI=/path/dist/cli/index.js  # another build of canvass for the api, workers and pipeline sections (an A/B)
+ *   BENCH_WORKERS=1,4              # the worker counts of the workers section (default 1,2,4; ratios are to the first)
  *   BENCH_CPU_PROF=/tmp/prof       # V8 CPU profiles of the worker, the raw baseline and the API server
  *   npm run bench -- bounds        # the worker on PostgreSQL with its claim, its record or both answered
  *                                  # from memory (bounds.ts), BENCH_ROUNDS rounds; prints, leaves results.json alone
@@ -228,7 +229,7 @@ try {
   if (wanted.has('workers')) {
     // 1, 2 and 4 worker processes in turn, BENCH_ROUNDS times: each ratio is to the one worker
     // of its own round.
-    const counts = [1, 2, 4];
+    const counts = (process.env.BENCH_WORKERS ?? '1,2,4').split(',').map(Number);
     const rounds: WorkersResult[][] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const round: WorkersResult[] = [];

@@ -32,8 +32,11 @@ export type AccountShares = {
   mayStart(h: Holder): boolean;
   /** The accounts and endpoints within `slack` of their share or cap (at it, for 0): those a claim leaves out. */
   near(slack: number): LeftOut;
-  /** How many more attempts the endpoint holding the most may take before its cap. */
-  headroom(): number;
+  /**
+   * How many attempts a claim may take so that no heavy endpoint passes its cap, nor, for a
+   * claim that leaves `left` out, any heavy account left in its share.
+   */
+  headroom(left?: LeftOut): number;
   /** Slots one account may hold now. */
   share(): number;
 };
@@ -106,11 +109,19 @@ export function accountShares(concurrency: number): AccountShares {
       }
       return out;
     },
-    headroom() {
-      // Only heavy endpoints are looked at: a light one may pass its cap by less than the reserve.
-      let most = 0;
-      for (const a of heavy.values()) for (const id of a.heavy) most = Math.max(most, a.endpoints.get(id)!);
-      return cap() - most;
+    headroom(left) {
+      // Only heavy holders are looked at: a light one may pass its share or cap by less than the
+      // reserve. An ordinary claim comes with half the slots free, so no account is near its
+      // share then; a claim that leaves some out may take the reserve, which is not for those
+      // it leaves in to fill.
+      let room = cap();
+      for (const [accountId, a] of heavy) {
+        if (left?.accounts.includes(accountId)) continue;
+        if (left) room = Math.min(room, share() - a.n);
+        for (const id of a.heavy)
+          if (!left?.endpoints.includes(id)) room = Math.min(room, cap() - a.endpoints.get(id)!);
+      }
+      return room;
     },
     share,
   };

@@ -44,11 +44,12 @@ export type RunnerOptions = {
 export type Runner = Handoff & { done: Promise<void>; wake(): void };
 
 // A claim that leaves accounts or endpoints out (account-share.ts) comes only once one has been
-// at or near its share this long: a busy endpoint whose answers come in frees slots sooner. After such a
-// claim found nothing, the wait doubles, up to LEAVE_OUT_MAX_MS, until one finds something:
-// each reads past the left-out ones' due deliveries.
+// at or near its share this long: a busy endpoint whose answers come in frees slots sooner.
+// After such a claim found nothing, the wait doubles, up to LEAVE_OUT_MAX_MS, until one finds
+// something: each reads past the left-out ones' due deliveries, which with one account alone
+// is all of them. New deliveries (wake) bring the next one within LEAVE_OUT_MS again.
 const LEAVE_OUT_MS = 50;
-const LEAVE_OUT_MAX_MS = 400;
+const LEAVE_OUT_MAX_MS = 3_200;
 // As many attempts as the sender keeps connections to one origin by default (h1-sender.ts).
 const START_SLICE = 32;
 const NONE: LeftOut = { accounts: [], endpoints: [] };
@@ -99,6 +100,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   const shares = accountShares(opts.concurrency);
   let leaveOutAt: number | undefined;
   let leaveOutWait = LEAVE_OUT_MS;
+  // New deliveries were queued since the loop last looked (wake).
+  let newWork = false;
   // When each account or endpoint was last named in a warning that claims left it out: at most once a minute.
   const warnedAt = new Map<string, number>();
 
@@ -189,13 +192,19 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       let want = 0;
       let sleepMs = opts.idleMs;
       if (!leaving) leaveOutAt = undefined;
+      else if (newWork) {
+        leaveOutWait = LEAVE_OUT_MS;
+        if (leaveOutAt !== undefined) leaveOutAt = Math.min(leaveOutAt, Date.now() + LEAVE_OUT_MS);
+      }
+      newWork = false;
       if (free > 0 && recording < opts.concurrency) {
         // Nor may an ordinary claim take one endpoint past its cap, whatever the due order.
         if (ordinary) want = Math.min(free - shares.reserve, opts.claimBatch, shares.headroom());
         else if (leaving) {
           leaveOutAt ??= Date.now() + leaveOutWait;
           if (leaveOutAt > Date.now()) sleepMs = leaveOutAt - Date.now();
-          else if (free >= Math.min(half, Math.ceil(shares.reserve / 2))) want = Math.min(free, opts.claimBatch);
+          else if (free >= Math.min(half, Math.ceil(shares.reserve / 2)))
+            want = Math.min(free, opts.claimBatch, shares.headroom(exclude));
         }
       }
       if (want <= 0) {
@@ -244,7 +253,9 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         leaveOutAt = Date.now() + (claimed.length < want ? leaveOutWait : 0);
       } else if (claimed.length < want) {
         const since = Date.now();
-        await work.sleep(await untilNextDue());
+        const idleFor = await untilNextDue();
+        // A wake during the claim or the lookup found no sleep to cut short: it is not lost.
+        if (!newWork) await work.sleep(idleFor);
         const left = gapMs - (Date.now() - since);
         if (left > 0 && !signal.aborted) await new Promise((r) => setTimeout(r, left));
       }
@@ -380,5 +391,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     await pump();
   };
 
-  return { done: loop(), wake: () => work.wake(), reserve, start };
+  const wake = () => {
+    newWork = true;
+    work.wake();
+    // A wait for a claim that leaves some out is cut short too (above).
+    if (leaveOutAt !== undefined) slots.wake();
+  };
+  return { done: loop(), wake, reserve, start };
 }

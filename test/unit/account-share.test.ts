@@ -150,6 +150,28 @@ describe('accountShares', () => {
     expect(s.headroom()).toBe(108);
   });
 
+  it('sizes a claim that leaves some out so that no heavy account or endpoint left in passes its share or cap', () => {
+    const s = accountShares(512);
+    start(s, 'a', 448, 'stalled');
+    const left = s.near(0);
+    expect(left).toEqual({ accounts: [], endpoints: ['a/stalled'] });
+    // The account is left in: its other endpoints may take what is left of its share, not the reserve.
+    expect(s.headroom(left)).toBe(32);
+    // Two heavy accounts (share 240, cap 208): b is left out; a's busiest endpoint bounds the claim.
+    const t = accountShares(512);
+    start(t, 'b', 240);
+    start(t, 'a', 200, 'x');
+    expect(t.near(0)).toEqual({ accounts: ['b'], endpoints: [] });
+    expect(t.headroom(t.near(0))).toBe(8);
+    // An ordinary claim is bounded by endpoints only.
+    expect(t.headroom()).toBe(8);
+    start(t, 'a', 32, 'y');
+    expect(t.headroom(t.near(0))).toBe(8);
+    answer(t, 'a', 100, 'x');
+    expect(t.headroom(t.near(0))).toBe(240 - 132);
+    expect(t.headroom()).toBe(208 - 100);
+  });
+
   it('forgets an endpoint whose attempts have all been answered', () => {
     const s = accountShares(512);
     start(s, 'a', 448, 'x');

@@ -125,6 +125,68 @@ it("delivers to an account's other endpoints while one of its endpoints holds it
   }
 });
 
+it('backs off claims that leave out the only busy endpoint, and makes one at once when new deliveries are queued', async () => {
+  const { h, deps, holding, answering, held, close } = await setUp();
+  const controller = new AbortController();
+  const sender = createH1Sender({ allowPrivateTargets: true });
+  // Every claim that leaves something out: when it was made and how many it leased.
+  const claims: { at: number; found: string[] }[] = [];
+  const store = deps.store;
+  const counted: Deps = {
+    ...deps,
+    sender,
+    store: {
+      ...store,
+      deliveries: {
+        ...store.deliveries,
+        claim: async (...args) => {
+          const at = Date.now();
+          const leased = await store.deliveries.claim(...args);
+          const exclude = args[5];
+          if (exclude && (exclude.accounts.length || exclude.endpoints.length))
+            claims.push({ at, found: leased.map((d) => d.id) });
+          return leased;
+        },
+      },
+    },
+  };
+  try {
+    const acct = await h.account({ name: 'BackedOff' });
+    // Cap 28 of 32 slots; the rest of the stalled endpoint's deliveries stay due.
+    await queueDue(h, acct.accountId, holding.url('/hold'), 56);
+    const runner = startDeliveryRunner(counted, controller.signal, {
+      concurrency: 32,
+      claimBatch: 16,
+      idleMs: 20,
+      drainMs: 0,
+      logger: pino({ level: 'silent' }),
+    });
+    await holding.waitFor(() => held() >= 28, 20_000);
+    // Nothing else is due, so each such claim finds nothing and the next waits twice as long:
+    // after 50, 100, … 1,600 ms, the next is 3,200 ms away.
+    while (claims.length < 6) await new Promise((r) => setTimeout(r, 20));
+    expect(claims.every((c) => c.found.length === 0)).toBe(true);
+    const gaps = claims.slice(1).map((c, i) => c.at - claims[i]!.at);
+    expect(gaps.every((g, i) => g >= 100 * 2 ** i - 5)).toBe(true);
+    // New deliveries of another endpoint, and the wake their queuing sends: one claim at once,
+    // not at the backed-off time.
+    const before = claims.length;
+    const ids = await queueDue(h, acct.accountId, answering.url('/ok'), 5);
+    runner.wake();
+    await answering.waitFor((r) => r.length >= ids.length, 20_000);
+    const finder = claims.findIndex((c) => c.found.length > 0);
+    expect(finder).toBe(before);
+    expect(claims[finder]!.at - claims[finder - 1]!.at).toBeLessThan(3_200);
+    controller.abort();
+    await runner.done;
+  } finally {
+    controller.abort();
+    await holding.close();
+    await sender.close();
+    await close();
+  }
+});
+
 it('gives back, uncounted, what a flush hands over for an account at its share, and sends it once the account is below', async () => {
   const { h, deps, holding, answering, held, close } = await setUp();
   const controller = new AbortController();

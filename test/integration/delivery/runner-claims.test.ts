@@ -79,3 +79,59 @@ it('claims nothing until startAfter settles (the worker knows its share of conne
     await sender.close();
   }
 });
+
+it('a wake that comes while an idle worker is looking up its next due time is not lost', async () => {
+  const { h, receiver } = env;
+  receiver.script('/woken', [{ status: 200 }]);
+  const { accountId } = await h.account({ name: 'Woken' });
+  const sender = createH1Sender({ allowPrivateTargets: true });
+  const counting = countingClaims(h, sender);
+  // The first lookup of the next due time (nothing is due) answers only when the test lets it.
+  let looking!: () => void;
+  const lookingUp = new Promise<void>((resolve) => (looking = resolve));
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  const deliveries = counting.deps.store.deliveries;
+  let lookups = 0;
+  const deps = {
+    ...counting.deps,
+    store: {
+      ...counting.deps.store,
+      deliveries: {
+        ...deliveries,
+        // Its answer is the queue as it was when asked, before the test queues anything.
+        nextDueAt: async () => {
+          const due = await deliveries.nextDueAt();
+          if (++lookups === 1) {
+            looking();
+            await answered;
+          }
+          return due;
+        },
+      },
+    },
+  };
+  const controller = new AbortController();
+  // A minute of idle wait: a lost wake would leave the new deliveries unclaimed past the test.
+  const runner = startDeliveryRunner(deps, controller.signal, {
+    concurrency: 64,
+    claimBatch: 64,
+    idleMs: 60_000,
+    drainMs: 5_000,
+    logger: pino({ level: 'silent' }),
+  });
+  try {
+    // Its first claim found nothing; it is asking when the next delivery falls due.
+    await lookingUp;
+    expect(counting.claims()).toBe(1);
+    const ids = await queueDue(h, accountId, receiver.url('/woken'), 3);
+    runner.wake();
+    answer();
+    await receiver.waitFor((r) => r.filter((x) => x.path === '/woken').length >= ids.length, 20_000);
+    expect(counting.claims()).toBe(2);
+  } finally {
+    controller.abort();
+    await runner.done;
+    await sender.close();
+  }
+});
