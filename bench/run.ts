@@ -240,9 +240,11 @@ try {
           `workers ${n}: ${Math.round(w.perSecond)}/s, ratio ${round2(w.perSecond / round[0]!.perSecond)}; per worker ${w.perWorker
             .map(
               (p) =>
-                `${p.deliveries} (first after ${p.firstMs} ms, done ${p.doneBeforeEndMs} ms before the end, longest gap ${p.longestGapMs} ms)`,
+                `${p.deliveries} (first after ${p.firstMs} ms, done ${p.doneBeforeEndMs} ms before the end, longest gap ${p.longestGapMs} ms at ${p.longestGapAtMs} ms)`,
             )
-            .join(', ')}; dup ${w.duplicates}; ${Math.round(w.transactionsPer1000)} write transactions per 1,000`,
+            .join(
+              ', ',
+            )}; dup ${w.duplicates}; ${Math.round(w.transactionsPer1000)} write transactions per 1,000; host steal ${w.stealMs} ms`,
         );
       }
       rounds.push(round);

@@ -14,14 +14,27 @@ export type WorkersResult = {
   perSecond: number;
   /**
    * Each worker's deliveries; when its first arrived; how long before the last delivery of all
-   * it sent its own last; and its longest pause between two deliveries.
+   * it sent its own last; and its longest pause between two deliveries, and when it began.
    */
-  perWorker: { deliveries: number; firstMs: number; doneBeforeEndMs: number; longestGapMs: number }[];
+  perWorker: {
+    deliveries: number;
+    firstMs: number;
+    doneBeforeEndMs: number;
+    longestGapMs: number;
+    /** When that pause began, from the release. */
+    longestGapAtMs: number;
+  }[];
   duplicates: number;
   /** CPU µs per delivery: all the workers together, the receiver, PostgreSQL. */
   cpu: { workers: number; receiver: number; postgres: number };
   /** Write transactions per 1,000 deliveries (claims, result batches, the scheduler's writes). */
   transactionsPer1000: number;
+  /**
+   * CPU time the hypervisor gave to others while this machine's processes were ready to run
+   * (steal, /proc/stat), summed over the cores, during the measured run: a pause of the whole
+   * virtual machine shows here, not in any process's figures.
+   */
+  stealMs: number;
   /**
    * The workers' threads, summed over the workers: CPU µs per delivery of their main threads
    * (and of that, in the kernel) and of their other threads; the main threads' sleeps and preemptions per 1,000 deliveries.
@@ -35,6 +48,12 @@ export type WorkersResult = {
     faultsPerDelivery: number;
   };
 };
+
+/** Steal time of all cores so far, in ms (/proc/stat counts it in ticks of 10 ms). */
+function stolenMs(): number {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  return Number(cpu[8] ?? 0) * 10;
+}
 
 /** Local TCP ports of a process's sockets (its fds' inodes looked up in /proc/net/tcp). */
 function localPorts(pid: number): Set<number> {
@@ -119,8 +138,10 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
     // Timed from the commit: no delivery can start before it.
     await release(new Date(Date.now() + 10_800_000));
     const started = Date.now();
+    const stealBefore = stolenMs();
     await waitForCount(receiver, count, 300_000);
     const seconds = (Date.now() - started) / 1000;
+    const stealMs = stolenMs() - stealBefore;
     const used = cpu(count);
     const threads = threadsAt().reduce(
       (sum, t, i) => {
@@ -149,12 +170,18 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
         .flatMap(([, t]) => t)
         .sort((a, b) => a - b);
       let longestGapMs = 0;
-      for (let i = 1; i < times.length; i++) longestGapMs = Math.max(longestGapMs, times[i]! - times[i - 1]!);
+      let longestGapAtMs = 0;
+      for (let i = 1; i < times.length; i++)
+        if (times[i]! - times[i - 1]! > longestGapMs) {
+          longestGapMs = times[i]! - times[i - 1]!;
+          longestGapAtMs = times[i - 1]! - started;
+        }
       return {
         deliveries: times.length,
         firstMs: (times[0] ?? Infinity) - started,
         doneBeforeEndMs: end - (times.at(-1) ?? started),
         longestGapMs,
+        longestGapAtMs,
       };
     });
     return {
@@ -165,6 +192,7 @@ export async function severalWorkers(receiver: Receiver, workers: number, count:
       duplicates: stats.requests - stats.unique,
       cpu: { workers: workerUs, receiver: used.receiver!, postgres: used.postgres! },
       transactionsPer1000: (transactions / count) * 1000,
+      stealMs,
       threads,
     };
   } finally {

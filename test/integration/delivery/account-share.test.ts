@@ -110,8 +110,8 @@ it("delivers to an account's other endpoints while one of its endpoints holds it
     const stalledEndpoint = (await h.deps.store.deliveries.get(queued[0]!))!.endpointId;
     const warned = lines.filter((l) => String(l.msg).includes('left out of a claim'));
     expect(warned.map((l) => [l.accountIds, l.endpointIds])).toEqual([[[], [stalledEndpoint]]]);
-    // The stalled endpoint never went past its cap, even in the first claim, which found
-    // nothing else due; its other deliveries were left queued, their attempt uncounted.
+    // The stalled endpoint never went past its cap, though every claim found nothing else due
+    // ahead of its deliveries; its other deliveries were left queued, their attempt uncounted.
     expect(held()).toBe(CAP);
     const sent = new Set(holding.received.map((x) => x.headers['x-service-delivery-id']));
     const waiting = await Promise.all(
