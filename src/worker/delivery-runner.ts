@@ -10,6 +10,7 @@ import type { AttemptTally, Metrics } from '../app/ports/metrics.js';
 import { wakeableSleep } from './sleep.js';
 import { warnEnded, type Ended } from './warn-ended.js';
 import { accountShares, leavesOut, type LeftOut } from './account-share.js';
+import { leftOutWarner } from './warn-left-out.js';
 
 export type RunnerOptions = {
   /**
@@ -102,8 +103,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   let leaveOutWait = LEAVE_OUT_MS;
   // New deliveries were queued since the loop last looked (wake).
   let newWork = false;
-  // When each account or endpoint was last named in a warning that claims left it out: at most once a minute.
-  const warnedAt = new Map<string, number>();
+  const warnLeftOut = leftOutWarner(opts.logger, opts.concurrency, shares.share);
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
@@ -247,6 +247,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       if (waiting.length) void pump();
       // A full claim may have left more due: claim again at once. Otherwise wait for new work,
       // and let the gap pass even if woken sooner.
+      // Only when a claim without them found other deliveries: they were being held up.
       if (leaving && claimed.length) warnLeftOut(exclude);
       if (leaving) {
         leaveOutWait = claimed.length ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);
@@ -289,20 +290,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     const now = deps.clock.now();
     return Promise.all(ds.map((d) => deps.store.deliveries.release(d.id, d.leaseToken, now).catch(() => false)));
   };
-  // Only when a claim without them found other deliveries: they were being held up.
-  const warnLeftOut = (exclude: LeftOut) => {
-    const now = Date.now();
-    const due = (id: string) => now - (warnedAt.get(id) ?? -Infinity) >= 60_000;
-    const accountIds = exclude.accounts.filter(due);
-    const endpointIds = exclude.endpoints.filter(due);
-    if (!accountIds.length && !endpointIds.length) return;
-    for (const [id, at] of warnedAt) if (now - at >= 60_000) warnedAt.delete(id);
-    for (const id of [...accountIds, ...endpointIds]) warnedAt.set(id, now);
-    opts.logger.warn(
-      { accountIds, endpointIds, share: shares.share(), concurrency: opts.concurrency },
-      "accounts or endpoints at their share of the worker's attempts were left out of a claim, so that other deliveries went out: those endpoints answer slowly or not at all",
-    );
-  };
+
   // Never sent, so their attempt is not counted (as a paused webhook's at claim).
   const unclaim = async (ds: readonly ClaimedDelivery[]) => {
     const byLease = new Map<string, ClaimedDelivery[]>();
