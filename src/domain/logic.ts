@@ -57,7 +57,8 @@ export const hasWebhookAction = (rules: readonly { action: Action }[]): boolean 
   rules.some((r) => r.action.type === 'trigger-webhook');
 
 /** A value as JSON with object keys sorted, so stored (jsonb) and submitted rules compare equal. */
-function canonical(value: unknown): string {
+/** A rule's JSON with keys sorted: two rules that mean the same compare equal. */
+export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);

@@ -4,6 +4,7 @@ import { requireAccount } from '../access.js';
 import { preparePoll, type CreatePollInput } from './create-poll.js';
 import type { Caller, Deps } from '../ports/index.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
+import { logicViewFor } from './webhook-urls.js';
 
 export type CommitResult = { created: boolean; poll: Poll; signingSecret?: string };
 
@@ -26,7 +27,11 @@ export async function commitPoll(
   const existing = await deps.store.polls.get(previewId);
   if (existing) {
     if (existing.accountId !== input.accountId) throw notFound('poll');
-    return { created: false, poll: { ...existing, slides: await deps.store.slides.listByPoll(existing.id) } };
+    const view = await logicViewFor(deps.store, caller, existing.accountId);
+    return {
+      created: false,
+      poll: view.poll({ ...existing, slides: await deps.store.slides.listByPoll(existing.id) }),
+    };
   }
   const poll = await preparePoll(deps, caller, input, previewId);
   return deps.store.transaction(async (store) => {
@@ -34,7 +39,8 @@ export async function commitPoll(
       // A concurrent commit of the same preview won the race: answer with what it saved.
       const winner = await store.polls.get(previewId);
       if (!winner || winner.accountId !== input.accountId) throw notFound('poll');
-      return { created: false, poll: { ...winner, slides: [] } };
+      const view = await logicViewFor(store, caller, winner.accountId);
+      return { created: false, poll: view.poll({ ...winner, slides: [] }) };
     }
     const signingSecret = await secretForLogic(store, poll.accountId, poll.actionLogic, poll.createdAt);
     return { created: true, poll, ...(signingSecret ? { signingSecret } : {}) };

@@ -1,8 +1,10 @@
 import type { Poll } from '../../domain/poll.js';
 import { requirePoll } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
+import { logicViewFor } from './webhook-urls.js';
 
 export async function getPoll(deps: Deps, caller: Caller, pollId: string): Promise<Poll> {
   const poll = await requirePoll(deps.store, caller, pollId, 'read');
-  return { ...poll, slides: await deps.store.slides.listByPoll(poll.id) };
+  const view = await logicViewFor(deps.store, caller, poll.accountId);
+  return view.poll({ ...poll, slides: await deps.store.slides.listByPoll(poll.id) });
 }

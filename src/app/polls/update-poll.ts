@@ -5,25 +5,35 @@ import { requirePoll, requirePollForUpdate, requireWebhookRuleAccess } from '../
 import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import type { Caller, Deps } from '../ports/index.js';
+import { logicViewFor, unmaskSentRules } from './webhook-urls.js';
 
 export async function updatePoll(
   deps: Deps,
   caller: Caller,
   pollId: string,
-  patch: PollPatch,
+  sent: PollPatch,
 ): Promise<{ poll: Poll; signingSecret?: string }> {
+  let patch = sent;
   // Access first (a stranger learns nothing about the URL rules and makes us resolve nothing),
   // then name resolution before the transaction: no lock is held while DNS answers.
-  if (patch.actionLogic) {
+  if (sent.actionLogic) {
     const current = await requirePoll(deps.store, caller, pollId, 'write');
+    const actionLogic = await unmaskSentRules(
+      deps.store,
+      caller,
+      current.accountId,
+      sent.actionLogic,
+      current.actionLogic,
+    );
     await requireWebhookRuleAccess(
       deps.store,
       caller,
       current.accountId,
       current.actionLogic,
-      patch.actionLogic,
+      actionLogic,
       deps.urlPolicy,
     );
+    patch = { ...sent, actionLogic };
   }
   await checkRuleTargets(deps, patch.actionLogic ?? [], '/actionLogic');
   return deps.store.transaction(async (store) => {
@@ -63,6 +73,7 @@ export async function updatePoll(
       updatedAt: fields.updatedAt,
       slides,
     };
-    return { poll, ...(signingSecret ? { signingSecret } : {}) };
+    const view = await logicViewFor(store, caller, current.accountId);
+    return { poll: view.poll(poll), ...(signingSecret ? { signingSecret } : {}) };
   });
 }

@@ -5,16 +5,20 @@ import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import { requireWebhookRuleAccess } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
+import { logicViewFor, unmaskSentRules } from './webhook-urls.js';
 import type { SavedSlide, SlideInput } from './create-slide.js';
 import { checkSlide, cleanAnswers, renumber, requireSlideAccess, requireSlideForUpdate } from './slide-checks.js';
 
 export type SlidePatch = Partial<Omit<SlideInput, 'pollId'>> & { slideId: string };
 
-export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch): Promise<SavedSlide> {
+export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch): Promise<SavedSlide> {
+  let patch = sent;
   // Access first, then name resolution (see createSlide).
-  if (patch.logic) {
-    const current = await requireSlideAccess(deps.store, caller, patch.slideId);
-    await requireWebhookRuleAccess(deps.store, caller, current.accountId, current.logic, patch.logic, deps.urlPolicy);
+  if (sent.logic) {
+    const current = await requireSlideAccess(deps.store, caller, sent.slideId);
+    const logic = await unmaskSentRules(deps.store, caller, current.accountId, sent.logic, current.logic);
+    await requireWebhookRuleAccess(deps.store, caller, current.accountId, current.logic, logic, deps.urlPolicy);
+    patch = { ...sent, logic };
   }
   await checkRuleTargets(deps, patch.logic ?? [], '/logic');
   return deps.store.transaction(async (store) => {
@@ -44,6 +48,7 @@ export async function updateSlide(deps: Deps, caller: Caller, patch: SlidePatch)
     await renumber(store, [...others.slice(0, slide.idx), slide, ...others.slice(slide.idx)], slide.id);
     await store.slides.update(slide);
     const signingSecret = patch.logic ? await secretForLogic(store, poll.accountId, slide.logic, now) : undefined;
-    return { slide, ...(signingSecret ? { signingSecret } : {}) };
+    const view = await logicViewFor(store, caller, poll.accountId);
+    return { slide: view.slide(slide), ...(signingSecret ? { signingSecret } : {}) };
   });
 }

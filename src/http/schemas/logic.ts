@@ -6,7 +6,10 @@ export const Action = Type.Union([
   Strict({ type: Type.Literal('continue') }),
   Strict({ type: Type.Literal('skip-to'), slideId: Type.String({ minLength: 1, maxLength: 100 }) }),
   Strict({ type: Type.Literal('end-survey') }),
-  Strict({ type: Type.Literal('trigger-webhook'), url: HttpsUrl }),
+  Strict({
+    type: Type.Literal('trigger-webhook'),
+    url: { ...HttpsUrl, description: 'shown as https://host/*** to roles that may not manage webhooks (README)' },
+  }),
 ]);
 
 const Value = Type.Union([

@@ -1,0 +1,48 @@
+import { may } from '../../domain/access.js';
+import type { Action } from '../../domain/logic.js';
+import { maskWebhookUrls, unmaskWebhookUrls } from '../../domain/webhook-url-mask.js';
+import { membershipOf } from '../access.js';
+import type { Caller, Store } from '../ports/index.js';
+
+type Rule = { action: Action };
+
+async function managesWebhooks(store: Store, caller: Caller, accountId: string): Promise<boolean> {
+  const membership = await membershipOf(store, caller, accountId);
+  return membership !== undefined && may(membership.role, 'manage_webhooks');
+}
+
+/** How the caller sees logic: in full, or with Trigger webhook URLs masked to their origin. */
+export type LogicView = {
+  poll<P extends { actionLogic: readonly Rule[]; slides?: readonly { logic: readonly Rule[] }[] }>(poll: P): P;
+  slide<S extends { logic: readonly Rule[] }>(slide: S): S;
+};
+
+const full: LogicView = { poll: (p) => p, slide: (s) => s };
+const masked: LogicView = {
+  poll: (p) => ({
+    ...p,
+    actionLogic: maskWebhookUrls(p.actionLogic),
+    ...(p.slides ? { slides: p.slides.map((s) => ({ ...s, logic: maskWebhookUrls(s.logic) })) } : {}),
+  }),
+  slide: (s) => ({ ...s, logic: maskWebhookUrls(s.logic) }),
+};
+
+/** Every answer that carries an account's logic goes through this view of the caller's role. */
+export async function logicViewFor(store: Store, caller: Caller, accountId: string): Promise<LogicView> {
+  return (await managesWebhooks(store, caller, accountId)) ? full : masked;
+}
+
+/**
+ * Rules sent by a caller who sees masked URLs, with each masked URL put back to the stored one
+ * it stands for, so saving what was read leaves Trigger webhook actions as they are. A caller
+ * who sees URLs in full sends them as meant: nothing is put back.
+ */
+export async function unmaskSentRules<R extends Rule>(
+  store: Store,
+  caller: Caller,
+  accountId: string,
+  sent: readonly R[],
+  stored: readonly Rule[],
+): Promise<R[]> {
+  return (await managesWebhooks(store, caller, accountId)) ? [...sent] : unmaskWebhookUrls(sent, stored);
+}

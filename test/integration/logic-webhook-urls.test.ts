@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Role } from '../../src/domain/access.js';
+import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+
+// A Trigger webhook action's URL is shown in full only to the roles that manage webhooks; the
+// others see its origin with the path masked, and may send the masked form back unchanged.
+
+let h: Harness;
+let acct: TestAccount;
+const keys = {} as Record<Role, string>;
+const ROLES: Role[] = ['owner', 'admin', 'billing_admin', 'editor', 'read_only'];
+const MANAGERS: Role[] = ['owner', 'admin', 'billing_admin'];
+
+const SECRET_URL = 'https://hooks.example.com/in/tok_s3cr3t?key=k3y';
+const OTHER_URL = 'https://hooks.example.com/second/tok_0th3r';
+const MASKED = 'https://hooks.example.com/***';
+const hook = (url: string) => ({ type: 'trigger-webhook', url });
+const questionRule = (action: object, op = 'answered') => ({ match: 'all', conditions: [{ op }], action });
+const surveyRule = (action: object) => ({ on: 'complete', action });
+
+const call = (method: 'GET' | 'POST', url: string, key: string, payload?: object) =>
+  h.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
+
+async function ok(method: 'GET' | 'POST', url: string, key: string, payload?: object) {
+  const res = await call(method, url, key, payload);
+  expect(res.statusCode, res.body).toBeLessThan(300);
+  return res.json();
+}
+
+async function fixture() {
+  const poll = (
+    await ok('POST', '/poll', acct.key, {
+      accountId: acct.accountId,
+      title: 'Masked',
+      actionLogic: [surveyRule(hook(SECRET_URL)), surveyRule(hook(OTHER_URL))],
+    })
+  ).data;
+  const slide = (
+    await ok('POST', '/slide', acct.key, {
+      pollId: poll.id,
+      type: 'short-answer',
+      title: 'Hooked',
+      logic: [questionRule(hook(SECRET_URL))],
+    })
+  ).data;
+  return { pollId: poll.id as string, slideId: slide.id as string };
+}
+
+const storedPoll = async (pollId: string) => (await ok('GET', `/poll?pollId=${pollId}`, acct.key)).data;
+const urlsOf = (rules: { action: { url?: string } }[]) => rules.map((r) => r.action.url);
+
+beforeAll(async () => {
+  h = await harness();
+  acct = await h.account();
+  keys.owner = acct.key;
+  for (const role of ROLES.slice(1)) keys[role] = await h.member(acct.accountId, role);
+});
+afterAll(() => h?.close());
+
+describe('reading logic', () => {
+  it.each(ROLES)('as %s, every answer carrying logic shows the URLs by role', async (role) => {
+    const { pollId } = await fixture();
+    const full = MANAGERS.includes(role);
+    const reads = [
+      await call('GET', `/poll?pollId=${pollId}`, keys[role]),
+      await call('GET', `/polls?accountId=${acct.accountId}`, keys[role]),
+      await call('GET', `/slides?pollId=${pollId}`, keys[role]),
+    ];
+    for (const res of reads) {
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.body.includes('tok_s3cr3t'), res.body).toBe(full);
+      expect(res.body.includes(MASKED)).toBe(!full);
+    }
+    expect(reads[1]!.body.includes('tok_0th3r')).toBe(full);
+    const poll = reads[0]!.json().data;
+    expect(urlsOf(poll.actionLogic)).toEqual(full ? [SECRET_URL, OTHER_URL] : [MASKED, MASKED]);
+    expect(urlsOf(poll.slides[0].logic)).toEqual([full ? SECRET_URL : MASKED]);
+  });
+
+  it('an editor re-committing a saved preview sees the URLs masked', async () => {
+    const preview = (
+      await ok('POST', '/poll', acct.key, {
+        accountId: acct.accountId,
+        title: 'P',
+        dryRun: true,
+        actionLogic: [surveyRule(hook(SECRET_URL))],
+      })
+    ).data;
+    await ok('POST', '/commit', acct.key, { data: preview });
+    const res = await call('POST', '/commit', keys.editor, { data: preview });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).not.toContain('tok_s3cr3t');
+    expect(urlsOf(res.json().data.actionLogic)).toEqual([MASKED]);
+  });
+});
+
+describe('an editor saving what they read', () => {
+  it('POST /poll/update with the masked rules and one more keeps the stored URLs', async () => {
+    const { pollId } = await fixture();
+    const read = (await ok('GET', `/poll?pollId=${pollId}`, keys.editor)).data;
+    const actionLogic = [...read.actionLogic, surveyRule({ type: 'end-survey' })];
+    const saved = (await ok('POST', '/poll/update', keys.editor, { pollId, actionLogic })).data;
+    expect(urlsOf(saved.actionLogic)).toEqual([MASKED, MASKED, undefined]);
+    expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([SECRET_URL, OTHER_URL, undefined]);
+  });
+
+  it('POST /poll/update with the masked rules reordered keeps each rule its own URL', async () => {
+    const { pollId } = await fixture();
+    const read = (await ok('GET', `/poll?pollId=${pollId}`, keys.editor)).data;
+    expect(urlsOf(read.actionLogic)).toEqual([MASKED, MASKED]);
+    await ok('POST', '/poll/update', keys.editor, { pollId, actionLogic: [...read.actionLogic].reverse() });
+    expect(urlsOf((await storedPoll(pollId)).actionLogic).sort()).toEqual([OTHER_URL, SECRET_URL].sort());
+  });
+
+  it('POST /slide/update with the masked logic and a new title keeps the stored URL', async () => {
+    const { pollId, slideId } = await fixture();
+    const [slide] = (await ok('GET', `/slides?pollId=${pollId}`, keys.editor)).data;
+    const saved = (await ok('POST', '/slide/update', keys.editor, { slideId, title: 'Renamed', logic: slide.logic }))
+      .data;
+    expect(urlsOf(saved.logic)).toEqual([MASKED]);
+    const stored = (await storedPoll(pollId)).slides[0];
+    expect(stored.title).toBe('Renamed');
+    expect(urlsOf(stored.logic)).toEqual([SECRET_URL]);
+  });
+
+  it.each([
+    ['onto other conditions', [questionRule(hook(MASKED), 'not-equals')]],
+    ['of another origin', [questionRule(hook('https://elsewhere.example.com/***'))]],
+    ['twice for one stored action', [questionRule(hook(MASKED)), questionRule(hook(MASKED))]],
+  ])('a masked URL moved %s is a changed webhook action, refused', async (_name, logic) => {
+    const { pollId, slideId } = await fixture();
+    const res = await call('POST', '/slide/update', keys.editor, { slideId, logic });
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().code).toBe('role_forbidden');
+    expect(urlsOf((await storedPoll(pollId)).slides[0].logic)).toEqual([SECRET_URL]);
+  });
+});
+
+it('a role that manages webhooks sends URLs as meant: the masked form is saved as written', async () => {
+  const { pollId } = await fixture();
+  await ok('POST', '/poll/update', keys.admin, { pollId, actionLogic: [surveyRule(hook(MASKED))] });
+  expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([MASKED]);
+});
