@@ -20,16 +20,21 @@ export type SurveyRule = { on: 'complete'; match?: 'all' | 'any'; conditions?: S
  * webhook URLs are public https. Throws invalid_url before validation_failed so a bad URL
  * reads as what it is. Returns the rules with webhook URLs in their normalised form, the
  * same form a saved webhook's URL takes (one endpoint, one spelling).
+ * A URL already `saved` in the list being replaced is kept as saved: it was checked then, each
+ * delivery checks its address again, and an error quoting it would show it to a role that sees
+ * it masked (README, "API overview").
  */
 export function checkRules<R extends QuestionRule | SurveyRule>(
   rules: readonly R[],
   pollSlideIds: ReadonlySet<string>,
   policy: UrlPolicy,
   basePath: string,
+  saved: readonly { action: Action }[] = [],
 ): R[] {
   const errors: FieldError[] = [];
+  const kept = savedUrls(saved);
   const normalised = rules.map((rule, i) =>
-    rule.action.type === 'trigger-webhook'
+    rule.action.type === 'trigger-webhook' && !kept.has(rule.action.url)
       ? {
           ...rule,
           action: { ...rule.action, url: checkEndpointUrl(rule.action.url, policy, `${basePath}/${i}/action/url`) },
@@ -53,11 +58,14 @@ export function checkRules<R extends QuestionRule | SurveyRule>(
   return normalised;
 }
 
+/** The Trigger webhook URLs of a list of rules. */
+export const savedUrls = (rules: readonly { action: Action }[]): Set<string> =>
+  new Set(rules.flatMap((r) => (r.action.type === 'trigger-webhook' ? [r.action.url] : [])));
+
 export const hasWebhookAction = (rules: readonly { action: Action }[]): boolean =>
   rules.some((r) => r.action.type === 'trigger-webhook');
 
 /** A value as JSON with object keys sorted, so stored (jsonb) and submitted rules compare equal. */
-/** A rule's JSON with keys sorted: two rules that mean the same compare equal. */
 export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {

@@ -18,6 +18,13 @@ function refuse(path: string, raw: string, why: string): never {
  * Names are checked again on the resolved address at delivery.
  */
 export function checkEndpointUrl(raw: string, policy: UrlPolicy, path = 'url'): string {
+  const url = checkedUrl(raw, policy, path);
+  // Percent-encoding can lengthen a URL: the limit holds for the form that is stored.
+  if (url.length > 2048) refuse(path, raw, 'longer than 2048 characters once percent-encoded');
+  return url;
+}
+
+function checkedUrl(raw: string, policy: UrlPolicy, path: string): string {
   if (raw.length > 2048) refuse(path, raw, 'longer than 2048 characters');
   let url: URL;
   try {

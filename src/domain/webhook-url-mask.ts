@@ -3,7 +3,7 @@ import { canonical, type Action } from './logic.js';
 /**
  * A Trigger webhook action's URL is webhook management, like a saved webhook's: its path or
  * query may carry a token. Roles that may not manage webhooks see only its origin, as
- * `https://host/***`, and may send that form back to leave the action as it is (docs/api.md).
+ * `https://host/***`, and may send that form back to leave the action as it is (README, "API overview").
  */
 export const MASKED_PATH = '/***';
 
@@ -28,20 +28,20 @@ export const maskWebhookUrls = <R extends Rule>(rules: readonly R[]): R[] => rul
 
 /**
  * The rules an editor sent back, with each masked URL put back to the stored URL it stands
- * for: the stored rule that reads the same once masked, the one at the same place first, each
- * used once. A masked URL that stands for no stored rule is left as sent, so it reads as a
- * changed Trigger webhook action and is refused to that role.
+ * for: of the stored rules that read the same once masked, the k-th sent stands for the k-th
+ * stored, so rules kept in their order keep their URLs. A masked URL that stands for no stored
+ * rule is left as sent: it reads as a changed Trigger webhook action, refused to that role.
  */
 export function unmaskWebhookUrls<R extends Rule>(sent: readonly R[], stored: readonly Rule[]): R[] {
-  const keys = stored.map((r) => (isTrigger(r) ? canonical(masked(r)) : undefined));
-  const used = new Set<number>();
-  return sent.map((rule, i) => {
+  const waiting = new Map<string, string[]>();
+  for (const r of stored) {
+    if (!isTrigger(r)) continue;
+    const key = canonical(masked(r));
+    waiting.set(key, [...(waiting.get(key) ?? []), r.action.url]);
+  }
+  return sent.map((rule) => {
     if (!isTrigger(rule) || maskWebhookUrl(rule.action.url) !== rule.action.url) return rule;
-    const key = canonical(rule);
-    const at = keys[i] === key && !used.has(i) ? i : keys.findIndex((k, j) => k === key && !used.has(j));
-    if (at < 0) return rule;
-    used.add(at);
-    const original = stored[at]!.action as { url: string };
-    return { ...rule, action: { ...rule.action, url: original.url } };
+    const url = waiting.get(canonical(rule))?.shift();
+    return url === undefined ? rule : { ...rule, action: { ...rule.action, url } };
   });
 }

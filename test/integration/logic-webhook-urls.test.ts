@@ -14,6 +14,7 @@ const MANAGERS: Role[] = ['owner', 'admin', 'billing_admin'];
 const SECRET_URL = 'https://hooks.example.com/in/tok_s3cr3t?key=k3y';
 const OTHER_URL = 'https://hooks.example.com/second/tok_0th3r';
 const MASKED = 'https://hooks.example.com/***';
+const ELSEWHERE_URL = 'https://elsewhere.example.com/tok_3lsewhere';
 const hook = (url: string) => ({ type: 'trigger-webhook', url });
 const questionRule = (action: object, op = 'answered') => ({ match: 'all', conditions: [{ op }], action });
 const surveyRule = (action: object) => ({ on: 'complete', action });
@@ -95,29 +96,43 @@ describe('reading logic', () => {
 });
 
 describe('an editor saving what they read', () => {
-  it('POST /poll/update with the masked rules and one more keeps the stored URLs', async () => {
-    const { pollId } = await fixture();
-    const read = (await ok('GET', `/poll?pollId=${pollId}`, keys.editor)).data;
-    const actionLogic = [...read.actionLogic, surveyRule({ type: 'end-survey' })];
-    const saved = (await ok('POST', '/poll/update', keys.editor, { pollId, actionLogic })).data;
-    expect(urlsOf(saved.actionLogic)).toEqual([MASKED, MASKED, undefined]);
-    expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([SECRET_URL, OTHER_URL, undefined]);
-  });
-
-  it('POST /poll/update with the masked rules reordered keeps each rule its own URL', async () => {
+  it('POST /poll/update with a rule put before the masked ones keeps each its stored URL, in order', async () => {
     const { pollId } = await fixture();
     const read = (await ok('GET', `/poll?pollId=${pollId}`, keys.editor)).data;
     expect(urlsOf(read.actionLogic)).toEqual([MASKED, MASKED]);
+    const actionLogic = [surveyRule({ type: 'end-survey' }), ...read.actionLogic];
+    const res = await call('POST', '/poll/update', keys.editor, { pollId, actionLogic });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).not.toContain('tok_');
+    expect(urlsOf(res.json().data.actionLogic)).toEqual([undefined, MASKED, MASKED]);
+    expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([undefined, SECRET_URL, OTHER_URL]);
+  });
+
+  it('POST /poll/update with masked rules of two origins reordered keeps each rule its own URL', async () => {
+    const { pollId } = await fixture();
+    const mixed = [surveyRule(hook(SECRET_URL)), surveyRule(hook(ELSEWHERE_URL))];
+    await ok('POST', '/poll/update', acct.key, { pollId, actionLogic: mixed });
+    const read = (await ok('GET', `/poll?pollId=${pollId}`, keys.editor)).data;
+    expect(urlsOf(read.actionLogic)).toEqual([MASKED, 'https://elsewhere.example.com/***']);
     await ok('POST', '/poll/update', keys.editor, { pollId, actionLogic: [...read.actionLogic].reverse() });
-    expect(urlsOf((await storedPoll(pollId)).actionLogic).sort()).toEqual([OTHER_URL, SECRET_URL].sort());
+    expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([ELSEWHERE_URL, SECRET_URL]);
+  });
+
+  it('POST /poll/update of the title alone answers with the URLs masked', async () => {
+    const { pollId } = await fixture();
+    const res = await call('POST', '/poll/update', keys.editor, { pollId, title: 'Renamed' });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).not.toContain('tok_');
+    expect(res.body).toContain(MASKED);
   });
 
   it('POST /slide/update with the masked logic and a new title keeps the stored URL', async () => {
     const { pollId, slideId } = await fixture();
     const [slide] = (await ok('GET', `/slides?pollId=${pollId}`, keys.editor)).data;
-    const saved = (await ok('POST', '/slide/update', keys.editor, { slideId, title: 'Renamed', logic: slide.logic }))
-      .data;
-    expect(urlsOf(saved.logic)).toEqual([MASKED]);
+    const res = await call('POST', '/slide/update', keys.editor, { slideId, title: 'Renamed', logic: slide.logic });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).not.toContain('tok_');
+    expect(urlsOf(res.json().data.logic)).toEqual([MASKED]);
     const stored = (await storedPoll(pollId)).slides[0];
     expect(stored.title).toBe('Renamed');
     expect(urlsOf(stored.logic)).toEqual([SECRET_URL]);
@@ -134,10 +149,82 @@ describe('an editor saving what they read', () => {
     expect(res.json().code).toBe('role_forbidden');
     expect(urlsOf((await storedPoll(pollId)).slides[0].logic)).toEqual([SECRET_URL]);
   });
+
+  it('a masked URL of the poll rules copied into a slide is a new webhook action, refused', async () => {
+    const { pollId, slideId } = await fixture();
+    const read = (await ok('GET', `/poll?pollId=${pollId}`, keys.editor)).data;
+    const copied = [...read.slides[0].logic, questionRule(read.actionLogic[1].action, 'not-equals')];
+    const res = await call('POST', '/slide/update', keys.editor, { slideId, logic: copied });
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.body).not.toContain('tok_');
+  });
+
+  it('POST /poll/update with one masked rule dropped is a removed webhook action, refused', async () => {
+    const { pollId } = await fixture();
+    const read = (await ok('GET', `/poll?pollId=${pollId}`, keys.editor)).data;
+    const res = await call('POST', '/poll/update', keys.editor, { pollId, actionLogic: read.actionLogic.slice(1) });
+    expect(res.statusCode, res.body).toBe(403);
+    expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([SECRET_URL, OTHER_URL]);
+  });
 });
 
 it('a role that manages webhooks sends URLs as meant: the masked form is saved as written', async () => {
-  const { pollId } = await fixture();
-  await ok('POST', '/poll/update', keys.admin, { pollId, actionLogic: [surveyRule(hook(MASKED))] });
-  expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([MASKED]);
+  const other = await h.account();
+  const poll = (
+    await ok('POST', '/poll', other.key, {
+      accountId: other.accountId,
+      title: 'Literal',
+      actionLogic: [surveyRule(hook(SECRET_URL))],
+    })
+  ).data;
+  await ok('POST', '/poll/update', other.key, { pollId: poll.id, actionLogic: [surveyRule(hook(MASKED))] });
+  expect(urlsOf((await ok('GET', `/poll?pollId=${poll.id}`, other.key)).data.actionLogic)).toEqual([MASKED]);
+});
+
+it('a stored URL the policy now refuses is not checked again on save: editors can save, and no error quotes it', async () => {
+  const loose = await harness({ allowPrivateTargets: true });
+  try {
+    const owner = await loose.account();
+    const editor = await loose.member(owner.accountId, 'editor');
+    const privateUrl = 'https://10.1.2.3/in/tok_pr1vate';
+    const post = (url: string, key: string, payload: object) =>
+      loose.app.inject({ method: 'POST', url, headers: bearer(key), payload });
+    const poll = (
+      await post('/poll', owner.key, {
+        accountId: owner.accountId,
+        title: 'P',
+        actionLogic: [surveyRule(hook(privateUrl))],
+      })
+    ).json().data;
+    const slide = (
+      await post('/slide', owner.key, {
+        pollId: poll.id,
+        type: 'short-answer',
+        title: 'S',
+        logic: [questionRule(hook(privateUrl))],
+      })
+    ).json().data;
+    (loose.deps.urlPolicy as { allowPrivateTargets: boolean }).allowPrivateTargets = false;
+    const read = await loose.app.inject({ method: 'GET', url: `/poll?pollId=${poll.id}`, headers: bearer(editor) });
+    const { actionLogic, slides } = read.json().data;
+    expect(urlsOf(actionLogic)).toEqual(['https://10.1.2.3/***']);
+    const saves = [
+      await post('/poll/update', editor, { pollId: poll.id, title: 'Renamed', actionLogic }),
+      await post('/slide/update', editor, { slideId: slide.id, logic: slides[0].logic }),
+      await post('/slide/update', editor, { slideId: slide.id, title: 'Renamed' }),
+    ];
+    for (const res of saves) {
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.body).not.toContain('tok_');
+    }
+    // A URL not saved before is checked as ever.
+    const fresh = await post('/poll/update', owner.key, {
+      pollId: poll.id,
+      actionLogic: [surveyRule(hook(privateUrl)), surveyRule(hook('https://10.9.9.9/new'))],
+    });
+    expect(fresh.statusCode, fresh.body).toBe(400);
+    expect(fresh.json().code).toBe('invalid_url');
+  } finally {
+    await loose.close();
+  }
 });

@@ -103,6 +103,7 @@ describe('checkEndpointUrl: refused with invalid_url', () => {
     ['label ending with a hyphen', 'https://hooks-.example.com/'],
     ['name longer than 253', `https://${Array.from({ length: 5 }, () => 'a'.repeat(60)).join('.')}.com/`],
     ['longer than 2048', `https://example.com/${'a'.repeat(2048)}`],
+    ['2048 or fewer, longer once percent-encoded', `https://example.com/${'é'.repeat(1000)}`],
   ])('%s', (_why, raw) => {
     const e = thrown(() => checkEndpointUrl(raw, strict));
     expect(e.code).toBe('invalid_url');

@@ -21,12 +21,18 @@ export function cleanAnswers(answers: { id?: string; title: string }[], now: num
 }
 
 /** Checks a slide against its poll; returns its logic with webhook URLs normalised. */
-export function checkSlide(deps: Deps, slide: Slide, pageRules: string[], others: Slide[]): Slide['logic'] {
+export function checkSlide(
+  deps: Deps,
+  slide: Slide,
+  pageRules: string[],
+  others: Slide[],
+  saved: Slide['logic'] = [],
+): Slide['logic'] {
   checkPosRule(pageRules, [...others.map((s) => s.type), slide.type]);
   if (CHOICE_TYPES.has(slide.type) && slide.type !== 'binary' && slide.answers.length === 0) {
     throw invalid('/answers', `a ${slide.type} slide needs at least one answer`);
   }
-  return checkRules(slide.logic, new Set([...others.map((s) => s.id), slide.id]), deps.urlPolicy, '/logic');
+  return checkRules(slide.logic, new Set([...others.map((s) => s.id), slide.id]), deps.urlPolicy, '/logic', saved);
 }
 
 /**

@@ -13,7 +13,6 @@ export async function updatePoll(
   pollId: string,
   sent: PollPatch,
 ): Promise<{ poll: Poll; signingSecret?: string }> {
-  let patch = sent;
   // Access first (a stranger learns nothing about the URL rules and makes us resolve nothing),
   // then name resolution before the transaction: no lock is held while DNS answers.
   if (sent.actionLogic) {
@@ -33,11 +32,17 @@ export async function updatePoll(
       actionLogic,
       deps.urlPolicy,
     );
-    patch = { ...sent, actionLogic };
+    await checkRuleTargets(deps, actionLogic, '/actionLogic', current.actionLogic);
   }
-  await checkRuleTargets(deps, patch.actionLogic ?? [], '/actionLogic');
   return deps.store.transaction(async (store) => {
     const current = await requirePollForUpdate(store, caller, pollId);
+    // Masked URLs stand for what is stored now, under the lock.
+    const patch = sent.actionLogic
+      ? {
+          ...sent,
+          actionLogic: await unmaskSentRules(store, caller, current.accountId, sent.actionLogic, current.actionLogic),
+        }
+      : sent;
     const slides = await store.slides.listByPoll(pollId);
     const body = applyPollPatch(current, patch);
     checkPosRule(
@@ -45,7 +50,8 @@ export async function updatePoll(
       slides.map((s) => s.type),
     );
     if (patch.actionLogic) {
-      body.actionLogic = checkRules(body.actionLogic, new Set(slides.map((s) => s.id)), deps.urlPolicy, '/actionLogic');
+      const slideIds = new Set(slides.map((s) => s.id));
+      body.actionLogic = checkRules(body.actionLogic, slideIds, deps.urlPolicy, '/actionLogic', current.actionLogic);
       await requireWebhookRuleAccess(
         store,
         caller,

@@ -12,17 +12,19 @@ import { checkSlide, cleanAnswers, renumber, requireSlideAccess, requireSlideFor
 export type SlidePatch = Partial<Omit<SlideInput, 'pollId'>> & { slideId: string };
 
 export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch): Promise<SavedSlide> {
-  let patch = sent;
   // Access first, then name resolution (see createSlide).
   if (sent.logic) {
     const current = await requireSlideAccess(deps.store, caller, sent.slideId);
     const logic = await unmaskSentRules(deps.store, caller, current.accountId, sent.logic, current.logic);
     await requireWebhookRuleAccess(deps.store, caller, current.accountId, current.logic, logic, deps.urlPolicy);
-    patch = { ...sent, logic };
+    await checkRuleTargets(deps, logic, '/logic', current.logic);
   }
-  await checkRuleTargets(deps, patch.logic ?? [], '/logic');
   return deps.store.transaction(async (store) => {
-    const { slide: current, poll } = await requireSlideForUpdate(store, caller, patch.slideId);
+    const { slide: current, poll } = await requireSlideForUpdate(store, caller, sent.slideId);
+    // Masked URLs stand for what is stored now, under the lock.
+    const patch = sent.logic
+      ? { ...sent, logic: await unmaskSentRules(store, caller, poll.accountId, sent.logic, current.logic) }
+      : sent;
     const all = await store.slides.listByPoll(poll.id);
     const others = all.filter((s) => s.id !== current.id);
     const p = trimStrings(patch);
@@ -43,7 +45,7 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
       idx: p.idx !== undefined ? Math.min(p.idx, others.length) : all.findIndex((s) => s.id === current.id),
       updatedAt: now,
     };
-    slide.logic = checkSlide(deps, slide, poll.pageRules, others);
+    slide.logic = checkSlide(deps, slide, poll.pageRules, others, current.logic);
     await requireWebhookRuleAccess(store, caller, poll.accountId, current.logic, slide.logic, deps.urlPolicy);
     await renumber(store, [...others.slice(0, slide.idx), slide, ...others.slice(slide.idx)], slide.id);
     await store.slides.update(slide);

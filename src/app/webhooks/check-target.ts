@@ -1,6 +1,6 @@
 import { DomainError } from '../../domain/errors.js';
 import { isIpLiteral, isPublicAddress } from '../../domain/ip-ranges.js';
-import type { Action } from '../../domain/logic.js';
+import { savedUrls, type Action } from '../../domain/logic.js';
 import { checkEndpointUrl } from '../../domain/url-policy.js';
 import type { Deps } from '../ports/index.js';
 
@@ -23,13 +23,16 @@ export async function checkTargetUrl(deps: Deps, raw: string, path: string): Pro
   return url;
 }
 
-/** Every trigger-webhook URL in a list of rules. */
+/** Every trigger-webhook URL in a list of rules but those already `saved` in the list it replaces (see checkRules). */
 export async function checkRuleTargets(
   deps: Deps,
   rules: readonly { action: Action }[],
   basePath: string,
+  saved: readonly { action: Action }[] = [],
 ): Promise<void> {
+  const kept = savedUrls(saved);
   for (const [i, r] of rules.entries()) {
-    if (r.action.type === 'trigger-webhook') await checkTargetUrl(deps, r.action.url, `${basePath}/${i}/action/url`);
+    if (r.action.type === 'trigger-webhook' && !kept.has(r.action.url))
+      await checkTargetUrl(deps, r.action.url, `${basePath}/${i}/action/url`);
   }
 }
