@@ -30,7 +30,9 @@ export const PageQuery = {
 
 export const Color = Type.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$', description: '#rgb or #rrggbb' });
 export const ShortText = (max = 200) => Type.String({ maxLength: max });
-export const HttpsUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'a public https:// URL' });
+export const httpsUrl = (description = 'a public https:// URL') =>
+  Type.String({ minLength: 1, maxLength: 2048, description });
+export const HttpsUrl = httpsUrl();
 export const Email = Type.String({ format: 'email', maxLength: 320 });
 export const DateTime = Type.String({ format: 'date-time' });
 

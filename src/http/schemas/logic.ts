@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { CONDITION_OPS, type QuestionRule, type SurveyRule } from '../../domain/logic.js';
-import { HttpsUrl, Literals, Outgoing, Strict } from './common.js';
+import { httpsUrl, Literals, Outgoing, Strict } from './common.js';
 
 export const Action = Type.Union([
   Strict({ type: Type.Literal('continue') }),
@@ -8,7 +8,7 @@ export const Action = Type.Union([
   Strict({ type: Type.Literal('end-survey') }),
   Strict({
     type: Type.Literal('trigger-webhook'),
-    url: { ...HttpsUrl, description: 'shown as https://host/*** to roles that may not manage webhooks (README)' },
+    url: httpsUrl('a public https:// URL; shown as https://host/*** to roles that may not manage webhooks (README)'),
   }),
 ]);
 

@@ -215,7 +215,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "trigger-webhook";
-                                /** @description shown as https://host/*** to roles that may not manage webhooks (README) */
+                                /** @description a public https:// URL; shown as https://host/*** to roles that may not manage webhooks (README) */
                                 url: string;
                             };
                         }[];
@@ -484,7 +484,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "trigger-webhook";
-                                /** @description shown as https://host/*** to roles that may not manage webhooks (README) */
+                                /** @description a public https:// URL; shown as https://host/*** to roles that may not manage webhooks (README) */
                                 url: string;
                             };
                         }[];
@@ -717,7 +717,7 @@ export interface paths {
                                 } | {
                                     /** @enum {string} */
                                     type: "trigger-webhook";
-                                    /** @description shown as https://host/*** to roles that may not manage webhooks (README) */
+                                    /** @description a public https:// URL; shown as https://host/*** to roles that may not manage webhooks (README) */
                                     url: string;
                                 };
                             }[];
@@ -1008,7 +1008,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "trigger-webhook";
-                                /** @description shown as https://host/*** to roles that may not manage webhooks (README) */
+                                /** @description a public https:// URL; shown as https://host/*** to roles that may not manage webhooks (README) */
                                 url: string;
                             };
                         }[];
@@ -1296,7 +1296,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "trigger-webhook";
-                                /** @description shown as https://host/*** to roles that may not manage webhooks (README) */
+                                /** @description a public https:// URL; shown as https://host/*** to roles that may not manage webhooks (README) */
                                 url: string;
                             };
                         }[];
@@ -1493,7 +1493,7 @@ export interface paths {
                             } | {
                                 /** @enum {string} */
                                 type: "trigger-webhook";
-                                /** @description shown as https://host/*** to roles that may not manage webhooks (README) */
+                                /** @description a public https:// URL; shown as https://host/*** to roles that may not manage webhooks (README) */
                                 url: string;
                             };
                         }[];
@@ -2925,7 +2925,7 @@ export interface components {
                 } | {
                     /** @enum {string} */
                     type: "trigger-webhook";
-                    /** @description shown as https://host/*** to roles that may not manage webhooks (README) */
+                    /** @description a public https:// URL; shown as https://host/*** to roles that may not manage webhooks (README) */
                     url: string;
                 };
             }[];
@@ -3107,7 +3107,7 @@ export interface components {
                 } | {
                     /** @enum {string} */
                     type: "trigger-webhook";
-                    /** @description shown as https://host/*** to roles that may not manage webhooks (README) */
+                    /** @description a public https:// URL; shown as https://host/*** to roles that may not manage webhooks (README) */
                     url: string;
                 };
             }[];
@@ -3316,7 +3316,7 @@ export interface components {
                 } | {
                     /** @enum {string} */
                     type: "trigger-webhook";
-                    /** @description shown as https://host/*** to roles that may not manage webhooks (README) */
+                    /** @description a public https:// URL; shown as https://host/*** to roles that may not manage webhooks (README) */
                     url: string;
                 };
             }[];
