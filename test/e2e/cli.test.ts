@@ -143,11 +143,11 @@ describe('arguments and environment are checked before storage is touched', () =
 
 describe('canvass migrate (embedded)', () => {
   it(
-    'applies every migration to a new data directory, then nothing',
+    'applies every migration to a new data directory',
     async () => {
+      // A directory that is up to date gets nothing: the embedded scenario below.
       const env = { CANVASS_DATA_DIR: path.join(tmp, 'migrate') };
       expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: migrationNames() });
-      expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: [] });
     },
     SLOW,
   );
