@@ -4,7 +4,7 @@ import { Badge, ErrorNote, Pager, RoleNotice, StatusNote, When } from '../../ui/
 import { useCursorPages, useLoad } from '../../ui/hooks';
 import { Link } from '../../ui/router';
 import { useSession } from '../../ui/session';
-import { WEBHOOK_ROLES } from '../poll/PollPage';
+import { WEBHOOK_ROLES } from '../../ui/roles';
 import './alerts.css';
 
 /** The failure-alert emails sent for the account (GET /alerts), newest first, with their content. */

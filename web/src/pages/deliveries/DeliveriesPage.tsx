@@ -4,7 +4,7 @@ import { isoFromLocal, RoleNotice } from '../../ui/components';
 import { afterLabels, useCursorPages, useLoad } from '../../ui/hooks';
 import { Link } from '../../ui/router';
 import { useSession } from '../../ui/session';
-import { WEBHOOK_ROLES } from '../poll/PollPage';
+import { WEBHOOK_ROLES } from '../../ui/roles';
 import { CreatedWindow, DeliveryLogResults } from '../poll/deliveries/DeliveryLog';
 import { RefreshControls, useRefresh } from '../poll/deliveries/Refresh';
 import '../poll/deliveries/deliveries.css';

@@ -9,6 +9,7 @@ import { Responses } from './responses/Responses';
 import { Slides } from './slides/Slides';
 import { Translations } from './translations/Translations';
 import { Webhooks } from './webhooks/Webhooks';
+import { WEBHOOK_ROLES } from '../../ui/roles';
 import './poll.css';
 
 const LABELS: Record<PollSection, string> = {
@@ -19,8 +20,6 @@ const LABELS: Record<PollSection, string> = {
   webhooks: 'Webhooks',
   deliveries: 'Deliveries',
 };
-
-export const WEBHOOK_ROLES = ['owner', 'admin', 'billing_admin'];
 
 export function PollPage({ pollId, section }: { pollId: string; section: PollSection }) {
   const { api, account } = useSession();

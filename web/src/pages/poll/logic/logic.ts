@@ -1,3 +1,4 @@
+import { webhookTarget } from '../../../ui/roles';
 import type { LogicAction, LogicCondition, LogicOp, LogicRule, Slide, SlideType } from '../../../api/types';
 
 const OP_TEXT: Record<LogicOp, string> = {
@@ -16,7 +17,8 @@ export function describeCondition(c: LogicCondition): string {
   return `the answer ${OP_TEXT[c.op]} ${JSON.stringify(c.value)}`;
 }
 
-export function describeAction(a: LogicAction, slides: Slide[]): string {
+/** `role`: the caller's, which decides how a webhook URL reads (ui/roles.ts). */
+export function describeAction(a: LogicAction, slides: Slide[], role: string): string {
   switch (a.type) {
     case 'continue':
       return 'continue to the next slide';
@@ -27,11 +29,11 @@ export function describeAction(a: LogicAction, slides: Slide[]): string {
       return `skip to ${target ? `“${target.title}”` : a.slideId}`;
     }
     case 'trigger-webhook':
-      return `send a webhook to ${a.url}`;
+      return `send a webhook to ${webhookTarget(a.url, role)}`;
   }
 }
 
-export function describeRule(rule: LogicRule, slides: Slide[]): string {
+export function describeRule(rule: LogicRule, slides: Slide[], role: string): string {
   const conds = rule.conditions.map(describeCondition);
   const when =
     conds.length === 0
@@ -39,7 +41,7 @@ export function describeRule(rule: LogicRule, slides: Slide[]): string {
       : conds.length === 1
         ? `If ${conds[0]}`
         : `If ${rule.match === 'all' ? 'all' : 'any'} of: ${conds.join('; ')}`;
-  return `${when} → ${describeAction(rule.action, slides)}`;
+  return `${when} → ${describeAction(rule.action, slides, role)}`;
 }
 
 export const CHOICE_TYPES: SlideType[] = ['question', 'checkbox', 'dropdown', 'binary'];

@@ -54,7 +54,7 @@ export function Slides({ pollId }: { pollId: string }) {
                 <h4>Logic</h4>
                 <ul className="logic-list">
                   {s.logic.map((r, i) => (
-                    <li key={i}>{describeRule(r, list)}</li>
+                    <li key={i}>{describeRule(r, list, account.role)}</li>
                   ))}
                 </ul>
               </div>
