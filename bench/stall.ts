@@ -9,8 +9,11 @@ import type { NewDelivery } from '../dist/domain/delivery.js';
 import { newId } from '../dist/domain/ids.js';
 import { benchDeps, freshDatabase, SECRET, sleep, tlsDir } from './lib.js';
 
-/** Whose deliveries wait behind the stalled ones: another account's, or the same account's to another endpoint. */
-export type StallCase = 'account' | 'endpoint';
+/**
+ * Whose deliveries wait behind the stalled ones: another account's, or the same account's to
+ * another host; for `host`, the stalled ones go to five endpoints on the stalled host.
+ */
+export type StallCase = 'account' | 'endpoint' | 'host';
 
 export type StallRun = { build: string; case: StallCase; firstMs: number; lastMs: number };
 
@@ -67,9 +70,11 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
         createdAt: new Date(),
         nextAttemptAt: new Date(),
       }));
-    await deps.store.deliveries.insert(
-      rows(STALLED, 'acc_stalled', 'end_stalled', `https://127.0.0.1:${stalledPort}/stalled`),
-    );
+    const spread = which === 'host' ? 5 : 1;
+    for (let e = 0; e < spread; e++)
+      await deps.store.deliveries.insert(
+        rows(STALLED / spread, 'acc_stalled', `end_stalled_${e}`, `https://127.0.0.1:${stalledPort}/stalled/${e}`),
+      );
     const runner = build.startDeliveryRunner({ ...deps, sender }, controller.signal, {
       concurrency: 512,
       claimBatch: 512,
