@@ -11,7 +11,6 @@ import { wakeableSleep } from './sleep.js';
 import { warnEnded, type Ended } from './warn-ended.js';
 import { accountShares, leavesOut, type LeftOut } from './account-share.js';
 import { leftOutWarner } from './warn-left-out.js';
-import { giveBack } from './give-back.js';
 
 export type RunnerOptions = {
   /**
@@ -238,27 +237,12 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       // A claim's attempts start a slice at a time, and the answers that came in meanwhile are
       // read between slices: started all at once, a claim of hundreds held this thread for
       // milliseconds while every connection's answer waited and the endpoints sat idle
-      // (docs/performance.md, "The worker's loop"). Leased already, every one is started, but
-      // for what a claim that leaves a host out by its endpoints brought of its other endpoints:
-      // given back, due again at once, and those endpoints left out from now on. (An ordinary
-      // claim's size keeps every heavy host within its cap.)
-      const back: ClaimedDelivery[] = [];
+      // (docs/performance.md, "The worker's loop"). Leased already, every one is started.
       for (let i = 0; i < claimed.length; i++) {
         const d = claimed[i]!;
-        if (leaving && !shares.mayStart(d)) {
-          shares.heldBack(d);
-          back.push(d);
-          continue;
-        }
         leased.set(d.id, d.leaseToken);
         void attempt(d);
         if ((i + 1) % START_SLICE === 0 && i + 1 < claimed.length) await nextTurn();
-      }
-      if (back.length) {
-        sending -= back.length;
-        unfinished -= back.length;
-        void giveBack(deps, opts.logger, back);
-        if (unfinished === 0) allFinished?.();
       }
       if (waiting.length) void pump();
       // A full claim may have left more due: claim again at once. Otherwise wait for new work,
@@ -307,6 +291,32 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     return Promise.all(ds.map((d) => deps.store.deliveries.release(d.id, d.leaseToken, now).catch(() => false)));
   };
 
+  // Never sent, so their attempt is not counted (as a paused webhook's at claim).
+  const unclaim = async (ds: readonly ClaimedDelivery[]) => {
+    const byLease = new Map<string, ClaimedDelivery[]>();
+    for (const d of ds) {
+      const same = byLease.get(d.leaseToken);
+      if (same) same.push(d);
+      else byLease.set(d.leaseToken, [d]);
+    }
+    const now = deps.clock.now();
+    await Promise.all(
+      [...byLease].map(([token, given]) =>
+        deps.store.deliveries
+          .unclaim(
+            given.map((d) => d.id),
+            token,
+            now,
+          )
+          .catch((err) =>
+            opts.logger.error(
+              { err },
+              'giving back handed-over deliveries failed; they are due again when their lease ends',
+            ),
+          ),
+      ),
+    );
+  };
   const releaseWaiting = async () => {
     const left = waiting.splice(0);
     if (!left.length) return;
@@ -324,10 +334,9 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       const overShare: ClaimedDelivery[] = [];
       while (waiting.length && sending + claiming < opts.concurrency && !signal.aborted) {
         const d = waiting.shift()!;
-        // Claimed or handed over while its account or host is at its share or cap: due again at
-        // once, for a claim that takes it once they are below.
+        // Handed over while its account or endpoint is at its share: due again at once, for a
+        // claim that takes it once they are below.
         if (!shares.mayStart(d)) {
-          shares.heldBack(d);
           overShare.push(d);
           continue;
         }
@@ -338,7 +347,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       }
       if (overShare.length) {
         // Not awaited: what is handed over meanwhile is pumped at once.
-        void giveBack(deps, opts.logger, overShare);
+        void unclaim(overShare);
         unfinished -= overShare.length;
         if (unfinished === 0) allFinished?.();
       }

@@ -2,12 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { accountShares, type LeftOut } from '../../src/worker/account-share.js';
 
 type Shares = ReturnType<typeof accountShares>;
-// Each endpoint on a host of its own, unless one is named.
-const at = (account: string, endpoint = 'e', host = endpoint) => ({
-  accountId: account,
-  endpointId: `${account}/${endpoint}`,
-  url: `https://${host}.example.com/${account}/${endpoint}`,
-});
+const at = (account: string, endpoint = 'e') => ({ accountId: account, endpointId: `${account}/${endpoint}` });
 // Unless an endpoint is named, an account's attempts go round 16 endpoints, none of which then
 // holds the reserve's size: the account's share binds before any endpoint's.
 const start = (s: Shares, account: string, n: number, endpoint?: string) => {
@@ -186,34 +181,5 @@ describe('accountShares', () => {
     start(s, 'a', 448, 'y');
     expect(s.near(0)).toEqual({ accounts: [], endpoints: ['a/y'] });
     expect(s.mayStart(at('a', 'x'))).toBe(true);
-  });
-
-  it("keeps an account's endpoints on one host to one cap together, and leaves out every one of them", () => {
-    const s = accountShares(512);
-    for (let i = 0; i < 300; i++) s.started(at('a', 'x', 'stalled'));
-    for (let i = 0; i < 147; i++) s.started(at('a', 'y', 'stalled'));
-    expect(s.near(0)).toEqual(none);
-    expect(s.headroom()).toBe(1);
-    s.started(at('a', 'y', 'stalled'));
-    expect(s.near(0)).toEqual({ accounts: [], endpoints: ['a/x', 'a/y'] });
-    // A third endpoint on that host may not start; one on another host may.
-    expect(s.mayStart(at('a', 'z', 'stalled'))).toBe(false);
-    expect(s.mayStart(at('a', 'w', 'elsewhere'))).toBe(true);
-    expect(s.headroom(s.near(0))).toBe(32);
-  });
-
-  it("leaves out an endpoint held back by its host's cap while the host is at it, and forgets it with the host", () => {
-    const s = accountShares(512);
-    for (let i = 0; i < 448; i++) s.started(at('a', 'x', 'stalled'));
-    // Held back while the host is under its cap: nothing to remember.
-    s.heldBack(at('b', 'q', 'stalled'));
-    s.heldBack(at('a', 'z', 'stalled'));
-    expect(s.near(0)).toEqual({ accounts: [], endpoints: ['a/x', 'a/z'] });
-    s.answered(at('a', 'x', 'stalled'));
-    expect(s.near(0)).toEqual(none);
-    expect(s.near(1)).toEqual({ accounts: [], endpoints: ['a/x', 'a/z'] });
-    for (let i = 0; i < 447; i++) s.answered(at('a', 'x', 'stalled'));
-    for (let i = 0; i < 448; i++) s.started(at('a', 'x', 'stalled'));
-    expect(s.near(0)).toEqual({ accounts: [], endpoints: ['a/x'] });
   });
 });
