@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../../src/domain/access.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { bearer, harness, keysByRole, ROLES, type Harness, type TestAccount } from '../support/app.js';
 
 // Saving, changing or removing a Trigger webhook action is webhook management: owner, admin and
 // billing_admin only. Every write route that carries logic is checked for every role, with and
@@ -9,8 +9,7 @@ import { bearer, harness, type Harness, type TestAccount } from '../support/app.
 
 let h: Harness;
 let acct: TestAccount;
-const keys = {} as Record<Role, string>;
-const ROLES: Role[] = ['owner', 'admin', 'billing_admin', 'editor', 'read_only'];
+let keys: Record<Role, string>;
 const MANAGERS: Role[] = ['owner', 'admin', 'billing_admin'];
 
 const HOOK = { type: 'trigger-webhook', url: 'https://hooks.example.com/in' };
@@ -255,8 +254,7 @@ async function deletePoll(key: string, pollId: string) {
 beforeAll(async () => {
   h = await harness();
   acct = await h.account();
-  keys.owner = acct.key;
-  for (const role of ROLES.slice(1)) keys[role] = await h.member(acct.accountId, role);
+  keys = await keysByRole(h, acct);
 });
 afterAll(() => h?.close());
 

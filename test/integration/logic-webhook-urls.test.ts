@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../../src/domain/access.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { bearer, harness, keysByRole, ROLES, type Harness, type TestAccount } from '../support/app.js';
 
 // A Trigger webhook action's URL is shown in full only to the roles that manage webhooks; the
 // others see its origin with the path masked, and may send the masked form back unchanged.
 
 let h: Harness;
 let acct: TestAccount;
-const keys = {} as Record<Role, string>;
-const ROLES: Role[] = ['owner', 'admin', 'billing_admin', 'editor', 'read_only'];
+let keys: Record<Role, string>;
 const MANAGERS: Role[] = ['owner', 'admin', 'billing_admin'];
 
 const SECRET_URL = 'https://hooks.example.com/in/tok_s3cr3t?key=k3y';
@@ -53,8 +52,7 @@ const urlsOf = (rules: { action: { url?: string } }[]) => rules.map((r) => r.act
 beforeAll(async () => {
   h = await harness();
   acct = await h.account();
-  keys.owner = acct.key;
-  for (const role of ROLES.slice(1)) keys[role] = await h.member(acct.accountId, role);
+  keys = await keysByRole(h, acct);
 });
 afterAll(() => h?.close());
 

@@ -84,3 +84,12 @@ export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 /** The API as a test builds it, with a submission queue of its own over the given deps. */
 export const testApp = (opts: Omit<AppOptions, 'submissions'>) =>
   buildApp({ ...opts, submissions: createSubmissionQueue(opts.deps) });
+
+export const ROLES: Role[] = ['owner', 'admin', 'billing_admin', 'editor', 'read_only'];
+
+/** A key for each role in the account: the owner's own, and one new member's for every other role. */
+export async function keysByRole(h: Harness, acct: TestAccount): Promise<Record<Role, string>> {
+  const keys = { owner: acct.key } as Record<Role, string>;
+  for (const role of ROLES.slice(1)) keys[role] = await h.member(acct.accountId, role);
+  return keys;
+}
