@@ -51,6 +51,26 @@ describe('the signing secret of an account that only uses logic-triggered webhoo
     expect(hook.json().signingSecret).toBeUndefined();
   });
 
+  it('is neither made nor shown by an editor saving Trigger webhook actions as they are stored', async () => {
+    // Actions stored before the account had a secret (its first delivery makes one).
+    const legacy = await h.account();
+    const editor = await h.member(legacy.accountId, 'editor');
+    const poll = (await post('/poll', { accountId: legacy.accountId, title: 'Legacy' }, legacy.key)).json().data;
+    await post('/slide', { pollId: poll.id, type: 'short-answer', title: 'S' }, legacy.key);
+    const slide = (await h.deps.store.slides.listByPoll(poll.id))[0]!;
+    const action = { type: 'trigger-webhook' as const, url: 'https://hooks.example.com/l' };
+    await h.deps.store.slides.update({ ...slide, logic: [{ match: 'all', conditions: [{ op: 'answered' }], action }] });
+    const read = await h.app.inject({ method: 'GET', url: `/slides?pollId=${poll.id}`, headers: bearer(editor) });
+    const saved = await post(
+      '/slide/update',
+      { slideId: slide.id, title: 'Renamed', logic: read.json().data[0].logic },
+      editor,
+    );
+    expect(saved.statusCode, saved.body).toBe(200);
+    expect(saved.json().signingSecret).toBeUndefined();
+    expect((await h.deps.store.accounts.get(legacy.accountId))?.signingSecret).toBeNull();
+  });
+
   it('is not created by a dry run', async () => {
     const other = await h.account();
     const preview = await post(

@@ -5,7 +5,7 @@ import { requirePoll, requirePollForUpdate, requireWebhookRuleAccess } from '../
 import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import type { Caller, Deps } from '../ports/index.js';
-import { logicViewFor, unmaskSentRules } from './webhook-urls.js';
+import { logicViewFor, managesWebhooks, unmaskSentRules } from './webhook-urls.js';
 
 export async function updatePoll(
   deps: Deps,
@@ -68,7 +68,9 @@ export async function updatePoll(
       updatedAt: deps.clock.now(),
     };
     await store.polls.update(pollId, fields);
-    const signingSecret = patch.actionLogic
+    // The secret is made and shown only to a role that manages webhooks (see updateSlide).
+    const shows = patch.actionLogic && (await managesWebhooks(store, caller, current.accountId));
+    const signingSecret = shows
       ? await secretForLogic(store, current.accountId, body.actionLogic, fields.updatedAt)
       : undefined;
     const poll = {

@@ -5,7 +5,7 @@ import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import { requireWebhookRuleAccess } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
-import { logicViewFor, unmaskSentRules } from './webhook-urls.js';
+import { logicViewFor, managesWebhooks, unmaskSentRules } from './webhook-urls.js';
 import type { SavedSlide, SlideInput } from './create-slide.js';
 import { checkSlide, cleanAnswers, renumber, requireSlideAccess, requireSlideForUpdate } from './slide-checks.js';
 
@@ -49,7 +49,10 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
     await requireWebhookRuleAccess(store, caller, poll.accountId, current.logic, slide.logic, deps.urlPolicy);
     await renumber(store, [...others.slice(0, slide.idx), slide, ...others.slice(slide.idx)], slide.id);
     await store.slides.update(slide);
-    const signingSecret = patch.logic ? await secretForLogic(store, poll.accountId, slide.logic, now) : undefined;
+    // The secret is made and shown only to a role that manages webhooks: an editor may save
+    // Trigger webhook actions as they are stored, not learn the secret they are signed with.
+    const shows = patch.logic && (await managesWebhooks(store, caller, poll.accountId));
+    const signingSecret = shows ? await secretForLogic(store, poll.accountId, slide.logic, now) : undefined;
     const view = await logicViewFor(store, caller, poll.accountId);
     return { slide: view.slide(slide), ...(signingSecret ? { signingSecret } : {}) };
   });

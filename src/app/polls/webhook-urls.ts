@@ -6,7 +6,8 @@ import type { Caller, Store } from '../ports/index.js';
 
 type Rule = { action: Action };
 
-async function managesWebhooks(store: Store, caller: Caller, accountId: string): Promise<boolean> {
+/** Whether the caller's role in the account manages webhooks (and sees their URLs and secret). */
+export async function managesWebhooks(store: Store, caller: Caller, accountId: string): Promise<boolean> {
   const membership = await membershipOf(store, caller, accountId);
   return membership !== undefined && may(membership.role, 'manage_webhooks');
 }
