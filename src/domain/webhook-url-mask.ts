@@ -1,19 +1,15 @@
 import { canonical, type Action } from './logic.js';
+import { loggableOrigin } from './url-policy.js';
 
 /**
  * A Trigger webhook action's URL is webhook management, like a saved webhook's: its path or
  * query may carry a token. Roles that may not manage webhooks see only its origin, as
  * `https://host/***`, and may send that form back to leave the action as it is (README, "API overview").
  */
-export const MASKED_PATH = '/***';
+const MASKED_PATH = '/***';
 
-export function maskWebhookUrl(url: string): string {
-  try {
-    return new URL(url).origin + MASKED_PATH;
-  } catch {
-    return MASKED_PATH;
-  }
-}
+/** What the logs show of a URL (its origin), in the form an editor may send back. */
+export const maskWebhookUrl = (url: string): string => loggableOrigin(url) + MASKED_PATH;
 
 type Rule = { action: Action };
 

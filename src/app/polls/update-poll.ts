@@ -5,7 +5,7 @@ import { requirePoll, requirePollForUpdate, requireWebhookRuleAccess } from '../
 import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import type { Caller, Deps } from '../ports/index.js';
-import { logicViewFor, managesWebhooks, unmaskSentRules } from './webhook-urls.js';
+import { logicView, managesWebhooks, unmaskSentRules } from './webhook-urls.js';
 
 export async function updatePoll(
   deps: Deps,
@@ -17,13 +17,8 @@ export async function updatePoll(
   // then name resolution before the transaction: no lock is held while DNS answers.
   if (sent.actionLogic) {
     const current = await requirePoll(deps.store, caller, pollId, 'write');
-    const actionLogic = await unmaskSentRules(
-      deps.store,
-      caller,
-      current.accountId,
-      sent.actionLogic,
-      current.actionLogic,
-    );
+    const manages = await managesWebhooks(deps.store, caller, current.accountId);
+    const actionLogic = unmaskSentRules(manages, sent.actionLogic, current.actionLogic);
     await requireWebhookRuleAccess(
       deps.store,
       caller,
@@ -36,12 +31,10 @@ export async function updatePoll(
   }
   return deps.store.transaction(async (store) => {
     const current = await requirePollForUpdate(store, caller, pollId);
+    const manages = await managesWebhooks(store, caller, current.accountId);
     // Masked URLs stand for what is stored now, under the lock.
     const patch = sent.actionLogic
-      ? {
-          ...sent,
-          actionLogic: await unmaskSentRules(store, caller, current.accountId, sent.actionLogic, current.actionLogic),
-        }
+      ? { ...sent, actionLogic: unmaskSentRules(manages, sent.actionLogic, current.actionLogic) }
       : sent;
     const slides = await store.slides.listByPoll(pollId);
     const body = applyPollPatch(current, patch);
@@ -69,10 +62,10 @@ export async function updatePoll(
     };
     await store.polls.update(pollId, fields);
     // The secret is made and shown only to a role that manages webhooks (see updateSlide).
-    const shows = patch.actionLogic && (await managesWebhooks(store, caller, current.accountId));
-    const signingSecret = shows
-      ? await secretForLogic(store, current.accountId, body.actionLogic, fields.updatedAt)
-      : undefined;
+    const signingSecret =
+      patch.actionLogic && manages
+        ? await secretForLogic(store, current.accountId, body.actionLogic, fields.updatedAt)
+        : undefined;
     const poll = {
       ...current,
       ...body,
@@ -81,7 +74,6 @@ export async function updatePoll(
       updatedAt: fields.updatedAt,
       slides,
     };
-    const view = await logicViewFor(store, caller, current.accountId);
-    return { poll: view.poll(poll), ...(signingSecret ? { signingSecret } : {}) };
+    return { poll: logicView(manages).poll(poll), ...(signingSecret ? { signingSecret } : {}) };
   });
 }

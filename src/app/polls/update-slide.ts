@@ -5,7 +5,7 @@ import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import { requireWebhookRuleAccess } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
-import { logicViewFor, managesWebhooks, unmaskSentRules } from './webhook-urls.js';
+import { logicView, managesWebhooks, unmaskSentRules } from './webhook-urls.js';
 import type { SavedSlide, SlideInput } from './create-slide.js';
 import { checkSlide, cleanAnswers, renumber, requireSlideAccess, requireSlideForUpdate } from './slide-checks.js';
 
@@ -15,16 +15,16 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
   // Access first, then name resolution (see createSlide).
   if (sent.logic) {
     const current = await requireSlideAccess(deps.store, caller, sent.slideId);
-    const logic = await unmaskSentRules(deps.store, caller, current.accountId, sent.logic, current.logic);
+    const manages = await managesWebhooks(deps.store, caller, current.accountId);
+    const logic = unmaskSentRules(manages, sent.logic, current.logic);
     await requireWebhookRuleAccess(deps.store, caller, current.accountId, current.logic, logic, deps.urlPolicy);
     await checkRuleTargets(deps, logic, '/logic', current.logic);
   }
   return deps.store.transaction(async (store) => {
     const { slide: current, poll } = await requireSlideForUpdate(store, caller, sent.slideId);
+    const manages = await managesWebhooks(store, caller, poll.accountId);
     // Masked URLs stand for what is stored now, under the lock.
-    const patch = sent.logic
-      ? { ...sent, logic: await unmaskSentRules(store, caller, poll.accountId, sent.logic, current.logic) }
-      : sent;
+    const patch = sent.logic ? { ...sent, logic: unmaskSentRules(manages, sent.logic, current.logic) } : sent;
     const all = await store.slides.listByPoll(poll.id);
     const others = all.filter((s) => s.id !== current.id);
     const p = trimStrings(patch);
@@ -51,9 +51,8 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
     await store.slides.update(slide);
     // The secret is made and shown only to a role that manages webhooks: an editor may save
     // Trigger webhook actions as they are stored, not learn the secret they are signed with.
-    const shows = patch.logic && (await managesWebhooks(store, caller, poll.accountId));
-    const signingSecret = shows ? await secretForLogic(store, poll.accountId, slide.logic, now) : undefined;
-    const view = await logicViewFor(store, caller, poll.accountId);
-    return { slide: view.slide(slide), ...(signingSecret ? { signingSecret } : {}) };
+    const signingSecret =
+      patch.logic && manages ? await secretForLogic(store, poll.accountId, slide.logic, now) : undefined;
+    return { slide: logicView(manages).slide(slide), ...(signingSecret ? { signingSecret } : {}) };
   });
 }

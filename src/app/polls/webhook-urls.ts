@@ -28,22 +28,19 @@ const masked: LogicView = {
   slide: (s) => ({ ...s, logic: maskWebhookUrls(s.logic) }),
 };
 
+/** The view of a caller who does (`manages`) or does not manage the account's webhooks. */
+export const logicView = (manages: boolean): LogicView => (manages ? full : masked);
+
 /** Every answer that carries an account's logic goes through this view of the caller's role. */
 export async function logicViewFor(store: Store, caller: Caller, accountId: string): Promise<LogicView> {
-  return (await managesWebhooks(store, caller, accountId)) ? full : masked;
+  return logicView(await managesWebhooks(store, caller, accountId));
 }
 
 /**
  * Rules sent by a caller who sees masked URLs, with each masked URL put back to the stored one
  * it stands for, so saving what was read leaves Trigger webhook actions as they are. A caller
- * who sees URLs in full sends them as meant: nothing is put back.
+ * who sees URLs in full (`manages`) sends them as meant: nothing is put back.
  */
-export async function unmaskSentRules<R extends Rule>(
-  store: Store,
-  caller: Caller,
-  accountId: string,
-  sent: readonly R[],
-  stored: readonly Rule[],
-): Promise<R[]> {
-  return (await managesWebhooks(store, caller, accountId)) ? [...sent] : unmaskWebhookUrls(sent, stored);
+export function unmaskSentRules<R extends Rule>(manages: boolean, sent: readonly R[], stored: readonly Rule[]): R[] {
+  return manages ? [...sent] : unmaskWebhookUrls(sent, stored);
 }
