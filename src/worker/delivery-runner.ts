@@ -44,8 +44,8 @@ export type RunnerOptions = {
 /** The runner also takes deliveries leased to it elsewhere in the process (Handoff: the batch flush). */
 export type Runner = Handoff & { done: Promise<void>; wake(): void };
 
-// A claim that leaves accounts or endpoints out (account-share.ts) comes only once one has been
-// at or near its share this long: a busy endpoint whose answers come in frees slots sooner.
+// A claim that leaves accounts or hosts out (account-share.ts) comes only once one has been at
+// or near its share this long: a busy host whose answers come in frees slots sooner.
 // After such a claim found nothing, the wait doubles, up to LEAVE_OUT_MAX_MS, until one finds
 // something: each reads past the left-out ones' due deliveries, which with one account alone
 // is all of them. New deliveries (wake) bring the next one within LEAVE_OUT_MS again.
@@ -53,7 +53,7 @@ const LEAVE_OUT_MS = 50;
 const LEAVE_OUT_MAX_MS = 3_200;
 // As many attempts as the sender keeps connections to one origin by default (h1-sender.ts).
 const START_SLICE = 32;
-const NONE: LeftOut = { accounts: [], endpoints: [] };
+const NONE: LeftOut = { accounts: [], hosts: [] };
 // setImmediate runs after the event loop's poll phase: the sockets that became readable are served first.
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -97,7 +97,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   let promised = 0;
   const waiting: ClaimedDelivery[] = [];
   let claiming = 0;
-  // Which accounts and endpoints hold the sending slots: none may take them all (account-share.ts).
+  // Which accounts and hosts hold the sending slots: none may take them all (account-share.ts).
   const shares = accountShares(opts.concurrency);
   let leaveOutAt: number | undefined;
   let leaveOutWait = LEAVE_OUT_MS;
@@ -181,7 +181,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       const recording = unfinished - sending - queued;
       // Claim in batches: with every slot busy, claiming each slot as it frees would make one
       // round trip per delivery. Wait until half a batch is free (or nothing is busy), and leave
-      // the reserve free. Otherwise, with an account or endpoint at its share or, the worker
+      // the reserve free. Otherwise, with an account or host at its share or, the worker
       // being that full, near it, claim without it, the reserve included: those slots are there
       // for other deliveries, which should not wait for its attempts to end.
       const half = Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2));
@@ -198,7 +198,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       }
       newWork = false;
       if (free > 0 && recording < opts.concurrency) {
-        // Nor may an ordinary claim take one endpoint past its cap, whatever the due order.
+        // Nor may an ordinary claim take one host past its cap, whatever the due order.
         if (ordinary) want = Math.min(free - shares.reserve, opts.claimBatch, shares.headroom());
         else if (leaving) {
           leaveOutAt ??= Date.now() + leaveOutWait;
@@ -334,7 +334,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       const overShare: ClaimedDelivery[] = [];
       while (waiting.length && sending + claiming < opts.concurrency && !signal.aborted) {
         const d = waiting.shift()!;
-        // Handed over while its account or endpoint is at its share: due again at once, for a
+        // Handed over while its account or host is at its share: due again at once, for a
         // claim that takes it once they are below.
         if (!shares.mayStart(d)) {
           overShare.push(d);

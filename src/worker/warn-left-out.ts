@@ -1,8 +1,14 @@
 import type { Logger } from 'pino';
 import type { LeftOut } from './account-share.js';
 
+/** A host key (hostKey) as the warn line shows it: the origin (no path nor query), and its account. */
+const shown = (key: string) => {
+  const space = key.indexOf(' ');
+  return { accountId: key.slice(space + 1), origin: `https://${key.slice(0, space)}` };
+};
+
 /**
- * The warn line naming the accounts and endpoints a claim left out, once that claim found other
+ * The warn line naming the accounts and hosts a claim left out, once that claim found other
  * deliveries (they were being held up): at most once a minute for each (docs/operations.md).
  */
 export function leftOutWarner(logger: Logger, concurrency: number, share: () => number) {
@@ -11,13 +17,13 @@ export function leftOutWarner(logger: Logger, concurrency: number, share: () => 
     const now = Date.now();
     const due = (id: string) => now - (warnedAt.get(id) ?? -Infinity) >= 60_000;
     const accountIds = exclude.accounts.filter(due);
-    const endpointIds = exclude.endpoints.filter(due);
-    if (!accountIds.length && !endpointIds.length) return;
+    const hostKeys = exclude.hosts.filter(due);
+    if (!accountIds.length && !hostKeys.length) return;
     for (const [id, at] of warnedAt) if (now - at >= 60_000) warnedAt.delete(id);
-    for (const id of [...accountIds, ...endpointIds]) warnedAt.set(id, now);
+    for (const id of [...accountIds, ...hostKeys]) warnedAt.set(id, now);
     logger.warn(
-      { accountIds, endpointIds, share: share(), concurrency },
-      "accounts or endpoints at their share of the worker's attempts were left out of a claim, so that other deliveries went out: those endpoints answer slowly or not at all",
+      { accountIds, hosts: hostKeys.map(shown), share: share(), concurrency },
+      "accounts or hosts at their share of the worker's attempts were left out of a claim, so that other deliveries went out: those hosts answer slowly or not at all",
     );
   };
 }

@@ -144,7 +144,7 @@ describe('plans of the claim and the batch record', () => {
     await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-plan', new Date(0));
     await store.deliveries.claim(new Date(), 3, new Date(Date.now() + 60_000), 'lease-plan', new Date(0), {
       accounts: ['acc_x'],
-      endpoints: ['end_x'],
+      hosts: ['hooks.example.com acc_y'],
     });
     await store.deliveries.recordResults([delivered('att_plan', 'dlv_none', 'lease-none')], new Date());
     const statements = await sql<{ name: string; params: number }>`

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * A throwaway CA and a server certificate for loopback (127.0.0.1, ::1, localhost, *.test),
+ * A throwaway CA and a server certificate for loopback (127.0.0.1, ::1, localhost, receiver.test,
+ * and *.hosts.test: Node matches no wildcard of a name's last two labels, so not *.test),
  * made with the openssl command line. Endpoints under test serve the leaf; processes trust
  * the CA through NODE_EXTRA_CA_CERTS, exactly as an operator would.
  */
@@ -41,7 +42,7 @@ export function makeTestCa(dir: string): { caFile: string; keyFile: string; cert
     );
     writeFileSync(
       f('ext.cnf'),
-      'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost,DNS:*.test,DNS:receiver.test\nbasicConstraints=CA:FALSE\n',
+      'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost,DNS:*.test,DNS:receiver.test,DNS:*.hosts.test\nbasicConstraints=CA:FALSE\n',
     );
     run(
       'x509',

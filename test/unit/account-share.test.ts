@@ -1,18 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { accountShares, type LeftOut } from '../../src/worker/account-share.js';
+import { accountShares, hostKey, type LeftOut } from '../../src/worker/account-share.js';
 
 type Shares = ReturnType<typeof accountShares>;
-const at = (account: string, endpoint = 'e') => ({ accountId: account, endpointId: `${account}/${endpoint}` });
-// Unless an endpoint is named, an account's attempts go round 16 endpoints, none of which then
-// holds the reserve's size: the account's share binds before any endpoint's.
-const start = (s: Shares, account: string, n: number, endpoint?: string) => {
-  for (let i = 0; i < n; i++) s.started(at(account, endpoint ?? `e${i % 16}`));
+// Each attempt of an account to a host goes to an endpoint of its own path on that host.
+let paths = 0;
+const at = (account: string, host = 'h') => ({ accountId: account, url: `https://${host}.example/${paths++}?t=1` });
+const key = (account: string, host: string) => `${host}.example ${account}`;
+// Unless a host is named, an account's attempts go round 16 hosts, none of which then holds
+// the reserve's size: the account's share binds before any host's.
+const start = (s: Shares, account: string, n: number, host?: string) => {
+  for (let i = 0; i < n; i++) s.started(at(account, host ?? `h${i % 16}`));
 };
-const answer = (s: Shares, account: string, n: number, endpoint?: string) => {
-  for (let i = 0; i < n; i++) s.answered(at(account, endpoint ?? `e${i % 16}`));
+const answer = (s: Shares, account: string, n: number, host?: string) => {
+  for (let i = 0; i < n; i++) s.answered(at(account, host ?? `h${i % 16}`));
 };
 const accounts = (l: LeftOut) => l.accounts;
-const none: LeftOut = { accounts: [], endpoints: [] };
+const none: LeftOut = { accounts: [], hosts: [] };
+
+describe('hostKey', () => {
+  it("is the URL's host and port, then the account, as the claim's split_part(url, '/', 3) reads it", () => {
+    expect(hostKey('acc_1', 'https://hooks.example.com/a/b?c=d#e')).toBe('hooks.example.com acc_1');
+    expect(hostKey('acc_1', 'https://hooks.example.com:8443/')).toBe('hooks.example.com:8443 acc_1');
+    expect(hostKey('acc_1', 'https://[2001:db8::1]:8443/x')).toBe('[2001:db8::1]:8443 acc_1');
+    // Two paths of one host are one key; another port or account is another.
+    expect(hostKey('a', 'https://h.example/one')).toBe(hostKey('a', 'https://h.example/two?x=1'));
+    expect(hostKey('a', 'https://h.example:444/one')).not.toBe(hostKey('a', 'https://h.example/one'));
+    expect(hostKey('b', 'https://h.example/one')).not.toBe(hostKey('a', 'https://h.example/one'));
+  });
+});
 
 describe('accountShares', () => {
   it('shares nothing out below 16 slots', () => {
@@ -79,10 +94,10 @@ describe('accountShares', () => {
     for (let i = 0; i < 13; i++) start(s, `x${i}`, 32);
     expect(s.share()).toBe(32);
     expect(accounts(s.near(0))).toHaveLength(16);
-    // An endpoint's cap is never under the reserve: here it is the whole of its account's share.
-    expect(s.mayStart(at('a', 'e0'))).toBe(false);
-    s.answered(at('a', 'e0'));
-    expect(s.mayStart(at('a', 'e0'))).toBe(true);
+    // A host's cap is never under the reserve: here it is the whole of its account's share.
+    expect(s.mayStart(at('a', 'h0'))).toBe(false);
+    s.answered(at('a', 'h0'));
+    expect(s.mayStart(at('a', 'h0'))).toBe(true);
   });
 
   it('forgets an account whose attempts have all been answered', () => {
@@ -95,22 +110,22 @@ describe('accountShares', () => {
     expect(accounts(s.near(0))).toEqual(['b']);
   });
 
-  it("keeps one endpoint to the account's share less the reserve, and leaves out only that endpoint", () => {
+  it("keeps one host to the account's share less the reserve, and leaves out only that host", () => {
     const s = accountShares(512);
     start(s, 'a', 447, 'stalled');
     expect(s.mayStart(at('a', 'stalled'))).toBe(true);
     s.started(at('a', 'stalled'));
-    expect(s.near(0)).toEqual({ accounts: [], endpoints: ['a/stalled'] });
+    expect(s.near(0)).toEqual({ accounts: [], hosts: [key('a', 'stalled')] });
     expect(s.mayStart(at('a', 'stalled'))).toBe(false);
-    // The account's other endpoints take the rest of its share, and then the account is out.
+    // The account's other hosts take the rest of its share, and then the account is out.
     expect(s.mayStart(at('a', 'other'))).toBe(true);
     start(s, 'a', 32, 'other');
-    expect(s.near(0)).toEqual({ accounts: ['a'], endpoints: [] });
+    expect(s.near(0)).toEqual({ accounts: ['a'], hosts: [] });
     expect(s.mayStart(at('a', 'other'))).toBe(false);
     expect(s.mayStart(at('b'))).toBe(true);
   });
 
-  it("caps each endpoint at its account's share less the reserve, as that share shrinks", () => {
+  it("caps each host at its account's share less the reserve, as that share shrinks", () => {
     const s = accountShares(512);
     start(s, 'a', 200, 'x');
     expect(s.near(0)).toEqual(none);
@@ -120,12 +135,12 @@ describe('accountShares', () => {
     start(s, 'a', 7, 'x');
     expect(s.mayStart(at('a', 'x'))).toBe(true);
     s.started(at('a', 'x'));
-    expect(s.near(0)).toEqual({ accounts: [], endpoints: ['a/x'] });
+    expect(s.near(0)).toEqual({ accounts: [], hosts: [key('a', 'x')] });
     expect(s.mayStart(at('a', 'x'))).toBe(false);
     expect(s.mayStart(at('a', 'y'))).toBe(true);
   });
 
-  it('of an account near its share, names its endpoints near their cap, or the account when none is', () => {
+  it('of an account near its share, names its hosts near their cap, or the account when none is', () => {
     const s = accountShares(512);
     start(s, 'a', 100, 'x');
     start(s, 'a', 20, 'y');
@@ -133,14 +148,14 @@ describe('accountShares', () => {
     expect(s.near(0)).toEqual(none);
     // Share 240 each, cap 208: at a slack of 108, x (100) is near its cap.
     expect(s.near(107)).toEqual(none);
-    expect(s.near(108)).toEqual({ accounts: [], endpoints: ['a/x'] });
-    // At 120 both accounts are near their share; b's endpoints are all light, so b is named.
-    expect(s.near(120)).toEqual({ accounts: ['b'], endpoints: ['a/x'] });
+    expect(s.near(108)).toEqual({ accounts: [], hosts: [key('a', 'x')] });
+    // At 120 both accounts are near their share; b's hosts are all light, so b is named.
+    expect(s.near(120)).toEqual({ accounts: ['b'], hosts: [key('a', 'x')] });
   });
 
-  it('tells how far the endpoint holding the most is from its cap', () => {
+  it('tells how far the host holding the most is from its cap', () => {
     const s = accountShares(512);
-    // Only heavy endpoints count.
+    // Only heavy hosts count.
     start(s, 'a', 31, 'light');
     expect(s.headroom()).toBe(448);
     start(s, 'a', 100, 'x');
@@ -150,20 +165,20 @@ describe('accountShares', () => {
     expect(s.headroom()).toBe(108);
   });
 
-  it('sizes a claim that leaves some out so that no heavy account or endpoint left in passes its share or cap', () => {
+  it('sizes a claim that leaves some out so that no heavy account or host left in passes its share or cap', () => {
     const s = accountShares(512);
     start(s, 'a', 448, 'stalled');
     const left = s.near(0);
-    expect(left).toEqual({ accounts: [], endpoints: ['a/stalled'] });
-    // The account is left in: its other endpoints may take what is left of its share, not the reserve.
+    expect(left).toEqual({ accounts: [], hosts: [key('a', 'stalled')] });
+    // The account is left in: its other hosts may take what is left of its share, not the reserve.
     expect(s.headroom(left)).toBe(32);
-    // Two heavy accounts (share 240, cap 208): b is left out; a's busiest endpoint bounds the claim.
+    // Two heavy accounts (share 240, cap 208): b is left out; a's busiest host bounds the claim.
     const t = accountShares(512);
     start(t, 'b', 240);
     start(t, 'a', 200, 'x');
-    expect(t.near(0)).toEqual({ accounts: ['b'], endpoints: [] });
+    expect(t.near(0)).toEqual({ accounts: ['b'], hosts: [] });
     expect(t.headroom(t.near(0))).toBe(8);
-    // An ordinary claim is bounded by endpoints only.
+    // An ordinary claim is bounded by hosts only.
     expect(t.headroom()).toBe(8);
     start(t, 'a', 32, 'y');
     expect(t.headroom(t.near(0))).toBe(8);
@@ -172,14 +187,24 @@ describe('accountShares', () => {
     expect(t.headroom()).toBe(208 - 100);
   });
 
-  it('forgets an endpoint whose attempts have all been answered', () => {
+  it('forgets a host whose attempts have all been answered', () => {
     const s = accountShares(512);
     start(s, 'a', 448, 'x');
-    expect(s.near(0).endpoints).toEqual(['a/x']);
+    expect(s.near(0).hosts).toEqual([key('a', 'x')]);
     answer(s, 'a', 449, 'x');
     expect(s.near(0)).toEqual(none);
     start(s, 'a', 448, 'y');
-    expect(s.near(0)).toEqual({ accounts: [], endpoints: ['a/y'] });
+    expect(s.near(0)).toEqual({ accounts: [], hosts: [key('a', 'y')] });
     expect(s.mayStart(at('a', 'x'))).toBe(true);
+  });
+
+  it("counts an account's endpoints on one host against one cap, and another account's apart", () => {
+    const s = accountShares(512);
+    // 448 attempts to 448 endpoints (paths) of one host: the host is at its cap.
+    start(s, 'a', 448, 'shared');
+    expect(s.near(0)).toEqual({ accounts: [], hosts: [key('a', 'shared')] });
+    expect(s.mayStart({ accountId: 'a', url: 'https://shared.example/a-new-path' })).toBe(false);
+    expect(s.mayStart({ accountId: 'a', url: 'https://shared.example:8443/' })).toBe(true);
+    expect(s.mayStart({ accountId: 'b', url: 'https://shared.example/a-new-path' })).toBe(true);
   });
 });

@@ -114,14 +114,17 @@ export type AttemptResult = {
   dnsFailure: boolean;
 };
 
-/** Accounts and endpoints (by id) whose deliveries a claim passes over. */
-export type LeaveOut = { readonly accounts: readonly string[]; readonly endpoints: readonly string[] };
+/**
+ * What a claim passes over: accounts (by id), and hosts of accounts, each as its URL's host and
+ * port, a space and the account id (src/worker/account-share.ts, hostKey).
+ */
+export type LeaveOut = { readonly accounts: readonly string[]; readonly hosts: readonly string[] };
 
 export interface DeliveryRepo {
   insert(rows: NewDelivery[]): Promise<void>;
   /**
    * `overlapSince`: a secret rotated after this still signs alongside the new one (previousSecret).
-   * `exclude`: those accounts' and endpoints' deliveries are left in the queue, due as they were.
+   * `exclude`: those accounts' and hosts' deliveries are left in the queue, due as they were.
    */
   claim(
     now: Date,

@@ -3,6 +3,7 @@ import { expect, it } from 'vitest';
 import type { Deps } from '../../../src/app/ports/index.js';
 import { flushSomeBatches } from '../../../src/app/delivery/flush-batches.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
+import { hostKey } from '../../../src/worker/account-share.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
 import { harness } from '../../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
@@ -11,15 +12,21 @@ import { queueDue, startTestWorker } from '../../support/worker.js';
 
 /**
  * Accounts share a worker's sending slots (src/worker/account-share.ts): an account whose
- * endpoint holds every request open keeps at most its share of them, its other deliveries stay
+ * endpoints hold every request open keeps at most its share of them, its other deliveries stay
  * queued (claimed or handed over, uncounted), and another account's deliveries go out through
- * the slots kept back while the first account's attempts are all still open.
+ * the slots kept back while the first account's attempts are all still open. Within an account,
+ * its endpoints on one host share one cap.
+ *
+ * Hosts named `h<n>.hosts.test` resolve to the loopback (`loopback`), so one receiver serves
+ * many hosts (its certificate covers *.hosts.test).
  *
  * Each test has storage of its own, so no other test's retries fall due in it, and a deadline
  * longer than the test, so the held attempts end only when their receiver closes.
  */
 
 const WINDOW_MS = 300;
+
+const loopback = async () => [{ address: '127.0.0.1', family: 4 }];
 
 async function setUp() {
   const h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: WINDOW_MS } });
@@ -34,6 +41,8 @@ async function setUp() {
     holding,
     answering,
     held: () => holding.received.filter((x) => x.path === '/hold').length,
+    /** The holding receiver under a host name of its own. */
+    holdingAt: (host: string) => `https://${host}.hosts.test:${holding.port}/hold`,
     async close() {
       await holding.close();
       await answering.close();
@@ -43,19 +52,18 @@ async function setUp() {
 }
 
 it("delivers another account's deliveries while one account's endpoints hold its share of the slots open", async () => {
-  const { h, deps, holding, answering, held, close } = await setUp();
+  const { h, deps, holding, answering, held, holdingAt, close } = await setUp();
   const CONCURRENCY = 32;
   const SHARE = CONCURRENCY - CONCURRENCY / 16;
   const stalled = await h.account({ name: 'Stalled' });
   const other = await h.account({ name: 'Answered' });
-  // The stalled account's deliveries go to endpoints of one each (under the reserve's size), so
-  // its share binds, not an endpoint's cap. One delivery amid them goes to an endpoint that
+  // The stalled account's deliveries go to hosts of one each (under the reserve's size), so its
+  // share binds, not a host's cap. One delivery amid them goes to an endpoint that
   // answers, after the account has reached its share: one answer must not let it back into
   // ordinary claims, nor make the worker wait for half its slots to free before claiming.
   const toHold = async (from: number, n: number) => {
     const ids: string[] = [];
-    for (let i = from; i < from + n; i++)
-      ids.push(...(await queueDue(h, stalled.accountId, holding.url(`/hold?e=${i}`), 1)));
+    for (let i = from; i < from + n; i++) ids.push(...(await queueDue(h, stalled.accountId, holdingAt(`h${i}`), 1)));
     return ids;
   };
   const queued = await toHold(0, 20);
@@ -63,7 +71,7 @@ it("delivers another account's deliveries while one account's endpoints hold its
   queued.push(...(await toHold(20, 2 * SHARE - 20)));
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const worker = startTestWorker(deps, { concurrency: CONCURRENCY, logger });
+  const worker = startTestWorker(deps, { concurrency: CONCURRENCY, logger, resolver: loopback });
   try {
     await holding.waitFor(() => held() >= SHARE - 1, 20_000);
     await answering.waitFor((r) => r.some((x) => x.path === '/fast'), 20_000);
@@ -74,7 +82,7 @@ it("delivers another account's deliveries while one account's endpoints hold its
     expect(new Set(ok.map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
     // An operator is told which account was held back, once.
     const warned = lines.filter((l) => String(l.msg).includes('left out of a claim'));
-    expect(warned.map((l) => [l.accountIds, l.endpointIds])).toEqual([[[stalled.accountId], []]]);
+    expect(warned.map((l) => [l.accountIds, l.hosts])).toEqual([[[stalled.accountId], []]]);
     // The stalled account never went past its share; its other deliveries were left queued.
     expect(held()).toBe(SHARE - 1);
     const sent = new Set(holding.received.map((x) => x.headers['x-service-delivery-id']));
@@ -89,28 +97,32 @@ it("delivers another account's deliveries while one account's endpoints hold its
   }
 });
 
-it("delivers to an account's other endpoints while one of its endpoints holds its cap of the slots open", async () => {
+it("delivers to an account's other hosts while its endpoints on one host hold that host's cap of the slots open", async () => {
   const { h, deps, holding, answering, held, close } = await setUp();
   const CONCURRENCY = 32;
   const RESERVE = CONCURRENCY / 16;
   // The account's share (30) less the reserve.
   const CAP = CONCURRENCY - 2 * RESERVE;
   const acct = await h.account({ name: 'OneStalled' });
-  const queued = await queueDue(h, acct.accountId, holding.url('/hold'), 2 * CAP);
+  // Eight endpoints on the stalled host: together they hold its cap, not eight caps.
+  const queued: string[] = [];
+  for (let e = 0; e < 8; e++)
+    queued.push(...(await queueDue(h, acct.accountId, holding.url(`/hold?e=${e}`), (2 * CAP) / 8)));
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   const worker = startTestWorker(deps, { concurrency: CONCURRENCY, logger });
   try {
     await holding.waitFor(() => held() >= CAP, 20_000);
-    // The same account's deliveries to another endpoint, due after all of the stalled one's.
+    // The same account's deliveries to another host, due after all of the stalled host's.
     const ids = await queueDue(h, acct.accountId, answering.url('/ok'), 10);
     await answering.waitFor((r) => r.length >= ids.length, 20_000);
     expect(new Set(answering.received.map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
-    // The operator is told the endpoint, not the account.
-    const stalledEndpoint = (await h.deps.store.deliveries.get(queued[0]!))!.endpointId;
+    // The operator is told the host (its origin, no path nor query), not the account.
     const warned = lines.filter((l) => String(l.msg).includes('left out of a claim'));
-    expect(warned.map((l) => [l.accountIds, l.endpointIds])).toEqual([[[], [stalledEndpoint]]]);
-    // The stalled endpoint never went past its cap, though every claim found nothing else due
+    expect(warned.map((l) => [l.accountIds, l.hosts])).toEqual([
+      [[], [{ accountId: acct.accountId, origin: `https://127.0.0.1:${holding.port}` }]],
+    ]);
+    // The stalled host never went past its cap, though every claim found nothing else due
     // ahead of its deliveries; its other deliveries were left queued, their attempt uncounted.
     expect(held()).toBe(CAP);
     const sent = new Set(holding.received.map((x) => x.headers['x-service-delivery-id']));
@@ -125,7 +137,7 @@ it("delivers to an account's other endpoints while one of its endpoints holds it
   }
 });
 
-it('backs off claims that leave out the only busy endpoint, and makes one at once when new deliveries are queued', async () => {
+it('backs off claims that leave out the only busy host, and makes one at once when new deliveries are queued', async () => {
   const { h, deps, holding, answering, held, close } = await setUp();
   const controller = new AbortController();
   const sender = createH1Sender({ allowPrivateTargets: true });
@@ -143,7 +155,7 @@ it('backs off claims that leave out the only busy endpoint, and makes one at onc
           const at = Date.now();
           const leased = await store.deliveries.claim(...args);
           const exclude = args[5];
-          if (exclude && (exclude.accounts.length || exclude.endpoints.length))
+          if (exclude && (exclude.accounts.length || exclude.hosts.length))
             claims.push({ at, found: leased.map((d) => d.id) });
           return leased;
         },
@@ -152,7 +164,7 @@ it('backs off claims that leave out the only busy endpoint, and makes one at onc
   };
   try {
     const acct = await h.account({ name: 'BackedOff' });
-    // Cap 28 of 32 slots; the rest of the stalled endpoint's deliveries stay due.
+    // Cap 28 of 32 slots; the rest of the stalled host's deliveries stay due.
     await queueDue(h, acct.accountId, holding.url('/hold'), 56);
     const runner = startDeliveryRunner(counted, controller.signal, {
       concurrency: 32,
@@ -168,7 +180,7 @@ it('backs off claims that leave out the only busy endpoint, and makes one at onc
     expect(claims.every((c) => c.found.length === 0)).toBe(true);
     const gaps = claims.slice(1).map((c, i) => c.at - claims[i]!.at);
     expect(gaps.every((g, i) => g >= 100 * 2 ** i - 5)).toBe(true);
-    // New deliveries of another endpoint, and the wake their queuing sends: one claim at once,
+    // New deliveries to another host, and the wake their queuing sends: one claim at once,
     // not at the backed-off time.
     const before = claims.length;
     const ids = await queueDue(h, acct.accountId, answering.url('/ok'), 5);
@@ -188,9 +200,9 @@ it('backs off claims that leave out the only busy endpoint, and makes one at onc
 });
 
 it('gives back, uncounted, what a flush hands over for an account at its share, and sends it once the account is below', async () => {
-  const { h, deps, holding, answering, held, close } = await setUp();
+  const { h, deps, holding, answering, held, holdingAt, close } = await setUp();
   const controller = new AbortController();
-  const sender = createH1Sender({ allowPrivateTargets: true });
+  const sender = createH1Sender({ allowPrivateTargets: true, resolver: loopback });
   try {
     const acct = await h.account({ name: 'Handed' });
     const poll = await visiblePoll(h, acct);
@@ -198,9 +210,9 @@ it('gives back, uncounted, what a flush hands over for an account at its share, 
     for (let i = 0; i < 2; i++)
       await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: `r${i}` }] });
     const windowsEnd = Date.now() + WINDOW_MS;
-    // Thirty of the account's attempts held open, on endpoints of one each: its share of 32
-    // slots, reached by claims of 4 (one endpoint alone stops at its cap, 28).
-    for (let i = 0; i < 30; i++) await queueDue(h, acct.accountId, holding.url(`/hold?e=${i}`), 1);
+    // Thirty of the account's attempts held open, on hosts of one each: its share of 32 slots,
+    // reached by claims of 4 (one host alone stops at its cap, 28).
+    for (let i = 0; i < 30; i++) await queueDue(h, acct.accountId, holdingAt(`h${i}`), 1);
     const withSender = { ...deps, sender };
     const runner = startDeliveryRunner(withSender, controller.signal, {
       concurrency: 32,
@@ -235,13 +247,19 @@ it('gives back, uncounted, what a flush hands over for an account at its share, 
   }
 });
 
-it('a claim that leaves accounts or endpoints out passes over their deliveries, tied due times included, within the first 2,048 due', async () => {
+it('a claim that leaves accounts or hosts out passes over their deliveries, tied due times included, within the first 2,048 due', async () => {
   const { h, close } = await setUp();
   try {
     const left = await h.account({ name: 'LeftOut' });
     const other = await h.account({ name: 'Other' });
     const due = new Date(Date.now() - 60_000);
-    const rows = (accountId: string, n: number, at: Date, endpointId = 'end_due') =>
+    const rows = (
+      accountId: string,
+      n: number,
+      at: Date,
+      endpointId = 'end_due',
+      url = 'https://hooks.example.com/x',
+    ) =>
       Array.from({ length: n }, (_, i) => ({
         id: `dlv_${accountId}_${endpointId}_${at.getTime()}_${i}`,
         accountId,
@@ -249,28 +267,40 @@ it('a claim that leaves accounts or endpoints out passes over their deliveries, 
         webhookId: null,
         endpointId,
         source: 'question-logic' as const,
-        url: 'https://hooks.example.com/x',
+        url,
         participantId: `prt_${i}`,
         type: 'submitted-responses' as const,
         body: '{}',
         createdAt: at,
         nextAttemptAt: at,
       }));
-    const claim = (accounts: string[], endpoints: string[] = []) =>
+    const claim = (accounts: string[], hosts: string[] = []) =>
       h.deps.store.deliveries.claim(new Date(), 50, new Date(Date.now() + 60_000), 'lease-window', new Date(0), {
         accounts,
-        endpoints,
+        hosts,
       });
     // 100 of the left-out account's and 5 of another's, all due at the same moment.
     await h.deps.store.deliveries.insert(rows(left.accountId, 100, due));
     await h.deps.store.deliveries.insert(rows(other.accountId, 5, due));
     const first = await claim([left.accountId]);
     expect(first.map((d) => d.accountId)).toEqual(Array(5).fill(other.accountId));
-    // The left-out endpoint's are passed over, and its account's other endpoint's are claimed.
-    await h.deps.store.deliveries.insert(rows(left.accountId, 5, due, 'end_second'));
-    const second = await claim([], ['end_due']);
-    expect(second.map((d) => [d.accountId, d.endpointId])).toEqual(Array(5).fill([left.accountId, 'end_second']));
-    // 2,048 of the left-out account's due now, and 10 of the other's due a second later: past
+    // The left-out host's are passed over, those of another endpoint on it too; the account's
+    // other host's are claimed, and so are another account's on the left-out host.
+    await h.deps.store.deliveries.insert(
+      rows(left.accountId, 5, due, 'end_same_host', 'https://hooks.example.com/y?z=1'),
+    );
+    await h.deps.store.deliveries.insert(
+      rows(left.accountId, 3, due, 'end_other_port', 'https://hooks.example.com:8443/x'),
+    );
+    await h.deps.store.deliveries.insert(rows(other.accountId, 2, due, 'end_other_account'));
+    const second = await claim([], [hostKey(left.accountId, 'https://hooks.example.com/')]);
+    expect(second.map((d) => [d.accountId, d.endpointId]).sort()).toEqual(
+      [
+        ...Array(3).fill([left.accountId, 'end_other_port']),
+        ...Array(2).fill([other.accountId, 'end_other_account']),
+      ].sort(),
+    );
+    // 2,053 of the left-out account's due now, and 10 of the other's due a second later: past
     // the window, until fewer of the left-out account's are due ahead of them.
     await h.deps.store.deliveries.insert(
       rows(left.accountId, 1_948, due).map((r, i) => ({ ...r, id: `${r.id}_more${i}` })),
@@ -280,7 +310,9 @@ it('a claim that leaves accounts or endpoints out passes over their deliveries, 
     expect(await claim([])).toHaveLength(50);
     expect(await claim([left.accountId])).toHaveLength(10);
     const queued = await h.deps.store.deliveries.list({ accountIds: [left.accountId] }, { limit: 2_100 });
-    expect(queued.data.filter((d) => d.endpointId === 'end_due' && d.attemptCount === 0)).toHaveLength(2_048 - 50);
+    // The left-out host's 2,053 (of two endpoints) less the 50 the ordinary claim took.
+    const onHost = queued.data.filter((d) => d.endpointId === 'end_due' || d.endpointId === 'end_same_host');
+    expect(onHost.filter((d) => d.attemptCount === 0)).toHaveLength(2_053 - 50);
   } finally {
     await close();
   }

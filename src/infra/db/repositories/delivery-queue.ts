@@ -19,7 +19,7 @@ const QUEUE_PLAN_RESET = CompiledQuery.raw(
   "SELECT set_config(name, reset_val, true) FROM pg_settings WHERE name IN ('plan_cache_mode', 'enable_seqscan', 'enable_sort')",
 );
 
-// How many due deliveries a claim that leaves accounts or endpoints out reads at most, in due order.
+// How many due deliveries a claim that leaves accounts or hosts out reads at most, in due order.
 const LEAVE_OUT_WINDOW = 2048;
 
 type ClaimRow = Pick<
@@ -76,10 +76,11 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      * - The signing secret is read in the same statement, i.e. as it is at attempt time, so a
      *   rotated secret applies to queued retries at once; so is whether the webhook still
      *   exists (a submission that read it before its deletion committed may have queued one).
-     * - With `exclude` (accounts and endpoints at their share of the worker's slots), a
-     *   statement of its own passes over their deliveries: each due row's account and endpoint
-     *   are read by the deliveries' primary key (a scalar subquery: an EXISTS may be planned as
-     *   a hash of the accounts' deliveries, a scan of them all). It reads only the first
+     * - With `exclude` (accounts and hosts at their share of the worker's slots), a statement
+     *   of its own passes over their deliveries: each due row's account and URL are read by
+     *   the deliveries' primary key (a scalar subquery: an EXISTS may be planned as a hash of
+     *   the accounts' deliveries, a scan of them all), its host being the URL's host and port
+     *   (hostKey in src/worker/account-share.ts reads the same). It reads only the first
      *   LEAVE_OUT_WINDOW due rows, in due order, and takes the first `limit` of those it does
      *   not leave out (by ctid, so however many share a due time), so a left-out backlog costs
      *   each such claim a bounded amount. Those are then locked where they lie (a TID scan),
@@ -96,7 +97,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      */
     async claim(now, limit, leaseUntil, leaseToken, overlapSince, exclude) {
       const due =
-        exclude && (exclude.accounts.length || exclude.endpoints.length)
+        exclude && (exclude.accounts.length || exclude.hosts.length)
           ? sql`/* prepared:claim-deliveries-excluding */
         WITH due AS (
           SELECT ctid FROM delivery_queue q
@@ -104,7 +105,8 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
               SELECT w.ctid FROM (
                 SELECT ctid, delivery_id FROM delivery_queue WHERE next_attempt_at <= ${now} ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}
               ) w
-              WHERE (SELECT x.account_id <> ALL(${arrayLiteral(exclude.accounts)}::text[]) AND x.endpoint_id <> ALL(${arrayLiteral(exclude.endpoints)}::text[])
+              WHERE (SELECT x.account_id <> ALL(${arrayLiteral(exclude.accounts)}::text[])
+                       AND split_part(x.url, '/', 3) || ' ' || x.account_id <> ALL(${arrayLiteral(exclude.hosts)}::text[])
                      FROM deliveries x WHERE x.id = w.delivery_id)
               LIMIT ${limit}))
             AND q.next_attempt_at + interval '0 s' <= ${now}
