@@ -22,7 +22,8 @@
  *                                  # endpoints (10); prints its figures and leaves results.json alone
  *   npm run bench -- stall         # one worker on PostgreSQL with an endpoint that never answers: how long do
  *                                  # 50 deliveries of another account, or of the same account to another
- *                                  # host, wait behind it, or behind five endpoints on one stalled host?
+ *                                  # host, wait behind it, behind five endpoints on one stalled host, or
+ *                                  # (another account's) behind 3,000 stalled ones due before them?
  *                                  # BENCH_ROUNDS rounds (default 2); with
  *                                  # BENCH_AB_DIST, that build too, alternating; prints, leaves results.json alone
  *   BENCH_AB_DIST=/other/dist npm run bench -- submit-ab
@@ -178,7 +179,7 @@ try {
     const builds = process.env.BENCH_AB_DIST ? [thisBuild, await loadBuild(process.env.BENCH_AB_DIST)] : [thisBuild];
     const runs = [];
     for (let r = 0; r < Number(process.env.BENCH_ROUNDS ?? 2); r++)
-      for (const which of ['account', 'endpoint', 'host'] as const)
+      for (const which of ['account', 'endpoint', 'host', 'backlog'] as const)
         for (const build of r % 2 ? [...builds].reverse() : builds) {
           const run = await stallRun(build, which);
           console.log(

@@ -11,13 +11,16 @@ import { benchDeps, freshDatabase, SECRET, sleep, tlsDir } from './lib.js';
 
 /**
  * Whose deliveries wait behind the stalled ones: another account's, or the same account's to
- * another host; for `host`, the stalled ones go to five endpoints on the stalled host.
+ * another host; for `host`, the stalled ones go to five endpoints on the stalled host; for
+ * `backlog`, another account's wait behind 3,000 stalled ones, more than a claim's window
+ * (2,048), due a millisecond apart before them.
  */
-export type StallCase = 'account' | 'endpoint' | 'host';
+export type StallCase = 'account' | 'endpoint' | 'host' | 'backlog';
 
 export type StallRun = { build: string; case: StallCase; firstMs: number; lastMs: number };
 
 const STALLED = 1_000;
+const BACKLOG = 3_000;
 const WAITING = 50;
 const AFTER_MS = 3_000;
 
@@ -55,7 +58,8 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
       await deps.store.accounts.insert({ id, name: id, plan: 'premium', createdAt: now, updatedAt: now });
       await deps.store.accounts.setSigningSecret(id, SECRET, now, now);
     }
-    const rows = (n: number, accountId: string, endpointId: string, url: string): NewDelivery[] =>
+    // `dueFrom`: the first row due then, each next a millisecond later; otherwise all due now.
+    const rows = (n: number, accountId: string, endpointId: string, url: string, dueFrom?: number): NewDelivery[] =>
       Array.from({ length: n }, (_, i) => ({
         id: newId('dlv'),
         accountId,
@@ -68,13 +72,17 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
         type: 'submitted-responses',
         body: '{}',
         createdAt: new Date(),
-        nextAttemptAt: new Date(),
+        nextAttemptAt: dueFrom === undefined ? new Date() : new Date(dueFrom + i),
       }));
     const spread = which === 'host' ? 5 : 1;
-    for (let e = 0; e < spread; e++)
+    const stalledUrl = (e: number) => `https://127.0.0.1:${stalledPort}/stalled/${e}`;
+    if (which === 'backlog')
       await deps.store.deliveries.insert(
-        rows(STALLED / spread, 'acc_stalled', `end_stalled_${e}`, `https://127.0.0.1:${stalledPort}/stalled/${e}`),
+        rows(BACKLOG, 'acc_stalled', 'end_stalled_0', stalledUrl(0), Date.now() - BACKLOG),
       );
+    else
+      for (let e = 0; e < spread; e++)
+        await deps.store.deliveries.insert(rows(STALLED / spread, 'acc_stalled', `end_stalled_${e}`, stalledUrl(e)));
     const runner = build.startDeliveryRunner({ ...deps, sender }, controller.signal, {
       concurrency: 512,
       claimBatch: 512,
@@ -83,7 +91,7 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
       logger: pino({ level: 'silent' }),
     });
     await sleep(AFTER_MS);
-    const accountId = which === 'account' ? 'acc_other' : 'acc_stalled';
+    const accountId = which === 'account' || which === 'backlog' ? 'acc_other' : 'acc_stalled';
     await deps.store.deliveries.insert(
       rows(WAITING, accountId, 'end_answering', `https://127.0.0.1:${answeringPort}/answering`),
     );

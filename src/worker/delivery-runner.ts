@@ -11,6 +11,7 @@ import { wakeableSleep } from './sleep.js';
 import { warnEnded, type Ended } from './warn-ended.js';
 import { accountShares, leavesOut, type LeftOut } from './account-share.js';
 import { leftOutWarner } from './warn-left-out.js';
+import { leaveOutCursor } from './leave-out-cursor.js';
 
 export type RunnerOptions = {
   /**
@@ -104,6 +105,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   // New deliveries were queued since the loop last looked (wake).
   let newWork = false;
   const warnLeftOut = leftOutWarner(opts.logger, opts.concurrency, shares.share);
+  const cursor = leaveOutCursor(deps.store.deliveries);
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
@@ -221,7 +223,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
           want,
           (deliveryIds) =>
             opts.logger.warn({ deliveryIds }, 'cancelled deliveries whose webhook was deleted after they were queued'),
-          exclude,
+          leaving ? cursor.from(exclude) : exclude,
         );
       } catch (err) {
         claiming = 0;
@@ -249,9 +251,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       // and let the gap pass even if woken sooner.
       // Only when a claim without them found other deliveries: they were being held up.
       if (leaving && claimed.length) warnLeftOut(exclude);
+      // A window full of the left-out ones' deliveries: the next claim reads past it, at once.
       if (leaving) {
-        leaveOutWait = claimed.length ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);
-        leaveOutAt = Date.now() + (claimed.length < want ? leaveOutWait : 0);
+        const moved = claimed.length < want && (await cursor.passed(deps.clock.now()));
+        leaveOutWait = claimed.length || moved ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);
+        leaveOutAt = Date.now() + (claimed.length < want && !moved ? leaveOutWait : 0);
       } else if (claimed.length < want) {
         const since = Date.now();
         const idleFor = await untilNextDue();

@@ -118,7 +118,12 @@ export type AttemptResult = {
  * What a claim passes over: accounts (by id), and hosts of accounts, each as its URL's host and
  * port, a space and the account id (src/worker/account-share.ts, hostKey).
  */
-export type LeaveOut = { readonly accounts: readonly string[]; readonly hosts: readonly string[] };
+export type LeaveOut = {
+  readonly accounts: readonly string[];
+  readonly hosts: readonly string[];
+  /** The claim reads only deliveries due at or after this (a window end, leaveOutWindowEnd). */
+  readonly after?: string;
+};
 
 export interface DeliveryRepo {
   insert(rows: NewDelivery[]): Promise<void>;
@@ -140,6 +145,12 @@ export interface DeliveryRepo {
    * deliveries that succeeded. Returns the ids whose result was applied.
    */
   recordResults(items: ResultRow[], now: Date): Promise<Set<string>>;
+  /**
+   * The due time of the last delivery that a claim leaving some out reads (its window, in due
+   * order from `after`), when that window is full; null when fewer are due. As text, to the
+   * microsecond, to be passed back as a LeaveOut's `after`.
+   */
+  leaveOutWindowEnd(now: Date, after?: string): Promise<string | null>;
   /** When the next pending (or leased) delivery falls due, if any: lets an idle worker sleep exactly that long. */
   nextDueAt(): Promise<Date | null>;
   /** Gives a leased delivery back (a stopping worker that could not finish it): due now. */

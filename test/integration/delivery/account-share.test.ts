@@ -317,3 +317,98 @@ it('a claim that leaves accounts or hosts out passes over their deliveries, tied
     await close();
   }
 });
+
+it('a claim that leaves some out reads from where the window before it ended, past a backlog longer than a window', async () => {
+  const { h, close } = await setUp();
+  try {
+    const left = await h.account({ name: 'Backlog' });
+    const other = await h.account({ name: 'Behind' });
+    const base = Date.now() - 60_000;
+    // Each row due a millisecond after the one before: 5,000 of the left-out account's, then 5 of another's.
+    const rows = (accountId: string, n: number, from: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        id: `dlv_${accountId}_${from + i}`,
+        accountId,
+        pollId: 'poll_due',
+        webhookId: null,
+        endpointId: `end_${accountId}`,
+        source: 'question-logic' as const,
+        url: 'https://hooks.example.com/x',
+        participantId: `prt_${i}`,
+        type: 'submitted-responses' as const,
+        body: '{}',
+        createdAt: new Date(base + from + i),
+        nextAttemptAt: new Date(base + from + i),
+      }));
+    await h.deps.store.deliveries.insert(rows(left.accountId, 5_000, 0));
+    await h.deps.store.deliveries.insert(rows(other.accountId, 5, 5_000));
+    const deliveries = h.deps.store.deliveries;
+    const claim = (after?: string) =>
+      deliveries.claim(new Date(), 50, new Date(Date.now() + 60_000), 'lease-cursor', new Date(0), {
+        accounts: [left.accountId],
+        hosts: [],
+        after,
+      });
+    // From the first due, the window holds the left-out account's alone.
+    expect(await claim()).toEqual([]);
+    const firstEnd = await deliveries.leaveOutWindowEnd(new Date());
+    expect(firstEnd).not.toBeNull();
+    // Read from there, the window starts at the 2,048th row (due 2,047 ms after the first).
+    const passed: (string | null)[] = [firstEnd];
+    let found: Awaited<ReturnType<typeof claim>> = [];
+    while (!found.length && passed.length < 5) {
+      found = await claim(passed[passed.length - 1]!);
+      if (!found.length) passed.push(await deliveries.leaveOutWindowEnd(new Date(), passed[passed.length - 1]!));
+    }
+    expect(found.map((d) => d.accountId)).toEqual(Array(5).fill(other.accountId));
+    // Windows of 2,048 rows, each starting at the last row of the one before: three reach the other's.
+    expect(passed).toHaveLength(2);
+    // A window not full has no end to move to.
+    expect(await deliveries.leaveOutWindowEnd(new Date(), passed[1]!)).toBeNull();
+  } finally {
+    await close();
+  }
+});
+
+it("delivers another account's deliveries queued behind more of a stalled account's than one claim window reads", async () => {
+  const { h, deps, holding, answering, held, close } = await setUp();
+  const CONCURRENCY = 32;
+  const CAP = CONCURRENCY - 2 * (CONCURRENCY / 16);
+  try {
+    const stalled = await h.account({ name: 'LongBacklog' });
+    const other = await h.account({ name: 'Waiting' });
+    // 3,000 due to the stalled host, a millisecond apart, all due before the other account's.
+    const base = Date.now() - 60_000;
+    const url = holding.url('/hold');
+    await h.deps.store.deliveries.insert(
+      Array.from({ length: 3_000 }, (_, i) => ({
+        id: `dlv_backlog_${i}`,
+        accountId: stalled.accountId,
+        pollId: 'poll_due',
+        webhookId: null,
+        endpointId: 'end_backlog',
+        source: 'question-logic' as const,
+        url,
+        participantId: `prt_${i}`,
+        type: 'submitted-responses' as const,
+        body: '{}',
+        createdAt: new Date(base + i),
+        nextAttemptAt: new Date(base + i),
+      })),
+    );
+    const worker = startTestWorker(deps, { concurrency: CONCURRENCY });
+    try {
+      await holding.waitFor(() => held() >= CAP, 20_000);
+      const ids = await queueDue(h, other.accountId, answering.url('/ok'), 10);
+      // The stalled attempts stay open for the whole test (deadline 600 s): these go out past them.
+      await answering.waitFor((r) => r.length >= ids.length, 20_000);
+      expect(new Set(answering.received.map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
+      expect(held()).toBe(CAP);
+    } finally {
+      await holding.close();
+      await worker.stop();
+    }
+  } finally {
+    await close();
+  }
+});

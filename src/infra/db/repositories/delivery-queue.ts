@@ -35,7 +35,7 @@ type ClaimRow = Pick<
 };
 
 /** The worker's two statements on the queue: the claim, and the record of a batch of results. */
-export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'recordResults'> {
+export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'recordResults' | 'leaveOutWindowEnd'> {
   /**
    * Runs the claim or the batch record under QUEUE_PLAN, in a transaction of its own written in
    * one round trip (BEGIN, settings, statement, COMMIT), so the settings end with it whatever
@@ -81,9 +81,10 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      *   the deliveries' primary key (a scalar subquery: an EXISTS may be planned as a hash of
      *   the accounts' deliveries, a scan of them all), its host being the URL's host and port
      *   (hostKey in src/worker/account-share.ts reads the same). It reads only the first
-     *   LEAVE_OUT_WINDOW due rows, in due order, and takes the first `limit` of those it does
-     *   not leave out (by ctid, so however many share a due time), so a left-out backlog costs
-     *   each such claim a bounded amount. Those are then locked where they lie (a TID scan),
+     *   LEAVE_OUT_WINDOW due rows from `exclude.after`, in due order, and takes the first
+     *   `limit` of those it does not leave out (by ctid, so however many share a due time), so
+     *   a left-out backlog costs each such claim a bounded amount (the worker moves `after`
+     *   past a window it found full of left-out rows: leaveOutWindowEnd). Those are then locked where they lie (a TID scan),
      *   in no order: ordered there, the plan read every due row by the due index and matched
      *   each against the window's ctids, 1.3 s at 60,000 due (docs/performance.md). The due
      *   time is checked again on an expression of the column, which the due index cannot
@@ -103,7 +104,9 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
           SELECT ctid FROM delivery_queue q
           WHERE q.ctid = ANY(ARRAY(
               SELECT w.ctid FROM (
-                SELECT ctid, delivery_id FROM delivery_queue WHERE next_attempt_at <= ${now} ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}
+                SELECT ctid, delivery_id FROM delivery_queue
+                WHERE next_attempt_at <= ${now} AND next_attempt_at >= ${exclude.after ?? '-infinity'}
+                ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}
               ) w
               WHERE (SELECT x.account_id <> ALL(${arrayLiteral(exclude.accounts)}::text[])
                        AND split_part(x.url, '/', 3) || ' ' || x.account_id <> ALL(${arrayLiteral(exclude.hosts)}::text[])
@@ -167,6 +170,22 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      *   workers do not queue on it; the rows are locked in id order (ORDER BY ... FOR UPDATE,
      *   whatever order the update's plan would take), so two records cannot deadlock.
      */
+    /**
+     * The window's last due time, read as the claim reads its window (the due index, from
+     * `after`), to the microsecond as text: a JavaScript Date keeps milliseconds, and a window
+     * read again from a time rounded down reads again the rows it passed.
+     */
+    async leaveOutWindowEnd(now, after) {
+      const r = await sql<{ n: number; last: string | null }>`
+        SELECT count(*)::int AS n, max(next_attempt_at)::text AS last FROM (
+          SELECT next_attempt_at FROM delivery_queue
+          WHERE next_attempt_at <= ${now} AND next_attempt_at >= ${after ?? '-infinity'}
+          ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}
+        ) w`.execute(db);
+      const row = r.rows[0];
+      return row && row.n === LEAVE_OUT_WINDOW ? row.last : null;
+    },
+
     async recordResults(items, now) {
       if (!items.length) return new Set();
       const col = (f: (i: (typeof items)[number]) => string | number | null) => arrayLiteral(items.map(f));
