@@ -105,7 +105,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   // New deliveries were queued since the loop last looked (wake).
   let newWork = false;
   const warnLeftOut = leftOutWarner(opts.logger, opts.concurrency, shares.share);
-  const cursor = leaveOutCursor(deps.store.deliveries);
+  const cursor = leaveOutCursor();
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
@@ -253,7 +253,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       if (leaving && claimed.length) warnLeftOut(exclude);
       // A window full of the left-out ones' deliveries: the next claim reads past it, at once.
       if (leaving) {
-        const moved = claimed.length < want && (await cursor.passed(deps.clock.now()));
+        // Leased, not started: a paused webhook's deliveries, parked again, were leased too.
+        const moved = claimed.leased < want && cursor.passed(claimed.windowEnd ?? null);
         leaveOutWait = claimed.length || moved ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);
         leaveOutAt = Date.now() + (claimed.length < want && !moved ? leaveOutWait : 0);
       } else if (claimed.length < want) {

@@ -1,21 +1,22 @@
-import type { DeliveryRepo, LeaveOut } from '../app/ports/delivery.js';
+import type { LeaveOut } from '../app/ports/delivery.js';
 import type { LeftOut } from './account-share.js';
 
 /**
  * Where a claim that leaves accounts or hosts out starts reading the due deliveries. Such a
- * claim reads a window of the first 2,048 due (delivery-queue.ts); with more than that of the
- * left-out ones due ahead of everyone else's, every window would be theirs alone. After a claim
- * that found fewer than it asked, a full window was all left out (or locked by other workers),
- * so the next one starts at that window's last due time, and so on past the backlog.
- * - The start holds only while the same accounts and hosts are left out: those passed over
- *   were left out for that set, and no other.
- * - A delivery queued later falls due later than the start, except one due at once from a
- *   process whose clock runs behind; ordinary claims read from the first due, so one passed
- *   over waits for those, as it did before the window moved.
+ * claim reads a window of 2,048 due (delivery-queue.ts); with more than that of the left-out
+ * ones due ahead of everyone else's, every window would be theirs alone. A claim that leased
+ * fewer than it asked from a full window found every row of it left out (or locked by another
+ * claim), so the next one starts at the last due time that window read (the claim's
+ * `windowEnd`, from the same snapshot), and so on past the backlog.
+ * - The start holds while the same accounts and hosts are left out: the rows it passed were
+ *   left out for that set, and no other.
+ * - A delivery queued, released or given back later falls due later than the start, except
+ *   one due at once from a process whose clock runs behind: ordinary claims, which read from
+ *   the first due, take it, after the left-out ones due ahead of it.
  * - More than a window's worth due at one instant cannot be passed: the next window starts at
  *   that instant again.
  */
-export function leaveOutCursor(deliveries: Pick<DeliveryRepo, 'leaveOutWindowEnd'>) {
+export function leaveOutCursor() {
   let set = '';
   let after: string | undefined;
   return {
@@ -29,13 +30,12 @@ export function leaveOutCursor(deliveries: Pick<DeliveryRepo, 'leaveOutWindowEnd
       return { ...left, after };
     },
     /**
-     * After such a claim found fewer than it asked: moves the start to its window's end, if
-     * the window was full. True when it moved (so the next claim may come at once).
+     * After such a claim leased fewer than it asked: its window's end, null when the window was
+     * not full. True when the start moved (so the next claim may come at once).
      */
-    async passed(now: Date): Promise<boolean> {
-      const end = await deliveries.leaveOutWindowEnd(now, after).catch(() => null);
-      if (end === null || end === after) return false;
-      after = end;
+    passed(windowEnd: string | null): boolean {
+      if (windowEnd === null || windowEnd === after) return false;
+      after = windowEnd;
       return true;
     },
   };

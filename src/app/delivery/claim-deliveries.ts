@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimedDelivery } from '../../domain/delivery.js';
-import type { LeaveOut } from '../ports/delivery.js';
+import type { Claimed, LeaveOut } from '../ports/delivery.js';
 import type { Deps } from '../ports/index.js';
 
 /** How long a claimed delivery stays leased: the attempt's deadline plus room to record it. */
@@ -20,13 +20,15 @@ export async function claimDeliveries(
   limit: number,
   onCancelled?: (ids: string[]) => void,
   exclude?: LeaveOut,
-): Promise<ClaimedDelivery[]> {
+): Promise<ClaimedDelivery[] & { leased: number; windowEnd?: Claimed['windowEnd'] }> {
   const now = deps.clock.now();
   const token = randomUUID();
   const leaseUntil = new Date(now.getTime() + leaseMs(deps));
   const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
   const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince, exclude);
-  if (!claimed.some((d) => d.paused || d.webhookGone)) return claimed;
+  // How many were leased, and where a claim that leaves some out read to (leave-out-cursor.ts).
+  const read = { leased: claimed.length, windowEnd: claimed.windowEnd };
+  if (!claimed.some((d) => d.paused || d.webhookGone)) return Object.assign(claimed, read);
   const paused = claimed.filter((d) => d.paused).map((d) => d.id);
   if (paused.length) await deps.store.deliveries.park(paused, token, now);
   const gone = claimed.filter((d) => d.webhookGone).map((d) => d.id);
@@ -34,5 +36,8 @@ export async function claimDeliveries(
     await deps.store.deliveries.cancelLeased(gone, token, now);
     onCancelled?.(gone);
   }
-  return claimed.filter((d) => !d.paused && !d.webhookGone);
+  return Object.assign(
+    claimed.filter((d) => !d.paused && !d.webhookGone),
+    read,
+  );
 }

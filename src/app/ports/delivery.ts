@@ -121,9 +121,16 @@ export type AttemptResult = {
 export type LeaveOut = {
   readonly accounts: readonly string[];
   readonly hosts: readonly string[];
-  /** The claim reads only deliveries due at or after this (a window end, leaveOutWindowEnd). */
+  /** The claim reads only deliveries due at or after this (a window end, Claimed). */
   readonly after?: string;
 };
+
+/**
+ * What a claim leased. A claim that leaves some out also tells the due time of the last
+ * delivery its window read, when that window was full (else null), as ISO text to the
+ * microsecond: the `after` of a claim that is to read past it.
+ */
+export type Claimed = ClaimedDelivery[] & { windowEnd?: string | null };
 
 export interface DeliveryRepo {
   insert(rows: NewDelivery[]): Promise<void>;
@@ -138,19 +145,13 @@ export interface DeliveryRepo {
     leaseToken: string,
     overlapSince: Date,
     exclude?: LeaveOut,
-  ): Promise<ClaimedDelivery[]>;
+  ): Promise<Claimed>;
   /**
    * Records a batch of attempts in one statement: the attempt rows, each delivery's next state
    * (only where this worker still holds the lease), and a success on the endpoints of the
    * deliveries that succeeded. Returns the ids whose result was applied.
    */
   recordResults(items: ResultRow[], now: Date): Promise<Set<string>>;
-  /**
-   * The due time of the last delivery that a claim leaving some out reads (its window, in due
-   * order from `after`), when that window is full; null when fewer are due. As text, to the
-   * microsecond, to be passed back as a LeaveOut's `after`.
-   */
-  leaveOutWindowEnd(now: Date, after?: string): Promise<string | null>;
   /** When the next pending (or leased) delivery falls due, if any: lets an idle worker sleep exactly that long. */
   nextDueAt(): Promise<Date | null>;
   /** Gives a leased delivery back (a stopping worker that could not finish it): due now. */

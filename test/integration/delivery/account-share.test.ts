@@ -4,6 +4,7 @@ import type { Deps } from '../../../src/app/ports/index.js';
 import { flushSomeBatches } from '../../../src/app/delivery/flush-batches.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { hostKey } from '../../../src/worker/account-share.js';
+import { leaveOutCursor } from '../../../src/worker/leave-out-cursor.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
 import { harness } from '../../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
@@ -27,6 +28,23 @@ import { queueDue, startTestWorker } from '../../support/worker.js';
 const WINDOW_MS = 300;
 
 const loopback = async () => [{ address: '127.0.0.1', family: 4 }];
+
+/** `n` queued deliveries of an account, to `url` for `endpointId`, the i-th due at `dueAt(i)`. */
+const dueRows = (accountId: string, n: number, o: { endpointId: string; url: string; dueAt: (i: number) => Date }) =>
+  Array.from({ length: n }, (_, i) => ({
+    id: `dlv_${accountId}_${o.endpointId}_${o.dueAt(i).getTime()}_${i}`,
+    accountId,
+    pollId: 'poll_due',
+    webhookId: null,
+    endpointId: o.endpointId,
+    source: 'question-logic' as const,
+    url: o.url,
+    participantId: `prt_${i}`,
+    type: 'submitted-responses' as const,
+    body: '{}',
+    createdAt: o.dueAt(i),
+    nextAttemptAt: o.dueAt(i),
+  }));
 
 async function setUp() {
   const h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: WINDOW_MS } });
@@ -259,21 +277,7 @@ it('a claim that leaves accounts or hosts out passes over their deliveries, tied
       at: Date,
       endpointId = 'end_due',
       url = 'https://hooks.example.com/x',
-    ) =>
-      Array.from({ length: n }, (_, i) => ({
-        id: `dlv_${accountId}_${endpointId}_${at.getTime()}_${i}`,
-        accountId,
-        pollId: 'poll_due',
-        webhookId: null,
-        endpointId,
-        source: 'question-logic' as const,
-        url,
-        participantId: `prt_${i}`,
-        type: 'submitted-responses' as const,
-        body: '{}',
-        createdAt: at,
-        nextAttemptAt: at,
-      }));
+    ) => dueRows(accountId, n, { endpointId, url, dueAt: () => at });
     const claim = (accounts: string[], hosts: string[] = []) =>
       h.deps.store.deliveries.claim(new Date(), 50, new Date(Date.now() + 60_000), 'lease-window', new Date(0), {
         accounts,
@@ -306,7 +310,7 @@ it('a claim that leaves accounts or hosts out passes over their deliveries, tied
       rows(left.accountId, 1_948, due).map((r, i) => ({ ...r, id: `${r.id}_more${i}` })),
     );
     await h.deps.store.deliveries.insert(rows(other.accountId, 10, new Date(due.getTime() + 1_000)));
-    expect(await claim([left.accountId])).toEqual([]);
+    expect(await claim([left.accountId])).toHaveLength(0);
     expect(await claim([])).toHaveLength(50);
     expect(await claim([left.accountId])).toHaveLength(10);
     const queued = await h.deps.store.deliveries.list({ accountIds: [left.accountId] }, { limit: 2_100 });
@@ -318,53 +322,51 @@ it('a claim that leaves accounts or hosts out passes over their deliveries, tied
   }
 });
 
-it('a claim that leaves some out reads from where the window before it ended, past a backlog longer than a window', async () => {
+it('claims that leave some out read on from where each full window ended, past a backlog longer than a window, and pass over none of the others', async () => {
   const { h, close } = await setUp();
   try {
     const left = await h.account({ name: 'Backlog' });
     const other = await h.account({ name: 'Behind' });
     const base = Date.now() - 60_000;
-    // Each row due a millisecond after the one before: 5,000 of the left-out account's, then 5 of another's.
-    const rows = (accountId: string, n: number, from: number) =>
-      Array.from({ length: n }, (_, i) => ({
-        id: `dlv_${accountId}_${from + i}`,
-        accountId,
-        pollId: 'poll_due',
-        webhookId: null,
-        endpointId: `end_${accountId}`,
-        source: 'question-logic' as const,
-        url: 'https://hooks.example.com/x',
-        participantId: `prt_${i}`,
-        type: 'submitted-responses' as const,
-        body: '{}',
-        createdAt: new Date(base + from + i),
-        nextAttemptAt: new Date(base + from + i),
-      }));
-    await h.deps.store.deliveries.insert(rows(left.accountId, 5_000, 0));
-    await h.deps.store.deliveries.insert(rows(other.accountId, 5, 5_000));
-    const deliveries = h.deps.store.deliveries;
-    const claim = (after?: string) =>
-      deliveries.claim(new Date(), 50, new Date(Date.now() + 60_000), 'lease-cursor', new Date(0), {
-        accounts: [left.accountId],
-        hosts: [],
-        after,
-      });
-    // From the first due, the window holds the left-out account's alone.
-    expect(await claim()).toEqual([]);
-    const firstEnd = await deliveries.leaveOutWindowEnd(new Date());
-    expect(firstEnd).not.toBeNull();
-    // Read from there, the window starts at the 2,048th row (due 2,047 ms after the first).
-    const passed: (string | null)[] = [firstEnd];
-    let found: Awaited<ReturnType<typeof claim>> = [];
-    while (!found.length && passed.length < 5) {
-      found = await claim(passed[passed.length - 1]!);
-      if (!found.length) passed.push(await deliveries.leaveOutWindowEnd(new Date(), passed[passed.length - 1]!));
+    const url = 'https://hooks.example.com/x';
+    // 5,000 of the left-out account's, due 2 ms apart; 6 of another's due between them (odd
+    // milliseconds): two in the first window, one past its end, three past the backlog.
+    await h.deps.store.deliveries.insert(
+      dueRows(left.accountId, 5_000, { endpointId: 'end_left', url, dueAt: (i) => new Date(base + 2 * i) }),
+    );
+    const between = [101, 4_001, 4_097, 10_001, 10_003, 10_005];
+    await h.deps.store.deliveries.insert(
+      dueRows(other.accountId, between.length, {
+        endpointId: 'end_other',
+        url,
+        dueAt: (i) => new Date(base + between[i]!),
+      }),
+    );
+    // The runner's rule (delivery-runner.ts): claims of 2; a claim that leased fewer moves the
+    // start to its window's end, when that window was full.
+    const cursor = leaveOutCursor();
+    const found: string[] = [];
+    const windowEnds: (string | null)[] = [];
+    for (let n = 0; n < 12 && found.length < between.length; n++) {
+      const claimed = await h.deps.store.deliveries.claim(
+        new Date(),
+        2,
+        new Date(Date.now() + 60_000),
+        'lease-cursor',
+        new Date(0),
+        cursor.from({ accounts: [left.accountId], hosts: [] }),
+      );
+      found.push(...claimed.map((d) => d.accountId));
+      windowEnds.push(claimed.windowEnd ?? null);
+      if (claimed.length < 2) cursor.passed(claimed.windowEnd ?? null);
     }
-    expect(found.map((d) => d.accountId)).toEqual(Array(5).fill(other.accountId));
-    // Windows of 2,048 rows, each starting at the last row of the one before: three reach the other's.
-    expect(passed).toHaveLength(2);
-    // A window not full has no end to move to.
-    expect(await deliveries.leaveOutWindowEnd(new Date(), passed[1]!)).toBeNull();
+    expect(found).toEqual(Array(between.length).fill(other.accountId));
+    // The first window ends at the left-out account's 2,048th row (the others' two within it).
+    expect(new Date(windowEnds[0]!).getTime()).toBe(base + 2 * 2_045);
+    // The last window, past the backlog, was not full.
+    expect(windowEnds.at(-1)).toBeNull();
+    const queued = await h.deps.store.deliveries.list({ accountIds: [left.accountId] }, { limit: 10 });
+    expect(queued.data.every((d) => d.attemptCount === 0)).toBe(true);
   } finally {
     await close();
   }
@@ -379,22 +381,12 @@ it("delivers another account's deliveries queued behind more of a stalled accoun
     const other = await h.account({ name: 'Waiting' });
     // 3,000 due to the stalled host, a millisecond apart, all due before the other account's.
     const base = Date.now() - 60_000;
-    const url = holding.url('/hold');
     await h.deps.store.deliveries.insert(
-      Array.from({ length: 3_000 }, (_, i) => ({
-        id: `dlv_backlog_${i}`,
-        accountId: stalled.accountId,
-        pollId: 'poll_due',
-        webhookId: null,
+      dueRows(stalled.accountId, 3_000, {
         endpointId: 'end_backlog',
-        source: 'question-logic' as const,
-        url,
-        participantId: `prt_${i}`,
-        type: 'submitted-responses' as const,
-        body: '{}',
-        createdAt: new Date(base + i),
-        nextAttemptAt: new Date(base + i),
-      })),
+        url: holding.url('/hold'),
+        dueAt: (i) => new Date(base + i),
+      }),
     );
     const worker = startTestWorker(deps, { concurrency: CONCURRENCY });
     try {

@@ -35,7 +35,7 @@ type ClaimRow = Pick<
 };
 
 /** The worker's two statements on the queue: the claim, and the record of a batch of results. */
-export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'recordResults' | 'leaveOutWindowEnd'> {
+export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'recordResults'> {
   /**
    * Runs the claim or the batch record under QUEUE_PLAN, in a transaction of its own written in
    * one round trip (BEGIN, settings, statement, COMMIT), so the settings end with it whatever
@@ -83,9 +83,10 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      *   (hostKey in src/worker/account-share.ts reads the same). It reads only the first
      *   LEAVE_OUT_WINDOW due rows from `exclude.after`, in due order, and takes the first
      *   `limit` of those it does not leave out (by ctid, so however many share a due time), so
-     *   a left-out backlog costs each such claim a bounded amount (the worker moves `after`
-     *   past a window it found full of left-out rows: leaveOutWindowEnd). Those are then locked where they lie (a TID scan),
-     *   in no order: ordered there, the plan read every due row by the due index and matched
+     *   a left-out backlog costs each such claim a bounded amount; it answers the window's
+     *   last due time too (Claimed's windowEnd), for the worker to read past a window full of
+     *   left-out rows. Those kept are then locked where they lie (a TID scan), in no order:
+     *   ordered there, the plan read every due row by the due index and matched
      *   each against the window's ctids, 1.3 s at 60,000 due (docs/performance.md). The due
      *   time is checked again on an expression of the column, which the due index cannot
      *   serve, so a plan made while the queue was empty cannot take that way either. A row
@@ -97,49 +98,60 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      * docs/performance.md has the measurements behind these choices.
      */
     async claim(now, limit, leaseUntil, leaseToken, overlapSince, exclude) {
-      const due =
-        exclude && (exclude.accounts.length || exclude.hosts.length)
-          ? sql`/* prepared:claim-deliveries-excluding */
-        WITH due AS (
-          SELECT ctid FROM delivery_queue q
-          WHERE q.ctid = ANY(ARRAY(
-              SELECT w.ctid FROM (
-                SELECT ctid, delivery_id FROM delivery_queue
-                WHERE next_attempt_at <= ${now} AND next_attempt_at >= ${exclude.after ?? '-infinity'}
-                ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}
-              ) w
-              WHERE (SELECT x.account_id <> ALL(${arrayLiteral(exclude.accounts)}::text[])
-                       AND split_part(x.url, '/', 3) || ' ' || x.account_id <> ALL(${arrayLiteral(exclude.hosts)}::text[])
-                     FROM deliveries x WHERE x.id = w.delivery_id)
-              LIMIT ${limit}))
-            AND q.next_attempt_at + interval '0 s' <= ${now}
-          FOR UPDATE SKIP LOCKED
-        )`
-          : sql`/* prepared:claim-deliveries */
-        WITH due AS (
-          SELECT ctid FROM delivery_queue
-          WHERE next_attempt_at <= ${now}
-          ORDER BY next_attempt_at
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED
-        )`;
-      const claim = sql<ClaimRow>`${due}, leased AS (
+      const leased = sql`leased AS (
           UPDATE delivery_queue q
           SET attempt_count = q.attempt_count + 1, next_attempt_at = ${leaseUntil}, lease_token = ${leaseToken}
           WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due))
           RETURNING q.delivery_id, q.attempt_count, q.ladder_base
-        )
-        SELECT d.id, d.account_id, d.endpoint_id, d.source, d.url, l.attempt_count, d.body, a.signing_secret, w.legacy_secret,
+        )`;
+      const claimed = sql`SELECT d.id, d.account_id, d.endpoint_id, d.source, d.url, l.attempt_count, d.body, a.signing_secret, w.legacy_secret,
           l.ladder_base, w.paused_at IS NOT NULL AS paused, d.webhook_id IS NOT NULL AND w.id IS NULL AS webhook_gone,
           CASE WHEN a.signing_secret_rotated_at > ${overlapSince} THEN a.previous_signing_secret END AS previous_secret
         FROM leased l
         CROSS JOIN LATERAL (SELECT * FROM deliveries WHERE id = l.delivery_id OFFSET 0) d
         JOIN accounts a ON a.id = d.account_id
         LEFT JOIN webhooks w ON w.id = d.webhook_id`;
+      // The window's last due time comes from the very rows this claim read (one snapshot), as
+      // ISO text to the microsecond, whatever the session's DateStyle: read by a statement of its
+      // own, the window would have moved on past the rows this claim and others just leased.
+      const leavingOut = !!exclude && (exclude.accounts.length > 0 || exclude.hosts.length > 0);
+      const claim = leavingOut
+        ? sql<ClaimRow & { window_end?: string | null }>`/* prepared:claim-deliveries-excluding */
+        WITH win AS MATERIALIZED (
+          SELECT ctid, delivery_id, next_attempt_at FROM delivery_queue
+          WHERE next_attempt_at <= ${now} AND next_attempt_at >= ${exclude!.after ?? '-infinity'}
+          ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}
+        ), due AS (
+          SELECT ctid FROM delivery_queue q
+          WHERE q.ctid = ANY(ARRAY(
+              SELECT win.ctid FROM win
+              WHERE (SELECT x.account_id <> ALL(${arrayLiteral(exclude!.accounts)}::text[])
+                       AND split_part(x.url, '/', 3) || ' ' || x.account_id <> ALL(${arrayLiteral(exclude!.hosts)}::text[])
+                     FROM deliveries x WHERE x.id = win.delivery_id)
+              LIMIT ${limit}))
+            AND q.next_attempt_at + interval '0 s' <= ${now}
+          FOR UPDATE SKIP LOCKED
+        ), ${leased}, claimed AS (${claimed})
+        SELECT c.*, s.window_end FROM (
+          SELECT CASE WHEN count(*) = ${LEAVE_OUT_WINDOW}
+            THEN to_char(max(next_attempt_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') END AS window_end
+          FROM win
+        ) s LEFT JOIN claimed c ON true`
+        : sql<ClaimRow & { window_end?: string | null }>`/* prepared:claim-deliveries */
+        WITH due AS (
+          SELECT ctid FROM delivery_queue
+          WHERE next_attempt_at <= ${now}
+          ORDER BY next_attempt_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED
+        ), ${leased}
+        ${claimed}`;
       const result = await queueStatement(claim);
       // Only what an attempt needs (no times to parse, no columns it never reads): at thousands
       // of rows a second each column read is worker and database time.
-      return result.rows.map((r): ClaimedDelivery => ({
+      // A claim that leaves some out answers one row with no delivery when it leased none.
+      const rows = leavingOut ? result.rows.filter((r) => r.id !== null) : result.rows;
+      const deliveries = rows.map((r): ClaimedDelivery => ({
         id: r.id,
         accountId: r.account_id,
         endpointId: r.endpoint_id,
@@ -155,6 +167,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
         paused: r.paused,
         webhookGone: r.webhook_gone,
       }));
+      return leavingOut ? Object.assign(deliveries, { windowEnd: result.rows[0]?.window_end ?? null }) : deliveries;
     },
 
     /**
@@ -170,22 +183,6 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      *   workers do not queue on it; the rows are locked in id order (ORDER BY ... FOR UPDATE,
      *   whatever order the update's plan would take), so two records cannot deadlock.
      */
-    /**
-     * The window's last due time, read as the claim reads its window (the due index, from
-     * `after`), to the microsecond as text: a JavaScript Date keeps milliseconds, and a window
-     * read again from a time rounded down reads again the rows it passed.
-     */
-    async leaveOutWindowEnd(now, after) {
-      const r = await sql<{ n: number; last: string | null }>`
-        SELECT count(*)::int AS n, max(next_attempt_at)::text AS last FROM (
-          SELECT next_attempt_at FROM delivery_queue
-          WHERE next_attempt_at <= ${now} AND next_attempt_at >= ${after ?? '-infinity'}
-          ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}
-        ) w`.execute(db);
-      const row = r.rows[0];
-      return row && row.n === LEAVE_OUT_WINDOW ? row.last : null;
-    },
-
     async recordResults(items, now) {
       if (!items.length) return new Set();
       const col = (f: (i: (typeof items)[number]) => string | number | null) => arrayLiteral(items.map(f));
