@@ -35,6 +35,12 @@ export function hostKey(accountId: string, url: string): string {
   return `${url.split('/', 3)[2] ?? ''} ${accountId}`;
 }
 
+/** A host key's parts again: the host and port, and the account. */
+export function splitHostKey(key: string): { host: string; accountId: string } {
+  const space = key.indexOf(' ');
+  return { host: key.slice(0, space), accountId: key.slice(space + 1) };
+}
+
 export type AccountShares = {
   /** Slots an ordinary claim leaves free. */
   reserve: number;

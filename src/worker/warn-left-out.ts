@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
 import { loggableOrigin } from '../domain/url-policy.js';
-import type { LeftOut } from './account-share.js';
+import { splitHostKey, type LeftOut } from './account-share.js';
 
 /**
  * A host key (hostKey) as the warn line shows it: its account, and the origin, which holds no
  * path nor query even for a URL stored as written (without a slash before its query).
  */
 const shown = (key: string) => {
-  const space = key.indexOf(' ');
-  return { accountId: key.slice(space + 1), origin: loggableOrigin(`https://${key.slice(0, space)}`) };
+  const { host, accountId } = splitHostKey(key);
+  return { accountId, origin: loggableOrigin(`https://${host}`) };
 };
 
 /**

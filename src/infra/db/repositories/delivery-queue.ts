@@ -114,19 +114,19 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
       // The window's last due time comes from the very rows this claim read (one snapshot), as
       // ISO text to the microsecond, whatever the session's DateStyle: read by a statement of its
       // own, the window would have moved on past the rows this claim and others just leased.
-      const leavingOut = !!exclude && (exclude.accounts.length > 0 || exclude.hosts.length > 0);
-      const claim = leavingOut
+      const leave = exclude && (exclude.accounts.length > 0 || exclude.hosts.length > 0) ? exclude : undefined;
+      const claim = leave
         ? sql<ClaimRow & { window_end?: string | null }>`/* prepared:claim-deliveries-excluding */
         WITH win AS MATERIALIZED (
           SELECT ctid, delivery_id, next_attempt_at FROM delivery_queue
-          WHERE next_attempt_at <= ${now} AND next_attempt_at >= ${exclude!.after ?? '-infinity'}
+          WHERE next_attempt_at <= ${now} AND next_attempt_at >= ${leave.after ?? '-infinity'}
           ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}
         ), due AS (
           SELECT ctid FROM delivery_queue q
           WHERE q.ctid = ANY(ARRAY(
               SELECT win.ctid FROM win
-              WHERE (SELECT x.account_id <> ALL(${arrayLiteral(exclude!.accounts)}::text[])
-                       AND split_part(x.url, '/', 3) || ' ' || x.account_id <> ALL(${arrayLiteral(exclude!.hosts)}::text[])
+              WHERE (SELECT x.account_id <> ALL(${arrayLiteral(leave.accounts)}::text[])
+                       AND split_part(x.url, '/', 3) || ' ' || x.account_id <> ALL(${arrayLiteral(leave.hosts)}::text[])
                      FROM deliveries x WHERE x.id = win.delivery_id)
               LIMIT ${limit}))
             AND q.next_attempt_at + interval '0 s' <= ${now}
@@ -150,7 +150,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
       // Only what an attempt needs (no times to parse, no columns it never reads): at thousands
       // of rows a second each column read is worker and database time.
       // A claim that leaves some out answers one row with no delivery when it leased none.
-      const rows = leavingOut ? result.rows.filter((r) => r.id !== null) : result.rows;
+      const rows = leave ? result.rows.filter((r) => r.id !== null) : result.rows;
       const deliveries = rows.map((r): ClaimedDelivery => ({
         id: r.id,
         accountId: r.account_id,
@@ -167,7 +167,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
         paused: r.paused,
         webhookGone: r.webhook_gone,
       }));
-      return leavingOut ? Object.assign(deliveries, { windowEnd: result.rows[0]?.window_end ?? null }) : deliveries;
+      return leave ? Object.assign(deliveries, { windowEnd: result.rows[0]?.window_end ?? null }) : deliveries;
     },
 
     /**
