@@ -22,8 +22,10 @@
  *                                  # endpoints (10); prints its figures and leaves results.json alone
  *   npm run bench -- stall         # one worker on PostgreSQL with an endpoint that never answers: how long do
  *                                  # 50 deliveries of another account, or of the same account to another
- *                                  # host, wait behind it, behind five endpoints on one stalled host, or
- *                                  # (another account's) behind 3,000 stalled ones due before them?
+ *                                  # host, wait behind it, behind five endpoints on one stalled host,
+ *                                  # (another account's) behind 3,000 stalled ones due before them, or
+ *                                  # behind 1,000 on each of two stalled hosts of their account?
+ *                                  # BENCH_STALL_CASES=account,endpoint,host,backlog,hosts (default all);
  *                                  # BENCH_ROUNDS rounds (default 2); with
  *                                  # BENCH_AB_DIST, that build too, alternating; prints, leaves results.json alone
  *   BENCH_AB_DIST=/other/dist npm run bench -- submit-ab
@@ -46,7 +48,7 @@ import { workerMemory } from './memory.js';
 import { pipeline } from './pipeline.js';
 import { submitAb } from './submit-ab.js';
 import { severalWorkers, type WorkersResult } from './workers.js';
-import { stallRun } from './stall.js';
+import { stallRun, type StallCase } from './stall.js';
 import { judge } from './targets.js';
 
 const dir = tlsDir();
@@ -177,9 +179,16 @@ try {
   if (wanted.has('stall')) {
     // This build alone, or alternating with another (BENCH_AB_DIST) within each round.
     const builds = process.env.BENCH_AB_DIST ? [thisBuild, await loadBuild(process.env.BENCH_AB_DIST)] : [thisBuild];
+    const stallCases = (process.env.BENCH_STALL_CASES?.split(',') ?? [
+      'account',
+      'endpoint',
+      'host',
+      'backlog',
+      'hosts',
+    ]) as StallCase[];
     const runs = [];
     for (let r = 0; r < Number(process.env.BENCH_ROUNDS ?? 2); r++)
-      for (const which of ['account', 'endpoint', 'host', 'backlog'] as const)
+      for (const which of stallCases)
         for (const build of r % 2 ? [...builds].reverse() : builds) {
           const run = await stallRun(build, which);
           console.log(

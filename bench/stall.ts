@@ -13,9 +13,10 @@ import { benchDeps, freshDatabase, SECRET, sleep, tlsDir } from './lib.js';
  * Whose deliveries wait behind the stalled ones: another account's, or the same account's to
  * another host; for `host`, the stalled ones go to five endpoints on the stalled host; for
  * `backlog`, another account's wait behind 3,000 stalled ones, more than a claim's window
- * (2,048), due a millisecond apart before them.
+ * (2,048), due a millisecond apart before them; for `hosts`, the same account's wait behind
+ * 1,000 stalled ones on each of two hosts.
  */
-export type StallCase = 'account' | 'endpoint' | 'host' | 'backlog';
+export type StallCase = 'account' | 'endpoint' | 'host' | 'backlog' | 'hosts';
 
 export type StallRun = { build: string; case: StallCase; firstMs: number; lastMs: number };
 
@@ -36,6 +37,8 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
   const tls = { key: readFileSync(path.join(dir, 'server.key')), cert: readFileSync(path.join(dir, 'server.crt')) };
   const held: ServerResponse[] = [];
   const stalled = https.createServer(tls, (_req, res) => void held.push(res));
+  // Another port is another host to the worker's shares (account-share.ts).
+  const stalledToo = https.createServer(tls, (_req, res) => void held.push(res));
   const arrivals: number[] = [];
   const answering = https.createServer(tls, (req, res) => {
     req.resume();
@@ -47,6 +50,7 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
   const listen = (s: https.Server) =>
     new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
   const stalledPort = await listen(stalled);
+  const stalledTooPort = await listen(stalledToo);
   const answeringPort = await listen(answering);
   const fresh = await freshDatabase('postgres', build);
   const controller = new AbortController();
@@ -80,6 +84,11 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
       await deps.store.deliveries.insert(
         rows(BACKLOG, 'acc_stalled', 'end_stalled_0', stalledUrl(0), Date.now() - BACKLOG),
       );
+    else if (which === 'hosts')
+      for (const port of [stalledPort, stalledTooPort])
+        await deps.store.deliveries.insert(
+          rows(STALLED, 'acc_stalled', `end_stalled_${port}`, `https://127.0.0.1:${port}/stalled`),
+        );
     else
       for (let e = 0; e < spread; e++)
         await deps.store.deliveries.insert(rows(STALLED / spread, 'acc_stalled', `end_stalled_${e}`, stalledUrl(e)));
@@ -109,8 +118,10 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
     for (const res of held) res.destroy();
     await sender.close();
     stalled.closeAllConnections();
+    stalledToo.closeAllConnections();
     answering.closeAllConnections();
     stalled.close();
+    stalledToo.close();
     answering.close();
     await fresh.drop();
   }

@@ -11,6 +11,11 @@
  *   account's other hosts have room: ten webhooks to one stalled server are one host, as they
  *   are one origin to the sender's connections. A host at its cap is left out of claims; its
  *   account's other hosts are not.
+ * - Once several of an account's hosts hold the reserve's size or more, or did within the last
+ *   `memoryMs` (the delivery deadline), they split that cap equally, as heavy accounts split the
+ *   slots: two stalling hosts leave the account's other hosts room once their first attempts
+ *   end, rather than holding its whole share between them. The memory keeps the split while
+ *   the stalled attempts of one host end a little before the other's, as its claims refill it.
  * - So is a heavy account or host near its share or cap while the worker is too full for an
  *   ordinary claim: one answer from a stalled host must not make it look like any other.
  *   Of an account near its share, only its hosts near their cap are left out, if any are.
@@ -41,6 +46,14 @@ export function splitHostKey(key: string): { host: string; accountId: string } {
   return { host: key.slice(0, space), accountId: key.slice(space + 1) };
 }
 
+/** Whether a claim that leaves `outer` out leaves out all that one leaving `inner` out does. */
+export function covers(outer: LeftOut, inner: LeftOut): boolean {
+  return (
+    inner.accounts.every((a) => outer.accounts.includes(a)) &&
+    inner.hosts.every((h) => outer.hosts.includes(h) || outer.accounts.includes(splitHostKey(h).accountId))
+  );
+}
+
 export type AccountShares = {
   /** Slots an ordinary claim leaves free. */
   reserve: number;
@@ -61,10 +74,14 @@ export type AccountShares = {
 
 type Account = { n: number; hosts: Map<string, number>; heavy: Set<string> };
 
+/** How long a host that held the reserve's size counts in its account's split, and the time. */
+export type ShareMemory = { memoryMs: number; now?: () => number };
+
 export const leavesOut = (l: LeftOut): boolean => l.accounts.length > 0 || l.hosts.length > 0;
 
-export function accountShares(concurrency: number): AccountShares {
+export function accountShares(concurrency: number, memory: ShareMemory = { memoryMs: 0 }): AccountShares {
   const reserve = Math.floor(concurrency / 16);
+  const now = memory.now ?? Date.now;
   // Too few slots to keep a sixteenth back: they are not shared out.
   if (reserve === 0)
     return {
@@ -80,8 +97,25 @@ export function accountShares(concurrency: number): AccountShares {
   // Accounts holding the reserve's size or more, and in each its hosts that do: only these can
   // be near a share or cap, so only these are looked through on each turn of the runner.
   const heavy = new Map<string, Account>();
+  // Of each account, its hosts that stopped holding the reserve's size less than memoryMs ago,
+  // and when; kept after the account's last attempt is answered.
+  const lately = new Map<string, Map<string, number>>();
+  const forget = (accountId: string) => {
+    const hosts = lately.get(accountId);
+    if (!hosts) return undefined;
+    for (const [key, at] of hosts) if (now() - at >= memory.memoryMs) hosts.delete(key);
+    if (!hosts.size) lately.delete(accountId);
+    return hosts.size ? hosts : undefined;
+  };
   const share = () => Math.max(reserve, Math.floor((concurrency - reserve) / Math.max(1, heavy.size)));
-  const cap = () => Math.max(reserve, share() - reserve);
+  // A host's cap: the account's share less the reserve, split among its heavy hosts, now or
+  // lately (all of it for an account with none, as for a host about to become its first).
+  const cap = (accountId?: string, a?: Account) => {
+    let k = a?.heavy.size ?? 0;
+    const recent = accountId === undefined ? undefined : forget(accountId);
+    for (const key of recent?.keys() ?? []) if (!a?.heavy.has(key)) k++;
+    return Math.max(reserve, Math.floor((share() - reserve) / Math.max(1, k)));
+  };
   return {
     reserve,
     started({ accountId, url }) {
@@ -98,7 +132,13 @@ export function accountShares(concurrency: number): AccountShares {
       const key = hostKey(accountId, url);
       const h = a?.hosts.get(key);
       if (!a || !h) return;
-      if (h === reserve) a.heavy.delete(key);
+      if (h === reserve) {
+        a.heavy.delete(key);
+        if (memory.memoryMs > 0) {
+          for (const id of lately.keys()) forget(id);
+          lately.set(accountId, (lately.get(accountId) ?? new Map()).set(key, now()));
+        }
+      }
       if (h === 1) a.hosts.delete(key);
       else a.hosts.set(key, h - 1);
       if (a.n === reserve) heavy.delete(accountId);
@@ -107,18 +147,18 @@ export function accountShares(concurrency: number): AccountShares {
     mayStart({ accountId, url }) {
       const a = sending.get(accountId);
       if (!a) return true;
-      return a.n < share() && (a.hosts.get(hostKey(accountId, url)) ?? 0) < cap();
+      return a.n < share() && (a.hosts.get(hostKey(accountId, url)) ?? 0) < cap(accountId, a);
     },
     near(slack) {
       // A holder under the reserve's size holds up nobody, however near it is.
       const accountLimit = Math.max(reserve, share() - slack);
-      const hostLimit = Math.max(reserve, cap() - slack);
       const out: LeftOut = { accounts: [], hosts: [] };
       for (const [accountId, a] of heavy) {
         if (a.n >= share()) {
           out.accounts.push(accountId);
           continue;
         }
+        const hostLimit = Math.max(reserve, cap(accountId, a) - slack);
         let named = false;
         for (const key of a.heavy)
           if (a.hosts.get(key)! >= hostLimit) {
@@ -133,13 +173,19 @@ export function accountShares(concurrency: number): AccountShares {
       // Only heavy holders are looked at: a light one may pass its share or cap by less than the
       // reserve. An ordinary claim comes with half the slots free, so no account is near its
       // share then; a claim that leaves some out may take the reserve, which is not for those
-      // it leaves in to fill.
+      // it leaves in to fill. Where hosts split the cap, a light one may take a whole claim: the
+      // claim takes no more than that split cap.
       let room = cap();
       for (const [accountId, a] of heavy) {
         if (left?.accounts.includes(accountId)) continue;
         if (left) room = Math.min(room, share() - a.n);
-        for (const key of a.heavy) if (!left?.hosts.includes(key)) room = Math.min(room, cap() - a.hosts.get(key)!);
+        const hostCap = cap(accountId, a);
+        room = Math.min(room, hostCap);
+        for (const key of a.heavy) if (!left?.hosts.includes(key)) room = Math.min(room, hostCap - a.hosts.get(key)!);
       }
+      for (const accountId of lately.keys())
+        if (!heavy.has(accountId) && !left?.accounts.includes(accountId))
+          room = Math.min(room, cap(accountId, sending.get(accountId)));
       return room;
     },
     share,

@@ -9,7 +9,7 @@ import type { Deps } from '../app/ports/index.js';
 import type { AttemptTally, Metrics } from '../app/ports/metrics.js';
 import { wakeableSleep } from './sleep.js';
 import { warnEnded, type Ended } from './warn-ended.js';
-import { accountShares, leavesOut, type LeftOut } from './account-share.js';
+import { accountShares, covers, leavesOut, type LeftOut } from './account-share.js';
 import { leftOutWarner } from './warn-left-out.js';
 import { leaveOutCursor } from './leave-out-cursor.js';
 
@@ -49,7 +49,8 @@ export type Runner = Handoff & { done: Promise<void>; wake(): void };
 // or near its share this long: a busy host whose answers come in frees slots sooner.
 // After such a claim found nothing, the wait doubles, up to LEAVE_OUT_MAX_MS, until one finds
 // something: each reads past the left-out ones' due deliveries, which with one account alone
-// is all of them. New deliveries (wake) bring the next one within LEAVE_OUT_MS again.
+// is all of them. New deliveries (wake), or leaving out less than that claim did, bring the next
+// one within LEAVE_OUT_MS again.
 const LEAVE_OUT_MS = 50;
 const LEAVE_OUT_MAX_MS = 3_200;
 // As many attempts as the sender keeps connections to one origin by default (h1-sender.ts).
@@ -99,9 +100,10 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   const waiting: ClaimedDelivery[] = [];
   let claiming = 0;
   // Which accounts and hosts hold the sending slots: none may take them all (account-share.ts).
-  const shares = accountShares(opts.concurrency);
+  const shares = accountShares(opts.concurrency, { memoryMs: deps.delivery.deliveryTimeoutMs });
   let leaveOutAt: number | undefined;
   let leaveOutWait = LEAVE_OUT_MS;
+  let foundNothing: LeftOut | undefined;
   // New deliveries were queued since the loop last looked (wake).
   let newWork = false;
   const warnLeftOut = leftOutWarner(opts.logger, opts.concurrency, shares.share);
@@ -194,8 +196,9 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       let want = 0;
       let sleepMs = opts.idleMs;
       if (!leaving) leaveOutAt = undefined;
-      else if (newWork) {
+      else if (newWork || (foundNothing && !covers(exclude, foundNothing))) {
         leaveOutWait = LEAVE_OUT_MS;
+        foundNothing = undefined;
         if (leaveOutAt !== undefined) leaveOutAt = Math.min(leaveOutAt, Date.now() + LEAVE_OUT_MS);
       }
       newWork = false;
@@ -256,6 +259,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         // Leased, not started: a paused webhook's deliveries, parked again, were leased too.
         const moved = claimed.leased < want && cursor.passed(claimed.windowEnd ?? null);
         leaveOutWait = claimed.length || moved ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);
+        foundNothing = claimed.length || moved ? undefined : exclude;
         leaveOutAt = Date.now() + (claimed.length < want && !moved ? leaveOutWait : 0);
       } else if (claimed.length < want) {
         const since = Date.now();

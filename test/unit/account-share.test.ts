@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accountShares, hostKey, type LeftOut } from '../../src/worker/account-share.js';
+import { accountShares, covers, hostKey, type LeftOut } from '../../src/worker/account-share.js';
 
 type Shares = ReturnType<typeof accountShares>;
 // Each attempt of an account to a host goes to an endpoint of its own path on that host.
@@ -159,7 +159,7 @@ describe('accountShares', () => {
     start(s, 'a', 31, 'light');
     expect(s.headroom()).toBe(448);
     start(s, 'a', 100, 'x');
-    start(s, 'a', 40, 'y');
+    start(s, 'a', 31, 'y');
     expect(s.headroom()).toBe(348);
     start(s, 'b', 32);
     expect(s.headroom()).toBe(108);
@@ -180,11 +180,68 @@ describe('accountShares', () => {
     expect(t.headroom(t.near(0))).toBe(8);
     // An ordinary claim is bounded by hosts only.
     expect(t.headroom()).toBe(8);
-    start(t, 'a', 32, 'y');
+    start(t, 'a', 31, 'y');
     expect(t.headroom(t.near(0))).toBe(8);
     answer(t, 'a', 100, 'x');
-    expect(t.headroom(t.near(0))).toBe(240 - 132);
+    expect(t.headroom(t.near(0))).toBe(208 - 100);
     expect(t.headroom()).toBe(208 - 100);
+  });
+
+  it("splits a host's cap among its account's hosts that hold the reserve or more", () => {
+    const s = accountShares(512);
+    // One stalled host holds its whole cap; a second then takes the rest of the account's share.
+    start(s, 'a', 448, 'x');
+    start(s, 'a', 32, 'y');
+    expect(s.near(0)).toEqual({ accounts: ['a'], hosts: [] });
+    // Both hold the reserve or more: each may hold half of 448. x is left out until under it.
+    answer(s, 'a', 224, 'x');
+    expect(s.near(0)).toEqual({ accounts: [], hosts: [key('a', 'x')] });
+    expect(s.mayStart(at('a', 'x'))).toBe(false);
+    expect(s.mayStart(at('a', 'y'))).toBe(true);
+    // With both at their cap, the account's other hosts keep the rest of its share.
+    start(s, 'a', 192, 'y');
+    expect(s.near(0)).toEqual({ accounts: [], hosts: [key('a', 'x'), key('a', 'y')] });
+    expect(s.mayStart(at('a', 'z'))).toBe(true);
+    expect(s.headroom(s.near(0))).toBe(32);
+    // y's attempts end: x alone is heavy and has the whole cap again.
+    answer(s, 'a', 224, 'y');
+    expect(s.mayStart(at('a', 'x'))).toBe(true);
+    expect(s.headroom()).toBe(448 - 224);
+    // Fourteen heavy hosts split it down to the reserve's size each, and leave the others 32.
+    const t = accountShares(512);
+    for (let i = 0; i < 14; i++) start(t, 'a', 32, `s${i}`);
+    expect(t.near(0).hosts).toHaveLength(14);
+    expect(t.mayStart(at('a', 's0'))).toBe(false);
+    expect(t.mayStart(at('a', 'other'))).toBe(true);
+  });
+
+  it('keeps a host that held the reserve in the split for memoryMs after, so that a stalled host refills only its half', () => {
+    let t = 0;
+    const s = accountShares(512, { memoryMs: 10_000, now: () => t });
+    start(s, 'a', 448, 'x');
+    start(s, 'a', 32, 'y');
+    // x's stalled attempts end at their deadline, y's a moment later.
+    answer(s, 'a', 448, 'x');
+    t = 50;
+    answer(s, 'a', 32, 'y');
+    // y held the reserve's size just now: x refills half the cap, and a claim leaving x out
+    // takes no more than y's half either, whichever host it finds due.
+    start(s, 'a', 224, 'x');
+    expect(s.mayStart(at('a', 'x'))).toBe(false);
+    expect(s.near(0)).toEqual({ accounts: [], hosts: [key('a', 'x')] });
+    expect(s.headroom(s.near(0))).toBe(224);
+    // A deadline later, y is forgotten: x has the whole cap again.
+    t = 10_050;
+    expect(s.mayStart(at('a', 'x'))).toBe(true);
+    expect(s.near(0)).toEqual(none);
+    expect(s.headroom()).toBe(448 - 224);
+    // Without a memory, y leaves the split as soon as it holds less than the reserve.
+    const u = accountShares(512);
+    start(u, 'a', 224, 'x');
+    start(u, 'a', 32, 'y');
+    expect(u.mayStart(at('a', 'x'))).toBe(false);
+    answer(u, 'a', 1, 'y');
+    expect(u.mayStart(at('a', 'x'))).toBe(true);
   });
 
   it('forgets a host whose attempts have all been answered', () => {
@@ -206,5 +263,17 @@ describe('accountShares', () => {
     expect(s.mayStart({ accountId: 'a', url: 'https://shared.example/a-new-path' })).toBe(false);
     expect(s.mayStart({ accountId: 'a', url: 'https://shared.example:8443/' })).toBe(true);
     expect(s.mayStart({ accountId: 'b', url: 'https://shared.example/a-new-path' })).toBe(true);
+  });
+});
+
+describe('covers', () => {
+  it('tells whether one left-out set leaves out all that another does', () => {
+    const x = key('a', 'x');
+    expect(covers({ accounts: ['a'], hosts: [] }, { accounts: [], hosts: [x] })).toBe(true);
+    expect(covers({ accounts: [], hosts: [x] }, { accounts: ['a'], hosts: [] })).toBe(false);
+    expect(covers({ accounts: [], hosts: [x, key('a', 'y')] }, { accounts: [], hosts: [x] })).toBe(true);
+    expect(covers({ accounts: [], hosts: [x] }, { accounts: [], hosts: [x, key('a', 'y')] })).toBe(false);
+    expect(covers({ accounts: ['b'], hosts: [] }, { accounts: [], hosts: [x] })).toBe(false);
+    expect(covers(none, none)).toBe(true);
   });
 });

@@ -155,6 +155,50 @@ it("delivers to an account's other hosts while its endpoints on one host hold th
   }
 });
 
+it("delivers to an account's third host while two of its hosts stall, once their first attempts end", async () => {
+  const { h, deps, holding, answering, holdingAt, close } = await setUp();
+  const CONCURRENCY = 32;
+  const BACKLOG = 200;
+  try {
+    const acct = await h.account({ name: 'TwoStalled' });
+    // Each stalled host has more due than it can hold in many deadlines; x's first, then y's.
+    const base = Date.now() - 60_000;
+    for (const [n, host] of ['x', 'y'].entries())
+      await h.deps.store.deliveries.insert(
+        dueRows(acct.accountId, BACKLOG, {
+          endpointId: `end_${host}`,
+          url: holdingAt(host),
+          dueAt: (i) => new Date(base + n * BACKLOG + i),
+        }),
+      );
+    // A deadline of 1.5 s: x first holds its cap (28), y the rest of the share (2), which alone
+    // would leave the account's other hosts nothing for as long as both have due deliveries.
+    const short: Deps = { ...deps, delivery: { ...deps.delivery, deliveryTimeoutMs: 1_500 } };
+    const worker = startTestWorker(short, { concurrency: CONCURRENCY, resolver: loopback });
+    try {
+      await holding.waitFor((r) => r.length >= CONCURRENCY - 2, 20_000);
+      const ids = await queueDue(h, acct.accountId, answering.url('/ok'), 10);
+      await answering.waitFor((r) => r.length >= ids.length, 20_000);
+      // Once the first attempts ended, x and y split the cap (14 each) and the third host had
+      // the rest: it was served while both stalled hosts still had deliveries due.
+      const sentTo = (host: string) =>
+        new Set(
+          holding.received
+            .filter((x) => x.headers.host?.startsWith(`${host}.`))
+            .map((x) => x.headers['x-service-delivery-id']),
+        ).size;
+      expect(sentTo('x')).toBeLessThan(BACKLOG);
+      expect(sentTo('y')).toBeLessThan(BACKLOG);
+      expect(new Set(answering.received.map((x) => x.headers['x-service-delivery-id']))).toEqual(new Set(ids));
+    } finally {
+      await holding.close();
+      await worker.stop();
+    }
+  } finally {
+    await close();
+  }
+});
+
 it('backs off claims that leave out the only busy host, and makes one at once when new deliveries are queued', async () => {
   const { h, deps, holding, answering, held, close } = await setUp();
   const controller = new AbortController();
