@@ -79,6 +79,27 @@ export type ShareMemory = { memoryMs: number; now?: () => number };
 
 export const leavesOut = (l: LeftOut): boolean => l.accounts.length > 0 || l.hosts.length > 0;
 
+const NONE: LeftOut = { accounts: [], hosts: [] };
+
+/**
+ * What the runner's next claim leaves out (delivery-runner.ts), from its free slots, those in
+ * flight and half a claim. Nothing, for an ordinary claim (which leaves the reserve free), while
+ * none is at its share or cap and half a claim is free or nothing is in flight. Otherwise those
+ * at it; or, the worker being too full for an ordinary claim, those within half a claim of it.
+ * A host within the reserve of its cap would size ordinary claims to a handful each, one round
+ * trip after another: the claim leaves out those within the reserve instead.
+ */
+export function claimPlan(
+  shares: AccountShares,
+  o: { free: number; sending: number; half: number },
+): { ordinary: boolean; exclude: LeftOut } {
+  const atShare = shares.near(0);
+  if (leavesOut(atShare)) return { ordinary: false, exclude: atShare };
+  if (o.sending > 0 && o.free < o.half) return { ordinary: false, exclude: shares.near(o.half) };
+  if (shares.headroom() < shares.reserve) return { ordinary: false, exclude: shares.near(shares.reserve) };
+  return { ordinary: true, exclude: NONE };
+}
+
 export function accountShares(concurrency: number, memory: ShareMemory = { memoryMs: 0 }): AccountShares {
   const reserve = Math.floor(concurrency / 16);
   const now = memory.now ?? Date.now;
@@ -100,10 +121,12 @@ export function accountShares(concurrency: number, memory: ShareMemory = { memor
   // Of each account, its hosts that stopped holding the reserve's size less than memoryMs ago,
   // and when; kept after the account's last attempt is answered.
   const lately = new Map<string, Map<string, number>>();
+  let swept = 0;
   const forget = (accountId: string) => {
     const hosts = lately.get(accountId);
     if (!hosts) return undefined;
-    for (const [key, at] of hosts) if (now() - at >= memory.memoryMs) hosts.delete(key);
+    const since = now() - memory.memoryMs;
+    for (const [key, at] of hosts) if (at <= since) hosts.delete(key);
     if (!hosts.size) lately.delete(accountId);
     return hosts.size ? hosts : undefined;
   };
@@ -135,7 +158,12 @@ export function accountShares(concurrency: number, memory: ShareMemory = { memor
       if (h === reserve) {
         a.heavy.delete(key);
         if (memory.memoryMs > 0) {
-          for (const id of lately.keys()) forget(id);
+          // Others are forgotten as their caps are read; once a memory, this sweeps those of
+          // accounts that no claim has looked at since.
+          if (now() - swept >= memory.memoryMs) {
+            swept = now();
+            for (const id of lately.keys()) forget(id);
+          }
           lately.set(accountId, (lately.get(accountId) ?? new Map()).set(key, now()));
         }
       }

@@ -9,7 +9,7 @@ import type { Deps } from '../app/ports/index.js';
 import type { AttemptTally, Metrics } from '../app/ports/metrics.js';
 import { wakeableSleep } from './sleep.js';
 import { warnEnded, type Ended } from './warn-ended.js';
-import { accountShares, covers, leavesOut, type LeftOut } from './account-share.js';
+import { accountShares, claimPlan, covers, leavesOut, type LeftOut } from './account-share.js';
 import { leftOutWarner } from './warn-left-out.js';
 import { leaveOutCursor } from './leave-out-cursor.js';
 
@@ -47,15 +47,13 @@ export type Runner = Handoff & { done: Promise<void>; wake(): void };
 
 // A claim that leaves accounts or hosts out (account-share.ts) comes only once one has been at
 // or near its share this long: a busy host whose answers come in frees slots sooner.
-// After such a claim found nothing, the wait doubles, up to LEAVE_OUT_MAX_MS, until one finds
-// something: each reads past the left-out ones' due deliveries, which with one account alone
-// is all of them. New deliveries (wake), or leaving out less than that claim did, bring the next
-// one within LEAVE_OUT_MS again.
+// After such a claim found nothing, the wait doubles, up to LEAVE_OUT_MAX_MS, until a claim finds
+// something: each reads past the left-out ones' due deliveries, which with one account alone is
+// all of them. New deliveries (wake), or leaving out less, bring the next within LEAVE_OUT_MS.
 const LEAVE_OUT_MS = 50;
 const LEAVE_OUT_MAX_MS = 3_200;
 // As many attempts as the sender keeps connections to one origin by default (h1-sender.ts).
 const START_SLICE = 32;
-const NONE: LeftOut = { accounts: [], hosts: [] };
 // setImmediate runs after the event loop's poll phase: the sockets that became readable are served first.
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -187,11 +185,9 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       // round trip per delivery. Wait until half a batch is free (or nothing is busy), and leave
       // the reserve free. Otherwise, with an account or host at its share or, the worker
       // being that full, near it, claim without it, the reserve included: those slots are there
-      // for other deliveries, which should not wait for its attempts to end.
+      // for other deliveries, which should not wait for its attempts to end (claimPlan).
       const half = Math.max(1, Math.floor(Math.min(opts.claimBatch, opts.concurrency) / 2));
-      const atShare = shares.near(0);
-      const ordinary = !leavesOut(atShare) && (sending === 0 || free >= half);
-      const exclude = ordinary ? NONE : leavesOut(atShare) ? atShare : shares.near(half);
+      const { ordinary, exclude } = claimPlan(shares, { free, sending, half });
       const leaving = leavesOut(exclude);
       let want = 0;
       let sleepMs = opts.idleMs;
@@ -255,9 +251,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       // Only when a claim without them found other deliveries: they were being held up.
       if (leaving && claimed.length) warnLeftOut(exclude);
       // A window full of the left-out ones' deliveries: the next claim reads past it, at once.
+      // Leased, not started: a paused webhook's deliveries, parked again, were leased too.
+      const moved = leaving && claimed.leased < want && cursor.passed(claimed.windowEnd ?? null);
       if (leaving) {
-        // Leased, not started: a paused webhook's deliveries, parked again, were leased too.
-        const moved = claimed.leased < want && cursor.passed(claimed.windowEnd ?? null);
+        // Ordinary claims leave the back-off as it was: with one busy host, every claim that
+        // leaves it out finds nothing, however much the ordinary claims between them find.
         leaveOutWait = claimed.length || moved ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);
         foundNothing = claimed.length || moved ? undefined : exclude;
         leaveOutAt = Date.now() + (claimed.length < want && !moved ? leaveOutWait : 0);

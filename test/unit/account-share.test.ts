@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accountShares, covers, hostKey, type LeftOut } from '../../src/worker/account-share.js';
+import { accountShares, claimPlan, covers, hostKey, type LeftOut } from '../../src/worker/account-share.js';
 
 type Shares = ReturnType<typeof accountShares>;
 // Each attempt of an account to a host goes to an endpoint of its own path on that host.
@@ -235,6 +235,16 @@ describe('accountShares', () => {
     expect(s.mayStart(at('a', 'x'))).toBe(true);
     expect(s.near(0)).toEqual(none);
     expect(s.headroom()).toBe(448 - 224);
+    // An account with nothing in flight keeps its hosts' split for the memory: a claim, which may
+    // find its deliveries for any of them, takes no more than the split cap.
+    const v = accountShares(512, { memoryMs: 10_000, now: () => t });
+    for (const host of ['p', 'q']) {
+      start(v, 'b', 32, host);
+      answer(v, 'b', 32, host);
+    }
+    expect(v.headroom()).toBe(224);
+    t = 20_050;
+    expect(v.headroom()).toBe(448);
     // Without a memory, y leaves the split as soon as it holds less than the reserve.
     const u = accountShares(512);
     start(u, 'a', 224, 'x');
@@ -275,5 +285,42 @@ describe('covers', () => {
     expect(covers({ accounts: [], hosts: [x] }, { accounts: [], hosts: [x, key('a', 'y')] })).toBe(false);
     expect(covers({ accounts: ['b'], hosts: [] }, { accounts: [], hosts: [x] })).toBe(false);
     expect(covers(none, none)).toBe(true);
+  });
+});
+
+describe('claimPlan', () => {
+  it('makes an ordinary claim while none is at its share or cap and half a claim is free', () => {
+    const s = accountShares(512);
+    expect(claimPlan(s, { free: 512, sending: 0, half: 256 })).toEqual({ ordinary: true, exclude: none });
+    start(s, 'a', 100, 'x');
+    expect(claimPlan(s, { free: 412, sending: 100, half: 256 })).toEqual({ ordinary: true, exclude: none });
+    // Too full for one: those within half a claim of their share or cap are left out.
+    start(s, 'a', 200, 'x');
+    expect(claimPlan(s, { free: 212, sending: 300, half: 256 })).toEqual({
+      ordinary: false,
+      exclude: { accounts: [], hosts: [key('a', 'x')] },
+    });
+    // At its cap, it is left out however many slots are free.
+    start(s, 'a', 148, 'x');
+    expect(claimPlan(s, { free: 500, sending: 448, half: 256 })).toEqual({
+      ordinary: false,
+      exclude: { accounts: [], hosts: [key('a', 'x')] },
+    });
+  });
+
+  it('leaves out a host within the reserve of its cap rather than claim a handful at a time', () => {
+    let t = 0;
+    const s = accountShares(512, { memoryMs: 10_000, now: () => t });
+    start(s, 'a', 32, 'y');
+    answer(s, 'a', 32, 'y');
+    // y held the reserve's size just now: x's cap is 224, and it holds 200.
+    start(s, 'a', 200, 'x');
+    expect(s.headroom()).toBe(24);
+    const plan = claimPlan(s, { free: 312, sending: 200, half: 256 });
+    expect(plan).toEqual({ ordinary: false, exclude: { accounts: [], hosts: [key('a', 'x')] } });
+    expect(s.headroom(plan.exclude)).toBe(224);
+    // A deadline later the cap is 448 again, and the claim ordinary.
+    t = 10_000;
+    expect(claimPlan(s, { free: 312, sending: 200, half: 256 })).toEqual({ ordinary: true, exclude: none });
   });
 });

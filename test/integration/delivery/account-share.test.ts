@@ -180,7 +180,9 @@ it("delivers to an account's third host while two of its hosts stall, once their
       const ids = await queueDue(h, acct.accountId, answering.url('/ok'), 10);
       await answering.waitFor((r) => r.length >= ids.length, 20_000);
       // Once the first attempts ended, x and y split the cap (14 each) and the third host had
-      // the rest: it was served while both stalled hosts still had deliveries due.
+      // the rest: it was served while both stalled hosts still had deliveries due. Without the
+      // split, x refilled to 28 and y to 2 at each deadline, and the third host was served only
+      // once x had sent all 200, which is what tells the two apart.
       const sentTo = (host: string) =>
         new Set(
           holding.received
