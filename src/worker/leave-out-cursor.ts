@@ -14,7 +14,9 @@ import type { LeftOut } from './account-share.js';
  *   one due at once from a process whose clock runs behind: ordinary claims, which read from
  *   the first due, take it, after the left-out ones due ahead of it.
  * - More than a window's worth due at one instant cannot be passed: the next window starts at
- *   that instant again.
+ *   that instant again. The statements that queue many at once spread them: a resumed webhook's
+ *   backlog a microsecond apart (delivery-control.ts), a recover's 1,000 to a millisecond
+ *   (run-recoveries.ts).
  */
 export function leaveOutCursor() {
   let set = '';

@@ -1,7 +1,9 @@
+import { sql } from 'kysely';
 import pino from 'pino';
 import { expect, it } from 'vitest';
 import type { Deps } from '../../../src/app/ports/index.js';
 import { flushSomeBatches } from '../../../src/app/delivery/flush-batches.js';
+import { PARKED_UNTIL } from '../../../src/domain/delivery.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { hostKey } from '../../../src/worker/account-share.js';
 import { leaveOutCursor } from '../../../src/worker/leave-out-cursor.js';
@@ -413,6 +415,59 @@ it('claims that leave some out read on from where each full window ended, past a
     expect(windowEnds.at(-1)).toBeNull();
     const queued = await h.deps.store.deliveries.list({ accountIds: [left.accountId] }, { limit: 10 });
     expect(queued.data.every((d) => d.attemptCount === 0)).toBe(true);
+  } finally {
+    await close();
+  }
+});
+
+it("a resumed webhook's backlog, longer than a claim window, falls due a microsecond apart, and claims that leave its host out read past it", async () => {
+  const { h, close } = await setUp();
+  try {
+    const left = await h.account({ name: 'Resumed' });
+    const other = await h.account({ name: 'BehindIt' });
+    const url = 'https://hooks.example.com/x';
+    // 3,000 parked while their webhook was paused.
+    await h.deps.store.deliveries.insert(
+      dueRows(left.accountId, 3_000, { endpointId: 'whk_resumed', url, dueAt: () => PARKED_UNTIL }).map((r) => ({
+        ...r,
+        webhookId: 'whk_resumed',
+      })),
+    );
+    const resumedAt = new Date(Date.now() - 60_000);
+    expect(await h.deps.store.deliveries.unparkWebhook('whk_resumed', resumedAt)).toBe(3_000);
+    const { rows } = await sql<{ n: number; first: Date; span: number }>`
+      SELECT count(DISTINCT q.next_attempt_at)::int AS n, min(q.next_attempt_at) AS first,
+        (extract(epoch FROM max(q.next_attempt_at) - min(q.next_attempt_at)) * 1000000)::int AS span
+      FROM delivery_queue q JOIN deliveries d ON d.id = q.delivery_id WHERE d.account_id = ${left.accountId}`.execute(
+      h.database.db,
+    );
+    expect(rows[0]!.n).toBe(3_000);
+    expect(new Date(rows[0]!.first).getTime()).toBe(resumedAt.getTime());
+    expect(rows[0]!.span).toBe(2_999);
+    // 5 of another account's due a second after the resume: claims that leave the resumed
+    // account out reach them, a window at a time, as the runner makes them.
+    await h.deps.store.deliveries.insert(
+      dueRows(other.accountId, 5, {
+        endpointId: 'end_behind',
+        url,
+        dueAt: () => new Date(resumedAt.getTime() + 1_000),
+      }),
+    );
+    const cursor = leaveOutCursor();
+    const found: string[] = [];
+    for (let n = 0; n < 8 && found.length < 5; n++) {
+      const claimed = await h.deps.store.deliveries.claim(
+        new Date(),
+        2,
+        new Date(Date.now() + 60_000),
+        'lease-resumed',
+        new Date(0),
+        cursor.from({ accounts: [left.accountId], hosts: [] }),
+      );
+      found.push(...claimed.map((d) => d.accountId));
+      if (claimed.length < 2) cursor.passed(claimed.windowEnd ?? null);
+    }
+    expect(found).toEqual(Array(5).fill(other.accountId));
   } finally {
     await close();
   }

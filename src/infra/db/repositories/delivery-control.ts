@@ -51,10 +51,20 @@ export function deliveryControl(db: Kysely<DB>): Control {
     },
 
     async unparkWebhook(webhookId, now) {
-      // Only what the pause parked: a retry waiting out its delay keeps it.
-      const res = await sql`UPDATE delivery_queue q SET next_attempt_at = ${now}
-        FROM deliveries d WHERE q.delivery_id = d.id AND d.webhook_id = ${webhookId} AND q.lease_token IS NULL
-          AND q.next_attempt_at >= ${PARKED_UNTIL}`.execute(db);
+      // Only what the pause parked: a retry waiting out its delay keeps it. The backlog falls due a
+      // microsecond apart, oldest first: a claim that leaves its host out reads past it a window
+      // at a time, and cannot read past more than a window's worth due at one instant
+      // (src/worker/leave-out-cursor.ts). 100,000 parked are all due within a tenth of a second.
+      const res =
+        await sql`UPDATE delivery_queue q SET next_attempt_at = ${now}::timestamptz + p.n * interval '1 microsecond'
+        FROM (
+          SELECT q2.delivery_id, row_number() OVER (ORDER BY q2.delivery_id) - 1 AS n
+          FROM delivery_queue q2 JOIN deliveries d ON q2.delivery_id = d.id
+          WHERE d.webhook_id = ${webhookId} AND q2.lease_token IS NULL AND q2.next_attempt_at >= ${PARKED_UNTIL}
+        ) p
+        WHERE q.delivery_id = p.delivery_id AND q.lease_token IS NULL AND q.next_attempt_at >= ${PARKED_UNTIL}`.execute(
+          db,
+        );
       return Number(res.numAffectedRows ?? 0n);
     },
 

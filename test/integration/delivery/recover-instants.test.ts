@@ -1,0 +1,55 @@
+import { sql } from 'kysely';
+import { expect, it } from 'vitest';
+import { runRecoveries } from '../../../src/app/delivery/run-recoveries.js';
+import { harness } from '../../support/app.js';
+import { createWebhook, visiblePoll } from '../../support/fixtures.js';
+
+/**
+ * A recover resends at most so many deliveries due at one instant, the next a millisecond later:
+ * a claim that leaves their host out cannot read past more than a window's worth due at one
+ * instant (src/worker/leave-out-cursor.ts).
+ */
+it('a recover resends its deliveries at most perInstant to an instant, each next group a millisecond later', async () => {
+  const h = await harness();
+  try {
+    const acme = await h.account();
+    const poll = await visiblePoll(h, acme);
+    const hook = await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/recovered');
+    const madeAt = new Date(h.clock.now().getTime() - 60_000);
+    const ids = Array.from({ length: 5 }, (_, i) => `dlv_recovered_${i}`);
+    await h.deps.store.deliveries.insert(
+      ids.map((id, i) => ({
+        id,
+        accountId: acme.accountId,
+        pollId: poll.pollId,
+        webhookId: hook.data.id,
+        endpointId: hook.data.id,
+        source: 'webhook' as const,
+        url: 'https://hooks.example.com/recovered',
+        participantId: `prt_${i}`,
+        type: 'submitted-responses' as const,
+        body: '{}',
+        createdAt: madeAt,
+        nextAttemptAt: madeAt,
+      })),
+    );
+    // Given up, as the batch record leaves a delivery whose retries ran out.
+    const db = h.database.db;
+    await sql`DELETE FROM delivery_queue WHERE delivery_id = ANY(${ids})`.execute(db);
+    await sql`UPDATE deliveries SET status = 'given_up', finished_at = ${madeAt} WHERE id = ANY(${ids})`.execute(db);
+    const listed = await h.deps.store.recoveries.create(
+      { id: 'rcv_instants', accountId: acme.accountId, userId: acme.userId, createdAt: madeAt },
+      { webhookId: hook.data.id, since: new Date(0) },
+    );
+    expect(listed).toBe(5);
+    const now = h.clock.now();
+    expect(await runRecoveries(h.deps, 10, 2)).toBe(5);
+    const due = await sql<{ at: Date }>`
+      SELECT next_attempt_at AS at FROM delivery_queue WHERE delivery_id = ANY(${ids}) ORDER BY next_attempt_at`.execute(
+      db,
+    );
+    expect(due.rows.map((r) => new Date(r.at).getTime() - now.getTime())).toEqual([0, 0, 1, 1, 2]);
+  } finally {
+    await h.close();
+  }
+});
