@@ -25,7 +25,8 @@
  *                                  # host, wait behind it, behind five endpoints on one stalled host,
  *                                  # (another account's) behind 3,000 stalled ones due before them, or
  *                                  # behind 1,000 on each of two stalled hosts of their account?
- *                                  # BENCH_STALL_CASES=account,endpoint,host,backlog,hosts (default all);
+ *                                  # BENCH_STALL_CASES=account,endpoint,host,backlog,hosts (the default;
+ *                                  # also tied: the backlog all due at one instant, which no window passes);
  *                                  # BENCH_ROUNDS rounds (default 2); with
  *                                  # BENCH_AB_DIST, that build too, alternating; prints, leaves results.json alone
  *   BENCH_AB_DIST=/other/dist npm run bench -- submit-ab

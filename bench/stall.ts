@@ -13,10 +13,11 @@ import { benchDeps, freshDatabase, SECRET, sleep, tlsDir } from './lib.js';
  * Whose deliveries wait behind the stalled ones: another account's, or the same account's to
  * another host; for `host`, the stalled ones go to five endpoints on the stalled host; for
  * `backlog`, another account's wait behind 3,000 stalled ones, more than a claim's window
- * (2,048), due a millisecond apart before them; for `hosts`, the same account's wait behind
- * 1,000 stalled ones on each of two hosts.
+ * (2,048), due a millisecond apart before them (for `tied`, all at one instant, which a claim
+ * window cannot read past; no statement of the service queues that many at one); for `hosts`,
+ * the same account's wait behind 1,000 stalled ones on each of two hosts.
  */
-export type StallCase = 'account' | 'endpoint' | 'host' | 'backlog' | 'hosts';
+export type StallCase = 'account' | 'endpoint' | 'host' | 'backlog' | 'tied' | 'hosts';
 
 export type StallRun = { build: string; case: StallCase; firstMs: number; lastMs: number };
 
@@ -62,8 +63,15 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
       await deps.store.accounts.insert({ id, name: id, plan: 'premium', createdAt: now, updatedAt: now });
       await deps.store.accounts.setSigningSecret(id, SECRET, now, now);
     }
-    // `dueFrom`: the first row due then, each next a millisecond later; otherwise all due now.
-    const rows = (n: number, accountId: string, endpointId: string, url: string, dueFrom?: number): NewDelivery[] =>
+    // `dueFrom`: the first row due then, each next `apart` milliseconds later; otherwise all due now.
+    const rows = (
+      n: number,
+      accountId: string,
+      endpointId: string,
+      url: string,
+      dueFrom?: number,
+      apart = 1,
+    ): NewDelivery[] =>
       Array.from({ length: n }, (_, i) => ({
         id: newId('dlv'),
         accountId,
@@ -76,13 +84,13 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
         type: 'submitted-responses',
         body: '{}',
         createdAt: new Date(),
-        nextAttemptAt: dueFrom === undefined ? new Date() : new Date(dueFrom + i),
+        nextAttemptAt: dueFrom === undefined ? new Date() : new Date(dueFrom + apart * i),
       }));
     const spread = which === 'host' ? 5 : 1;
     const stalledUrl = (e: number) => `https://127.0.0.1:${stalledPort}/stalled/${e}`;
-    if (which === 'backlog')
+    if (which === 'backlog' || which === 'tied')
       await deps.store.deliveries.insert(
-        rows(BACKLOG, 'acc_stalled', 'end_stalled_0', stalledUrl(0), Date.now() - BACKLOG),
+        rows(BACKLOG, 'acc_stalled', 'end_stalled_0', stalledUrl(0), Date.now() - BACKLOG, which === 'tied' ? 0 : 1),
       );
     else if (which === 'hosts')
       for (const port of [stalledPort, stalledTooPort])
@@ -100,7 +108,7 @@ export async function stallRun(build: Build, which: StallCase): Promise<StallRun
       logger: pino({ level: 'silent' }),
     });
     await sleep(AFTER_MS);
-    const accountId = which === 'account' || which === 'backlog' ? 'acc_other' : 'acc_stalled';
+    const accountId = which === 'account' || which === 'backlog' || which === 'tied' ? 'acc_other' : 'acc_stalled';
     await deps.store.deliveries.insert(
       rows(WAITING, accountId, 'end_answering', `https://127.0.0.1:${answeringPort}/answering`),
     );

@@ -169,7 +169,7 @@ export interface DeliveryRepo {
   cancelLeased(ids: string[], leaseToken: string, now: Date): Promise<number>;
   /** Parks a webhook's queued deliveries that no worker holds. */
   parkWebhook(webhookId: string): Promise<void>;
-  /** Makes a webhook's queued deliveries that no worker holds due at `now`. */
+  /** Makes a webhook's parked deliveries that no worker holds due from `now`, oldest first, a microsecond apart. */
   unparkWebhook(webhookId: string, now: Date): Promise<number>;
   /** Points a webhook's unfinished deliveries at a new URL (from their next attempt). */
   retarget(webhookId: string, url: string): Promise<number>;

@@ -11,7 +11,8 @@ export type WebhookPatch = { webhookId: string; url?: string; deliveryRule?: Del
  *   attempt, and the endpoint's alert state starts afresh;
  * - a delivery rule applies to events from then on;
  * - pausing parks its queued deliveries (no attempt, no ladder step, no alerts); resuming makes
- *   every one that waited due at once, and alert quiet time counts from then.
+ *   every one that waited due at once (oldest first, a microsecond apart), and alert quiet time
+ *   counts from then.
  */
 export async function updateWebhook(deps: Deps, caller: Caller, patch: WebhookPatch): Promise<WebhookView> {
   // Access first (a stranger learns nothing about the URL rules), then DNS outside the transaction.

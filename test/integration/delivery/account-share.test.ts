@@ -444,6 +444,14 @@ it("a resumed webhook's backlog, longer than a claim window, falls due a microse
     expect(rows[0]!.n).toBe(3_000);
     expect(new Date(rows[0]!.first).getTime()).toBe(resumedAt.getTime());
     expect(rows[0]!.span).toBe(2_999);
+    // Oldest first: in the order of their ids, which begin with the time they were made.
+    const order = async (by: 'due' | 'id') =>
+      (
+        await sql<{ id: string }>`SELECT q.delivery_id AS id FROM delivery_queue q
+          WHERE q.delivery_id LIKE ${`dlv_${left.accountId}_%`}
+          ORDER BY ${by === 'due' ? sql`q.next_attempt_at` : sql`q.delivery_id`}`.execute(h.database.db)
+      ).rows.map((r) => r.id);
+    expect(await order('due')).toEqual(await order('id'));
     // 5 of another account's due a second after the resume: claims that leave the resumed
     // account out reach them, a window at a time, as the runner makes them.
     await h.deps.store.deliveries.insert(
