@@ -8,7 +8,7 @@ import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { hostKey } from '../../../src/worker/account-share.js';
 import { leaveOutCursor } from '../../../src/worker/leave-out-cursor.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
-import { harness } from '../../support/app.js';
+import { harness, type Harness } from '../../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
 import { startReceiver } from '../../support/receiver.js';
 import { queueDue, startTestWorker } from '../../support/worker.js';
@@ -47,6 +47,31 @@ const dueRows = (accountId: string, n: number, o: { endpointId: string; url: str
     createdAt: o.dueAt(i),
     nextAttemptAt: o.dueAt(i),
   }));
+
+/**
+ * Claims of two that leave `accountId` out, made as the runner makes them (delivery-runner.ts):
+ * a claim that leased fewer moves the start to its window's end, when that window was full. At
+ * most `tries`, until `want` are leased: the accounts of those leased, and each window's end.
+ */
+async function claimsPast(h: Harness, accountId: string, want: number, tries: number) {
+  const cursor = leaveOutCursor();
+  const found: string[] = [];
+  const windowEnds: (string | null)[] = [];
+  for (let n = 0; n < tries && found.length < want; n++) {
+    const claimed = await h.deps.store.deliveries.claim(
+      new Date(),
+      2,
+      new Date(Date.now() + 60_000),
+      'lease-cursor',
+      new Date(0),
+      cursor.from({ accounts: [accountId], hosts: [] }),
+    );
+    found.push(...claimed.map((d) => d.accountId));
+    windowEnds.push(claimed.windowEnd ?? null);
+    if (claimed.length < 2) cursor.passed(claimed.windowEnd ?? null);
+  }
+  return { found, windowEnds };
+}
 
 async function setUp() {
   const h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: WINDOW_MS } });
@@ -390,24 +415,7 @@ it('claims that leave some out read on from where each full window ended, past a
         dueAt: (i) => new Date(base + between[i]!),
       }),
     );
-    // The runner's rule (delivery-runner.ts): claims of 2; a claim that leased fewer moves the
-    // start to its window's end, when that window was full.
-    const cursor = leaveOutCursor();
-    const found: string[] = [];
-    const windowEnds: (string | null)[] = [];
-    for (let n = 0; n < 12 && found.length < between.length; n++) {
-      const claimed = await h.deps.store.deliveries.claim(
-        new Date(),
-        2,
-        new Date(Date.now() + 60_000),
-        'lease-cursor',
-        new Date(0),
-        cursor.from({ accounts: [left.accountId], hosts: [] }),
-      );
-      found.push(...claimed.map((d) => d.accountId));
-      windowEnds.push(claimed.windowEnd ?? null);
-      if (claimed.length < 2) cursor.passed(claimed.windowEnd ?? null);
-    }
+    const { found, windowEnds } = await claimsPast(h, left.accountId, between.length, 12);
     expect(found).toEqual(Array(between.length).fill(other.accountId));
     // The first window ends at the left-out account's 2,048th row (the others' two within it).
     expect(new Date(windowEnds[0]!).getTime()).toBe(base + 2 * 2_045);
@@ -461,20 +469,7 @@ it("a resumed webhook's backlog, longer than a claim window, falls due a microse
         dueAt: () => new Date(resumedAt.getTime() + 1_000),
       }),
     );
-    const cursor = leaveOutCursor();
-    const found: string[] = [];
-    for (let n = 0; n < 8 && found.length < 5; n++) {
-      const claimed = await h.deps.store.deliveries.claim(
-        new Date(),
-        2,
-        new Date(Date.now() + 60_000),
-        'lease-resumed',
-        new Date(0),
-        cursor.from({ accounts: [left.accountId], hosts: [] }),
-      );
-      found.push(...claimed.map((d) => d.accountId));
-      if (claimed.length < 2) cursor.passed(claimed.windowEnd ?? null);
-    }
+    const { found } = await claimsPast(h, left.accountId, 5, 8);
     expect(found).toEqual(Array(5).fill(other.accountId));
   } finally {
     await close();
