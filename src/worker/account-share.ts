@@ -96,7 +96,10 @@ export function claimPlan(
   const atShare = shares.near(0);
   if (leavesOut(atShare)) return { ordinary: false, exclude: atShare };
   if (o.sending > 0 && o.free < o.half) return { ordinary: false, exclude: shares.near(o.half) };
-  if (shares.headroom() < shares.reserve) return { ordinary: false, exclude: shares.near(shares.reserve) };
+  if (shares.headroom() < shares.reserve) {
+    const near = shares.near(shares.reserve);
+    if (leavesOut(near)) return { ordinary: false, exclude: near };
+  }
   return { ordinary: true, exclude: NONE };
 }
 
