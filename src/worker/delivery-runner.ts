@@ -251,9 +251,9 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       // Only when a claim without them found other deliveries: they were being held up.
       if (leaving && claimed.length) warnLeftOut(exclude);
       // A window full of the left-out ones' deliveries: the next claim reads past it, at once.
-      // Leased, not started: a paused webhook's deliveries, parked again, were leased too.
-      const moved = leaving && claimed.leased < want && cursor.passed(claimed.windowEnd ?? null);
       if (leaving) {
+        // Leased, not started: a paused webhook's deliveries, parked again, were leased too.
+        const moved = claimed.leased < want && cursor.passed(claimed.windowEnd ?? null);
         // Ordinary claims leave the back-off as it was: with one busy host, every claim that
         // leaves it out finds nothing, however much the ordinary claims between them find.
         leaveOutWait = claimed.length || moved ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);

@@ -4,7 +4,7 @@ import { reopenDelivery } from '../webhooks/resend-delivery.js';
 // At most this many resent at one instant (the next fall due a millisecond later): a claim that
 // leaves their host out cannot read past more than a window's worth (2,048) due at one instant
 // (src/worker/leave-out-cursor.ts).
-export const RESENT_PER_INSTANT = 1_000;
+const RESENT_PER_INSTANT = 1_000;
 
 /**
  * Resends up to `limit` deliveries listed by recovers, in one transaction that also removes
