@@ -222,7 +222,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
           want,
           (deliveryIds) =>
             opts.logger.warn({ deliveryIds }, 'cancelled deliveries whose webhook was deleted after they were queued'),
-          leaving ? cursor.from(exclude) : exclude,
+          leaving ? cursor.from(exclude, Date.now()) : exclude,
         );
       } catch (err) {
         claiming = 0;
@@ -253,7 +253,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       // A window full of the left-out ones' deliveries: the next claim reads past it, at once.
       if (leaving) {
         // Leased, not started: a paused webhook's deliveries, parked again, were leased too.
-        const moved = claimed.leased < want && cursor.passed(claimed.windowEnd ?? null);
+        const moved = claimed.leased < want && cursor.passed(claimed.windowEnd ?? null, Date.now());
         // Ordinary claims leave the back-off as it was: with one busy host, every claim that
         // leaves it out finds nothing, however much the ordinary claims between them find.
         leaveOutWait = claimed.length || moved ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);

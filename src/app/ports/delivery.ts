@@ -126,9 +126,10 @@ export type LeaveOut = {
 };
 
 /**
- * What a claim leased. A claim that leaves some out also tells the due time of the last
- * delivery its window read, when that window was full (else null), as ISO text to the
- * microsecond: the `after` of a claim that is to read past it.
+ * What a claim leased. A claim that leaves some out also tells, when its window was full (else
+ * null), the due time up to which it tried every delivery it did not leave out: the window's
+ * last, or the last of those it took should it have found more than it asked for. As ISO text
+ * to the microsecond: the `after` of a claim that is to read past it.
  */
 export type Claimed = ClaimedDelivery[] & { windowEnd?: string | null };
 

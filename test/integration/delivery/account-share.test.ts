@@ -6,9 +6,10 @@ import { flushSomeBatches } from '../../../src/app/delivery/flush-batches.js';
 import { PARKED_UNTIL } from '../../../src/domain/delivery.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { hostKey } from '../../../src/worker/account-share.js';
-import { leaveOutCursor } from '../../../src/worker/leave-out-cursor.js';
+import { leaveOutCursor, RESWEEP_MS } from '../../../src/worker/leave-out-cursor.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
 import { harness, type Harness } from '../../support/app.js';
+import { onPostgres } from '../../support/db.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
 import { startReceiver } from '../../support/receiver.js';
 import { queueDue, startTestWorker } from '../../support/worker.js';
@@ -49,28 +50,39 @@ const dueRows = (accountId: string, n: number, o: { endpointId: string; url: str
   }));
 
 /**
- * Claims of two that leave `accountId` out, made as the runner makes them (delivery-runner.ts):
- * a claim that leased fewer moves the start to its window's end, when that window was full. At
- * most `tries`, until `want` are leased: the accounts of those leased, and each window's end.
+ * Claims of `size` (two by default) that leave `accountId` out, made as the runner makes them
+ * (delivery-runner.ts): a claim that leased fewer moves the start to its window's end, when that
+ * window was full. At most `tries`, until `want` are leased: the ids and accounts of those
+ * leased, and each window's end. `nowMs` is the runner's clock, as the cursor reads it.
  */
-async function claimsPast(h: Harness, accountId: string, want: number, tries: number) {
-  const cursor = leaveOutCursor();
+async function claimsPast(
+  h: Harness,
+  accountId: string,
+  want: number,
+  tries: number,
+  o: { cursor?: ReturnType<typeof leaveOutCursor>; nowMs?: number; size?: number } = {},
+) {
+  const cursor = o.cursor ?? leaveOutCursor();
+  const size = o.size ?? 2;
   const found: string[] = [];
+  const ids: string[] = [];
   const windowEnds: (string | null)[] = [];
   for (let n = 0; n < tries && found.length < want; n++) {
+    const nowMs = o.nowMs ?? Date.now();
     const claimed = await h.deps.store.deliveries.claim(
       new Date(),
-      2,
+      size,
       new Date(Date.now() + 60_000),
       'lease-cursor',
       new Date(0),
-      cursor.from({ accounts: [accountId], hosts: [] }),
+      cursor.from({ accounts: [accountId], hosts: [] }, nowMs),
     );
     found.push(...claimed.map((d) => d.accountId));
+    ids.push(...claimed.map((d) => d.id));
     windowEnds.push(claimed.windowEnd ?? null);
-    if (claimed.length < 2) cursor.passed(claimed.windowEnd ?? null);
+    if (claimed.length < size) cursor.passed(claimed.windowEnd ?? null, nowMs);
   }
-  return { found, windowEnds };
+  return { found, ids, windowEnds };
 }
 
 async function setUp() {
@@ -417,12 +429,99 @@ it('claims that leave some out read on from where each full window ended, past a
     );
     const { found, windowEnds } = await claimsPast(h, left.accountId, between.length, 12);
     expect(found).toEqual(Array(between.length).fill(other.accountId));
-    // The first window ends at the left-out account's 2,048th row (the others' two within it).
-    expect(new Date(windowEnds[0]!).getTime()).toBe(base + 2 * 2_045);
+    // The first window holds the others' first two: the claim of two took them, so it answers
+    // the due time of the second, past which it tried nothing.
+    expect(new Date(windowEnds[0]!).getTime()).toBe(base + between[1]!);
+    // The next found none of the others in its window: it ends at the left-out account's
+    // 2,048th row from the start.
+    expect(new Date(windowEnds[1]!).getTime()).toBe(base + 2 * 2_047);
     // The last window, past the backlog, was not full.
     expect(windowEnds.at(-1)).toBeNull();
     const queued = await h.deps.store.deliveries.list({ accountIds: [left.accountId] }, { limit: 10 });
     expect(queued.data.every((d) => d.attemptCount === 0)).toBe(true);
+  } finally {
+    await close();
+  }
+});
+
+it('a claim that leaves some out and finds more than it asks for answers the due time of the last it took: the next reads on from there, past none it did not try', async () => {
+  const { h, close } = await setUp();
+  try {
+    const left = await h.account({ name: 'Ahead' });
+    const other = await h.account({ name: 'Among' });
+    const base = Date.now() - 60_000;
+    const url = 'https://hooks.example.com/x';
+    // A full window: 2,040 of the left-out account's due 2 ms apart, and 20 of another's among
+    // the first of them (odd milliseconds).
+    await h.deps.store.deliveries.insert(
+      dueRows(left.accountId, 2_040, { endpointId: 'end_ahead', url, dueAt: (i) => new Date(base + 2 * i) }),
+    );
+    await h.deps.store.deliveries.insert(
+      dueRows(other.accountId, 20, { endpointId: 'end_among', url, dueAt: (i) => new Date(base + 2 * i + 1) }),
+    );
+    const cursor = leaveOutCursor();
+    const claim = (limit: number) =>
+      h.deps.store.deliveries.claim(
+        new Date(),
+        limit,
+        new Date(Date.now() + 60_000),
+        'lease-among',
+        new Date(0),
+        cursor.from({ accounts: [left.accountId], hosts: [] }, Date.now()),
+      );
+    const first = await claim(5);
+    expect(first.map((d) => d.accountId)).toEqual(Array(5).fill(other.accountId));
+    // The fifth it took is due at base + 9 ms: the rows past it were never tried.
+    expect(new Date(first.windowEnd!).getTime()).toBe(base + 9);
+    if (onPostgres) {
+      // Two more locked by another claim under way: this one skips them and leases three of the
+      // five it tried, so its start moves, but only as far as the last it tried.
+      const locked = (i: number) => `dlv_${other.accountId}_end_among_${base + 2 * i + 1}_${i}`;
+      await h.database.db.transaction().execute(async (trx) => {
+        await sql`SELECT 1 FROM delivery_queue WHERE delivery_id IN (${locked(5)}, ${locked(6)}) FOR UPDATE`.execute(
+          trx,
+        );
+        const second = await claim(5);
+        expect(second).toHaveLength(3);
+        expect(new Date(second.windowEnd!).getTime()).toBe(base + 2 * 9 + 1);
+        expect(cursor.passed(second.windowEnd!, Date.now())).toBe(true);
+      });
+    }
+    // Claims that leave the account out, as the runner makes them, find all the others left,
+    // none of them passed over.
+    const left10 = onPostgres ? 10 : 15;
+    const { found } = await claimsPast(h, left.accountId, left10, 12, { cursor, size: 5 });
+    expect(found).toEqual(Array(left10).fill(other.accountId));
+  } finally {
+    await close();
+  }
+});
+
+it('claims that leave some out go back to the first due once they have rested, and find what committed behind where they read on from', async () => {
+  const { h, close } = await setUp();
+  try {
+    const left = await h.account({ name: 'Walked' });
+    const other = await h.account({ name: 'Late' });
+    const base = Date.now() - 60_000;
+    const url = 'https://hooks.example.com/x';
+    await h.deps.store.deliveries.insert(
+      dueRows(left.accountId, 5_000, { endpointId: 'end_walked', url, dueAt: (i) => new Date(base + 2 * i) }),
+    );
+    const cursor = leaveOutCursor();
+    const t0 = Date.now();
+    // The walk past the backlog: full windows, then one that is not.
+    const walk = await claimsPast(h, left.accountId, 1, 4, { cursor, nowMs: t0 });
+    expect(walk.found).toEqual([]);
+    expect(walk.windowEnds.at(-1)).toBeNull();
+    // Three of another account's that commit due behind the start, as a transaction that read the
+    // clock before the walk and committed after it would queue them.
+    await h.deps.store.deliveries.insert(
+      dueRows(other.accountId, 3, { endpointId: 'end_late', url, dueAt: (i) => new Date(base + 2 * i + 1) }),
+    );
+    const resting = await claimsPast(h, left.accountId, 3, 2, { cursor, nowMs: t0 + RESWEEP_MS - 1 });
+    expect(resting.found).toEqual([]);
+    const back = await claimsPast(h, left.accountId, 3, 4, { cursor, nowMs: t0 + RESWEEP_MS, size: 5 });
+    expect(back.found).toEqual(Array(3).fill(other.accountId));
   } finally {
     await close();
   }

@@ -83,9 +83,11 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      *   (hostKey in src/worker/account-share.ts reads the same). It reads only the first
      *   LEAVE_OUT_WINDOW due rows from `exclude.after`, in due order, and takes the first
      *   `limit` of those it does not leave out (by ctid, so however many share a due time), so
-     *   a left-out backlog costs each such claim a bounded amount; it answers the window's
-     *   last due time too (Claimed's windowEnd), for the worker to read past a window full of
-     *   left-out rows. Those kept are then locked where they lie (a TID scan), in no order:
+     *   a left-out backlog costs each such claim a bounded amount. Of a full window it answers
+     *   the due time up to which it tried every row it did not leave out (Claimed's windowEnd):
+     *   the window's last, or the last of the `limit` it took should there be more, so rows it
+     *   never tried (more than `limit`, the first ones locked by another claim) are read again;
+     *   the worker reads on from there past a window full of left-out rows. Those kept are then locked where they lie (a TID scan), in no order:
      *   ordered there, the plan read every due row by the due index and matched
      *   each against the window's ctids, 1.3 s at 60,000 due (docs/performance.md). The due
      *   time is checked again on an expression of the column, which the due index cannot
@@ -121,21 +123,23 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
           SELECT ctid, delivery_id, next_attempt_at FROM delivery_queue
           WHERE next_attempt_at <= ${now} AND next_attempt_at >= ${leave.after ?? '-infinity'}
           ORDER BY next_attempt_at LIMIT ${LEAVE_OUT_WINDOW}
+        ), picked AS MATERIALIZED (
+          SELECT win.ctid, win.next_attempt_at FROM win
+          WHERE (SELECT x.account_id <> ALL(${arrayLiteral(leave.accounts)}::text[])
+                   AND split_part(x.url, '/', 3) || ' ' || x.account_id <> ALL(${arrayLiteral(leave.hosts)}::text[])
+                 FROM deliveries x WHERE x.id = win.delivery_id)
+          LIMIT ${limit}
         ), due AS (
           SELECT ctid FROM delivery_queue q
-          WHERE q.ctid = ANY(ARRAY(
-              SELECT win.ctid FROM win
-              WHERE (SELECT x.account_id <> ALL(${arrayLiteral(leave.accounts)}::text[])
-                       AND split_part(x.url, '/', 3) || ' ' || x.account_id <> ALL(${arrayLiteral(leave.hosts)}::text[])
-                     FROM deliveries x WHERE x.id = win.delivery_id)
-              LIMIT ${limit}))
+          WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM picked))
             AND q.next_attempt_at + interval '0 s' <= ${now}
           FOR UPDATE SKIP LOCKED
         ), ${leased}, claimed AS (${claimed})
         SELECT c.*, s.window_end FROM (
-          SELECT CASE WHEN count(*) = ${LEAVE_OUT_WINDOW}
-            THEN to_char(max(next_attempt_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') END AS window_end
-          FROM win
+          SELECT CASE WHEN (SELECT count(*) FROM win) = ${LEAVE_OUT_WINDOW}
+            THEN to_char(CASE WHEN (SELECT count(*) FROM picked) = ${limit}
+                THEN (SELECT max(next_attempt_at) FROM picked) ELSE (SELECT max(next_attempt_at) FROM win) END
+              AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') END AS window_end
         ) s LEFT JOIN claimed c ON true`
         : sql<ClaimRow & { window_end?: string | null }>`/* prepared:claim-deliveries */
         WITH due AS (
