@@ -87,13 +87,13 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      *   the due time up to which it tried every row it did not leave out (Claimed's windowEnd):
      *   the window's last, or the last of the `limit` it took should there be more, so rows it
      *   never tried (more than `limit`, the first ones locked by another claim) are read again;
-     *   the worker reads on from there past a window full of left-out rows. Those kept are then locked where they lie (a TID scan), in no order:
-     *   ordered there, the plan read every due row by the due index and matched
-     *   each against the window's ctids, 1.3 s at 60,000 due (docs/performance.md). The due
-     *   time is checked again on an expression of the column, which the due index cannot
-     *   serve, so a plan made while the queue was empty cannot take that way either. A row
-     *   another claim moved or locked meanwhile fails the ctid and due time again when
-     *   locked, or is skipped, and is passed over.
+     *   the worker reads on from there past a window full of left-out rows. Those kept are
+     *   then locked where they lie (a TID scan), in no order: ordered there, the plan read
+     *   every due row by the due index and matched each against the window's ctids, 1.3 s at
+     *   60,000 due (docs/performance.md). The due time is checked again on an expression of
+     *   the column, which the due index cannot serve, so a plan made while the queue was empty
+     *   cannot take that way either. A row another claim moved or locked meanwhile fails the
+     *   ctid and due time again when locked, or is skipped, and is passed over.
      * - It runs with the plan made once per connection (QUEUE_PLAN): left to choose,
      *   PostgreSQL plans every claim afresh, since with `LIMIT $2` unknown the shared plan's
      *   estimate looks dearer.
