@@ -268,7 +268,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         if (left > 0 && !signal.aborted) await new Promise((r) => setTimeout(r, left));
       }
     }
-    // Handed over but never started: due again at once, for another worker.
+    // Handed over but never started: due again at once, uncounted, for another worker.
     await releaseWaiting();
     const stoppedAt = Date.now();
     const inFlight = unfinished;
@@ -293,12 +293,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     opts.logger.info({ inFlight, released, ms: Date.now() - stoppedAt }, 'delivery runner drained');
   };
 
-  const release = (ds: readonly ClaimedDelivery[]) => {
-    const now = deps.clock.now();
-    return Promise.all(ds.map((d) => deps.store.deliveries.release(d.id, d.leaseToken, now).catch(() => false)));
-  };
-
-  // Never sent, so their attempt is not counted (as a paused webhook's at claim).
+  // Never sent, so their attempt is not counted (as a paused webhook's at claim): the first
+  // request the endpoint gets is attempt 1, and the ladder keeps all its attempts.
   const unclaim = async (ds: readonly ClaimedDelivery[]) => {
     const byLease = new Map<string, ClaimedDelivery[]>();
     for (const d of ds) {
@@ -327,7 +323,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   const releaseWaiting = async () => {
     const left = waiting.splice(0);
     if (!left.length) return;
-    await release(left);
+    await unclaim(left);
     unfinished -= left.length;
     if (unfinished === 0) allFinished?.();
   };
@@ -373,12 +369,12 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     unfinished += n;
     return n;
   };
-  // Once stopping, the leases are given back instead (due again at once), as the drain does.
+  // Once stopping, the leases are given back instead (due again at once, uncounted).
   const start = async (claimed: readonly ClaimedDelivery[], unused: number) => {
     promised -= claimed.length + unused;
     unfinished -= unused;
     if (signal.aborted) {
-      await release(claimed);
+      await unclaim(claimed);
       unfinished -= claimed.length;
     } else waiting.push(...claimed);
     if (unfinished === 0) allFinished?.();

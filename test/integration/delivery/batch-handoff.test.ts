@@ -294,10 +294,15 @@ it('gives the leases back instead of sending when the deliveries come after it b
   expect(await flushSomeBatches(h.deps, 500, late)).toEqual({ deliveries: 1, batches: 1, leased: 1 });
   await r.done;
   const [made] = await deliveries();
-  // Due again at once for another worker, its one lease counted.
-  expect(made).toMatchObject({ status: 'pending', attemptCount: 1 });
+  // Due again at once for another worker, uncounted: never sent, its first attempt is still to come.
+  expect(made).toMatchObject({ status: 'pending', attemptCount: 0 });
   expect(made!.nextAttemptAt!.getTime()).toBeLessThanOrEqual(Date.now());
   expect(receiver.received.filter((y) => y.path === '/stopping')).toHaveLength(0);
+  // The worker that claims it next makes its first attempt.
+  runner({ ...h.deps, sender: createH1Sender({ allowPrivateTargets: true }) }, 4);
+  await receiver.waitFor((all) => all.some((y) => y.path === '/stopping'), 10_000);
+  const [first] = receiver.received.filter((y) => y.path === '/stopping');
+  expect(first!.headers['x-service-attempt']).toBe('1');
 });
 
 describe.skipIf(!onPostgres)('a pause racing a flush that hands over (PostgreSQL)', () => {
