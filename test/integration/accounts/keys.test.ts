@@ -76,6 +76,13 @@ describe('API keys', () => {
       prefix: string;
     }[];
     expect(theirs.map((k) => k.prefix)).not.toContain(key.slice(0, 8));
+    // Nor does that key list its user's own key, which opens the other account: whoever made
+    // it (this account's owner) holds it, and administers no other account.
+    const admin = await req('POST', '/keys', acct.key, { accountId: acct.accountId, email: ownerEmail, role: 'admin' });
+    expect(admin.statusCode, admin.body).toBe(201);
+    const listed = await req('GET', `/keys?accountId=${acct.accountId}&limit=100`, admin.json().data.apiKey as string);
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(listed.json().data.map((k: { prefix: string }) => k.prefix)).not.toContain(other.key.slice(0, 8));
   });
 
   it('are refused on the very next request once revoked', async () => {

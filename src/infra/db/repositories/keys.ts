@@ -59,10 +59,12 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
             eb.and([
               eb('k.account_id', 'is', null),
               // A key of the user's own (good in all their accounts) is shown to a viewer only
-              // when the viewer owns or administers every other account it opens.
+              // when the viewer owns or administers every other account it opens. A viewer's
+              // own such keys too, unless the viewer's key is limited to this account: whoever
+              // made that key (an owner here, for a member of other accounts) holds it.
               viewer
                 ? eb.or([
-                    eb('k.user_id', '=', viewer),
+                    ...(viewerLimited ? [] : [eb('k.user_id', '=', viewer)]),
                     eb.not(
                       eb.exists(
                         eb
