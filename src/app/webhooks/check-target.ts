@@ -15,10 +15,14 @@ export async function checkTargetUrl(deps: Deps, raw: string, path: string): Pro
   if (deps.urlPolicy.allowPrivateTargets || !deps.resolveHost || isIpLiteral(host)) return url;
   const addresses = await deps.resolveHost(host).catch(() => [] as string[]);
   const bad = addresses.find((a) => !isPublicAddress(a));
+  // The address itself is not told: it would map the service's internal names for anyone
+  // who may save a URL.
   if (bad) {
-    throw new DomainError('invalid_url', `${path} must be a public https:// URL: ${host} resolves to ${bad}`, [
-      { path, message: `resolves to a non-public address (${bad})` },
-    ]);
+    throw new DomainError(
+      'invalid_url',
+      `${path} must be a public https:// URL: ${host} resolves to a non-public address`,
+      [{ path, message: 'resolves to a non-public address' }],
+    );
   }
   return url;
 }
