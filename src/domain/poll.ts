@@ -67,6 +67,13 @@ export function checkSchedule(schedule: Schedule | null | undefined): void {
   if (schedule.type === 'scheduled' && !schedule.startAt && !schedule.endAt) {
     throw invalid('/schedule', 'a scheduled poll needs startAt or endAt');
   }
+  // The schema's date-time format admits a leap second (23:59:60), which is no instant here:
+  // unchecked, it would pass the order check below and leave the poll's opening undefined.
+  for (const field of ['startAt', 'endAt'] as const) {
+    const at = schedule[field];
+    if (at !== undefined && Number.isNaN(Date.parse(at)))
+      throw invalid(`/schedule/${field}`, 'must be a date-time that exists (no leap second)');
+  }
   if (schedule.startAt && schedule.endAt && Date.parse(schedule.startAt) >= Date.parse(schedule.endAt)) {
     throw invalid('/schedule/endAt', 'must be after startAt');
   }

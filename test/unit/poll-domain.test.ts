@@ -419,6 +419,15 @@ describe('checkSchedule', () => {
     expect(e.errors?.[0]?.path).toBe('/schedule/endAt');
   });
 
+  it.each([
+    ['a leap second to start', { startAt: '2030-12-31T23:59:60Z', endAt: '2030-01-01T00:00:00Z' }, '/schedule/startAt'],
+    ['a leap second to end', { endAt: '2030-06-30T23:59:60Z' }, '/schedule/endAt'],
+  ])('refuses %s, which no order check could compare', (_why, dates, path) => {
+    const e = thrown(() => checkSchedule({ type: 'scheduled', ...dates }));
+    expect(e.code).toBe('validation_failed');
+    expect(e.errors?.[0]?.path).toBe(path);
+  });
+
   it('is applied when a poll is built', () => {
     expect(thrown(() => buildPollBody({ title: 'x', schedule: { type: 'scheduled' } }, {})).code).toBe(
       'validation_failed',

@@ -154,6 +154,11 @@ describe('POST /poll and POST /survey', () => {
       '/schedule/endAt',
     ],
     [
+      'a schedule starting on a leap second',
+      { schedule: { type: 'scheduled', startAt: '2030-12-31T23:59:60Z', endAt: '2030-01-01T00:00:00Z' } },
+      '/schedule/startAt',
+    ],
+    [
       'an unknown key in languageSettings',
       { languageSettings: { defaultLanguage: 'en', languages: {}, extra: 1 } },
       '/languageSettings/extra',
