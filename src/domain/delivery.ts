@@ -48,6 +48,11 @@ export type ClaimedDelivery = Pick<
   paused: boolean;
   /** Its webhook was deleted after it was queued: it is cancelled, without an attempt. */
   webhookGone: boolean;
+  /**
+   * Its webhook's URL changed after it was queued with the old one, the change's retarget not
+   * seeing it: `url` is the webhook's, and the delivery's own is to be written to match.
+   */
+  urlMoved?: boolean;
 };
 
 /** What a person did to a delivery, shown in its log: the attempt that followed, and who asked. */

@@ -28,6 +28,7 @@ export async function claimDeliveries(
   const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince, exclude);
   // How many were leased, and where a claim that leaves some out read to (leave-out-cursor.ts).
   const read = { leased: claimed.length, windowEnd: claimed.windowEnd };
+  await recordMovedUrls(deps, claimed);
   if (!claimed.some((d) => d.paused || d.webhookGone)) return Object.assign(claimed, read);
   const paused = claimed.filter((d) => d.paused).map((d) => d.id);
   if (paused.length) await deps.store.deliveries.park(paused, token, now);
@@ -40,4 +41,15 @@ export async function claimDeliveries(
     claimed.filter((d) => !d.paused && !d.webhookGone),
     read,
   );
+}
+
+/**
+ * Deliveries queued with their webhook's old URL by a submission or flush that read the webhook
+ * before a new URL committed (that change's retarget could not see them): they are sent to the
+ * webhook's URL (the claim reads it), and their rows say so, as the delivery log shows them.
+ */
+async function recordMovedUrls(deps: Deps, claimed: readonly ClaimedDelivery[]): Promise<void> {
+  const moved = new Map<string, string[]>();
+  for (const d of claimed) if (d.urlMoved) moved.set(d.url, [...(moved.get(d.url) ?? []), d.id]);
+  for (const [url, ids] of moved) await deps.store.deliveries.sentTo(ids, url);
 }

@@ -70,7 +70,7 @@ async function flushInTransaction(
   );
   const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
   const contents = await store.batches.contentsOf(due, reserve && { secretsOverlapSince: overlapSince });
-  const handOver = new Set(contents.handOver);
+  const handOver = new Map(contents.handOver.map((w) => [w.id, w.url]));
   const participants = new Map(contents.participants.map((p) => [respondentKey(p.pollId, p.id), p]));
   const responses = new Map(contents.responses.map((r) => [r.id, r]));
   const deliveries: { delivery: NewDelivery; legacySecret: string | null; handOver: boolean }[] = [];
@@ -84,6 +84,9 @@ async function flushInTransaction(
     // The poll or webhook was deleted meanwhile (its batches go with it), or nothing is left to send.
     if (!found || !webhook || !participant || !answers.length) continue;
     const at = answers.reduce((t, r) => (r.createdAt > t ? r.createdAt : t), answers[0]!.createdAt);
+    // Handed over, it goes to the URL read under the webhook's lock; queued due, a claim sends it
+    // to the webhook's URL of the moment (delivery-queue.ts).
+    const lockedUrl = handOver.get(webhook.id);
     deliveries.push({
       delivery: newDelivery({
         poll: found.poll,
@@ -91,11 +94,11 @@ async function flushInTransaction(
         participant,
         responses: answers,
         type: 'submitted-responses',
-        target: { endpointId: webhook.id, webhookId: webhook.id, source: 'webhook', url: webhook.url },
+        target: { endpointId: webhook.id, webhookId: webhook.id, source: 'webhook', url: lockedUrl ?? webhook.url },
         at,
       }),
       legacySecret: webhook.legacySecret,
-      handOver: handOver.has(webhook.id),
+      handOver: lockedUrl !== undefined,
     });
   }
   // Those of a paused webhook (or one being changed) are queued due, for a claim to park,

@@ -88,7 +88,8 @@ export interface BatchRepo {
    * The batches' respondents and their answers (unknown ones left out), read together. With
    * `handoff`, also their accounts' signing secrets (previousSecret as a claim reads it) and
    * `handOver`: their webhooks whose deliveries may be handed to a runner, not paused and locked
-   * against a pause until the transaction ends (empty without `handoff`).
+   * against a pause or a new URL until the transaction ends, with their URL as read under that
+   * lock (empty without `handoff`).
    */
   contentsOf(
     batches: readonly Batch[],
@@ -97,7 +98,7 @@ export interface BatchRepo {
     participants: ParticipantRow[];
     responses: ResponseRow[];
     secrets: AccountSecrets[];
-    handOver: string[];
+    handOver: { id: string; url: string }[];
   }>;
   /** Deletes the flushed batches and queues their deliveries; the transaction's last statement. */
   flush(ids: string[], deliveries: NewDelivery[]): Promise<void>;
@@ -174,6 +175,8 @@ export interface DeliveryRepo {
   unparkWebhook(webhookId: string, now: Date): Promise<number>;
   /** Points a webhook's unfinished deliveries at a new URL (from their next attempt). */
   retarget(webhookId: string, url: string): Promise<number>;
+  /** Writes on unfinished deliveries the URL a claim found their webhook has now (ClaimedDelivery.urlMoved). */
+  sentTo(ids: string[], url: string): Promise<void>;
   /**
    * Queues a finished (delivered, rejected or given up) delivery again, due at `now`, with its
    * attempt numbering continued and a fresh ladder. Returns the number its next attempt gets,

@@ -359,3 +359,45 @@ describe.skipIf(!onPostgres)('a pause racing a flush that hands over (PostgreSQL
     await until('its outcome', async () => (await deliveries())[0]?.status === 'delivered');
   });
 });
+
+describe.skipIf(!onPostgres)('a new URL racing a flush that hands over (PostgreSQL)', () => {
+  it('a URL that changes after the flush read the webhook, before it locks it, is the one the handed-over delivery goes to', async () => {
+    const { h, receiver } = env;
+    receiver.script('/moved', [{ status: 200 }]);
+    const { acct, hook, deliveries, windowsEnded } = await answered('/before-move', 1);
+    await windowsEnded();
+    const r = runner({ ...h.deps, sender: createH1Sender({ allowPrivateTargets: true }) }, 4);
+    // The change commits on another connection between the flush's first read of the webhook
+    // and its share lock: its retarget cannot see the delivery the flush is about to queue.
+    const racing: Deps = {
+      ...h.deps,
+      store: {
+        ...h.deps.store,
+        transaction: (fn) =>
+          h.deps.store.transaction((tx) =>
+            fn({
+              ...tx,
+              batches: {
+                ...tx.batches,
+                contentsOf: async (batches, handoff) => {
+                  const moved = await h.app.inject({
+                    method: 'POST',
+                    url: '/webhooks/update',
+                    headers: { authorization: `Bearer ${acct.key}` },
+                    payload: { webhookId: hook.data.id, url: receiver.url('/moved') },
+                  });
+                  expect(moved.statusCode, moved.body).toBe(200);
+                  return tx.batches.contentsOf(batches, handoff);
+                },
+              },
+            }),
+          ),
+      },
+    };
+    expect(await flushSomeBatches(racing, 500, r)).toEqual({ deliveries: 1, batches: 1, leased: 1 });
+    await receiver.waitFor((all) => all.some((y) => y.path === '/moved'), 10_000);
+    expect(receiver.received.filter((y) => y.path === '/before-move')).toHaveLength(0);
+    const [made] = await deliveries();
+    expect(made!.url).toBe(receiver.url('/moved'));
+  });
+});

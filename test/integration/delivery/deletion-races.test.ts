@@ -220,3 +220,15 @@ describe('a queued delivery whose webhook is gone', () => {
     expect(await h.deps.store.deliveries.attempts(deliveryId)).toEqual([]);
   });
 });
+
+describe("a queued delivery whose webhook's URL changed after it was queued", () => {
+  it("is sent to the webhook's URL, which its row then records", async () => {
+    const { webhookId, deliveryId } = await seedDelivery(h.database.db, acme.accountId, h.clock.now());
+    // A new URL whose retarget ran before this delivery was queued with the old one, as a
+    // submission or flush that read the webhook just before the change committed queues it.
+    await sql`UPDATE webhooks SET url = 'https://new.example/hook' WHERE id = ${webhookId}`.execute(h.database.db);
+    const claimed = await claimDeliveries(h.deps, 1000);
+    expect(claimed.find((d) => d.id === deliveryId)?.url).toBe('https://new.example/hook');
+    expect(await deliveryRow(deliveryId)).toEqual({ status: 'pending', url: 'https://new.example/hook' });
+  });
+});

@@ -48,7 +48,9 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
         SELECT * FROM responses WHERE id = ANY(${ids}::text[]) ORDER BY id`;
       // For deliveries leased here: the signing secrets as a claim reads them (delivery-queue.ts),
       // and the webhooks not paused, share-locked until the flush commits so that a pause waits
-      // for it (and then finds the handed-over deliveries in flight, as it would a claim's). One
+      // for it (and then finds the handed-over deliveries in flight, as it would a claim's), and
+      // their URLs as they are under the lock: one changed since the flush first read the
+      // webhook has committed, and one changing after waits, its retarget then seeing these. One
       // locked by a change under way is skipped, not waited for: its deliveries go to a claim,
       // and a deletion (which locks the webhook, then its batches) cannot deadlock with the flush.
       const forHandoff = handoff
@@ -57,8 +59,8 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
               SELECT id AS "accountId", signing_secret AS "signingSecret",
                 CASE WHEN signing_secret_rotated_at > ${handoff.secretsOverlapSince} THEN previous_signing_secret END AS "previousSecret"
               FROM accounts WHERE id = ANY(${[...new Set(batches.map((b) => b.accountId))]}::text[])`.compile(db),
-            sql<{ id: string }>`
-              SELECT id FROM webhooks WHERE id = ANY(${[...new Set(batches.map((b) => b.webhookId))]}::text[]) AND paused_at IS NULL
+            sql<{ id: string; url: string }>`
+              SELECT id, url FROM webhooks WHERE id = ANY(${[...new Set(batches.map((b) => b.webhookId))]}::text[]) AND paused_at IS NULL
               FOR SHARE SKIP LOCKED`.compile(db),
           ]
         : [];
@@ -67,7 +69,7 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
         participants: (p!.rows as Selectable<ParticipantsTable>[]).map(toParticipant),
         responses: (r!.rows as Selectable<ResponsesTable>[]).map(toResponse),
         secrets: (a?.rows ?? []) as AccountSecrets[],
-        handOver: ((w?.rows ?? []) as { id: string }[]).map((x) => x.id),
+        handOver: (w?.rows ?? []) as { id: string; url: string }[],
       };
     },
 

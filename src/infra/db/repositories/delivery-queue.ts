@@ -32,6 +32,7 @@ type ClaimRow = Pick<
   ladder_base: number;
   paused: boolean;
   webhook_gone: boolean;
+  url_moved: boolean | null;
 };
 
 /** The worker's two statements on the queue: the claim, and the record of a batch of results. */
@@ -75,7 +76,10 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      *   deliveries table was still small would otherwise keep a scan of all of it.
      * - The signing secret is read in the same statement, i.e. as it is at attempt time, so a
      *   rotated secret applies to queued retries at once; so is whether the webhook still
-     *   exists (a submission that read it before its deletion committed may have queued one).
+     *   exists (a submission that read it before its deletion committed may have queued one),
+     *   and its URL: a submission or flush that read the webhook before a new URL committed
+     *   may have queued a delivery after that change's retarget ran (url_moved then tells the
+     *   worker to write the URL it sends to on the delivery).
      * - With `exclude` (accounts and hosts at their share of the worker's slots), a statement
      *   of its own passes over their deliveries: each due row's account and URL are read by
      *   the deliveries' primary key (a scalar subquery: an EXISTS may be planned as a hash of
@@ -106,7 +110,8 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
           WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due))
           RETURNING q.delivery_id, q.attempt_count, q.ladder_base
         )`;
-      const claimed = sql`SELECT d.id, d.account_id, d.endpoint_id, d.source, d.url, l.attempt_count, d.body, a.signing_secret, w.legacy_secret,
+      const claimed = sql`SELECT d.id, d.account_id, d.endpoint_id, d.source, coalesce(w.url, d.url) AS url, w.url <> d.url AS url_moved,
+          l.attempt_count, d.body, a.signing_secret, w.legacy_secret,
           l.ladder_base, w.paused_at IS NOT NULL AS paused, d.webhook_id IS NOT NULL AND w.id IS NULL AS webhook_gone,
           CASE WHEN a.signing_secret_rotated_at > ${overlapSince} THEN a.previous_signing_secret END AS previous_secret
         FROM leased l
@@ -170,6 +175,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
         ladderBase: r.ladder_base,
         paused: r.paused,
         webhookGone: r.webhook_gone,
+        ...(r.url_moved ? { urlMoved: true } : {}),
       }));
       return leave ? Object.assign(deliveries, { windowEnd: result.rows[0]?.window_end ?? null }) : deliveries;
     },
