@@ -217,13 +217,13 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       claiming = want;
       let claimed;
       try {
-        claimed = await claimDeliveries(
-          deps,
-          want,
-          (deliveryIds) =>
+        claimed = await claimDeliveries(deps, want, {
+          exclude: leaving ? cursor.from(exclude, Date.now()) : exclude,
+          onCancelled: (deliveryIds) =>
             opts.logger.warn({ deliveryIds }, 'cancelled deliveries whose webhook was deleted after they were queued'),
-          leaving ? cursor.from(exclude, Date.now()) : exclude,
-        );
+          onFailed: (err, what) =>
+            opts.logger.error({ err }, `${what} failed after a claim; they are claimed again when their lease ends`),
+        });
       } catch (err) {
         claiming = 0;
         void pump();

@@ -6,6 +6,20 @@ import type { Deps } from '../ports/index.js';
 /** How long a claimed delivery stays leased: the attempt's deadline plus room to record it. */
 export const leaseMs = (deps: Deps) => deps.delivery.deliveryTimeoutMs * 2 + 5_000;
 
+/** What a claim reports besides the deliveries it returns. */
+export type ClaimOptions = {
+  /** Accounts and hosts to leave out (leave-out-cursor.ts). */
+  exclude?: LeaveOut;
+  /** Hears the ids of the deliveries cancelled because their webhook is gone. */
+  onCancelled?: (ids: string[]) => void;
+  /**
+   * Hears a statement that failed after the claim committed (parking, cancelling, writing a
+   * moved URL): the claim's other deliveries are still returned, to be sent, and those the
+   * statement was for stay leased, claimed again when their lease ends. Without it, it throws.
+   */
+  onFailed?: (err: unknown, what: string) => void;
+};
+
 /**
  * Leases due deliveries for an attempt each.
  * - Those of a paused webhook go straight back to the queue, parked and their attempt
@@ -13,30 +27,38 @@ export const leaseMs = (deps: Deps) => deps.delivery.deliveryTimeoutMs * 2 + 5_0
  *   never reaches the endpoint, and resuming makes them due.
  * - Those of a deleted webhook are cancelled, never sent: a submission that read the webhook
  *   just before its deletion committed can queue one after the deletion's cancel ran.
- *   `onCancelled` hears their ids.
  */
 export async function claimDeliveries(
   deps: Deps,
   limit: number,
-  onCancelled?: (ids: string[]) => void,
-  exclude?: LeaveOut,
+  opts: ClaimOptions = {},
 ): Promise<ClaimedDelivery[] & { leased: number; windowEnd?: Claimed['windowEnd'] }> {
   const now = deps.clock.now();
   const token = randomUUID();
   const leaseUntil = new Date(now.getTime() + leaseMs(deps));
   const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
-  const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince, exclude);
+  const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince, opts.exclude);
   // How many were leased, and where a claim that leaves some out read to (leave-out-cursor.ts).
   const read = { leased: claimed.length, windowEnd: claimed.windowEnd };
-  await recordMovedUrls(deps, claimed);
+  const then = async (what: string, step: () => Promise<unknown>) => {
+    try {
+      await step();
+    } catch (err) {
+      if (!opts.onFailed) throw err;
+      opts.onFailed(err, what);
+    }
+  };
+  await then('writing the URL moved deliveries are sent to', () => recordMovedUrls(deps, claimed));
   if (!claimed.some((d) => d.paused || d.webhookGone)) return Object.assign(claimed, read);
   const paused = claimed.filter((d) => d.paused).map((d) => d.id);
-  if (paused.length) await deps.store.deliveries.park(paused, token, now);
+  if (paused.length)
+    await then("parking a paused webhook's deliveries", () => deps.store.deliveries.park(paused, token, now));
   const gone = claimed.filter((d) => d.webhookGone).map((d) => d.id);
-  if (gone.length) {
-    await deps.store.deliveries.cancelLeased(gone, token, now);
-    onCancelled?.(gone);
-  }
+  if (gone.length)
+    await then("cancelling a deleted webhook's deliveries", async () => {
+      await deps.store.deliveries.cancelLeased(gone, token, now);
+      opts.onCancelled?.(gone);
+    });
   return Object.assign(
     claimed.filter((d) => !d.paused && !d.webhookGone),
     read,

@@ -205,7 +205,7 @@ describe('a queued delivery whose webhook is gone', () => {
   it('is cancelled when a worker claims it, never attempted', async () => {
     const { deliveryId } = await seedDelivery(h.database.db, acme.accountId, h.clock.now(), { withWebhook: false });
     const heard: string[] = [];
-    const claimed = await claimDeliveries(h.deps, 1000, (ids) => heard.push(...ids));
+    const claimed = await claimDeliveries(h.deps, 1000, { onCancelled: (ids) => heard.push(...ids) });
     expect(claimed.map((d) => d.id)).not.toContain(deliveryId);
     expect(heard).toContain(deliveryId);
     const row = await h.database.db
@@ -230,5 +230,35 @@ describe("a queued delivery whose webhook's URL changed after it was queued", ()
     const claimed = await claimDeliveries(h.deps, 1000);
     expect(claimed.find((d) => d.id === deliveryId)?.url).toBe('https://new.example/hook');
     expect(await deliveryRow(deliveryId)).toEqual({ status: 'pending', url: 'https://new.example/hook' });
+  });
+});
+
+describe('a statement that fails after a claim committed', () => {
+  it("leaves the claim's other deliveries to be sent, and is heard; those it was for stay leased", async () => {
+    const paused = await seedDelivery(h.database.db, acme.accountId, h.clock.now(), { paused: true });
+    const sendable = await seedDelivery(h.database.db, acme.accountId, h.clock.now());
+    // The database refusing the park, as a connection lost just after the claim would.
+    const failing = {
+      ...h.deps,
+      store: {
+        ...h.deps.store,
+        deliveries: {
+          ...h.deps.store.deliveries,
+          park: () => Promise.reject(new Error('connection terminated')),
+        },
+      },
+    };
+    const heard: string[] = [];
+    const claimed = await claimDeliveries(failing, 1000, { onFailed: (_err, what) => heard.push(what) });
+    expect(claimed.map((d) => d.id)).toContain(sendable.deliveryId);
+    expect(claimed.map((d) => d.id)).not.toContain(paused.deliveryId);
+    expect(heard).toEqual(["parking a paused webhook's deliveries"]);
+    const lease = await h.database.db
+      .selectFrom('delivery_queue')
+      .select(['lease_token', 'next_attempt_at'])
+      .where('delivery_id', '=', paused.deliveryId)
+      .executeTakeFirstOrThrow();
+    expect(lease.lease_token).not.toBeNull();
+    expect(new Date(lease.next_attempt_at).getTime()).toBeGreaterThan(h.clock.now().getTime());
   });
 });
