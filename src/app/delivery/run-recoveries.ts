@@ -10,7 +10,8 @@ const RESENT_PER_INSTANT = 1_000;
  * Resends up to `limit` deliveries listed by recovers, in one transaction that also removes
  * them from their lists: a crash before it commits leaves them listed, after it leaves them
  * resent, never both. Several schedulers share the lists (the rows are claimed SKIP LOCKED).
- * A delivery that is no longer finished (resent meanwhile) is only removed.
+ * A delivery that is no longer finished (resent meanwhile), or was delivered since it was
+ * listed, is only removed.
  */
 export async function runRecoveries(deps: Deps, limit = 200, perInstant = RESENT_PER_INSTANT): Promise<number> {
   return deps.store.transaction(async (store) => {

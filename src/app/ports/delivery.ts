@@ -180,9 +180,10 @@ export interface DeliveryRepo {
   /**
    * Queues a finished (delivered, rejected or given up) delivery again, due at `now`, with its
    * attempt numbering continued and a fresh ladder. Returns the number its next attempt gets,
-   * or undefined when it is not finished (or is cancelled).
+   * or undefined when it is not finished (or is cancelled). `failedOnly`: nor when it was
+   * delivered (a recover, which listed it failed, and it has been resent and delivered since).
    */
-  reopen(id: string, now: Date): Promise<number | undefined>;
+  reopen(id: string, now: Date, failedOnly?: boolean): Promise<number | undefined>;
   addEvents(events: DeliveryEvent[]): Promise<void>;
   /** A delivery's events, oldest first, with the email of the user who asked. */
   events(deliveryId: string): Promise<(DeliveryEvent & { userEmail: string | null })[]>;

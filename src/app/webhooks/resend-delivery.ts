@@ -15,7 +15,8 @@ export async function reopenDelivery(
   by: { kind: 'resend' | 'recover'; userId: string | null },
   now: Date,
 ): Promise<number | undefined> {
-  const next = await store.deliveries.reopen(d.id, now);
+  // A recover resends what it listed as failed: one resent and delivered since is left alone.
+  const next = await store.deliveries.reopen(d.id, now, by.kind === 'recover');
   if (next === undefined) return undefined;
   await store.deliveries.addEvents([
     {

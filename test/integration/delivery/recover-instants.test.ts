@@ -53,3 +53,61 @@ it('a recover resends its deliveries at most perInstant to an instant, each next
     await h.close();
   }
 });
+
+it('a recover leaves alone a delivery it listed that was resent and delivered since', async () => {
+  const h = await harness();
+  try {
+    const acme = await h.account();
+    const poll = await visiblePoll(h, acme);
+    const hook = await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/recovered');
+    const madeAt = new Date(h.clock.now().getTime() - 60_000);
+    const ids = ['dlv_listed_0', 'dlv_listed_1'];
+    await h.deps.store.deliveries.insert(
+      ids.map((id, i) => ({
+        id,
+        accountId: acme.accountId,
+        pollId: poll.pollId,
+        webhookId: hook.data.id,
+        endpointId: hook.data.id,
+        source: 'webhook' as const,
+        url: 'https://hooks.example.com/recovered',
+        participantId: `prt_${i}`,
+        type: 'submitted-responses' as const,
+        body: '{}',
+        createdAt: madeAt,
+        nextAttemptAt: madeAt,
+      })),
+    );
+    const db = h.database.db;
+    await sql`DELETE FROM delivery_queue WHERE delivery_id = ANY(${ids})`.execute(db);
+    await sql`UPDATE deliveries SET status = 'given_up', finished_at = ${madeAt} WHERE id = ANY(${ids})`.execute(db);
+    expect(
+      await h.deps.store.recoveries.create(
+        { id: 'rcv_listed', accountId: acme.accountId, userId: acme.userId, createdAt: madeAt },
+        { webhookId: hook.data.id, since: new Date(0) },
+      ),
+    ).toBe(2);
+    // The first is resent by hand and delivered before the recover's turn comes.
+    expect(await h.deps.store.deliveries.reopen(ids[0]!, h.clock.now())).toBe(1);
+    await sql`DELETE FROM delivery_queue WHERE delivery_id = ${ids[0]!}`.execute(db);
+    await sql`UPDATE deliveries SET status = 'delivered', finished_at = ${h.clock.now()} WHERE id = ${ids[0]!}`.execute(
+      db,
+    );
+    expect(await runRecoveries(h.deps, 10)).toBe(1);
+    const queued = await sql<{
+      id: string;
+    }>`SELECT delivery_id AS id FROM delivery_queue WHERE delivery_id = ANY(${ids})`.execute(db);
+    expect(queued.rows.map((r) => r.id)).toEqual([ids[1]]);
+    const first = await db
+      .selectFrom('deliveries')
+      .select('status')
+      .where('id', '=', ids[0]!)
+      .executeTakeFirstOrThrow();
+    expect(first.status).toBe('delivered');
+    expect(await sql`SELECT 1 FROM recovery_items WHERE recovery_id = 'rcv_listed'`.execute(db)).toMatchObject({
+      rows: [],
+    });
+  } finally {
+    await h.close();
+  }
+});

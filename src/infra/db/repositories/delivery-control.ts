@@ -97,8 +97,9 @@ export function deliveryControl(db: Kysely<DB>): Control {
      * commit, so its retarget or cancel sees the reopened delivery. Without the locks a resend
      * could queue a delivery to a URL just replaced, or for a webhook or poll just deleted.
      */
-    async reopen(id, now) {
-      if (!db.isTransaction) return db.transaction().execute((trx) => deliveryControl(trx).reopen(id, now));
+    async reopen(id, now, failedOnly = false) {
+      if (!db.isTransaction) return db.transaction().execute((trx) => deliveryControl(trx).reopen(id, now, failedOnly));
+      const finished = failedOnly ? sql`('rejected', 'given_up')` : sql`('delivered', 'rejected', 'given_up')`;
       await sql`SELECT 1 FROM polls p WHERE p.id = (SELECT d.poll_id FROM deliveries d WHERE d.id = ${id}) FOR KEY SHARE`.execute(
         db,
       );
@@ -106,7 +107,7 @@ export function deliveryControl(db: Kysely<DB>): Control {
         WITH reopened AS (
           UPDATE deliveries d SET status = 'pending', finished_at = NULL,
             url = coalesce((SELECT w.url FROM webhooks w WHERE w.id = d.webhook_id FOR SHARE), d.url)
-          WHERE d.id = ${id} AND d.status IN ('delivered', 'rejected', 'given_up')
+          WHERE d.id = ${id} AND d.status IN ${finished}
             AND NOT EXISTS (SELECT 1 FROM delivery_queue WHERE delivery_id = ${id})
             AND (d.webhook_id IS NULL OR EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id FOR SHARE))
             AND EXISTS (SELECT 1 FROM polls p WHERE p.id = d.poll_id AND p.account_id = d.account_id)
