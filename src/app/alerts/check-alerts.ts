@@ -106,16 +106,21 @@ async function planNext(
   });
 }
 
-/** Phase 3: record the email, unless the endpoint changed meanwhile (a success, or another scheduler). */
+/**
+ * Phase 3: record the email, unless the endpoint changed meanwhile: a success, another
+ * scheduler, or a new URL (which starts its alert state afresh: the email was about the old one).
+ */
 async function record(deps: Deps, plan: Plan, mail: { subject: string; text: string; html: string }): Promise<boolean> {
   return deps.store.transaction(async (store) => {
     const e = plan.endpoint;
     const cur = await store.alerts.lockEndpoint(e.id);
     const unchanged =
       !!cur &&
+      cur.url === e.url &&
       cur.state === e.state &&
       cur.alertEmailsSent === e.alertEmailsSent &&
-      cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
+      cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime() &&
+      cur.lastGivenUpAt?.getTime() === e.lastGivenUpAt?.getTime();
     if (!unchanged) {
       if (cur) await store.alerts.hold(e.id, null);
       return false;

@@ -83,3 +83,42 @@ describe('failure-alert emails across a crash between sending and recording', ()
     expect(sent).toHaveLength(2);
   });
 });
+
+describe('a new URL while the alert email is out', () => {
+  it('leaves the alert unrecorded: the new URL starts healthy, with no email counted against it', async () => {
+    const poll = await visiblePoll(h, acct);
+    const hook = await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/before-move');
+    const webhookId = hook.data.id;
+    await h.deps.store.endpoints.recordGivenUp(webhookId, h.clock.now(), 'HTTP 404');
+    h.clock.advance(WINDOWS.quietMs + 1);
+    const sent: OutgoingMail[] = [];
+    // The URL is corrected while the email about the old one is being sent.
+    const mailer: Mailer = {
+      send: async (m) => {
+        const moved = await h.app.inject({
+          method: 'POST',
+          url: '/webhooks/update',
+          headers: bearer(acct.key),
+          payload: { webhookId, url: 'https://hooks.example.com/after-move' },
+        });
+        expect(moved.statusCode, moved.body).toBe(200);
+        sent.push(m);
+      },
+      close: async () => {},
+    };
+    expect(await checkAlerts({ ...h.deps, mailer, alerts: WINDOWS })).toBe(0);
+    expect(sent).toHaveLength(1);
+    const health = (
+      (await h.app.inject({ url: `/webhooks?pollId=${poll.pollId}`, headers: bearer(acct.key) })).json().data as {
+        url: string;
+        health: { state: string; alertEmailsSent: number };
+      }[]
+    )[0]!;
+    expect(health.url).toBe('https://hooks.example.com/after-move');
+    expect(health.health).toMatchObject({ state: 'healthy', alertEmailsSent: 0 });
+    const alerts = (
+      await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })
+    ).json().data as { endpointId: string }[];
+    expect(alerts.filter((a) => a.endpointId === webhookId)).toEqual([]);
+  });
+});
