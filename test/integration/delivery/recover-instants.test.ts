@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { runRecoveries } from '../../../src/app/delivery/run-recoveries.js';
-import { harness } from '../../support/app.js';
+import { harness, type Harness } from '../../support/app.js';
 import { createWebhook, visiblePoll } from '../../support/fixtures.js';
 
 /**
@@ -9,34 +9,40 @@ import { createWebhook, visiblePoll } from '../../support/fixtures.js';
  * a claim that leaves their host out cannot read past more than a window's worth due at one
  * instant (src/worker/leave-out-cursor.ts).
  */
+/** Deliveries of `hook` made a minute ago and given up, as the batch record leaves one whose retries ran out. */
+async function givenUp(h: Harness, accountId: string, pollId: string, hookId: string, ids: string[]) {
+  const madeAt = new Date(h.clock.now().getTime() - 60_000);
+  await h.deps.store.deliveries.insert(
+    ids.map((id, i) => ({
+      id,
+      accountId,
+      pollId,
+      webhookId: hookId,
+      endpointId: hookId,
+      source: 'webhook' as const,
+      url: 'https://hooks.example.com/recovered',
+      participantId: `prt_${i}`,
+      type: 'submitted-responses' as const,
+      body: '{}',
+      createdAt: madeAt,
+      nextAttemptAt: madeAt,
+    })),
+  );
+  const db = h.database.db;
+  await sql`DELETE FROM delivery_queue WHERE delivery_id = ANY(${ids})`.execute(db);
+  await sql`UPDATE deliveries SET status = 'given_up', finished_at = ${madeAt} WHERE id = ANY(${ids})`.execute(db);
+  return madeAt;
+}
+
 it('a recover resends its deliveries at most perInstant to an instant, each next group a millisecond later', async () => {
   const h = await harness();
   try {
     const acme = await h.account();
     const poll = await visiblePoll(h, acme);
     const hook = await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/recovered');
-    const madeAt = new Date(h.clock.now().getTime() - 60_000);
     const ids = Array.from({ length: 5 }, (_, i) => `dlv_recovered_${i}`);
-    await h.deps.store.deliveries.insert(
-      ids.map((id, i) => ({
-        id,
-        accountId: acme.accountId,
-        pollId: poll.pollId,
-        webhookId: hook.data.id,
-        endpointId: hook.data.id,
-        source: 'webhook' as const,
-        url: 'https://hooks.example.com/recovered',
-        participantId: `prt_${i}`,
-        type: 'submitted-responses' as const,
-        body: '{}',
-        createdAt: madeAt,
-        nextAttemptAt: madeAt,
-      })),
-    );
-    // Given up, as the batch record leaves a delivery whose retries ran out.
+    const madeAt = await givenUp(h, acme.accountId, poll.pollId, hook.data.id, ids);
     const db = h.database.db;
-    await sql`DELETE FROM delivery_queue WHERE delivery_id = ANY(${ids})`.execute(db);
-    await sql`UPDATE deliveries SET status = 'given_up', finished_at = ${madeAt} WHERE id = ANY(${ids})`.execute(db);
     const listed = await h.deps.store.recoveries.create(
       { id: 'rcv_instants', accountId: acme.accountId, userId: acme.userId, createdAt: madeAt },
       { webhookId: hook.data.id, since: new Date(0) },
@@ -60,27 +66,9 @@ it('a recover leaves alone a delivery it listed that was resent and delivered si
     const acme = await h.account();
     const poll = await visiblePoll(h, acme);
     const hook = await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/recovered');
-    const madeAt = new Date(h.clock.now().getTime() - 60_000);
     const ids = ['dlv_listed_0', 'dlv_listed_1'];
-    await h.deps.store.deliveries.insert(
-      ids.map((id, i) => ({
-        id,
-        accountId: acme.accountId,
-        pollId: poll.pollId,
-        webhookId: hook.data.id,
-        endpointId: hook.data.id,
-        source: 'webhook' as const,
-        url: 'https://hooks.example.com/recovered',
-        participantId: `prt_${i}`,
-        type: 'submitted-responses' as const,
-        body: '{}',
-        createdAt: madeAt,
-        nextAttemptAt: madeAt,
-      })),
-    );
+    const madeAt = await givenUp(h, acme.accountId, poll.pollId, hook.data.id, ids);
     const db = h.database.db;
-    await sql`DELETE FROM delivery_queue WHERE delivery_id = ANY(${ids})`.execute(db);
-    await sql`UPDATE deliveries SET status = 'given_up', finished_at = ${madeAt} WHERE id = ANY(${ids})`.execute(db);
     expect(
       await h.deps.store.recoveries.create(
         { id: 'rcv_listed', accountId: acme.accountId, userId: acme.userId, createdAt: madeAt },
