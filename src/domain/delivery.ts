@@ -50,7 +50,7 @@ export type ClaimedDelivery = Pick<
   webhookGone: boolean;
   /**
    * Its webhook's URL changed after it was queued with the old one, the change's retarget not
-   * seeing it: `url` is the webhook's, and the delivery's own is to be written to match.
+   * seeing it: `url` is the webhook's, and the retarget is to run again to match.
    */
   urlMoved?: boolean;
 };

@@ -119,8 +119,7 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
       cur.url === e.url &&
       cur.state === e.state &&
       cur.alertEmailsSent === e.alertEmailsSent &&
-      cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime() &&
-      cur.lastGivenUpAt?.getTime() === e.lastGivenUpAt?.getTime();
+      cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
     if (!unchanged) {
       if (cur) await store.alerts.hold(e.id, null);
       return false;

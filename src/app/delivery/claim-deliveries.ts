@@ -68,10 +68,11 @@ export async function claimDeliveries(
 /**
  * Deliveries queued with their webhook's old URL by a submission or flush that read the webhook
  * before a new URL committed (that change's retarget could not see them): they are sent to the
- * webhook's URL (the claim reads it), and their rows say so, as the delivery log shows them.
+ * webhook's URL (the claim reads it), and the retarget runs again for them, so their rows say
+ * so, as the delivery log shows them. A saved webhook's endpoint id is its webhook id.
  */
 async function recordMovedUrls(deps: Deps, claimed: readonly ClaimedDelivery[]): Promise<void> {
-  const moved = new Map<string, string[]>();
-  for (const d of claimed) if (d.urlMoved) moved.set(d.url, [...(moved.get(d.url) ?? []), d.id]);
-  for (const [url, ids] of moved) await deps.store.deliveries.sentTo(ids, url);
+  const moved = new Map<string, string>();
+  for (const d of claimed) if (d.urlMoved) moved.set(d.endpointId, d.url);
+  for (const [webhookId, url] of moved) await deps.store.deliveries.retarget(webhookId, url);
 }

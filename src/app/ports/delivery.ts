@@ -175,8 +175,6 @@ export interface DeliveryRepo {
   unparkWebhook(webhookId: string, now: Date): Promise<number>;
   /** Points a webhook's unfinished deliveries at a new URL (from their next attempt). */
   retarget(webhookId: string, url: string): Promise<number>;
-  /** Writes on unfinished deliveries the URL a claim found their webhook has now (ClaimedDelivery.urlMoved). */
-  sentTo(ids: string[], url: string): Promise<void>;
   /**
    * Queues a finished (delivered, rejected or given up) delivery again, due at `now`, with its
    * attempt numbering continued and a fresh ladder. Returns the number its next attempt gets,

@@ -122,3 +122,25 @@ describe('a new URL while the alert email is out', () => {
     expect(alerts.filter((a) => a.endpointId === webhookId)).toEqual([]);
   });
 });
+
+describe('another delivery given up while the alert email is out', () => {
+  it('leaves the email recorded once: the endpoint is alerted about, and not mailed again', async () => {
+    const poll = await visiblePoll(h, acct);
+    const hook = await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/still-failing');
+    const webhookId = hook.data.id;
+    await h.deps.store.endpoints.recordGivenUp(webhookId, h.clock.now(), 'HTTP 500');
+    h.clock.advance(WINDOWS.quietMs + 1);
+    const sent: OutgoingMail[] = [];
+    const mailer: Mailer = {
+      send: async (m) => {
+        await h.deps.store.endpoints.recordGivenUp(webhookId, h.clock.now(), 'HTTP 500');
+        sent.push(m);
+      },
+      close: async () => {},
+    };
+    const deps: Deps = { ...h.deps, mailer, alerts: WINDOWS };
+    expect(await checkAlerts(deps)).toBe(1);
+    expect(await checkAlerts(deps)).toBe(0);
+    expect(sent).toHaveLength(1);
+  });
+});

@@ -2,11 +2,10 @@ import { sql, type Kysely } from 'kysely';
 import { PARKED_UNTIL } from '../../../domain/delivery.js';
 import type { DeliveryRepo } from '../../../app/ports/index.js';
 import type { DB } from '../schema.js';
-import { arrayLiteral } from './page.js';
 
 type Control = Pick<
   DeliveryRepo,
-  'park' | 'cancelLeased' | 'parkWebhook' | 'unparkWebhook' | 'retarget' | 'sentTo' | 'reopen' | 'addEvents' | 'events'
+  'park' | 'cancelLeased' | 'parkWebhook' | 'unparkWebhook' | 'retarget' | 'reopen' | 'addEvents' | 'events'
 >;
 
 /** What people do to deliveries: park and unpark (pause), retarget (a new URL), reopen (resend), and its log. */
@@ -77,13 +76,6 @@ export function deliveryControl(db: Kysely<DB>): Control {
         WHERE d.webhook_id = ${webhookId} AND d.status = 'pending'
           AND EXISTS (SELECT 1 FROM delivery_queue q WHERE q.delivery_id = d.id)`.execute(db);
       return Number(res.numAffectedRows ?? 0n);
-    },
-
-    async sentTo(ids, url) {
-      if (!ids.length) return;
-      await sql`UPDATE deliveries SET url = ${url} WHERE id = ANY(${arrayLiteral(ids)}::text[]) AND status = 'pending'`.execute(
-        db,
-      );
     },
 
     /**

@@ -79,7 +79,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      *   exists (a submission that read it before its deletion committed may have queued one),
      *   and its URL: a submission or flush that read the webhook before a new URL committed
      *   may have queued a delivery after that change's retarget ran (url_moved then tells the
-     *   worker to write the URL it sends to on the delivery).
+     *   worker to run the retarget again).
      * - With `exclude` (accounts and hosts at their share of the worker's slots), a statement
      *   of its own passes over their deliveries: each due row's account and URL are read by
      *   the deliveries' primary key (a scalar subquery: an EXISTS may be planned as a hash of
