@@ -11,7 +11,7 @@ import { wakeableSleep } from './sleep.js';
 import { warnEnded, type Ended } from './warn-ended.js';
 import { accountShares, claimPlan, covers, leavesOut, type LeftOut } from './account-share.js';
 import { leftOutWarner } from './warn-left-out.js';
-import { leaveOutCursor } from './leave-out-cursor.js';
+import { afterLeaveOut, leaveOutCursor } from './leave-out-cursor.js';
 
 export type RunnerOptions = {
   /**
@@ -47,11 +47,11 @@ export type Runner = Handoff & { done: Promise<void>; wake(): void };
 
 // A claim that leaves accounts or hosts out (account-share.ts) comes only once one has been at
 // or near its share this long: a busy host whose answers come in frees slots sooner.
-// After such a claim found nothing, the wait doubles, up to LEAVE_OUT_MAX_MS, until a claim finds
+// After such a claim found nothing, the wait doubles, up to 3.2 s, until a claim finds
 // something: each reads past the left-out ones' due deliveries, which with one account alone is
 // all of them. New deliveries (wake), or leaving out less, bring the next within LEAVE_OUT_MS.
 const LEAVE_OUT_MS = 50;
-const LEAVE_OUT_MAX_MS = 3_200;
+const LEAVE_OUT_BOUNDS = { minMs: LEAVE_OUT_MS, maxMs: 3_200 };
 // As many attempts as the sender keeps connections to one origin by default (h1-sender.ts).
 const START_SLICE = 32;
 // setImmediate runs after the event loop's poll phase: the sockets that became readable are served first.
@@ -256,9 +256,10 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         const moved = claimed.leased < want && cursor.passed(claimed.windowEnd ?? null, Date.now());
         // Ordinary claims leave the back-off as it was: with one busy host, every claim that
         // leaves it out finds nothing, however much the ordinary claims between them find.
-        leaveOutWait = claimed.length || moved ? LEAVE_OUT_MS : Math.min(2 * leaveOutWait, LEAVE_OUT_MAX_MS);
-        foundNothing = claimed.length || moved ? undefined : exclude;
-        leaveOutAt = Date.now() + (claimed.length < want && !moved ? leaveOutWait : 0);
+        const next = afterLeaveOut({ want, leased: claimed.leased, moved }, leaveOutWait, LEAVE_OUT_BOUNDS);
+        leaveOutWait = next.waitMs;
+        foundNothing = next.foundNothing ? exclude : undefined;
+        leaveOutAt = Date.now() + next.nextInMs;
       } else if (claimed.length < want) {
         const since = Date.now();
         const idleFor = await untilNextDue();

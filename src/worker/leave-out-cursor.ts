@@ -58,3 +58,23 @@ export function leaveOutCursor() {
     },
   };
 }
+
+/**
+ * What follows a claim that left some out. Leasing anything, a paused webhook's deliveries
+ * parked again included, or moving the start means more may be due past what it read: the
+ * wait starts over at `minMs`, and the next claim comes at once unless this one leased fewer
+ * than it asked without moving the start. Finding nothing doubles the wait, up to `maxMs`.
+ */
+export function afterLeaveOut(
+  claim: { want: number; leased: number; moved: boolean },
+  waitMs: number,
+  bounds: { minMs: number; maxMs: number },
+): { waitMs: number; foundNothing: boolean; nextInMs: number } {
+  const found = claim.leased > 0 || claim.moved;
+  const next = found ? bounds.minMs : Math.min(2 * waitMs, bounds.maxMs);
+  return {
+    waitMs: next,
+    foundNothing: !found,
+    nextInMs: claim.leased < claim.want && !claim.moved ? next : 0,
+  };
+}

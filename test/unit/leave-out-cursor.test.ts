@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { leaveOutCursor, RESWEEP_MS } from '../../src/worker/leave-out-cursor.js';
+import { afterLeaveOut, leaveOutCursor, RESWEEP_MS } from '../../src/worker/leave-out-cursor.js';
 
 describe('leaveOutCursor', () => {
   it('moves to the end of a full window, and holds while the same accounts and hosts are left out, in any order', () => {
@@ -53,5 +53,30 @@ describe('leaveOutCursor', () => {
     c.passed('t3', 1_000);
     expect(c.from(left, 1_000 + 19_999).after).toBe('t3');
     expect(c.from(left, 1_000 + 20_000).after).toBeUndefined();
+  });
+});
+
+describe('afterLeaveOut', () => {
+  const bounds = { minMs: 50, maxMs: 3_200 };
+
+  it('doubles the wait after a claim that found nothing, up to the most', () => {
+    const nothing = { want: 16, leased: 0, moved: false };
+    expect(afterLeaveOut(nothing, 50, bounds)).toEqual({ waitMs: 100, foundNothing: true, nextInMs: 100 });
+    expect(afterLeaveOut(nothing, 3_200, bounds).waitMs).toBe(3_200);
+  });
+
+  it("counts a full claim of a paused webhook's deliveries, parked again, as found: the next comes at once", () => {
+    // None returned to send, all 16 leased: more may be due past them.
+    const parked = { want: 16, leased: 16, moved: false };
+    expect(afterLeaveOut(parked, 800, bounds)).toEqual({ waitMs: 50, foundNothing: false, nextInMs: 0 });
+  });
+
+  it('waits the first step after a claim that leased fewer than it asked, and none after one that moved the start', () => {
+    expect(afterLeaveOut({ want: 16, leased: 3, moved: false }, 800, bounds)).toEqual({
+      waitMs: 50,
+      foundNothing: false,
+      nextInMs: 50,
+    });
+    expect(afterLeaveOut({ want: 16, leased: 0, moved: true }, 800, bounds).nextInMs).toBe(0);
   });
 });

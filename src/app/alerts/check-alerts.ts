@@ -63,6 +63,27 @@ const holdMs = (w: { reminderMs: number }, ms: number) => Math.min(ms, w.reminde
 const SENDING_HOLD_MS = 120_000;
 const FAILED_SEND_PAUSE_MS = 300_000;
 
+/**
+ * Keeps an endpoint held while its email is out, however long SMTP takes: the hold is renewed
+ * every quarter of its length (at least every 5 s), so no other scheduler finds it run out and
+ * mails it again. A process that dies stops renewing, and the hold runs out as set.
+ */
+function keepHeld(deps: Deps, endpointId: string, ms: number): () => Promise<void> {
+  let renewing = Promise.resolve();
+  const timer = setInterval(
+    () => {
+      // One that fails leaves the hold set before it, three quarters of it still to run; the next tries again.
+      renewing = deps.store.alerts.hold(endpointId, new Date(deps.clock.now().getTime() + ms)).catch(() => {});
+    },
+    Math.min(ms / 4, 5_000),
+  );
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await renewing;
+  };
+}
+
 type Plan = {
   endpoint: Endpoint;
   kind: 'first' | 'reminder';
@@ -176,9 +197,11 @@ export async function checkAlerts(deps: Deps, limit = 50, onSent?: (email: SentA
       ...windows,
       deliveryTimeoutMs: deps.delivery.deliveryTimeoutMs,
     });
+    const release = keepHeld(deps, plan.endpoint.id, holdMs(windows, SENDING_HOLD_MS));
     try {
       await mailer.send({ to: plan.to, ...mail });
     } catch (error) {
+      await release();
       failed.push({ endpointId: plan.endpoint.id, error });
       await deps.store.alerts.hold(
         plan.endpoint.id,
@@ -186,6 +209,7 @@ export async function checkAlerts(deps: Deps, limit = 50, onSent?: (email: SentA
       );
       continue;
     }
+    await release();
     if (await record(deps, plan, mail)) {
       sent++;
       const e = plan.endpoint;

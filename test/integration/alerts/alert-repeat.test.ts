@@ -144,3 +144,61 @@ describe('another delivery given up while the alert email is out', () => {
     expect(sent).toHaveLength(1);
   });
 });
+
+describe('an SMTP send that outlasts the hold', () => {
+  it('keeps the endpoint held while the email is out, so another scheduler does not mail it too', async () => {
+    // A hold of 2 s (the reminder period, being shorter than 2 min), renewed every 0.5 s.
+    const windows = { quietMs: 60_000, reminderMs: 2_000 };
+    // Storage of its own: by its clock, the other tests' endpoints would be due reminders.
+    const h = await harness();
+    const acct = await h.account();
+    try {
+      const poll = await visiblePoll(h, acct);
+      const hook = await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/slow-smtp');
+      await h.deps.store.endpoints.recordGivenUp(hook.data.id, h.clock.now(), 'HTTP 500');
+      h.clock.advance(windows.quietMs + 1);
+      const sent: OutgoingMail[] = [];
+      let started!: () => void;
+      const sending = new Promise<void>((r) => (started = r));
+      let finish!: () => void;
+      const finished = new Promise<void>((r) => (finish = r));
+      const slow: Mailer = {
+        send: async (m) => {
+          started();
+          await finished;
+          sent.push(m);
+        },
+        close: async () => {},
+      };
+      // Every hold written for the endpoint.
+      const holds: number[] = [];
+      const store = h.deps.store;
+      const watched: Store = {
+        ...store,
+        alerts: {
+          ...store.alerts,
+          hold: async (id, until) => {
+            if (id === hook.data.id && until) holds.push(until.getTime());
+            return store.alerts.hold(id, until);
+          },
+        },
+      };
+      // One email at most: by the advanced clock, a reminder falls due right after it.
+      const first = checkAlerts({ ...h.deps, store: watched, mailer: slow, alerts: windows }, 1);
+      await sending;
+      // Longer than the hold passes while the email is out; the sender renews it meanwhile.
+      h.clock.advance(2 * windows.reminderMs);
+      const advancedTo = h.clock.now().getTime();
+      while (!holds.some((until) => until > advancedTo)) await new Promise((r) => setTimeout(r, 20));
+      const other: OutgoingMail[] = [];
+      const quick: Mailer = { send: async (m) => void other.push(m), close: async () => {} };
+      expect(await checkAlerts({ ...h.deps, mailer: quick, alerts: windows })).toBe(0);
+      finish();
+      expect(await first).toBe(1);
+      expect(sent).toHaveLength(1);
+      expect(other).toHaveLength(0);
+    } finally {
+      await h.close();
+    }
+  });
+});
