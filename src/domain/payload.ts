@@ -79,12 +79,25 @@ export function buildPayload(input: {
   /** The metadata of each submission the event covers, oldest first. */
   responseMetadata: readonly Record<string, unknown>[];
   answers: readonly AnswerForPayload[];
+  /**
+   * Every answer of the respondent, oldest first, when the event covers only some of them (a
+   * partial batch): addresses are the respondent's, wherever they gave them, as GET /emails lists.
+   */
+  respondent?: readonly { value: unknown; metadata: Record<string, unknown> }[];
   complete: boolean;
   at: Date;
 }): Payload {
   // Anonymous mode: no address leaves the service, whatever the answers hold.
   // Addresses come from every submission's metadata, so a later one does not hide an earlier one's.
-  const emails = input.anonymous ? [] : extractEmails(input.answers, input.participantMetadata, input.responseMetadata);
+  const emails = input.anonymous
+    ? []
+    : input.respondent
+      ? extractEmails(
+          input.respondent,
+          input.participantMetadata,
+          input.respondent.map((r) => r.metadata),
+        )
+      : extractEmails(input.answers, input.participantMetadata, input.responseMetadata);
   // Several submissions (a batch, or a completed survey) merge their metadata in order: later keys win.
   const metadata =
     input.responseMetadata.length === 1 ? input.responseMetadata[0]! : Object.assign({}, ...input.responseMetadata);

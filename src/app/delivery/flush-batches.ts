@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimedDelivery, NewDelivery } from '../../domain/delivery.js';
+import type { ResponseRow } from '../../domain/response.js';
 import { leaseMs } from './claim-deliveries.js';
 import { newDelivery } from './new-delivery.js';
 import type { Deps } from '../ports/index.js';
@@ -73,6 +74,13 @@ async function flushInTransaction(
   const handOver = new Map(contents.handOver.map((w) => [w.id, w.url]));
   const participants = new Map(contents.participants.map((p) => [respondentKey(p.pollId, p.id), p]));
   const responses = new Map(contents.responses.map((r) => [r.id, r]));
+  const respondents = new Map<string, ResponseRow[]>();
+  for (const r of contents.responses) {
+    const k = respondentKey(r.pollId, r.participantId);
+    const list = respondents.get(k);
+    if (list) list.push(r);
+    else respondents.set(k, [r]);
+  }
   const deliveries: { delivery: NewDelivery; legacySecret: string | null; handOver: boolean }[] = [];
   for (const b of due) {
     const found = polls.get(b.pollId);
@@ -93,6 +101,7 @@ async function flushInTransaction(
         slides: found.slides,
         participant,
         responses: answers,
+        respondent: respondents.get(respondentKey(b.pollId, b.participantId)) ?? answers,
         type: 'submitted-responses',
         target: { endpointId: webhook.id, webhookId: webhook.id, source: 'webhook', url: lockedUrl ?? webhook.url },
         at,

@@ -17,6 +17,8 @@ export function newDelivery(input: {
   slides: readonly Slide[];
   participant: ParticipantRow;
   responses: readonly ResponseRow[];
+  /** Every answer of the respondent, oldest first (addresses are gathered from all of them). */
+  respondent: readonly ResponseRow[];
   type: EventType;
   target: Target;
   at: Date;
@@ -39,6 +41,7 @@ export function newDelivery(input: {
     participantMetadata: input.participant.metadata,
     responseMetadata: metadata,
     answers,
+    respondent: input.respondent,
     complete: input.participant.complete,
     at: input.at,
   });

@@ -83,6 +83,7 @@ export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
       newDelivery({
         ...ctx,
         responses: t.type === 'completed-survey' ? ctx.all : ctx.responses,
+        respondent: ctx.all,
         type: t.type,
         target: { endpointId, webhookId: null, source: t.source, url: t.url },
         at: ctx.now,

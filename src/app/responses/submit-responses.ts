@@ -240,7 +240,7 @@ function merged(w: Work, stored: ParticipantRow, now: Date): ParticipantRow {
 
 function forWebhooks(deps: Deps, w: Work, now: Date, batches: Batch[], deliveries: NewDelivery[]): void {
   const window = deps.delivery.batchWindowMs;
-  const ctx = { poll: w.poll, slides: w.slides, participant: w.participant };
+  const ctx = { poll: w.poll, slides: w.slides, participant: w.participant, respondent: w.all };
   for (const hook of w.webhooks) {
     const target = { endpointId: hook.id, webhookId: hook.id, source: 'webhook' as const, url: hook.url };
     if (hook.deliveryRule === 'complete') {

@@ -53,6 +53,7 @@ export async function sendTestEvent(deps: Deps, caller: Caller, webhookId: strin
         updatedAt: now,
       },
       responses,
+      respondent: responses,
       type: complete ? 'completed-survey' : 'submitted-responses',
       target: { endpointId: w.id, webhookId: w.id, source: 'webhook', url: w.url },
       at: now,

@@ -83,4 +83,61 @@ describe('flushing due batches', () => {
       ).toEqual([[p2.pollId, 'r3', ['r3 on the second poll']]]);
     }
   });
+
+  it("gives a later batch the address the respondent gave in an earlier one: a payload's addresses are the respondent's", async () => {
+    const p = await visiblePoll(h, acme, { title: 'Addresses' });
+    const hook = (await createWebhook(h, acme, p.pollId, 'https://hooks.example.com/addresses')).data.id;
+    await answer(h, {
+      pollId: p.pollId,
+      participantId: 'early',
+      answers: [{ slideId: p.q2, value: 'Early@Example.com' }],
+    });
+    h.clock.advance(h.deps.delivery.batchWindowMs + 1);
+    expect(await flushDueBatches(h.deps, 10)).toBe(1);
+    await answer(h, {
+      pollId: p.pollId,
+      participantId: 'early',
+      answers: [{ slideId: p.q1, value: 'no address here' }],
+      metadata: { contact: 'later@example.com' },
+    });
+    h.clock.advance(h.deps.delivery.batchWindowMs + 1);
+    expect(await flushDueBatches(h.deps, 10)).toBe(1);
+    const bodies = (
+      await h.deps.store.deliveries.list({ accountIds: [acme.accountId], webhookId: hook }, { limit: 50 })
+    ).data
+      .map(
+        (d) =>
+          JSON.parse(d.body) as {
+            responses: Record<string, { value: unknown }>;
+            email: string | null;
+            emails: string[];
+          },
+      )
+      .sort((x, y) => x.emails.length - y.emails.length);
+    // The second delivery carries only its own answer, and both addresses, the earlier first.
+    expect(bodies.map((b) => Object.keys(b.responses))).toEqual([[p.q2], [p.q1]]);
+    expect(bodies[1]).toMatchObject({ email: 'early@example.com', emails: ['early@example.com', 'later@example.com'] });
+  });
+});
+
+describe('payload addresses without a batch window', () => {
+  it("gives each partial delivery the respondent's earlier addresses too", async () => {
+    const h = await harness({ delivery: { batchWindowMs: 0 } });
+    try {
+      const acct = await h.account();
+      const p = await visiblePoll(h, acct);
+      const hook = (await createWebhook(h, acct, p.pollId, 'https://hooks.example.com/unbatched')).data.id;
+      await answer(h, { pollId: p.pollId, participantId: 'x', answers: [{ slideId: p.q2, value: 'x@example.com' }] });
+      h.clock.advance(1);
+      await answer(h, { pollId: p.pollId, participantId: 'x', answers: [{ slideId: p.q1, value: 'hello' }] });
+      const bodies = (
+        await h.deps.store.deliveries.list({ accountIds: [acct.accountId], webhookId: hook }, { limit: 50 })
+      ).data.map((d) => JSON.parse(d.body) as { responses: Record<string, unknown>; email: string | null });
+      const later = bodies.find((b) => Object.keys(b.responses).includes(p.q1))!;
+      expect(Object.keys(later.responses)).toEqual([p.q1]);
+      expect(later.email).toBe('x@example.com');
+    } finally {
+      await h.close();
+    }
+  });
 });

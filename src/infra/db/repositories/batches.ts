@@ -39,13 +39,15 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
 
     async contentsOf(batches, handoff) {
       if (!batches.length) return { participants: [], responses: [], secrets: [], handOver: [] };
-      const ids = [...new Set(batches.flatMap((b) => b.responseIds))];
       // Arrays, not IN lists: the statements' text is the same whatever the number of batches.
       const participants = sql<Selectable<ParticipantsTable>>`
         SELECT * FROM participants
         WHERE (poll_id, id) IN (SELECT * FROM unnest(${batches.map((b) => b.pollId)}::text[], ${batches.map((b) => b.participantId)}::text[]))`;
+      // Every answer of each respondent, not the batches' alone: a payload's addresses are the respondent's.
       const responses = sql<Selectable<ResponsesTable>>`
-        SELECT * FROM responses WHERE id = ANY(${ids}::text[]) ORDER BY id`;
+        SELECT * FROM responses
+        WHERE (poll_id, participant_id) IN (SELECT * FROM unnest(${batches.map((b) => b.pollId)}::text[], ${batches.map((b) => b.participantId)}::text[]))
+        ORDER BY id`;
       // For deliveries leased here: the signing secrets as a claim reads them (delivery-queue.ts),
       // and the webhooks not paused, share-locked until the flush commits so that a pause waits
       // for it (and then finds the handed-over deliveries in flight, as it would a claim's), and
