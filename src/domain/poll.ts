@@ -56,6 +56,10 @@ export type PollInput = {
   actionLogic?: SurveyRule[];
 };
 
+/** Caps of a poll's languageSettings: the request schema's, and a translations merge's result. */
+export const MAX_LANGUAGES = 100;
+export const MAX_TRANSLATIONS = 2000;
+
 export function cleanTitle(raw: string): string {
   const title = stripHtml(raw);
   if (!title) throw invalid('/title', 'must not be empty once HTML is removed');
@@ -79,21 +83,39 @@ export function checkSchedule(schedule: Schedule | null | undefined): void {
   }
 }
 
+/** The synthetic flag a request sends, at the top level, in settings, or in both (which must agree). */
+function sentSynthetic(req: { isSynthetic?: boolean; settings?: Obj }): boolean | undefined {
+  const top = req.isSynthetic;
+  const inSettings = req.settings?.isSynthetic as boolean | undefined;
+  if (top !== undefined && inSettings !== undefined && top !== inSettings) {
+    throw invalid('/isSynthetic', 'disagrees with settings.isSynthetic');
+  }
+  return top ?? inSettings;
+}
+
+/** Texts the schema requires non-empty must stay non-empty once trimmed, as titles do (README, API overview). */
+function checkTrimmedText(req: Omit<PollInput, 'title'>): void {
+  const empty = [
+    ['/emailDisplaySettings/subject', req.emailDisplaySettings?.subject],
+    ['/smsDisplaySettings/message', req.smsDisplaySettings?.message],
+    ...(req.pageRules ?? []).map((rule, i) => [`/pageRules/${i}`, rule]),
+    ...(req.pageExcludeRules ?? []).map((rule, i) => [`/pageExcludeRules/${i}`, rule]),
+  ].filter(([, value]) => value === '');
+  if (empty.length) {
+    const errors = empty.map(([path]) => ({ path: String(path), message: 'must not be empty once trimmed' }));
+    throw new DomainError('validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors);
+  }
+}
+
 /**
  * Builds a new poll: built-in defaults ← account-level settings ← request (objects merge
  * deeply, arrays replace). A new poll is hidden and has no slides.
  */
 export function buildPollBody(input: PollInput, account: AccountDefaults): PollBody {
   const req = trimStrings(input);
-  if (
-    req.isSynthetic !== undefined &&
-    req.settings?.isSynthetic !== undefined &&
-    req.isSynthetic !== req.settings.isSynthetic
-  ) {
-    throw invalid('/isSynthetic', 'disagrees with settings.isSynthetic');
-  }
+  checkTrimmedText(req);
   const settings = deepMerge({ ...SPEC_DEFAULTS.settings }, req.settings, {
-    isSynthetic: req.isSynthetic ?? req.settings?.isSynthetic ?? false,
+    isSynthetic: sentSynthetic(req) ?? false,
   });
   const body: PollBody = {
     pageRules: req.pageRules ?? [],
@@ -133,7 +155,8 @@ export type PollPatch = Partial<Omit<PollInput, 'title'>> & { title?: string; is
  */
 export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
   const p = trimStrings(patch);
-  const wanted = p.isSynthetic ?? (p.settings?.isSynthetic as boolean | undefined);
+  checkTrimmedText(p);
+  const wanted = sentSynthetic(p);
   if (wanted !== undefined && wanted !== current.settings.isSynthetic) {
     throw new DomainError('immutable_field', 'isSynthetic cannot change after creation', [
       { path: '/settings/isSynthetic', message: 'immutable after creation' },
@@ -160,7 +183,10 @@ export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
   return body;
 }
 
-/** Merges one language's translations; every other language is left as it was. */
+/**
+ * Merges one language's translations; every other language is left as it was. A merge may not
+ * take the poll past MAX_LANGUAGES or a language past MAX_TRANSLATIONS (409 limit_reached).
+ */
 export function mergeTranslations(
   current: LanguageSettings | null,
   language: string,
@@ -168,14 +194,21 @@ export function mergeTranslations(
 ): LanguageSettings {
   const base: LanguageSettings = current ?? { defaultLanguage: language, languages: {} };
   const existing = base.languages[language];
+  const merged = { ...(existing?.translations ?? {}), ...trimStrings(translations) };
+  const languageCount = Object.keys(base.languages).length + (existing ? 0 : 1);
+  if (!existing && languageCount > MAX_LANGUAGES) {
+    throw new DomainError('limit_reached', `a poll has at most ${MAX_LANGUAGES} languages`, [
+      { path: '/language', message: `would be language ${languageCount} of at most ${MAX_LANGUAGES}` },
+    ]);
+  }
+  const count = Object.keys(merged).length;
+  if (count > MAX_TRANSLATIONS && count > Object.keys(existing?.translations ?? {}).length) {
+    throw new DomainError('limit_reached', `a language has at most ${MAX_TRANSLATIONS} translations`, [
+      { path: '/translations', message: `would make ${count} translations, of at most ${MAX_TRANSLATIONS}` },
+    ]);
+  }
   return {
     ...base,
-    languages: {
-      ...base.languages,
-      [language]: {
-        enabled: existing?.enabled ?? true,
-        translations: { ...(existing?.translations ?? {}), ...trimStrings(translations) },
-      },
-    },
+    languages: { ...base.languages, [language]: { enabled: existing?.enabled ?? true, translations: merged } },
   };
 }

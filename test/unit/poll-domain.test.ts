@@ -7,6 +7,8 @@ import {
   buildPollBody,
   checkSchedule,
   cleanTitle,
+  MAX_LANGUAGES,
+  MAX_TRANSLATIONS,
   mergeTranslations,
   type LanguageSettings,
   type PollBody,
@@ -222,6 +224,28 @@ describe('sanitising', () => {
     },
   );
 
+  it('refuses required texts that are empty once trimmed, naming each path, on create and update', () => {
+    const blank = {
+      emailDisplaySettings: { subject: '  ' },
+      smsDisplaySettings: { message: '\n\t' },
+      pageRules: ['/ok', ' '],
+      pageExcludeRules: ['\u00a0'],
+    };
+    const paths = [
+      '/emailDisplaySettings/subject',
+      '/smsDisplaySettings/message',
+      '/pageRules/1',
+      '/pageExcludeRules/0',
+    ];
+    for (const e of [
+      thrown(() => buildPollBody({ title: 'x', ...blank }, {})),
+      thrown(() => applyPollPatch(buildPollBody({ title: 'x' }, {}), blank)),
+    ]) {
+      expect(e.code).toBe('validation_failed');
+      expect(e.errors?.map((f) => f.path)).toEqual(paths);
+    }
+  });
+
   it('never leaves markup in a title, even markup written as entities', () => {
     for (const raw of [
       '&lt;script&gt;alert(1)&lt;/script&gt;Hi',
@@ -321,6 +345,18 @@ describe('applyPollPatch', () => {
     expect(e.errors?.[0]?.path).toBe('/settings/isSynthetic');
   });
 
+  it.each([
+    ['isSynthetic: false with settings.isSynthetic: true, on a normal poll', false, false, true],
+    ['isSynthetic: true with settings.isSynthetic: false, on a normal poll', false, true, false],
+    ['isSynthetic: true with settings.isSynthetic: false, on a synthetic poll', true, true, false],
+    ['isSynthetic: false with settings.isSynthetic: true, on a synthetic poll', true, false, true],
+  ])('refuses %s: the two places must agree', (_why, synthetic, top, inSettings) => {
+    const current = buildPollBody({ title: 'x', isSynthetic: synthetic }, {});
+    const e = thrown(() => applyPollPatch(current, { isSynthetic: top, settings: { isSynthetic: inSettings } }));
+    expect(e.code).toBe('validation_failed');
+    expect(e.errors?.[0]?.path).toBe('/isSynthetic');
+  });
+
   it('accepts isSynthetic restated with its current value', () => {
     const current = buildPollBody({ title: 'x', isSynthetic: true }, {});
     expect(
@@ -378,6 +414,33 @@ describe('mergeTranslations', () => {
     expect(next.languages.en).toEqual(languages().languages.en);
     expect(next.languages.fr).toEqual(languages().languages.fr);
     expect(next.defaultLanguage).toBe('en');
+  });
+
+  const codes = (n: number) =>
+    Array.from({ length: n }, (_, i) => String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26)));
+  const keys = (n: number, prefix = 'k') => Object.fromEntries(Array.from({ length: n }, (_, i) => [prefix + i, 'v']));
+
+  it(`refuses a new language past ${MAX_LANGUAGES} with limit_reached; existing ones still merge`, () => {
+    const full: LanguageSettings = {
+      defaultLanguage: 'aa',
+      languages: Object.fromEntries(codes(MAX_LANGUAGES).map((c) => [c, { enabled: true, translations: {} }])),
+    };
+    const e = thrown(() => mergeTranslations(full, 'zz', { title: 'x' }));
+    expect(e.code).toBe('limit_reached');
+    expect(e.errors?.[0]?.path).toBe('/language');
+    expect(mergeTranslations(full, 'aa', { title: 'x' }).languages.aa?.translations).toEqual({ title: 'x' });
+  });
+
+  it(`refuses a merge that takes a language past ${MAX_TRANSLATIONS} keys with limit_reached`, () => {
+    const current: LanguageSettings = {
+      defaultLanguage: 'en',
+      languages: { en: { enabled: true, translations: keys(MAX_TRANSLATIONS - 1) } },
+    };
+    const e = thrown(() => mergeTranslations(current, 'en', { title: 'a', q1: 'b' }));
+    expect(e.code).toBe('limit_reached');
+    expect(e.errors?.[0]?.path).toBe('/translations');
+    const atCap = mergeTranslations(current, 'en', { title: 'a', k0: 'changed' });
+    expect(Object.keys(atCap.languages.en!.translations)).toHaveLength(MAX_TRANSLATIONS);
   });
 
   it('starts language settings when the poll had none', () => {

@@ -1,6 +1,7 @@
 import { checkAnswerValue } from '../../domain/answer.js';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
+import { closedBySchedule } from '../../domain/schedule.js';
 import { NON_ANSWERABLE } from '../../domain/slide.js';
 import type { Batch, NewDelivery } from '../../domain/delivery.js';
 import { newDelivery } from '../delivery/new-delivery.js';
@@ -65,7 +66,7 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
     let work: Work[] = [];
     for (const [at, sub] of subs.entries()) {
       try {
-        const loaded = await checkSubmission(store, polls.get(sub.input.pollId), sub);
+        const loaded = await checkSubmission(store, polls.get(sub.input.pollId), sub, now);
         work.push({ ...loaded, at, input: sub.input, ...fresh(loaded, sub.input, now) });
       } catch (e) {
         refuse(out, at, e);
@@ -154,14 +155,17 @@ function refuse(out: Settled<SubmitResult>[], at: number, error: unknown): void 
   out[at] = { ok: false, error };
 }
 
-/** The checks that need no writes: the poll takes answers from this caller, and each answer fits its slide. */
+/** The checks that need no writes: the poll takes answers from this caller, now, and each answer fits its slide. */
 async function checkSubmission(
   store: Store,
   loaded: PollForSubmission | undefined,
   { caller, input }: Submission,
+  now: Date,
 ): Promise<PollForSubmission> {
   if (!loaded || !loaded.poll.isVisible) throw notFound('poll');
   const { poll, slides } = loaded;
+  const closed = closedBySchedule(poll.schedule, now);
+  if (closed) throw new DomainError('not_found', `poll not open: ${closed}`);
   if (poll.settings.apiOnly && !(caller && (await membershipOf(store, caller, poll.accountId)))) {
     if (!caller)
       throw new DomainError(

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { MAX_LANGUAGES, MAX_TRANSLATIONS } from '../../domain/poll.js';
 import { Color, DateTime, Keyed, Lenient, Literals, ShortText, Strict } from './common.js';
 
 export const Bool = Type.Optional(Type.Boolean());
@@ -115,9 +116,9 @@ export const LanguageCode = Type.String({
   description: 'BCP 47 language tag, e.g. en or pt-BR',
 });
 
-export const TranslationMap = Keyed('^.{1,200}$', Type.String({ maxLength: 10000 }), 2000);
+export const TranslationMap = Keyed('^.{1,200}$', Type.String({ maxLength: 10000 }), MAX_TRANSLATIONS);
 
 export const LanguageSettings = Strict({
   defaultLanguage: LanguageCode,
-  languages: Keyed(LANGUAGE, Strict({ enabled: Type.Boolean(), translations: TranslationMap }), 100),
+  languages: Keyed(LANGUAGE, Strict({ enabled: Type.Boolean(), translations: TranslationMap }), MAX_LANGUAGES),
 });

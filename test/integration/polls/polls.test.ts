@@ -107,6 +107,30 @@ describe('POST /poll and POST /survey', () => {
     expect(paths(body)).toContain('/title');
   });
 
+  it.each([
+    ['emailDisplaySettings.subject', { emailDisplaySettings: { subject: '   ' } }, '/emailDisplaySettings/subject'],
+    ['smsDisplaySettings.message', { smsDisplaySettings: { message: '\n\t ' } }, '/smsDisplaySettings/message'],
+    ['a pageRules entry', { pageRules: ['/ok', '  '] }, '/pageRules/1'],
+    ['a pageExcludeRules entry', { pageExcludeRules: [' '] }, '/pageExcludeRules/0'],
+  ])('refuses %s that is empty once trimmed, on create and update', async (_what, fields, path) => {
+    const created = expectProblem(
+      await call('POST', '/poll', acme.key, { accountId: acme.accountId, title: 'Blank text', ...fields }),
+      400,
+      'validation_failed',
+    );
+    expect(paths(created)).toEqual([path]);
+    const poll = await createPoll(acme, { title: 'Blank text' });
+    const updated = expectProblem(
+      await call('POST', '/poll/update', acme.key, { pollId: poll.id, title: 'Changed', ...fields }),
+      400,
+      'validation_failed',
+    );
+    expect(paths(updated)).toEqual([path]);
+    const read = (await call('GET', `/poll?pollId=${poll.id}`, acme.key)).json().data;
+    expect(read).toMatchObject({ title: 'Blank text', pageRules: [], pageExcludeRules: null });
+    expect([read.emailDisplaySettings, read.smsDisplaySettings]).toEqual([SPEC_EMAIL, SPEC_SMS]);
+  });
+
   it('drops unknown keys inside settings objects', async () => {
     const poll = await createPoll(acme, {
       settings: { showCounter: false, secretAdminFlag: true },

@@ -62,6 +62,18 @@ describe('synthetic polls and POST /research/start', () => {
     expect(read.title).not.toBe('Changed');
   });
 
+  it.each([
+    ['the normal poll', () => normal, false],
+    ['the synthetic poll', () => synthetic, true],
+  ])('POST /poll/update refuses isSynthetic and settings.isSynthetic that disagree, on %s', async (_w, poll, flag) => {
+    const body = { pollId: poll().id, isSynthetic: flag, settings: { isSynthetic: !flag }, title: 'Changed' };
+    const problem = expectProblem(await call('POST', '/poll/update', acme.key, body), 400, 'validation_failed');
+    expect(paths(problem)).toEqual(['/isSynthetic']);
+    const read = (await call('GET', `/poll?pollId=${poll().id}`, acme.key)).json().data;
+    expect(read.settings.isSynthetic).toBe(flag);
+    expect(read.title).not.toBe('Changed');
+  });
+
   it('restating the current value is not a change', async () => {
     const res = await call('POST', '/poll/update', acme.key, {
       pollId: synthetic.id,

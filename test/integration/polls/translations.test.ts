@@ -1,10 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_LANGUAGES, MAX_TRANSLATIONS } from '../../../src/domain/poll.js';
 import {
   acme,
   acmeReader,
   call,
   createPoll,
   expectProblem,
+  paths,
   rival,
   usePollsApi,
   type Json,
@@ -138,6 +140,51 @@ describe('translations', () => {
     expect(res.map((r) => r.statusCode)).toEqual(langs.map(() => 200));
     const stored = (await call('GET', `/poll?pollId=${target.id}`, acme.key)).json().data;
     expect(Object.keys(stored.languageSettings.languages).sort()).toEqual(langs);
+  });
+
+  // A merge keeps languageSettings within the caps a whole one is held to, so it can be sent back.
+  it(`a merge past ${MAX_LANGUAGES} languages is 409 limit_reached; the poll still round-trips`, async () => {
+    const codes = Array.from({ length: MAX_LANGUAGES }, (_, i) =>
+      String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26)),
+    );
+    const languageSettings = {
+      defaultLanguage: 'aa',
+      languages: Object.fromEntries(codes.map((c) => [c, { enabled: true, translations: { title: c } }])),
+    };
+    const full = await createPoll(acme, { title: 'Many languages', languageSettings });
+    const body = { pollId: full.id, language: 'zz', translations: { title: 'zz' } };
+    const problem = expectProblem(
+      await call('POST', '/poll/translations/update', acme.key, body),
+      409,
+      'limit_reached',
+    );
+    expect(paths(problem)).toEqual(['/language']);
+    const existing = { pollId: full.id, language: 'aa', translations: { q1: 'more' } };
+    expect((await call('POST', '/poll/translations/update', acme.key, existing)).statusCode).toBe(200);
+    const stored = (await call('GET', `/poll?pollId=${full.id}`, acme.key)).json().data;
+    expect(Object.keys(stored.languageSettings.languages)).toHaveLength(MAX_LANGUAGES);
+    const back = { pollId: full.id, languageSettings: stored.languageSettings };
+    expect((await call('POST', '/poll/update', acme.key, back)).statusCode).toBe(200);
+  });
+
+  it(`a merge past ${MAX_TRANSLATIONS} keys in a language is 409 limit_reached`, async () => {
+    const keys = (n: number, prefix: string) =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, 'v']));
+    const target = await createPoll(acme, {
+      title: 'Many keys',
+      languageSettings: { defaultLanguage: 'en', languages: { en: { enabled: true, translations: keys(1500, 'a') } } },
+    });
+    const body = { pollId: target.id, language: 'en', translations: keys(600, 'b') };
+    const problem = expectProblem(
+      await call('POST', '/poll/translations/update', acme.key, body),
+      409,
+      'limit_reached',
+    );
+    expect(paths(problem)).toEqual(['/translations']);
+    const en = await call('GET', `/poll/translations?pollId=${target.id}&language=en`, acme.key);
+    expect(Object.keys(en.json().data.translations)).toHaveLength(1500);
+    const fits = { pollId: target.id, language: 'en', translations: keys(500, 'b') };
+    expect((await call('POST', '/poll/translations/update', acme.key, fits)).statusCode).toBe(200);
   });
 
   it('POST /poll/update with languageSettings replaces the whole object', async () => {

@@ -33,6 +33,26 @@ describe('POST /participant/responses: who may answer', () => {
     );
   });
 
+  it('a scheduled poll takes answers from its startAt until its endAt, and is a 404 outside them', async () => {
+    const poll = await visiblePoll(h, acme);
+    const at = (ms: number) => new Date(h.clock.now().getTime() + ms).toISOString();
+    const schedule = { type: 'scheduled', startAt: at(60_000), endAt: at(120_000) };
+    const set = await call('POST', '/poll/update', acme.key, { pollId: poll.pollId, schedule });
+    expect(set.statusCode, set.body).toBe(200);
+    const body = { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }] };
+    const early = await submit(body);
+    expectProblem(early, 404, 'not_found');
+    expect(early.json().detail).toContain(`opens at ${schedule.startAt}`);
+    h.clock.advance(60_000);
+    expect((await submit(body)).statusCode).toBe(201);
+    h.clock.advance(60_000);
+    const late = await submit(body);
+    expectProblem(late, 404, 'not_found');
+    expect(late.json().detail).toContain(`closed at ${schedule.endAt}`);
+    const stored = await h.database.db.selectFrom('responses').selectAll().where('poll_id', '=', poll.pollId).execute();
+    expect(stored).toHaveLength(1);
+  });
+
   it('a missing poll → 404', async () => {
     expectProblem(await submit({ pollId: 'poll_0000000000000000000000', answers: [] }), 404, 'not_found');
   });
