@@ -62,6 +62,12 @@ export function checkRules<R extends QuestionRule | SurveyRule>(
 export const savedUrls = (rules: readonly { action: Action }[]): Set<string> =>
   new Set(rules.flatMap((r) => (r.action.type === 'trigger-webhook' ? [r.action.url] : [])));
 
+/** The Trigger webhook URLs of `before` that `after` no longer has: targets a write removes. */
+export const droppedUrls = (before: readonly { action: Action }[], after: readonly { action: Action }[]): string[] => {
+  const kept = savedUrls(after);
+  return [...savedUrls(before)].filter((url) => !kept.has(url));
+};
+
 export const hasWebhookAction = (rules: readonly { action: Action }[]): boolean =>
   rules.some((r) => r.action.type === 'trigger-webhook');
 

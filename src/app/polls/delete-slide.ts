@@ -1,5 +1,5 @@
 import { DomainError } from '../../domain/errors.js';
-import { type SurveyRule } from '../../domain/logic.js';
+import { droppedUrls, type SurveyRule } from '../../domain/logic.js';
 import { requireWebhookRuleAccess } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
 import { renumber, requireSlideForUpdate } from './slide-checks.js';
@@ -22,6 +22,17 @@ export async function deleteSlide(deps: Deps, caller: Caller, slideId: string): 
       throw new DomainError('conflict', "the poll's survey action logic refers to this slide; change it first");
     }
     await store.slides.delete(slideId);
+    // Its Trigger webhook actions go with it, and their queued deliveries too (README, Webhooks).
+    await store.deliveries.cancelLogic(
+      {
+        accountId: poll.accountId,
+        pollId: poll.id,
+        source: 'question-logic',
+        slideId,
+        urls: droppedUrls(slide.logic, []),
+      },
+      deps.clock.now(),
+    );
     await renumber(store, others);
     return { id: slideId, deleted: true as const };
   });

@@ -1,4 +1,4 @@
-import { checkRules } from '../../domain/logic.js';
+import { checkRules, droppedUrls } from '../../domain/logic.js';
 import { applyPollPatch, cleanTitle, type Poll, type PollPatch } from '../../domain/poll.js';
 import { checkPosRule } from '../../domain/slide.js';
 import { requirePoll, requirePollForUpdate, requireWebhookRuleAccess } from '../access.js';
@@ -61,6 +61,18 @@ export async function updatePoll(
       updatedAt: deps.clock.now(),
     };
     await store.polls.update(pollId, fields);
+    // A Trigger webhook action removed, or moved to another URL, takes its queued deliveries
+    // with it, as a deleted webhook does (README, Webhooks).
+    await store.deliveries.cancelLogic(
+      {
+        accountId: current.accountId,
+        pollId,
+        source: 'survey-logic',
+        slideId: null,
+        urls: droppedUrls(current.actionLogic, body.actionLogic),
+      },
+      fields.updatedAt,
+    );
     // The secret is made and shown only to a role that manages webhooks (see updateSlide).
     const signingSecret =
       patch.actionLogic && manages

@@ -1,4 +1,5 @@
 import { invalid } from '../../domain/errors.js';
+import { droppedUrls } from '../../domain/logic.js';
 import { stripHtml, trimStrings } from '../../domain/sanitize.js';
 import { type Slide } from '../../domain/slide.js';
 import { checkRuleTargets } from '../webhooks/check-target.js';
@@ -49,6 +50,18 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
     await requireWebhookRuleAccess(store, caller, poll.accountId, current.logic, slide.logic, deps.urlPolicy);
     await renumber(store, [...others.slice(0, slide.idx), slide, ...others.slice(slide.idx)], slide.id);
     await store.slides.update(slide);
+    // A Trigger webhook action removed, or moved to another URL, takes its queued deliveries
+    // with it (README, Webhooks); the same URL on another slide is another target and keeps its.
+    await store.deliveries.cancelLogic(
+      {
+        accountId: poll.accountId,
+        pollId: poll.id,
+        source: 'question-logic',
+        slideId: slide.id,
+        urls: droppedUrls(current.logic, slide.logic),
+      },
+      now,
+    );
     // The secret is made and shown only to a role that manages webhooks: an editor may save
     // Trigger webhook actions as they are stored, not learn the secret they are signed with.
     const signingSecret =

@@ -85,7 +85,7 @@ export interface BatchRepo {
   /** Locks due batches for this transaction; others skip them. */
   claimDue(now: Date, limit: number): Promise<Batch[]>;
   /**
-   * The batches' respondents and their answers (unknown ones left out), read together. With
+   * The batches' respondents and every answer of theirs (unknown ones left out), read together. With
    * `handoff`, also their accounts' signing secrets (previousSecret as a claim reads it) and
    * `handOver`: their webhooks whose deliveries may be handed to a runner, not paused and locked
    * against a pause or a new URL until the transaction ends, with their URL as read under that
@@ -161,6 +161,20 @@ export interface DeliveryRepo {
   /** Gives back leased deliveries that were never sent: due now, their attempt not counted. */
   unclaim(ids: readonly string[], leaseToken: string, now: Date): Promise<void>;
   cancel(filter: { webhookId?: string; pollId?: string }, now: Date): Promise<number>;
+  /**
+   * Cancels the queued deliveries of a poll's logic-triggered targets at these URLs (of `source`,
+   * and of `slideId` for question logic), as `cancel` does a webhook's. Returns how many.
+   */
+  cancelLogic(
+    target: {
+      accountId: string;
+      pollId: string;
+      source: 'question-logic' | 'survey-logic';
+      slideId: string | null;
+      urls: readonly string[];
+    },
+    now: Date,
+  ): Promise<number>;
   get(id: string): Promise<Delivery | undefined>;
   attempts(deliveryId: string): Promise<Attempt[]>;
   lastAttempt(deliveryId: string): Promise<Attempt | undefined>;

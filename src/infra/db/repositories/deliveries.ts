@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import {
   PARKED_UNTIL,
   type Attempt,
@@ -88,6 +88,20 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       .selectAll('d')
       .select(['q.next_attempt_at', 'q.lease_token', 'q.attempt_count as queued_attempts']);
 
+  // Takes the matching deliveries off the queue and finishes them `cancelled`, their counts kept.
+  const cancelWhere = async (match: RawBuilder<unknown>[], now: Date) => {
+    const res = await sql`
+      WITH gone AS (
+        DELETE FROM delivery_queue q USING deliveries d
+        WHERE ${sql.join(match, sql` AND `)}
+        RETURNING q.delivery_id, q.attempt_count, q.dns_failures
+      )
+      UPDATE deliveries d
+      SET status = 'cancelled', finished_at = ${now}, attempt_count = g.attempt_count, dns_failures = g.dns_failures
+      FROM gone g WHERE d.id = g.delivery_id`.execute(db);
+    return Number(res.numAffectedRows ?? 0n);
+  };
+
   return {
     ...deliveryControl(db),
     ...deliveryQueue(db),
@@ -129,16 +143,27 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       const match = [sql`q.delivery_id = d.id`];
       if (f.webhookId) match.push(sql`d.webhook_id = ${f.webhookId}`);
       if (f.pollId) match.push(sql`d.poll_id = ${f.pollId}`);
-      const res = await sql`
-        WITH gone AS (
-          DELETE FROM delivery_queue q USING deliveries d
-          WHERE ${sql.join(match, sql` AND `)}
-          RETURNING q.delivery_id, q.attempt_count, q.dns_failures
-        )
-        UPDATE deliveries d
-        SET status = 'cancelled', finished_at = ${now}, attempt_count = g.attempt_count, dns_failures = g.dns_failures
-        FROM gone g WHERE d.id = g.delivery_id`.execute(db);
-      return Number(res.numAffectedRows ?? 0n);
+      return cancelWhere(match, now);
+    },
+
+    // A logic target is its endpoint, found by endpoints_logic_key; its id is in "C", a
+    // delivery's endpoint_id in the default collation.
+    async cancelLogic(t, now) {
+      if (!t.urls.length) return 0;
+      return cancelWhere(
+        [
+          sql`q.delivery_id = d.id`,
+          sql`d.account_id = ${t.accountId}`,
+          sql`d.poll_id = ${t.pollId}`,
+          sql`d.webhook_id IS NULL`,
+          sql`d.endpoint_id IN (
+            SELECT e.id COLLATE "default" FROM endpoints e
+            WHERE e.account_id = ${t.accountId} AND e.poll_id = ${t.pollId} AND e.webhook_id IS NULL
+              AND e.source = ${t.source} AND coalesce(e.slide_id, '') = ${t.slideId ?? ''}
+              AND e.url = ANY(${arrayLiteral(t.urls)}::text[]))`,
+        ],
+        now,
+      );
     },
 
     async get(id) {
