@@ -1,5 +1,6 @@
 import { respondentKey, submitGroup, type SubmitInput, type SubmitResult } from './submit-responses.js';
 import type { Caller, Deps } from '../ports/index.js';
+import { StaleReadError } from '../ports/stale-read.js';
 
 export type SubmissionQueue = { submit(caller: Caller | null, input: SubmitInput): Promise<SubmitResult> };
 
@@ -40,12 +41,17 @@ export function createSubmissionQueue(
     return group;
   }
 
-  async function write(group: Waiting[]): Promise<void> {
+  async function write(group: Waiting[], again = false): Promise<void> {
     try {
       const settled = await submitGroup(deps, group);
       settled.forEach((s, i) => (s.ok ? group[i]!.resolve(s.value) : group[i]!.reject(s.error)));
     } catch (err) {
-      if (group.length === 1) return group[0]!.reject(err);
+      if (group.length === 1) {
+        // Its poll or a webhook was deleted between the read and the write: read afresh once,
+        // which answers as the deletion says (404, or that webhook left out), not a 500.
+        if (err instanceof StaleReadError && !again) return write(group, true);
+        return group[0]!.reject(err);
+      }
       // The group's transaction rolled back (a deadlock with another writer, or one submission
       // the database refused): each is written alone, so one bad submission fails only itself.
       await Promise.all(group.map((w) => write([w])));

@@ -464,6 +464,73 @@ describe('the hand-off to webhooks is committed with the answers', () => {
     expect(Object.keys(body.responses).sort()).toEqual([poll.q1, poll.q2].sort());
   });
 
+  // The poll and its webhooks are read without a lock: a deletion can commit between that read
+  // and the writes, whose foreign keys then refuse them. The submission is read and written again.
+  describe('a deletion that commits between the read and the write', () => {
+    /** The store, its first read of the polls answered with what `stale` read before the deletion. */
+    const readingFirst = (stale: Awaited<ReturnType<Store['polls']['getForSubmission']>>): Store => {
+      const real = h.deps.store;
+      let first = true;
+      return {
+        ...real,
+        transaction: (fn) =>
+          real.transaction((tx) =>
+            fn({
+              ...tx,
+              polls: {
+                ...tx.polls,
+                getForSubmission: async (ids) => {
+                  if (!first) return tx.polls.getForSubmission(ids);
+                  first = false;
+                  return stale;
+                },
+              },
+            }),
+          ),
+      };
+    };
+
+    it('of a webhook: 201, the answer stored, and no batch for the deleted webhook', async () => {
+      const poll = await visiblePoll(h, acme);
+      const { data: hook } = await createWebhook(h, acme, poll.pollId, HOOK, 'partial');
+      const stale = await h.deps.store.polls.getForSubmission([poll.pollId]);
+      expect((await call('DELETE', `/webhooks?id=${hook.id}`, acme.key)).statusCode).toBe(200);
+      const real = h.deps.store;
+      h.deps.store = readingFirst(stale);
+      try {
+        const res = await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'after the delete' }] });
+        expect(res.statusCode, res.body).toBe(201);
+      } finally {
+        h.deps.store = real;
+      }
+      const db = h.database.db;
+      expect(await db.selectFrom('responses').select('id').where('poll_id', '=', poll.pollId).execute()).toHaveLength(
+        1,
+      );
+      expect(await db.selectFrom('batches').select('id').where('poll_id', '=', poll.pollId).execute()).toEqual([]);
+    });
+
+    it('of the poll: 404, and nothing stored', async () => {
+      const poll = await visiblePoll(h, acme);
+      const stale = await h.deps.store.polls.getForSubmission([poll.pollId]);
+      expect((await call('DELETE', `/poll?pollId=${poll.pollId}`, acme.key)).statusCode).toBe(200);
+      const real = h.deps.store;
+      h.deps.store = readingFirst(stale);
+      try {
+        expectProblem(
+          await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }] }),
+          404,
+          'not_found',
+        );
+      } finally {
+        h.deps.store = real;
+      }
+      expect(
+        await h.database.db.selectFrom('responses').select('id').where('poll_id', '=', poll.pollId).execute(),
+      ).toEqual([]);
+    });
+  });
+
   it('when the hand-off fails, the answers are not stored either (one transaction)', async () => {
     const poll = await visiblePoll(h, acme);
     await createWebhook(h, acme, poll.pollId, HOOK, 'partial');

@@ -5,6 +5,7 @@ import { executeThenCommit, executeTogether } from '../pipelined-driver.js';
 import { deliveryInserts } from './deliveries.js';
 import { cmp, iso, json } from './page.js';
 import { toParticipant, toResponse } from './participants.js';
+import { StaleReadError } from '../../../app/ports/stale-read.js';
 
 /**
  * The statements that write a group of submissions (besides reading the polls), whatever the
@@ -14,6 +15,11 @@ import { toParticipant, toResponse } from './participants.js';
  * responses up are planned on every call: a shared plan made while the tables were nearly empty
  * read a poll's participants through the wrong index or scanned them (docs/performance.md).
  */
+/** A foreign-key violation (SQLSTATE 23503): a poll or webhook the group read was deleted since. */
+function staleRead(err: unknown): never {
+  throw (err as { code?: unknown } | null)?.code === '23503' ? new StaleReadError(err) : err;
+}
+
 export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): SubmissionRepo {
   return {
     async lockAndAddAnswers(entries) {
@@ -68,7 +74,7 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
             ON r.poll_id = k.poll_id AND r.participant_id = k.participant_id
         UNION ALL SELECT * FROM ins
         ORDER BY participant_id, id`;
-      const [locked, listed] = await executeTogether(db, [lock.compile(db), answers.compile(db)]);
+      const [locked, listed] = await executeTogether(db, [lock.compile(db), answers.compile(db)]).catch(staleRead);
       return {
         participants: (locked!.rows as Selectable<ParticipantsTable>[]).map(toParticipant),
         answers: (listed!.rows as Selectable<ResponsesTable>[]).map(toResponse),
@@ -114,8 +120,8 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
         : `/* prepared:submission-outcome-${bs.length ? 'b' : ''}${deliveries.length ? 'd' : ''} */ `;
       const write = sql`${sql.raw(named)}WITH ${sql.join(ctes, sql`, `)} SELECT 1`;
       // The group's last statement: COMMIT goes with it, unless the transaction is another's (store.ts).
-      if (opts.commitEarly) await executeThenCommit(db, write.compile(db));
-      else await db.executeQuery(write.compile(db));
+      if (opts.commitEarly) await executeThenCommit(db, write.compile(db)).catch(staleRead);
+      else await db.executeQuery(write.compile(db)).catch(staleRead);
     },
   };
 }
