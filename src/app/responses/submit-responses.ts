@@ -7,6 +7,7 @@ import type { Batch, NewDelivery } from '../../domain/delivery.js';
 import { newDelivery } from '../delivery/new-delivery.js';
 import { planLogic } from './plan-logic.js';
 import { membershipOf } from '../access.js';
+import { authorize } from '../../domain/access.js';
 import type { Caller, Deps, PollForSubmission, Store } from '../ports/index.js';
 import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
 
@@ -166,13 +167,16 @@ async function checkSubmission(
   const { poll, slides } = loaded;
   const closed = closedBySchedule(poll.schedule, now);
   if (closed) throw new DomainError('not_found', `poll not open: ${closed}`);
-  if (poll.settings.apiOnly && !(caller && (await membershipOf(store, caller, poll.accountId)))) {
+  if (poll.settings.apiOnly) {
+    const membership = caller && (await membershipOf(store, caller, poll.accountId));
     if (!caller)
       throw new DomainError(
         'unauthenticated',
         'this poll takes answers through the API only: send a key of its account',
       );
-    throw notFound('poll');
+    if (!membership) throw notFound('poll');
+    // Answering through the API is API access: the account's plan must allow it; any role may.
+    authorize(membership, 'read');
   }
   const byId = new Map(slides.map((s) => [s.id, s]));
   input.answers.forEach((a, i) => {

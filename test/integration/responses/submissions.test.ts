@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { setPlan } from '../../../src/app/accounts/set-plan.js';
 import type { Store } from '../../../src/app/ports/index.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
 import {
@@ -144,6 +145,16 @@ describe('POST /participant/responses: who may answer', () => {
       expect(
         (await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'y' }] }, reader)).statusCode,
       ).toBe(201);
+    });
+
+    it('with a key of an account whose plan is below premium → 403 plan_required', async () => {
+      const acct = await h.account({ name: 'Downgraded' });
+      const theirs = await visiblePoll(h, acct, { settings: { apiOnly: true } });
+      await setPlan(h.deps, acct.accountId, 'basic');
+      const body = { pollId: theirs.pollId, answers: [{ slideId: theirs.q1, value: 'x' }] };
+      expectProblem(await submit(body, acct.key), 403, 'plan_required');
+      await setPlan(h.deps, acct.accountId, 'premium');
+      expect((await submit(body, acct.key)).statusCode).toBe(201);
     });
 
     it('nothing was stored by the refused calls', async () => {
