@@ -67,11 +67,16 @@ export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]):
     ? await deps.store.deliveries.recordResults(rows, now)
     : await deps.store.transaction(async (store) => {
         const done = await store.deliveries.recordResults(rows, now);
-        const failed = new Map<string, string>();
+        // By endpoint and the URL attempted: one changed while the attempt was out is not charged
+        // with its old URL's failure (an alert would name the new URL for it).
+        const failed = new Map<string, { id: string; url: string; failure: string }>();
         items.forEach((a, i) => {
-          if (done.has(a.delivery.id) && ends(i)) failed.set(a.delivery.endpointId, describeOutcome(a.sent.outcome));
+          const { endpointId: id, url } = a.delivery;
+          if (done.has(a.delivery.id) && ends(i))
+            failed.set(`${id}\u0000${url}`, { id, url, failure: describeOutcome(a.sent.outcome) });
         });
-        for (const [id, failure] of [...failed].sort()) await store.endpoints.recordGivenUp(id, now, failure);
+        for (const [, f] of [...failed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+          await store.endpoints.recordGivenUp(f.id, now, f.failure, f.url);
         return done;
       });
   return items.map((a, i) => ({

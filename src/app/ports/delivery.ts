@@ -51,7 +51,11 @@ export interface EndpointRepo {
       | 'quietSince'
     >,
   ): Promise<string>;
-  recordGivenUp(id: string, at: Date, failure: string): Promise<void>;
+  /**
+   * A delivery to the endpoint given up on. With `url`, the one the attempt went to, only while
+   * the endpoint still points there: a failure of its old URL says nothing of a new one.
+   */
+  recordGivenUp(id: string, at: Date, failure: string, url?: string): Promise<void>;
   delete(id: string): Promise<void>;
   /** Every endpoint of a poll, saved webhooks' and logic-triggered ones': they go with it. */
   deleteByPoll(accountId: string, pollId: string): Promise<void>;

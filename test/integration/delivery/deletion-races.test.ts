@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDeliveries } from '../../../src/app/delivery/claim-deliveries.js';
+import { recordAttempts } from '../../../src/app/delivery/record-attempts.js';
 import { newId } from '../../../src/domain/ids.js';
 import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
+import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
 import { seedDelivery, untilSettledOrWaiting, type Seeded } from '../../support/races.js';
 
 // What queues a delivery (a resend, a batch flush, a submission) racing the deletion or the new
@@ -230,6 +232,41 @@ describe("a queued delivery whose webhook's URL changed after it was queued", ()
     const claimed = await claimDeliveries(h.deps, 1000);
     expect(claimed.find((d) => d.id === deliveryId)?.url).toBe('https://new.example/hook');
     expect(await deliveryRow(deliveryId)).toEqual({ status: 'pending', url: 'https://new.example/hook' });
+  });
+});
+
+describe("an attempt to a webhook's old URL that ends its delivery after the URL changed", () => {
+  it("is not charged to the new URL's health: no given-up time, no failure an alert would name", async () => {
+    const poll = await visiblePoll(h, acme);
+    const hook = (await createWebhook(h, acme, poll.pollId, 'https://old.example/fails', 'complete')).data.id;
+    const health = async () =>
+      (
+        (await h.app.inject({ url: `/webhooks?pollId=${poll.pollId}`, headers: bearer(acme.key) })).json().data as {
+          health: { lastGivenUpAt: string | null };
+        }[]
+      )[0]!.health;
+    const sendAndFail = async (moveTo?: string) => {
+      await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }], complete: true });
+      const [claimed] = (await claimDeliveries(h.deps, 1000)).filter((d) => d.endpointId === hook);
+      // The URL changes while the attempt is out; the old URL then answers 404 (a rejection).
+      if (moveTo) {
+        const moved = await h.app.inject({
+          method: 'POST',
+          url: '/webhooks/update',
+          headers: bearer(acme.key),
+          payload: { webhookId: hook, url: moveTo },
+        });
+        expect(moved.statusCode, moved.body).toBe(200);
+      }
+      const sent = { outcome: { kind: 'response' as const, statusCode: 404 }, durationMs: 5, excerpt: null };
+      const [report] = await recordAttempts(h.deps, [{ delivery: claimed!, sentAt: h.clock.now(), sent }]);
+      expect(report).toMatchObject({ decision: { next: 'rejected' }, applied: true });
+    };
+    await sendAndFail('https://new.example/works');
+    expect((await health()).lastGivenUpAt).toBeNull();
+    // At the URL it still has, the same failure is charged.
+    await sendAndFail();
+    expect((await health()).lastGivenUpAt).not.toBeNull();
   });
 });
 

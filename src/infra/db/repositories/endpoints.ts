@@ -103,12 +103,10 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
     async deleteByPoll(accountId, pollId) {
       await db.deleteFrom('endpoints').where('account_id', '=', accountId).where('poll_id', '=', pollId).execute();
     },
-    async recordGivenUp(id, at, failure) {
-      await db
-        .updateTable('endpoints')
-        .set({ last_given_up_at: at, last_failure: failure })
-        .where('id', '=', id)
-        .execute();
+    async recordGivenUp(id, at, failure, url) {
+      let q = db.updateTable('endpoints').set({ last_given_up_at: at, last_failure: failure }).where('id', '=', id);
+      if (url !== undefined) q = q.where('url', '=', url);
+      await q.execute();
     },
   };
 }
