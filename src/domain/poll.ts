@@ -93,13 +93,29 @@ function sentSynthetic(req: { isSynthetic?: boolean; settings?: Obj }): boolean 
   return top ?? inSettings;
 }
 
-/** Texts the schema requires non-empty must stay non-empty once trimmed, as titles do (README, API overview). */
-function checkTrimmedText(req: Omit<PollInput, 'title'>): void {
+/**
+ * Texts the schema requires non-empty must stay non-empty once trimmed, as titles do (README,
+ * API overview): the poll's, and of these the account-level defaults' too.
+ */
+export function checkTrimmedText(
+  req: Pick<PollInput, 'pageRules' | 'pageExcludeRules' | 'targetingSettings'> & {
+    displaySettings?: Obj;
+    emailDisplaySettings?: Obj;
+    smsDisplaySettings?: Obj;
+  },
+): void {
+  const each = (path: string, list: unknown) =>
+    Array.isArray(list) ? list.map((v: unknown, i) => [`${path}/${i}`, v] as const) : [];
+  const targeting = req.targetingSettings as Obj | undefined;
   const empty = [
-    ['/emailDisplaySettings/subject', req.emailDisplaySettings?.subject],
-    ['/smsDisplaySettings/message', req.smsDisplaySettings?.message],
-    ...(req.pageRules ?? []).map((rule, i) => [`/pageRules/${i}`, rule]),
-    ...(req.pageExcludeRules ?? []).map((rule, i) => [`/pageExcludeRules/${i}`, rule]),
+    ['/displaySettings/shape', req.displaySettings?.shape] as const,
+    ['/emailDisplaySettings/subject', req.emailDisplaySettings?.subject] as const,
+    ['/smsDisplaySettings/message', req.smsDisplaySettings?.message] as const,
+    ...each('/pageRules', req.pageRules),
+    ...each('/pageExcludeRules', req.pageExcludeRules),
+    ...each('/targetingSettings/browsers', targeting?.browsers),
+    ...each('/targetingSettings/referrers', targeting?.referrers),
+    ...each('/targetingSettings/ipAddresses', targeting?.ipAddresses),
   ].filter(([, value]) => value === '');
   if (empty.length) {
     const errors = empty.map(([path]) => ({ path: String(path), message: 'must not be empty once trimmed' }));

@@ -1,4 +1,5 @@
 import { deepMerge } from '../../domain/merge.js';
+import { checkTrimmedText } from '../../domain/poll.js';
 import { ACCOUNT_LEVEL_OBJECTS, type AccountDefaults } from '../../domain/poll-defaults.js';
 import { trimStrings } from '../../domain/sanitize.js';
 import { requireAccount } from '../access.js';
@@ -27,6 +28,7 @@ async function updateLocked(
   await store.accounts.lock(patch.accountId);
   const current = await read(store, patch.accountId);
   const p = trimStrings(patch);
+  checkTrimmedText(p);
   const defaults: AccountDefaults = {};
   for (const key of ACCOUNT_LEVEL_OBJECTS) {
     const merged = deepMerge(current[key] ?? {}, p[key]);

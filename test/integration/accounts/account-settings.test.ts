@@ -151,6 +151,26 @@ describe('account-level defaults (PATCH /account/settings)', () => {
     expect(paths(email)).toContain('/notificationRecipients/0');
   });
 
+  it('refuses default texts that are empty once trimmed, and keeps what was stored', async () => {
+    const before = (await call('GET', `/account/settings?accountId=${brand.accountId}`, brand.key)).json().data;
+    const body = expectProblem(
+      await call('PATCH', '/account/settings', brand.key, {
+        accountId: brand.accountId,
+        emailDisplaySettings: { subject: '   ' },
+        smsDisplaySettings: { message: ' ' },
+        displaySettings: { shape: '\n' },
+      }),
+      400,
+      'validation_failed',
+    );
+    expect(paths(body).sort()).toEqual(
+      ['/displaySettings/shape', '/emailDisplaySettings/subject', '/smsDisplaySettings/message'].sort(),
+    );
+    expect((await call('GET', `/account/settings?accountId=${brand.accountId}`, brand.key)).json().data).toEqual(
+      before,
+    );
+  });
+
   it('GET /accounts lists the memberships of the key', async () => {
     const res = await call('GET', '/accounts', acmeEditor);
     expect(res.statusCode).toBe(200);

@@ -112,6 +112,18 @@ describe('POST /poll and POST /survey', () => {
     ['smsDisplaySettings.message', { smsDisplaySettings: { message: '\n\t ' } }, '/smsDisplaySettings/message'],
     ['a pageRules entry', { pageRules: ['/ok', '  '] }, '/pageRules/1'],
     ['a pageExcludeRules entry', { pageExcludeRules: [' '] }, '/pageExcludeRules/0'],
+    ['displaySettings.shape', { displaySettings: { shape: '  ' } }, '/displaySettings/shape'],
+    [
+      'a targeting browsers entry',
+      { targetingSettings: { browsers: ['chrome', ' '] } },
+      '/targetingSettings/browsers/1',
+    ],
+    ['a targeting referrers entry', { targetingSettings: { referrers: ['\t'] } }, '/targetingSettings/referrers/0'],
+    [
+      'a targeting ipAddresses entry',
+      { targetingSettings: { ipAddresses: [' '] } },
+      '/targetingSettings/ipAddresses/0',
+    ],
   ])('refuses %s that is empty once trimmed, on create and update', async (_what, fields, path) => {
     const created = expectProblem(
       await call('POST', '/poll', acme.key, { accountId: acme.accountId, title: 'Blank text', ...fields }),
