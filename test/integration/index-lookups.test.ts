@@ -14,6 +14,8 @@ import { createPgDatabase, onPostgres } from '../support/db.js';
  * column's index, and reads the whole table for each row it looks up for. These statements
  * compare in the default collation.
  *
+ * An account's delivery log reads its deliveries by account (migration 014).
+ *
  * Deleting a poll reaches its endpoints and, through the foreign key's cascade, its research
  * runs by poll, through indexes of their own (migration 012).
  *
@@ -63,6 +65,14 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
     const plan = await plansOf(() => store.deliveries.list({ accountIds: ['acc_a'] }, { limit: 50 }));
     expect(plan).toMatch(/delivery_events_delivery/);
     expect(plan).not.toMatch(/Seq Scan on delivery_events/);
+  });
+
+  it("an account's delivery log reads that account's deliveries by its index, newest first (migration 014)", async () => {
+    const store = createStore(db);
+    const plan = await plansOf(() =>
+      store.deliveries.list({ accountIds: ['acc_a'] }, { limit: 50, startCursor: 'dlv_b' }),
+    );
+    expect(plan).toMatch(/Index Scan Backward using deliveries_account on deliveries/);
   });
 
   it("a recover's finished items are found by their recovery's key", async () => {
