@@ -44,6 +44,20 @@ describe('dashboard at /app, built', () => {
     await app.close();
   });
 
+  it('sends a content security policy that keeps the page to its own origin, unframed, on every /app answer', async () => {
+    const app = await server(dir);
+    for (const url of ['/app/', '/app/alerts', '/app/assets/index-abc123.js', '/app/nope.css']) {
+      const res = await app.inject({ url });
+      const csp = String(res.headers['content-security-policy']);
+      expect(csp, url).toContain("default-src 'self'");
+      expect(csp, url).toContain("script-src 'self'");
+      expect(csp, url).toContain("frame-ancestors 'none'");
+      expect(res.headers['x-frame-options'], url).toBe('DENY');
+      expect(res.headers['referrer-policy'], url).toBe('no-referrer');
+    }
+    await app.close();
+  });
+
   it('serves hashed bundles as immutable, and a missing file as a 404 problem', async () => {
     const app = await server(dir);
     const js = await app.inject({ url: '/app/assets/index-abc123.js' });

@@ -192,3 +192,12 @@ describe('health', () => {
     }
   });
 });
+
+describe('content sniffing', () => {
+  it('every answer, an error included, tells the browser not to sniff its type', async () => {
+    for (const url of ['/openapi.json', '/health', '/polls?accountId=acc_x', '/nope']) {
+      const res = await h.app.inject({ url });
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+    }
+  });
+});

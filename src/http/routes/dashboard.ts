@@ -17,6 +17,18 @@ const NOT_BUILT = `<!doctype html>
 const hide = { schema: { hide: true } };
 
 /**
+ * The dashboard holds an API key in its tab: its pages load only its own scripts and styles,
+ * talk only to this origin, and are never framed. Inline styles are allowed for the alert
+ * emails' HTML, shown in a sandboxed frame that inherits this policy.
+ */
+const PAGE_HEADERS = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+};
+
+/**
  * The dashboard (web/, a Vite + React app) at /app: its files, and index.html for every other
  * /app/* path so that the app's own routes survive a reload. Public like /docs: the app asks for
  * an API key and sends it to the API itself. Without a build, /app says how to make one
@@ -29,6 +41,10 @@ export const dashboardRoutes =
   };
 
 async function serve(app: FastifyInstance, root: string): Promise<void> {
+  app.addHook('onRequest', (_req, reply, done) => {
+    reply.headers(PAGE_HEADERS);
+    done();
+  });
   app.get('/', { ...hide, prefixTrailingSlash: 'no-slash' }, async (_req, reply) => reply.redirect('/app/'));
 
   const built = () => existsSync(path.join(root, 'index.html'));
