@@ -87,7 +87,8 @@ export function buildPayload(input: {
   complete: boolean;
   at: Date;
 }): Payload {
-  // Anonymous mode: no address leaves the service, whatever the answers hold.
+  // Anonymous mode: `email` is null and `emails` empty, whatever the answers hold; the answers
+  // and metadata themselves go out as the respondent gave them.
   // Addresses come from every submission's metadata, so a later one does not hide an earlier one's.
   const emails = input.anonymous
     ? []

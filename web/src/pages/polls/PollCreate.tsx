@@ -57,7 +57,7 @@ export function PollCreate({ onCreated }: { onCreated: () => void }) {
             onChange={(e) => setAnonymous(e.target.checked)}
             disabled={!!preview}
           />{' '}
-          Anonymous responses (no emails in webhook payloads)
+          Anonymous responses (webhook payloads name no email address; answers go out as given)
         </label>
         <ErrorNote>{dryRun.error}</ErrorNote>
         {!preview && (
