@@ -54,6 +54,9 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   return n;
 }
 
+/** The longest delay a ladder may hold: a year; far longer would make no writable due time. */
+const MAX_LADDER_DELAY_MS = 365 * 86_400_000;
+
 function ladder(env: Env, name: string, fallback: number[], length: number): number[] {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -61,7 +64,19 @@ function ladder(env: Env, name: string, fallback: number[], length: number): num
   if (parts.length !== length || parts.some((p) => !/^\d+$/.test(p))) {
     throw new ConfigError(name, `expected ${length} comma-separated millisecond delays, got "${raw}"`);
   }
-  return parts.map(Number);
+  const delays = parts.map(Number);
+  if (delays.some((d) => d > MAX_LADDER_DELAY_MS))
+    throw new ConfigError(name, `each delay must be at most ${MAX_LADDER_DELAY_MS} ms (365 days), got "${raw}"`);
+  return delays;
+}
+
+/** An optional value that must not hold whitespace: set but blank, or spaced, is a mistake. */
+function word(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const v = raw.trim();
+  if (v === '' || /\s/.test(v)) throw new ConfigError(name, 'must be one word, without spaces');
+  return v;
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -95,14 +110,23 @@ export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? 'info').trim();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   const host = (env.HOST ?? '127.0.0.1').trim();
-  if (host === '') throw new ConfigError('HOST', 'must not be empty');
+  // An address or a host name to listen on, as the operating system resolves it.
+  if (!/^[A-Za-z0-9.:%_-]+$/.test(host))
+    throw new ConfigError('HOST', `expected an address or host name, got "${host}"`);
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const metricsPort = env.CANVASS_METRICS_PORT?.trim() ? int(env, 'CANVASS_METRICS_PORT', 0, 0, 65535) : undefined;
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port)
+    throw new ConfigError('CANVASS_METRICS_PORT', `must differ from PORT (${port}): the API already listens there`);
+  const mailFrom = env.CANVASS_MAIL_FROM?.trim() || 'Canvass <alerts@localhost>';
+  if (!/[^\s<>@]+@[^\s<>@]+/.test(mailFrom))
+    throw new ConfigError('CANVASS_MAIL_FROM', `expected an address, as "Name <a@example.com>" or "a@example.com"`);
   return Object.freeze({
-    port: int(env, 'PORT', 3000, 0, 65535),
+    port,
     host,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir: path.resolve(env.CANVASS_DATA_DIR?.trim() || './data'),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
-    mailFrom: env.CANVASS_MAIL_FROM?.trim() || 'Canvass <alerts@localhost>',
+    mailFrom,
     retryLadderMs: Object.freeze(
       ladder(env, 'CANVASS_RETRY_LADDER_MS', [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000], 5),
     ),
@@ -121,7 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: int(env, 'CANVASS_WORKER_CONCURRENCY', 512, 1, 10_000),
     endpointConnections: int(env, 'CANVASS_ENDPOINT_CONNECTIONS', 32, 1, 1_024),
     workerBatchScheduling: bool(env, 'CANVASS_WORKER_BATCH_SCHEDULING', true),
-    metricsToken: env.CANVASS_METRICS_TOKEN?.trim() || undefined,
-    metricsPort: env.CANVASS_METRICS_PORT?.trim() ? int(env, 'CANVASS_METRICS_PORT', 0, 0, 65535) : undefined,
+    metricsToken: word(env, 'CANVASS_METRICS_TOKEN'),
+    metricsPort,
   });
 }

@@ -15,3 +15,35 @@ describe('CANVASS_ENDPOINT_CONNECTIONS: connections to one endpoint origin from 
       );
   });
 });
+
+describe('values that would fail only later are refused at start, naming the variable', () => {
+  const refuses = (env: Record<string, string>, variable: string) =>
+    expect(() => loadConfig(env)).toThrow(expect.objectContaining({ name: 'ConfigError', variable }) as Error);
+
+  it('a ladder delay past a year, which no due time could hold', () => {
+    refuses({ CANVASS_RETRY_LADDER_MS: '99999999999999999999,1,1,1,1' }, 'CANVASS_RETRY_LADDER_MS');
+    refuses({ CANVASS_DNS_RETRY_LADDER_MS: '1,31536000001' }, 'CANVASS_DNS_RETRY_LADDER_MS');
+    expect(loadConfig({ CANVASS_DNS_RETRY_LADDER_MS: '1,31536000000' }).dnsRetryLadderMs).toEqual([1, 31_536_000_000]);
+  });
+
+  it('a metrics token that is blank or has a space in it (no bearer header can carry it)', () => {
+    refuses({ CANVASS_METRICS_TOKEN: '   ' }, 'CANVASS_METRICS_TOKEN');
+    refuses({ CANVASS_METRICS_TOKEN: 'two words' }, 'CANVASS_METRICS_TOKEN');
+    expect(loadConfig({ CANVASS_METRICS_TOKEN: ' s3cret ' }).metricsToken).toBe('s3cret');
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+  });
+
+  it("a metrics port that is the API's own", () => {
+    refuses({ PORT: '4000', CANVASS_METRICS_PORT: '4000' }, 'CANVASS_METRICS_PORT');
+    expect(loadConfig({ PORT: '0', CANVASS_METRICS_PORT: '0' }).metricsPort).toBe(0);
+    expect(loadConfig({ PORT: '4000', CANVASS_METRICS_PORT: '4001' }).metricsPort).toBe(4001);
+  });
+
+  it('a HOST that is no address or name, and a CANVASS_MAIL_FROM with no address', () => {
+    refuses({ HOST: 'bad host!!' }, 'HOST');
+    for (const host of ['0.0.0.0', '::', 'localhost', 'fe80::1%eth0'])
+      expect(loadConfig({ HOST: host }).host).toBe(host);
+    refuses({ CANVASS_MAIL_FROM: 'Canvass alerts' }, 'CANVASS_MAIL_FROM');
+    expect(loadConfig({ CANVASS_MAIL_FROM: 'Ops <ops@example.com>' }).mailFrom).toBe('Ops <ops@example.com>');
+  });
+});
