@@ -85,13 +85,23 @@ async function runUntilSignal(start: (cfg: Config) => Promise<{ stop(): Promise<
   } catch (e) {
     explain(false, e);
   }
-  const shutdown = () =>
-    void running.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  // A second signal (a supervisor repeating itself, Ctrl-C twice) does not cut the drain short:
+  // only a third stops at once, leaving the attempts in flight to be sent again by another worker.
+  let signals = 0;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (++signals === 1)
+      return void running.stop().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    if (signals === 2) {
+      process.stderr.write(`canvass: ${signal} again: still draining; a third signal stops at once\n`);
+      return;
+    }
+    process.exit(1);
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
 }
 
 const program = new Command('canvass')

@@ -129,12 +129,14 @@ async function answer(api: Api, s: Survey, n: number, prefix: string): Promise<v
 
 const at = (p: string) => receiver.received.filter((r) => r.path === p);
 
-/** SIGTERM, then how long the process took to exit and how. */
+/** SIGTERM (`again`: twice, 200 ms apart), then how long the process took to exit and how. */
 async function terminate(
   proc: CanvassProcess,
+  again = false,
 ): Promise<{ ms: number; code: number | null; signal: NodeJS.Signals | null }> {
   const t0 = Date.now();
   proc.child.kill('SIGTERM');
+  if (again) setTimeout(() => proc.child.kill('SIGTERM'), 200);
   const kill = setTimeout(() => proc.child.kill('SIGKILL'), 60_000);
   const r = await proc.exited;
   clearTimeout(kill);
@@ -142,7 +144,7 @@ async function terminate(
 }
 
 describe(`SIGTERM drains (real processes, ${onPostgres ? 'PostgreSQL' : 'embedded PGlite'})`, () => {
-  it('quick replies: attempts in flight finish and are recorded, then it exits 0', async () => {
+  it('quick replies: attempts in flight finish and are recorded, then it exits 0, a second SIGTERM notwithstanding', async () => {
     receiver.script(QUICK, [{ status: 200, delayMs: QUICK_REPLY_MS }]);
     receiver.script(SLOW, [{ status: 200, delayMs: SLOW_REPLY_MS }]);
     receiver.script(LOCKED, [{ status: 200, delayMs: 300 }]);
@@ -164,8 +166,9 @@ describe(`SIGTERM drains (real processes, ${onPostgres ? 'PostgreSQL' : 'embedde
     const lastSent = Math.max(...at(QUICK).map((r) => r.at));
     // Attempts are in flight right now: sent, not yet answered.
     expect(at(QUICK).filter((r) => r.at + QUICK_REPLY_MS > Date.now()).length).toBeGreaterThan(0);
-    const stopped = await terminate(w1.proc);
+    const stopped = await terminate(w1.proc, true);
     expect(stopped, w1.proc.output()).toMatchObject({ code: 0, signal: null });
+    expect(w1.proc.output()).toMatch(/SIGTERM again: still draining/);
     // It waited for the answers, and not much longer.
     expect(Date.now()).toBeGreaterThanOrEqual(lastSent + QUICK_REPLY_MS);
     expect(stopped.ms).toBeLessThan(DRAIN_MS + 3_000);
