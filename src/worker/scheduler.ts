@@ -61,10 +61,16 @@ export const ALERT_CHECK: SchedulerTask = {
     }),
 };
 
-/** Resends what recovers listed, `batch` deliveries per transaction. */
+/**
+ * Resends what recovers listed, `batch` deliveries per transaction, and again at once after a
+ * full batch, even one that resent nothing (its deliveries' webhook deleted, or delivered since).
+ */
 export const recoverTask = (batch: number): SchedulerTask => ({
   name: 'recover',
-  run: (deps) => runRecoveries(deps, batch),
+  run: async (deps) => {
+    const { resent, taken } = await runRecoveries(deps, batch);
+    return { done: resent, more: taken >= batch };
+  },
 });
 
 /** Deletes finished deliveries (and their attempts) older than the retention period, a slice at a time. */

@@ -11,12 +11,17 @@ const RESENT_PER_INSTANT = 1_000;
  * them from their lists: a crash before it commits leaves them listed, after it leaves them
  * resent, never both. Several schedulers share the lists (the rows are claimed SKIP LOCKED).
  * A delivery that is no longer finished (resent meanwhile), or was delivered since it was
- * listed, is only removed.
+ * listed, is only removed. Answers how many it resent, and how many items it took off the
+ * lists: a full batch may leave more, whether or not it resent any.
  */
-export async function runRecoveries(deps: Deps, limit = 200, perInstant = RESENT_PER_INSTANT): Promise<number> {
+export async function runRecoveries(
+  deps: Deps,
+  limit = 200,
+  perInstant = RESENT_PER_INSTANT,
+): Promise<{ resent: number; taken: number }> {
   return deps.store.transaction(async (store) => {
     const items = await store.recoveries.claimItems(limit);
-    if (!items.length) return 0;
+    if (!items.length) return { resent: 0, taken: 0 };
     const now = deps.clock.now();
     let resent = 0;
     for (const [i, item] of items.entries()) {
@@ -25,6 +30,6 @@ export async function runRecoveries(deps: Deps, limit = 200, perInstant = RESENT
       if ((await reopenDelivery(store, d, { kind: 'recover', userId: item.userId }, at)) !== undefined) resent++;
     }
     await store.recoveries.removeItems(items);
-    return resent;
+    return { resent, taken: items.length };
   });
 }

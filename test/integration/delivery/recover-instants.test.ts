@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { runRecoveries } from '../../../src/app/delivery/run-recoveries.js';
+import { recoverTask } from '../../../src/worker/scheduler.js';
 import { harness, type Harness } from '../../support/app.js';
 import { createWebhook, visiblePoll } from '../../support/fixtures.js';
 
@@ -49,7 +50,7 @@ it('a recover resends its deliveries at most perInstant to an instant, each next
     );
     expect(listed).toBe(5);
     const now = h.clock.now();
-    expect(await runRecoveries(h.deps, 10, 2)).toBe(5);
+    expect(await runRecoveries(h.deps, 10, 2)).toEqual({ resent: 5, taken: 5 });
     const due = await sql<{ at: Date }>`
       SELECT next_attempt_at AS at FROM delivery_queue WHERE delivery_id = ANY(${ids}) ORDER BY next_attempt_at`.execute(
       db,
@@ -81,7 +82,7 @@ it('a recover leaves alone a delivery it listed that was resent and delivered si
     await sql`UPDATE deliveries SET status = 'delivered', finished_at = ${h.clock.now()} WHERE id = ${ids[0]!}`.execute(
       db,
     );
-    expect(await runRecoveries(h.deps, 10)).toBe(1);
+    expect((await runRecoveries(h.deps, 10)).resent).toBe(1);
     const queued = await sql<{
       id: string;
     }>`SELECT delivery_id AS id FROM delivery_queue WHERE delivery_id = ANY(${ids})`.execute(db);
@@ -95,6 +96,28 @@ it('a recover leaves alone a delivery it listed that was resent and delivered si
     expect(await sql`SELECT 1 FROM recovery_items WHERE recovery_id = 'rcv_listed'`.execute(db)).toMatchObject({
       rows: [],
     });
+  } finally {
+    await h.close();
+  }
+});
+
+it('a full batch of listed deliveries whose webhook was deleted resends nothing, and asks for the next batch at once', async () => {
+  const h = await harness();
+  try {
+    const acme = await h.account();
+    const poll = await visiblePoll(h, acme);
+    const hook = await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/recovered');
+    const ids = Array.from({ length: 5 }, (_, i) => `dlv_gone_${i}`);
+    const madeAt = await givenUp(h, acme.accountId, poll.pollId, hook.data.id, ids);
+    await h.deps.store.recoveries.create(
+      { id: 'rcv_gone', accountId: acme.accountId, userId: acme.userId, createdAt: madeAt },
+      { webhookId: hook.data.id, since: new Date(0) },
+    );
+    await sql`DELETE FROM webhooks WHERE id = ${hook.data.id}`.execute(h.database.db);
+    const task = recoverTask(2);
+    expect(await task.run(h.deps)).toEqual({ done: 0, more: true });
+    expect(await task.run(h.deps)).toEqual({ done: 0, more: true });
+    expect(await task.run(h.deps)).toEqual({ done: 0, more: false });
   } finally {
     await h.close();
   }
