@@ -156,6 +156,50 @@ describe('removing a Trigger webhook action cancels its deliveries waiting for a
   });
 });
 
+describe('a finished delivery of a removed action', () => {
+  it('is neither resent nor listed by a recover; one of an action that stands is', async () => {
+    receiver.script('/rejects-moved', [{ status: 404 }]);
+    receiver.script('/rejects-kept', [{ status: 404 }]);
+    const poll = await visiblePoll(h, acct);
+    const rules = (...paths: string[]) => paths.map((p) => ({ on: 'complete', action: hook(p) }));
+    await call('POST', '/poll/update', { pollId: poll.pollId, actionLogic: rules('/rejects-moved', '/rejects-kept') });
+    await call('POST', '/slide/update', { slideId: poll.q1, logic: [onAnswer('/rejects-moved')] });
+    const p = await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'hi' }], complete: true });
+    const ds = await deliveriesOf(poll.pollId, p.participantId);
+    expect(ds).toHaveLength(3);
+    for (let i = 0; (await Promise.all(ds.map((d) => status(d.id)))).some((s) => s !== 'rejected'); i++) {
+      if (i > 400) throw new Error('the deliveries were not rejected');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    // Both actions to /rejects-moved move elsewhere; the survey logic's /rejects-kept stays.
+    await call('POST', '/poll/update', { pollId: poll.pollId, actionLogic: rules('/moved', '/rejects-kept') });
+    await call('POST', '/slide/update', { slideId: poll.q1, logic: [onAnswer('/moved')] });
+    const kept = ds.find((d) => d.url.endsWith('/rejects-kept'))!.id;
+    const moved = ds.filter((d) => d.url.endsWith('/rejects-moved')).map((d) => d.id);
+    for (const id of moved) {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/webhooks/delivery/resend',
+        headers: bearer(acct.key),
+        payload: { deliveryId: id },
+      });
+      expect(res.statusCode, res.body).toBe(409);
+      expect(await status(id)).toBe('rejected');
+    }
+    const recovered = await h.app.inject({
+      method: 'POST',
+      url: '/webhooks/recover',
+      headers: bearer(acct.key),
+      payload: { pollId: poll.pollId, since: new Date(Date.now() - 3_600_000).toISOString() },
+    });
+    expect(recovered.statusCode, recovered.body).toBe(202);
+    expect(recovered.json().data).toEqual({ resent: 1 });
+    // The worker's scheduler resends the one it listed; the moved actions' URL hears nothing more.
+    await receiver.waitFor(() => sentTimes(kept) === 2, 20_000);
+    for (const id of moved) expect(sentTimes(id)).toBe(1);
+  });
+});
+
 describe.skipIf(!onPostgres)('removing an action while a submission queues one of its deliveries (PostgreSQL)', () => {
   it('the write waits for a submission that has stored its answers, and cancels what it queued', async () => {
     receiver.script('/race', [{ status: 503 }]);

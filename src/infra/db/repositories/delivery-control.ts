@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { PARKED_UNTIL } from '../../../domain/delivery.js';
 import type { DeliveryRepo } from '../../../app/ports/index.js';
 import type { DB } from '../schema.js';
+import { targetStands } from './logic-target.js';
 
 type Control = Pick<
   DeliveryRepo,
@@ -82,7 +83,7 @@ export function deliveryControl(db: Kysely<DB>): Control {
      * The delivery row is locked by its update, so two resends of one delivery queue it once:
      * the second finds it no longer finished. A saved webhook's delivery goes to the webhook's
      * URL as it is now (it may have been corrected since); one whose webhook or poll is gone is
-     * not reopened. The poll is read under a key share lock and then the webhook under a share
+     * not reopened, nor is a logic-triggered one whose action was removed since. The poll is read under a key share lock and then the webhook under a share
      * lock, the order in which a poll's deletion takes them (its row, then the cascade to its
      * webhooks), so the two cannot deadlock. A change of URL or a deletion that has not
      * committed is waited for and its outcome read, and one that comes later waits for this to
@@ -103,6 +104,7 @@ export function deliveryControl(db: Kysely<DB>): Control {
             AND NOT EXISTS (SELECT 1 FROM delivery_queue WHERE delivery_id = ${id})
             AND (d.webhook_id IS NULL OR EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id FOR SHARE))
             AND EXISTS (SELECT 1 FROM polls p WHERE p.id = d.poll_id AND p.account_id = d.account_id)
+            AND ${targetStands}
           RETURNING d.id, d.attempt_count
         ), queued AS (
           INSERT INTO delivery_queue (delivery_id, next_attempt_at, attempt_count, ladder_base)

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { RecoveryRepo } from '../../../app/ports/index.js';
 import type { DB } from '../schema.js';
+import { targetStands } from './logic-target.js';
 
 export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
   return {
@@ -16,7 +17,7 @@ export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
       const res = await sql`
         INSERT INTO recovery_items (recovery_id, delivery_id)
         SELECT ${r.id}, d.id FROM deliveries d
-        WHERE d.account_id = ${r.accountId} AND ${target} AND d.status IN ('rejected', 'given_up')
+        WHERE d.account_id = ${r.accountId} AND ${target} AND d.status IN ('rejected', 'given_up') AND ${targetStands}
           AND d.created_at >= ${m.since} ${m.until ? sql`AND d.created_at < ${m.until}` : sql``}`.execute(db);
       return Number(res.numAffectedRows ?? 0n);
     },
