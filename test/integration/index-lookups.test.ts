@@ -110,6 +110,22 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
     expect(plan).not.toMatch(/Seq Scan on (endpoints|research_runs)/);
   });
 
+  it("a recover lists a webhook's or a poll's failed deliveries from the lost ones, by endpoint", async () => {
+    const store = createStore(db);
+    const at = new Date();
+    await db
+      .insertInto('accounts')
+      .values({ id: 'acc_r', name: 'a', plan: 'free', defaults: '{}', created_at: at, updated_at: at })
+      .execute();
+    const plan = await plansOf(async () => {
+      const r = { accountId: 'acc_r', userId: null, createdAt: at };
+      await store.recoveries.create({ ...r, id: 'rcv_w' }, { webhookId: 'whk_r', since: new Date(0) });
+      await store.recoveries.create({ ...r, id: 'rcv_p' }, { pollId: 'poll_r', since: new Date(0) });
+    });
+    expect(plan.match(/lost_deliveries_endpoint/g)).toHaveLength(2);
+    expect(plan).not.toMatch(/Seq Scan on (deliveries|lost_deliveries)/);
+  });
+
   it("the purge finds old deliveries' attempts and events by delivery", async () => {
     const store = createStore(db);
     const plan = await plansOf(() => store.deliveries.purgeFinishedBefore(new Date(), 500));

@@ -32,6 +32,9 @@ async function givenUp(h: Harness, accountId: string, pollId: string, hookId: st
   const db = h.database.db;
   await sql`DELETE FROM delivery_queue WHERE delivery_id = ANY(${ids})`.execute(db);
   await sql`UPDATE deliveries SET status = 'given_up', finished_at = ${madeAt} WHERE id = ANY(${ids})`.execute(db);
+  // And listed as lost, as the record lists every delivery it gives up on.
+  await sql`INSERT INTO lost_deliveries (delivery_id, endpoint_id, lost_at)
+    SELECT id, endpoint_id, finished_at FROM deliveries WHERE id = ANY(${ids})`.execute(db);
   return madeAt;
 }
 

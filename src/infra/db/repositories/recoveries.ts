@@ -10,14 +10,22 @@ export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
         .insertInto('recoveries')
         .values({ id: r.id, account_id: r.accountId, user_id: r.userId, created_at: r.createdAt })
         .execute();
-      // Finished deliveries only: a delivery still queued is on its way already.
+      // Failed deliveries only (a delivery still queued is on its way already), read from the
+      // list of lost ones by endpoint and the time each was lost (never before it was made), so
+      // a wide window walks the failures of the webhook or the poll's logic targets, not every
+      // delivery they ever had. A saved webhook's endpoint id is its webhook id.
+      const endpoints = m.webhookId
+        ? sql`l.endpoint_id = ${m.webhookId}`
+        : sql`l.endpoint_id IN (SELECT e.id COLLATE "default" FROM endpoints e
+            WHERE e.account_id = ${r.accountId} AND e.poll_id = ${m.pollId ?? ''} AND e.webhook_id IS NULL)`;
       const target = m.webhookId
         ? sql`d.webhook_id = ${m.webhookId}`
         : sql`d.poll_id = ${m.pollId ?? ''} AND d.webhook_id IS NULL`;
       const res = await sql`
         INSERT INTO recovery_items (recovery_id, delivery_id)
-        SELECT ${r.id}, d.id FROM deliveries d
-        WHERE d.account_id = ${r.accountId} AND ${target} AND d.status IN ('rejected', 'given_up') AND ${targetStands}
+        SELECT ${r.id}, d.id FROM lost_deliveries l JOIN deliveries d ON d.id = l.delivery_id
+        WHERE ${endpoints} AND l.lost_at >= ${m.since}
+          AND d.account_id = ${r.accountId} AND ${target} AND d.status IN ('rejected', 'given_up') AND ${targetStands}
           AND d.created_at >= ${m.since} ${m.until ? sql`AND d.created_at < ${m.until}` : sql``}`.execute(db);
       return Number(res.numAffectedRows ?? 0n);
     },
