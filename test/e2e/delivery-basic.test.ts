@@ -1,30 +1,15 @@
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/verify.js';
-import { harness, type Harness, type TestAccount } from '../support/app.js';
+import type { Harness, TestAccount } from '../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
-import { startReceiver } from '../support/receiver.js';
-import { startTestWorker } from '../support/worker.js';
+import { liveDelivery } from '../support/worker.js';
 
+const live = liveDelivery({ delivery: { batchWindowMs: 300 } });
 let h: Harness;
 let acct: TestAccount;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let worker: ReturnType<typeof startTestWorker>;
-
-beforeAll(async () => {
-  h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: 300 } });
-  h.clock.ms = Date.now();
-  // A real clock here: the worker's lease and retry times must line up with wall time.
-  h.deps.clock = { now: () => new Date() };
-  acct = await h.account();
-  receiver = await startReceiver();
-  worker = startTestWorker(h.deps);
-});
-afterAll(async () => {
-  await worker?.stop();
-  await receiver?.close();
-  await h?.close();
-});
+let receiver: typeof live.receiver;
+beforeAll(() => ({ h, acct, receiver } = live));
 
 describe('delivery end to end', () => {
   it('batches answers in a row into one signed delivery that verifies', async () => {

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/verify.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { bearer, type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
-import { startReceiver } from '../support/receiver.js';
-import { startTestWorker } from '../support/worker.js';
+import { liveDelivery } from '../support/worker.js';
 
 // Putting deliveries right and holding them, against a real HTTPS receiver: resend, recover,
 // URL change, pause and resume, test events.
@@ -11,24 +10,13 @@ import { startTestWorker } from '../support/worker.js';
 let h: Harness;
 let acct: TestAccount;
 let secret: string;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let worker: ReturnType<typeof startTestWorker>;
+let receiver: ReturnType<typeof liveDelivery>['receiver'];
 
 // Three attempts, then given up; the retry waits long enough for a test to act on a pending one.
 const RETRY_MS = 2_500;
 
-beforeAll(async () => {
-  h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: 0, retryLadderMs: [RETRY_MS, 50] } });
-  h.deps.clock = { now: () => new Date() };
-  acct = await h.account();
-  receiver = await startReceiver();
-  worker = startTestWorker(h.deps);
-});
-afterAll(async () => {
-  await worker?.stop();
-  await receiver?.close();
-  await h?.close();
-});
+const live = liveDelivery({ delivery: { batchWindowMs: 0, retryLadderMs: [RETRY_MS, 50] } });
+beforeAll(() => ({ h, acct, receiver } = live));
 
 const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
   const res = await h.app.inject({ method, url, headers: bearer(acct.key), ...(payload ? { payload } : {}) });

@@ -118,7 +118,7 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
       .values({ id: 'acc_r', name: 'a', plan: 'free', defaults: '{}', created_at: at, updated_at: at })
       .execute();
     const plan = await plansOf(async () => {
-      const r = { accountId: 'acc_r', userId: null, createdAt: at };
+      const r = { accountId: 'acc_r', userId: 'usr_r', createdAt: at };
       await store.recoveries.create({ ...r, id: 'rcv_w' }, { webhookId: 'whk_r', since: new Date(0) });
       await store.recoveries.create({ ...r, id: 'rcv_p' }, { pollId: 'poll_r', since: new Date(0) });
     });

@@ -7,7 +7,7 @@ import { createH1Sender, type SenderOptions } from '../../src/infra/http-sender/
 import { startDeliveryRunner } from '../../src/worker/delivery-runner.js';
 import { batchFlushTask, recoverTask, startScheduler } from '../../src/worker/scheduler.js';
 import { newId } from '../../src/domain/ids.js';
-import { harness, type Harness } from './app.js';
+import { harness, type Harness, type TestAccount } from './app.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -65,6 +65,37 @@ export function harnessWithReceiver(): { h: Harness; receiver: Awaited<ReturnTyp
     env.receiver = await startReceiver();
   });
   afterAll(async () => {
+    await env.receiver?.close();
+    await env.h?.close();
+  });
+  return env;
+}
+
+/**
+ * For one test file: an app harness that allows private targets, on `now` (by default the wall
+ * clock: the worker's lease and due times must line up with it), an account, an HTTPS receiver
+ * and a worker, ready once the file's tests run and stopped after them.
+ */
+export function liveDelivery(
+  options: Parameters<typeof harness>[0] = {},
+  now: () => Date = () => new Date(),
+): {
+  h: Harness;
+  acct: TestAccount;
+  receiver: Awaited<ReturnType<typeof startReceiver>>;
+  worker: ReturnType<typeof startTestWorker>;
+} {
+  const env = {} as ReturnType<typeof liveDelivery>;
+  beforeAll(async () => {
+    env.h = await harness({ allowPrivateTargets: true, ...options });
+    env.h.clock.ms = Date.now();
+    env.h.deps.clock = { now };
+    env.acct = await env.h.account();
+    env.receiver = await startReceiver();
+    env.worker = startTestWorker(env.h.deps);
+  });
+  afterAll(async () => {
+    await env.worker?.stop();
     await env.receiver?.close();
     await env.h?.close();
   });

@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { submitGroup } from '../../../src/app/responses/submit-responses.js';
 import type { DeliveryStatus } from '../../../src/domain/delivery.js';
-import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
+import { bearer, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
 import { answer, visiblePoll } from '../../support/fixtures.js';
 import { untilSettledOrWaiting } from '../../support/races.js';
-import { startReceiver } from '../../support/receiver.js';
-import { startTestWorker } from '../../support/worker.js';
+import { liveDelivery } from '../../support/worker.js';
 
 /**
  * A write that removes a Trigger webhook action (POST /poll/update, POST /slide/update, DELETE
@@ -17,24 +16,11 @@ import { startTestWorker } from '../../support/worker.js';
  * races the write against a submission that has stored its answers, docs/architecture.md).
  */
 
+const live = liveDelivery();
 let h: Harness;
 let acct: TestAccount;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let worker: ReturnType<typeof startTestWorker>;
-
-beforeAll(async () => {
-  h = await harness({ allowPrivateTargets: true });
-  // The worker's due times and leases follow wall time.
-  h.deps.clock = { now: () => new Date() };
-  acct = await h.account();
-  receiver = await startReceiver();
-  worker = startTestWorker(h.deps);
-});
-afterAll(async () => {
-  await worker?.stop();
-  await receiver?.close();
-  await h?.close();
-});
+let receiver: typeof live.receiver;
+beforeAll(() => ({ h, acct, receiver } = live));
 
 type Json = Record<string, unknown>;
 
