@@ -15,7 +15,7 @@ import type { Plan, Role } from './domain/access.js';
 import { callAdminSocket, startAdminSocket, type AdminHandler } from './http/admin-socket.js';
 import { DataDirLockedError } from './infra/db/data-dir-lock.js';
 import type { Clock, DeliverySettings, Deps } from './app/ports/index.js';
-import type { Config } from './config/index.js';
+import { checkServePorts, type Config } from './config/index.js';
 import { buildApp, type App } from './http/app.js';
 import { openDatabase, type Database } from './infra/db/database.js';
 import { migrate } from './infra/db/migrate.js';
@@ -263,6 +263,7 @@ export async function serve(
   config: Config,
   opts: { worker: boolean; out?: (line: string) => void },
 ): Promise<{ stop(): Promise<void>; url: string }> {
+  checkServePorts(config);
   const rt = await openRuntime(config);
   const out = opts.out ?? ((line: string) => process.stdout.write(line + '\n'));
   if (rt.database.kind === 'pglite') {

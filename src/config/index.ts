@@ -105,6 +105,12 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** For a process that serves the API on PORT: a metrics port of its own cannot be the same. */
+export function checkServePorts(cfg: Config): void {
+  if (cfg.metricsPort !== undefined && cfg.metricsPort !== 0 && cfg.metricsPort === cfg.port)
+    throw new ConfigError('CANVASS_METRICS_PORT', `must differ from PORT (${cfg.port}): the API listens there`);
+}
+
 /** The only reader of process.env: everything else receives a frozen Config. */
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? 'info').trim();
@@ -115,8 +121,6 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('HOST', `expected an address or host name, got "${host}"`);
   const port = int(env, 'PORT', 3000, 0, 65535);
   const metricsPort = env.CANVASS_METRICS_PORT?.trim() ? int(env, 'CANVASS_METRICS_PORT', 0, 0, 65535) : undefined;
-  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port)
-    throw new ConfigError('CANVASS_METRICS_PORT', `must differ from PORT (${port}): the API already listens there`);
   const mailFrom = env.CANVASS_MAIL_FROM?.trim() || 'Canvass <alerts@localhost>';
   if (!/[^\s<>@]+@[^\s<>@]+/.test(mailFrom))
     throw new ConfigError('CANVASS_MAIL_FROM', `expected an address, as "Name <a@example.com>" or "a@example.com"`);

@@ -126,6 +126,25 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
     expect(plan).not.toMatch(/Seq Scan on (deliveries|lost_deliveries)/);
   });
 
+  it("the batch flush reads its respondents' answers by respondent", async () => {
+    const store = createStore(db);
+    const at = new Date();
+    const batch = {
+      id: 'bat_f',
+      webhookId: 'whk_f',
+      endpointId: 'whk_f',
+      accountId: 'acc_f',
+      pollId: 'poll_f',
+      participantId: 'prt_f',
+      responseIds: ['rsp_f'],
+      flushAt: at,
+      createdAt: at,
+    };
+    const plan = await plansOf(() => store.batches.contentsOf([batch]));
+    expect(plan).toMatch(/responses_participant/);
+    expect(plan).not.toMatch(/Seq Scan on responses/);
+  });
+
   it("the purge finds old deliveries' attempts and events by delivery", async () => {
     const store = createStore(db);
     const plan = await plansOf(() => store.deliveries.purgeFinishedBefore(new Date(), 500));

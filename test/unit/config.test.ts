@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
+import { checkServePorts, loadConfig } from '../../src/config/index.js';
 
 describe('CANVASS_ENDPOINT_CONNECTIONS: connections to one endpoint origin from all workers together', () => {
   it('is 32 unless set, and takes a whole number from 1 to 1,024', () => {
@@ -33,10 +33,14 @@ describe('values that would fail only later are refused at start, naming the var
     expect(loadConfig({}).metricsToken).toBeUndefined();
   });
 
-  it("a metrics port that is the API's own", () => {
-    refuses({ PORT: '4000', CANVASS_METRICS_PORT: '4000' }, 'CANVASS_METRICS_PORT');
-    expect(loadConfig({ PORT: '0', CANVASS_METRICS_PORT: '0' }).metricsPort).toBe(0);
-    expect(loadConfig({ PORT: '4000', CANVASS_METRICS_PORT: '4001' }).metricsPort).toBe(4001);
+  it("a metrics port that is the API's own, for a process that serves the API (a worker has no API port)", () => {
+    const same = loadConfig({ PORT: '4000', CANVASS_METRICS_PORT: '4000' });
+    expect(same.metricsPort).toBe(4000);
+    expect(() => checkServePorts(same)).toThrow(
+      expect.objectContaining({ name: 'ConfigError', variable: 'CANVASS_METRICS_PORT' }) as Error,
+    );
+    checkServePorts(loadConfig({ PORT: '0', CANVASS_METRICS_PORT: '0' }));
+    checkServePorts(loadConfig({ PORT: '4000', CANVASS_METRICS_PORT: '4001' }));
   });
 
   it('a HOST that is no address or name, and a CANVASS_MAIL_FROM with no address', () => {

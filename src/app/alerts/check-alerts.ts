@@ -65,7 +65,7 @@ const FAILED_SEND_PAUSE_MS = 300_000;
 
 /**
  * Keeps an endpoint held while its email is out, however long SMTP takes: the hold is renewed
- * every quarter of its length (at least every 5 s), so no other scheduler finds it run out and
+ * every quarter of its length (at least every 5 s, at most every 250 ms), so no other scheduler finds it run out and
  * mails it again. A process that dies stops renewing, and the hold runs out as set.
  */
 function keepHeld(deps: Deps, endpointId: string, ms: number): () => Promise<void> {
@@ -75,7 +75,7 @@ function keepHeld(deps: Deps, endpointId: string, ms: number): () => Promise<voi
       // One that fails leaves the hold set before it, three quarters of it still to run; the next tries again.
       renewing = deps.store.alerts.hold(endpointId, new Date(deps.clock.now().getTime() + ms)).catch(() => {});
     },
-    Math.min(ms / 4, 5_000),
+    Math.max(250, Math.min(ms / 4, 5_000)),
   );
   timer.unref();
   return async () => {

@@ -50,7 +50,9 @@ export async function resendDelivery(deps: Deps, caller: Caller, deliveryId: str
         'conflict',
         d.status === 'pending' || d.status === 'in_flight'
           ? `the delivery is ${d.status}; only a finished one can be resent`
-          : 'the delivery’s webhook or poll is gone; it cannot be resent',
+          : d.webhookId === null
+            ? 'the delivery’s poll or Trigger webhook action is gone (removed, or moved to another URL); it cannot be resent'
+            : 'the delivery’s webhook or poll is gone; it cannot be resent',
       );
     }
     const again = await store.deliveries.get(deliveryId);

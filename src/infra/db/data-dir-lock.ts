@@ -79,7 +79,9 @@ export function lockDataDir(dir: string): () => void {
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new DataDirLockedError(dir, pid);
       if (!takeOver(file, takeover, seen)) pause(5);
     }
-    throw new Error(`could not lock ${dir}: its lock kept changing`);
+    throw new Error(
+      `could not lock ${dir}: another process is taking over its lock, or one died doing so (its ${path.basename(takeover)} is cleared after ${TAKEOVER_STALE_MS / 1000} s)`,
+    );
   } finally {
     rmSync(aside, { force: true });
   }

@@ -68,15 +68,20 @@ describe('the embedded data directory lock', () => {
     const dir = tmp();
     writeFileSync(path.join(dir, 'canvass.lock'), `${deadPid()} gone\n`);
     const go = path.join(dir, 'go');
+    const done = path.join(dir, 'done');
     const module = path.resolve('src/infra/db/data-dir-lock.ts');
-    // Each waits for the go file, tries, says how it went, and holds a lock it got for 2 s.
+    // Each waits for the go file, tries, says how it went, and holds a lock it got until told.
     const script = `
       import { existsSync } from 'node:fs';
       const { lockDataDir } = await import(${JSON.stringify(module)});
       console.log('ready');
       while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 1));
-      try { const release = lockDataDir(${JSON.stringify(dir)}); console.log('locked'); setTimeout(release, 2000); }
-      catch (e) { console.log(e.name === 'DataDirLockedError' ? 'refused' : 'error ' + e.message); }`;
+      try {
+        const release = lockDataDir(${JSON.stringify(dir)});
+        console.log('locked');
+        while (!existsSync(${JSON.stringify(done)})) await new Promise((r) => setTimeout(r, 5));
+        release();
+      } catch (e) { console.log(e.name === 'DataDirLockedError' ? 'refused' : 'error ' + e.message); }`;
     const children = Array.from({ length: 6 }, () =>
       spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]),
     );
@@ -84,12 +89,18 @@ describe('the embedded data directory lock', () => {
       let out = '';
       child.stdout.on('data', (b: Buffer) => (out += b.toString()));
       const ready = new Promise<void>((resolve) => child.stdout.on('data', () => out.includes('ready') && resolve()));
-      const done = new Promise<string>((resolve) => child.on('exit', () => resolve(out)));
-      return { ready, done };
+      const tried = new Promise<void>((resolve) =>
+        child.stdout.on('data', () => /locked|refused|error/.test(out) && resolve()),
+      );
+      const exited = new Promise<string>((resolve) => child.on('exit', () => resolve(out)));
+      return { ready, tried, exited };
     });
     await Promise.all(outputs.map((o) => o.ready));
     writeFileSync(go, '');
-    const results = (await Promise.all(outputs.map((o) => o.done))).map((out) => out.replace('ready', '').trim());
+    // The winner holds the lock until every process has tried.
+    await Promise.all(outputs.map((o) => o.tried));
+    writeFileSync(done, '');
+    const results = (await Promise.all(outputs.map((o) => o.exited))).map((out) => out.replace('ready', '').trim());
     expect(results.filter((r) => r === 'locked')).toHaveLength(1);
     expect(results.filter((r) => r === 'refused')).toHaveLength(5);
   }, 60_000);

@@ -13,7 +13,9 @@ export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
       // Failed deliveries only (a delivery still queued is on its way already), read from the
       // list of lost ones by endpoint and the time each was lost (never before it was made), so
       // a wide window walks the failures of the webhook or the poll's logic targets, not every
-      // delivery they ever had. A saved webhook's endpoint id is its webhook id.
+      // delivery they ever had. That time is the worker's clock and the window the API's: a day
+      // of leeway keeps a delivery lost by a worker whose clock runs behind. A saved webhook's
+      // endpoint id is its webhook id.
       const endpoints = m.webhookId
         ? sql`l.endpoint_id = ${m.webhookId}`
         : sql`l.endpoint_id IN (SELECT e.id COLLATE "default" FROM endpoints e
@@ -24,7 +26,7 @@ export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
       const res = await sql`
         INSERT INTO recovery_items (recovery_id, delivery_id)
         SELECT ${r.id}, d.id FROM lost_deliveries l JOIN deliveries d ON d.id = l.delivery_id
-        WHERE ${endpoints} AND l.lost_at >= ${m.since}
+        WHERE ${endpoints} AND l.lost_at >= ${new Date(Math.max(0, m.since.getTime() - 86_400_000))}
           AND d.account_id = ${r.accountId} AND ${target} AND d.status IN ('rejected', 'given_up') AND ${targetStands}
           AND d.created_at >= ${m.since} ${m.until ? sql`AND d.created_at < ${m.until}` : sql``}`.execute(db);
       return Number(res.numAffectedRows ?? 0n);

@@ -7,6 +7,11 @@ import { cmp, iso, json } from './page.js';
 import { toParticipant, toResponse } from './participants.js';
 import { StaleReadError } from '../../../app/ports/stale-read.js';
 
+/** A foreign-key violation (SQLSTATE 23503): a poll or webhook the group read was deleted since. */
+function staleRead(err: unknown): never {
+  throw (err as { code?: unknown } | null)?.code === '23503' ? new StaleReadError(err) : err;
+}
+
 /**
  * The statements that write a group of submissions (besides reading the polls), whatever the
  * group's size, its rows travelling as arrays: two round trips on PostgreSQL (pipelined-driver.ts).
@@ -15,10 +20,6 @@ import { StaleReadError } from '../../../app/ports/stale-read.js';
  * responses up are planned on every call: a shared plan made while the tables were nearly empty
  * read a poll's participants through the wrong index or scanned them (docs/performance.md).
  */
-/** A foreign-key violation (SQLSTATE 23503): a poll or webhook the group read was deleted since. */
-function staleRead(err: unknown): never {
-  throw (err as { code?: unknown } | null)?.code === '23503' ? new StaleReadError(err) : err;
-}
 
 export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): SubmissionRepo {
   return {
