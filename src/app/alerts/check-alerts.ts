@@ -65,8 +65,9 @@ const FAILED_SEND_PAUSE_MS = 300_000;
 
 /**
  * Keeps an endpoint held while its email is out, however long SMTP takes: the hold is renewed
- * every quarter of its length (at least every 5 s, at most every 250 ms), so no other scheduler finds it run out and
- * mails it again. A process that dies stops renewing, and the hold runs out as set.
+ * every quarter of its length (at least every 5 s, at most every 250 ms), so no other scheduler
+ * finds it run out and mails it again. A process that dies stops renewing, and the hold runs
+ * out as set.
  */
 function keepHeld(deps: Deps, endpointId: string, ms: number): () => Promise<void> {
   let renewing = Promise.resolve();

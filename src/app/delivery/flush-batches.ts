@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimedDelivery, NewDelivery } from '../../domain/delivery.js';
-import type { ResponseRow } from '../../domain/response.js';
 import { leaseMs } from './claim-deliveries.js';
 import { newDelivery } from './new-delivery.js';
 import type { Deps } from '../ports/index.js';
-import { respondentKey } from '../responses/submit-responses.js';
+import { byRespondent, respondentKey } from '../responses/submit-responses.js';
 
 /**
  * The delivery runner of the flushing process, which takes the flush's deliveries without
@@ -74,13 +73,7 @@ async function flushInTransaction(
   const handOver = new Map(contents.handOver.map((w) => [w.id, w.url]));
   const participants = new Map(contents.participants.map((p) => [respondentKey(p.pollId, p.id), p]));
   const responses = new Map(contents.responses.map((r) => [r.id, r]));
-  const respondents = new Map<string, ResponseRow[]>();
-  for (const r of contents.responses) {
-    const k = respondentKey(r.pollId, r.participantId);
-    const list = respondents.get(k);
-    if (list) list.push(r);
-    else respondents.set(k, [r]);
-  }
+  const respondents = byRespondent(contents.responses);
   const deliveries: { delivery: NewDelivery; legacySecret: string | null; handOver: boolean }[] = [];
   for (const b of due) {
     const found = polls.get(b.pollId);

@@ -46,6 +46,18 @@ type Work = PollForSubmission & {
 /** One respondent of one poll, as a map key. */
 export const respondentKey = (pollId: string, participantId: string) => `${pollId}\u0000${participantId}`;
 
+/** Answers by respondent (respondentKey), each respondent's in the order given. */
+export function byRespondent(answers: readonly ResponseRow[]): Map<string, ResponseRow[]> {
+  const out = new Map<string, ResponseRow[]>();
+  for (const r of answers) {
+    const k = respondentKey(r.pollId, r.participantId);
+    const list = out.get(k);
+    if (list) list.push(r);
+    else out.set(k, [r]);
+  }
+  return out;
+}
+
 /**
  * Stores respondents' answers and, in the same transaction, everything their webhooks need
  * (open batches, deliveries). An answer is acknowledged only after that commits, so nothing
@@ -94,13 +106,7 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
       }
     });
 
-    const byParticipant = new Map<string, ResponseRow[]>();
-    for (const r of answers) {
-      const k = respondentKey(r.pollId, r.participantId);
-      const list = byParticipant.get(k);
-      if (list) list.push(r);
-      else byParticipant.set(k, [r]);
-    }
+    const byParticipant = byRespondent(answers);
     for (const w of work) {
       // Oldest first and this submission's answers last, so what merges in order (metadata, a
       // slide answered twice) ends with the latest; ids made in one millisecond do not sort so.
@@ -168,12 +174,12 @@ async function checkSubmission(
   const closed = closedBySchedule(poll.schedule, now);
   if (closed) throw new DomainError('not_found', `poll not open: ${closed}`);
   if (poll.settings.apiOnly) {
-    const membership = caller && (await membershipOf(store, caller, poll.accountId));
     if (!caller)
       throw new DomainError(
         'unauthenticated',
         'this poll takes answers through the API only: send a key of its account',
       );
+    const membership = await membershipOf(store, caller, poll.accountId);
     if (!membership) throw notFound('poll');
     // Answering through the API is API access: the account's plan must allow it; any role may.
     authorize(membership, 'read');
