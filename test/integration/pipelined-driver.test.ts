@@ -4,6 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/infra/db/database.js';
 import { executeThenCommit, executeTogether, PipelinedPostgresDialect } from '../../src/infra/db/pipelined-driver.js';
 import { createPgDatabase, onPostgres } from '../support/db.js';
+import { pgProxy, type PgProxy } from '../support/pg-proxy.js';
+import { CommitOutcomeUnknownError } from '../../src/app/ports/commit-outcome-unknown.js';
 
 // The driver is PostgreSQL's only (PGlite runs the same helpers as plain statements, which
 // every submission test covers).
@@ -154,5 +156,53 @@ describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and C
       .execute((trx) => executeTogether(trx, [insert('a').compile(trx), insert('z').compile(trx)]));
     await expect(run).rejects.toThrow(/duplicate key/);
     expect(await rows()).toEqual(['a']);
+  });
+
+  describe('a connection lost with the COMMIT', () => {
+    let proxy: PgProxy;
+    let proxied: Kysely<unknown>;
+    beforeAll(async () => {
+      proxy = await pgProxy(made.url);
+      const pool = new pg.Pool({ connectionString: proxy.url, max: 1, pipeline: true });
+      // A lost connection is also an 'error' event, as in database.ts: the failed statements report it.
+      pool.on('error', () => {});
+      pool.on('connect', (client) => void client.on('error', () => {}));
+      proxied = new KyselyDb<unknown>({ dialect: new PipelinedPostgresDialect({ pool }) });
+    });
+    afterAll(async () => {
+      await proxied?.destroy();
+      await proxy?.close();
+    });
+
+    it('is an unknown outcome, whether COMMIT went with the last statement or after it; the server did commit', async () => {
+      const early = proxy.cut('after-commit');
+      const run = proxied.transaction().execute(async (trx) => {
+        await insert('a').execute(trx);
+        await executeThenCommit(trx, insert('b').compile(trx));
+      });
+      await expect(run).rejects.toBeInstanceOf(CommitOutcomeUnknownError);
+      await early;
+      const plain = proxy.cut('after-commit');
+      const run2 = proxied.transaction().execute(async (trx) => void (await insert('c').execute(trx)));
+      await expect(run2).rejects.toBeInstanceOf(CommitOutcomeUnknownError);
+      await plain;
+      expect(await rows()).toEqual(['a', 'b', 'c']);
+    });
+
+    it('is a plain failure when a statement was refused: that transaction cannot have committed', async () => {
+      await other.query("INSERT INTO t VALUES ('taken')");
+      const cut = proxy.cut('before-commit');
+      const run = proxied.transaction().execute(async (trx) => {
+        await insert('taken')
+          .execute(trx)
+          .catch(() => {});
+        await executeThenCommit(trx, insert('b').compile(trx)).catch(() => {});
+      });
+      const err = await run.catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect(err).not.toBeInstanceOf(CommitOutcomeUnknownError);
+      expect(await rows()).toEqual(['taken']);
+      await cut;
+    });
   });
 });

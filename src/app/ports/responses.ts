@@ -32,6 +32,8 @@ export interface SubmissionRepo {
    * The last statement of its transaction: the commit goes out with it.
    */
   writeOutcome(o: { participants: ParticipantRow[]; batches: Batch[]; deliveries: NewDelivery[] }): Promise<void>;
+  /** Whether the answer of this id is stored: tells whether a group whose COMMIT was lost committed. */
+  answerStored(responseId: string): Promise<boolean>;
 }
 
 export interface ResearchRepo {

@@ -9,6 +9,7 @@ import { planLogic } from './plan-logic.js';
 import { membershipOf } from '../access.js';
 import { authorize } from '../../domain/access.js';
 import type { Caller, Deps, PollForSubmission, Store } from '../ports/index.js';
+import { CommitOutcomeUnknownError } from '../ports/commit-outcome-unknown.js';
 import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
 
 export type SubmitInput = {
@@ -72,6 +73,28 @@ export function byRespondent(answers: readonly ResponseRow[]): Map<string, Respo
 export async function submitGroup(deps: Deps, subs: readonly Submission[]): Promise<Settled<SubmitResult>[]> {
   const out: Settled<SubmitResult>[] = new Array(subs.length);
   const now = deps.clock.now();
+  await writeGroup(deps, subs, out, now).catch((err: unknown) => settleUnknown(deps, out, err));
+  return out;
+}
+
+/**
+ * The connection was lost with the group's COMMIT. Its first accepted answer is in the database
+ * exactly when the group committed (each accepted submission's answers were all inserted): then
+ * every submission stands as written. Otherwise it rolled back, and the error is the lost
+ * connection's, which the queue may write again. Should the answer be unknowable too (no answer
+ * to look for, or the database still unreachable), the outcome stays unknown, never written twice.
+ */
+async function settleUnknown(deps: Deps, out: Settled<SubmitResult>[], err: unknown): Promise<void> {
+  if (!(err instanceof CommitOutcomeUnknownError)) throw err;
+  const probe = out.find((s) => s?.ok && s.value.responseIds.length);
+  if (!probe?.ok) throw err;
+  const committed = await deps.store.submissions.answerStored(probe.value.responseIds[0]!).catch(() => {
+    throw err;
+  });
+  if (!committed) throw err.cause;
+}
+
+async function writeGroup(deps: Deps, subs: readonly Submission[], out: Settled<SubmitResult>[], now: Date) {
   await deps.store.transaction(async (store) => {
     const polls = new Map(
       (await store.polls.getForSubmission([...new Set(subs.map((s) => s.input.pollId))])).map((p) => [p.poll.id, p]),
@@ -153,7 +176,6 @@ export async function submitGroup(deps: Deps, subs: readonly Submission[]): Prom
     }
     await store.submissions.writeOutcome({ participants: changed, batches, deliveries });
   });
-  return out;
 }
 
 /** A DomainError refuses one submission; anything else fails the whole group. */

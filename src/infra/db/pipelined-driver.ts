@@ -7,6 +7,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { CommitOutcomeUnknownError } from '../../app/ports/commit-outcome-unknown.js';
 
 /**
  * PostgreSQL transactions with fewer round trips. The pool's clients run in pg's pipeline mode,
@@ -33,6 +34,10 @@ class PipelinedConnection implements DatabaseConnection {
   commit: Promise<unknown> | undefined;
   /** A statement of the open transaction failed: the server will answer COMMIT with ROLLBACK. */
   failed = false;
+  /** The server refused one of the transaction's statements (an SQLSTATE error): it cannot commit. */
+  refused = false;
+  /** COMMIT was written by commitTransaction: rollbackTransaction, which follows its failure, has nothing to do. */
+  committing = false;
 
   constructor(readonly inner: DatabaseConnection) {}
 
@@ -42,7 +47,10 @@ class PipelinedConnection implements DatabaseConnection {
     const begin = this.begin;
     this.begin = undefined;
     const result = this.inner.executeQuery<R>(query);
-    result.catch(() => (this.failed = true));
+    result.catch((e: unknown) => {
+      this.failed = true;
+      if (!connectionLost(e)) this.refused = true;
+    });
     // Should BEGIN fail, so does this statement: both travel on one connection, and BEGIN only
     // fails when that connection does.
     if (begin) await begin;
@@ -72,7 +80,7 @@ export class PipelinedDriver implements Driver {
 
   async beginTransaction(conn: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const c = conn as PipelinedConnection;
-    c.failed = false;
+    c.failed = c.refused = c.committing = false;
     if (settings.isolationLevel || settings.accessMode) return this.inner.beginTransaction(c.inner, settings);
     c.begin = c.inner.executeQuery(CompiledQuery.raw('begin'));
     c.begin.catch(() => {});
@@ -83,22 +91,31 @@ export class PipelinedDriver implements Driver {
     const [begin, commit] = [c.begin, c.commit];
     c.begin = c.commit = undefined;
     if (begin) await begin;
-    if (!commit) return this.inner.commitTransaction(c.inner);
-    await commit;
+    c.committing = true;
+    if (!commit) return this.inner.commitTransaction(c.inner).catch((e: unknown) => lostCommit(c, e));
+    await commit.catch((e: unknown) => lostCommit(c, e));
     // After a failed statement the server answers COMMIT with ROLLBACK, and no error.
     if (c.failed) throw new Error('the transaction was rolled back instead of committed: one of its statements failed');
   }
 
   async rollbackTransaction(conn: DatabaseConnection): Promise<void> {
     const c = conn as PipelinedConnection;
-    const [begin, commit] = [c.begin, c.commit];
+    const [begin, commit, committing] = [c.begin, c.commit, c.committing];
     c.begin = c.commit = undefined;
+    c.committing = false;
+    // A failed COMMIT has ended the transaction (its error, thrown by commitTransaction, stands).
+    if (committing) return;
     await begin?.catch(() => {});
     // An early COMMIT has ended the transaction one way or the other: nothing left to roll back.
     // (executeThenCommit is only for a transaction's last statement, so nothing can fail after a
     // successful one.)
     if (!commit) return this.inner.rollbackTransaction(c.inner);
-    await commit.catch(() => {});
+    const failure = await commit.then(
+      () => undefined,
+      (e: unknown) => e ?? new Error('COMMIT failed'),
+    );
+    // The transaction's own error stands, unless the connection was lost with its COMMIT.
+    if (failure !== undefined && connectionLost(failure) && !c.refused) throw new CommitOutcomeUnknownError(failure);
   }
 
   releaseConnection(conn: DatabaseConnection): Promise<void> {
@@ -108,6 +125,25 @@ export class PipelinedDriver implements Driver {
   destroy(): Promise<void> {
     return this.inner.destroy();
   }
+}
+
+/**
+ * An error that says nothing of the statement: no SQLSTATE (the socket closed, the server went
+ * away), or a connection exception (class 08) or an operator intervention (57P) the server sent
+ * as it closed the connection.
+ */
+function connectionLost(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || code.startsWith('08') || code.startsWith('57P');
+}
+
+/**
+ * COMMIT failed. With the connection lost and every statement accepted, the server may have
+ * committed before the answer was lost: the caller is told the outcome is unknown. Otherwise the
+ * server refused it, and the transaction rolled back.
+ */
+function lostCommit(c: PipelinedConnection, e: unknown): never {
+  throw connectionLost(e) && !c.refused ? new CommitOutcomeUnknownError(e) : e;
 }
 
 /**

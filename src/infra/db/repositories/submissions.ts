@@ -124,5 +124,9 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       if (opts.commitEarly) await executeThenCommit(db, write.compile(db)).catch(staleRead);
       else await db.executeQuery(write.compile(db)).catch(staleRead);
     },
+
+    async answerStored(responseId) {
+      return !!(await db.selectFrom('responses').select('id').where('id', '=', responseId).executeTakeFirst());
+    },
   };
 }

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CommitOutcomeUnknownError } from '../../../src/app/ports/commit-outcome-unknown.js';
+import type { SubmitResult } from '../../../src/app/responses/submit-responses.js';
+import { createSubmissionQueue } from '../../../src/app/responses/submission-queue.js';
+import { openDatabase, type Database } from '../../../src/infra/db/database.js';
+import { harness, type Harness, type TestAccount } from '../../support/app.js';
+import { createPgDatabase, onPostgres } from '../../support/db.js';
+import { createWebhook, visiblePoll } from '../../support/fixtures.js';
+import { pgProxy, type PgProxy } from '../../support/pg-proxy.js';
+
+/**
+ * A connection lost while a group of submissions commits leaves its outcome unknown to the
+ * service: the server may have committed or rolled back. Each submission must then be stored
+ * exactly once: neither written again beside its committed answers, nor lost, nor answered as a
+ * failure once it is stored. A TCP proxy cuts the connection at the chosen COMMIT.
+ * PostgreSQL only: the embedded database has no connection to lose.
+ */
+describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connection', () => {
+  let made: Awaited<ReturnType<typeof createPgDatabase>>;
+  let proxy: PgProxy;
+  let database: Database;
+  let h: Harness;
+  let acme: TestAccount;
+
+  beforeAll(async () => {
+    made = await createPgDatabase();
+    await (await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'apply', poolSize: 1 })).close();
+    proxy = await pgProxy(made.url);
+    database = await openDatabase({ databaseUrl: proxy.url, dataDir: '', schema: 'none', poolSize: 4 });
+    h = await harness({ database });
+    acme = await h.account();
+  });
+  afterAll(async () => {
+    await h?.close();
+    await database?.close();
+    await proxy?.close();
+    await made?.drop();
+  });
+
+  /** A poll of two slides with a "complete" webhook; three respondents who each answer the first slide. */
+  async function setUp() {
+    const poll = await visiblePoll(h, acme);
+    const hook = (await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/c', 'complete')).data.id;
+    const submission = (participantId: string) => ({
+      pollId: poll.pollId,
+      participantId,
+      answers: [{ slideId: poll.q1, value: `from ${participantId}` }],
+    });
+    const stored = async (participantId: string) =>
+      (await h.deps.store.responses.ofParticipant(poll.pollId, participantId)).map((r) => r.id);
+    return { poll, hook, submission, stored };
+  }
+
+  /** Three submissions to a queue that writes one group at a time: the first alone, then the other two together. */
+  function submitThree(s: Awaited<ReturnType<typeof setUp>>, ids: [string, string, string]) {
+    const queue = createSubmissionQueue(h.deps, { parallel: 1 });
+    return Promise.allSettled(ids.map((id) => queue.submit(null, s.submission(id))));
+  }
+
+  const values = (settled: PromiseSettledResult<SubmitResult>[]) =>
+    settled.map((r) => {
+      if (r.status === 'rejected') throw r.reason;
+      return r.value;
+    });
+
+  it('committed, answer lost: a group of two is not written again, and each gets its own stored answer', async () => {
+    const s = await setUp();
+    const cut = proxy.cut('after-commit', 2);
+    const settled = await submitThree(s, ['a1', 'a2', 'a3']);
+    await cut;
+    const results = values(settled);
+    for (const [i, id] of ['a1', 'a2', 'a3'].entries()) {
+      expect(await s.stored(id)).toEqual(results[i]!.responseIds);
+      expect(results[i]!.responseIds).toHaveLength(1);
+    }
+  });
+
+  it('committed, answer lost: a group of one is answered with what it stored, not as a failure', async () => {
+    const s = await setUp();
+    const cut = proxy.cut('after-commit', 1);
+    const settled = await submitThree(s, ['b1', 'b2', 'b3']);
+    await cut;
+    const results = values(settled);
+    for (const [i, id] of ['b1', 'b2', 'b3'].entries()) expect(await s.stored(id)).toEqual(results[i]!.responseIds);
+  });
+
+  it('committed, answer lost, database gone: the group fails as unknown and is not written again', async () => {
+    const s = await setUp();
+    const cut = proxy.cut('after-commit', 2, { down: true });
+    const settled = await submitThree(s, ['d1', 'd2', 'd3']);
+    await cut;
+    proxy.up();
+    expect(settled[0]!.status).toBe('fulfilled');
+    for (const r of settled.slice(1)) {
+      expect(r.status).toBe('rejected');
+      expect((r as PromiseRejectedResult).reason).toBeInstanceOf(CommitOutcomeUnknownError);
+    }
+    // The group did commit: each respondent's one answer, and no second.
+    for (const id of ['d1', 'd2', 'd3']) expect(await s.stored(id)).toHaveLength(1);
+  });
+
+  it('rolled back (COMMIT never reached the server): each submission is written again alone, once', async () => {
+    const s = await setUp();
+    const cut = proxy.cut('before-commit', 2);
+    const settled = await submitThree(s, ['c1', 'c2', 'c3']);
+    await cut;
+    const results = values(settled);
+    for (const [i, id] of ['c1', 'c2', 'c3'].entries()) {
+      expect(await s.stored(id)).toEqual(results[i]!.responseIds);
+      expect(results[i]!.responseIds).toHaveLength(1);
+    }
+  });
+});
