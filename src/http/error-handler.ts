@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DomainError, type FieldError } from '../domain/errors.js';
+import { CommitOutcomeUnknownError } from '../app/ports/commit-outcome-unknown.js';
 import { internalProblem, problem, type Problem } from './problem.js';
 
 type AjvError = { instancePath: string; keyword: string; message?: string; params: Record<string, unknown> };
@@ -77,6 +78,13 @@ export function registerErrorHandling(app: FastifyInstance, isUnavailable: Unava
       body = problem('validation_failed', 'the body is nested too deeply', [
         { path: '/', message: 'nested too deeply' },
       ]);
+    } else if (err instanceof CommitOutcomeUnknownError) {
+      // No Retry-After: sent again, a write that did commit would be stored twice.
+      req.log.error({ err: err.message }, 'storage lost while committing: outcome unknown');
+      body = problem(
+        'unavailable',
+        'storage was lost while this was being saved, and it may have been stored: check before sending it again',
+      );
     } else if (isUnavailable(err)) {
       req.log.warn({ err: err.message }, 'storage unavailable');
       body = problem('unavailable', 'storage is unreachable right now; try again shortly');

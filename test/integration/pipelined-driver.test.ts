@@ -122,6 +122,18 @@ describe.skipIf(!onPostgres)('PostgreSQL transactions with pipelined BEGIN and C
     expect(await rows()).toEqual(['taken']);
   });
 
+  it('reports the rollback of a plain COMMIT after a refused statement whose failure was swallowed', async () => {
+    await other.query("INSERT INTO t VALUES ('taken')");
+    const run = db.transaction().execute(async (trx) => {
+      await insert('a').execute(trx);
+      await insert('taken')
+        .execute(trx)
+        .catch(() => {});
+    });
+    await expect(run).rejects.toThrow(/rolled back/);
+    expect(await rows()).toEqual(['taken']);
+  });
+
   it('refuses a statement after the early COMMIT: it would run outside the transaction', async () => {
     const run = db.transaction().execute(async (trx) => {
       await executeThenCommit(trx, insert('a').compile(trx));

@@ -5,17 +5,22 @@ const COMMITTED = Buffer.from('C\0\0\0\x0bCOMMIT\0', 'latin1');
 /** COMMIT as the client writes it (a simple or a parsed query): its text, ending the string. */
 const COMMIT_SENT = Buffer.from('commit\0', 'latin1');
 
-export type Cut = 'after-commit' | 'before-commit';
+/**
+ * - `after-commit`: the server's answer is dropped once it has committed;
+ * - `before-commit`: the COMMIT is dropped on its way to the server, which rolls back;
+ * - `late-commit`: the client's side is cut as it writes COMMIT, which reaches the server only
+ *   after the client has sent something on another connection (it still commits, but later
+ *   than anything the client asks right after the cut).
+ */
+export type Cut = 'after-commit' | 'before-commit' | 'late-commit';
 
 export interface PgProxy {
   /** The URL of the database behind `url`, reached through this proxy. */
   url: string;
   /**
-   * Cuts the connection of the `nth` COMMIT from now (1: the next): `after-commit` drops the
-   * server's answer once it has committed, `before-commit` drops the COMMIT on its way to the
-   * server, which then rolls the transaction back. With `down`, every connection is closed at
-   * the cut and new ones are refused until `up()`, as when the server has gone away. Resolves
-   * when the cut is made.
+   * Cuts the connection of the `nth` COMMIT from now (1: the next), as `how` says. With `down`,
+   * every connection is closed at the cut and new ones are refused until `up()`, as when the
+   * server has gone away. Resolves when the cut is made.
    */
   cut(how: Cut, nth?: number, opts?: { down?: boolean }): Promise<void>;
   up(): void;
@@ -32,6 +37,8 @@ export async function pgProxy(databaseUrl: string): Promise<PgProxy> {
   const sockets = new Set<net.Socket>();
   let plan: { how: Cut; left: number; down: boolean; done(): void } | undefined;
   let down = false;
+  /** A COMMIT held back (late-commit), written to its server connection when another connection sends. */
+  let held: { from: net.Socket; release(): void } | undefined;
 
   /**
    * Whether `pattern` ends in this chunk: it is looked for in the chunk behind the previous
@@ -41,43 +48,61 @@ export async function pgProxy(databaseUrl: string): Promise<PgProxy> {
     Buffer.concat([tail, chunk]).includes(pattern, Math.max(0, tail.length - pattern.length + 1));
   const tailOf = (chunk: Buffer) => chunk.subarray(Math.max(0, chunk.length - 15));
   const due = (how: Cut) => plan?.how === how && --plan.left === 0;
+  const finish = () => {
+    const p = plan!;
+    plan = undefined;
+    if (p.down) {
+      down = true;
+      for (const s of sockets) s.destroy();
+    }
+    p.done();
+  };
 
   const server = net.createServer((client) => {
     if (down) return void client.destroy();
     const upstream = net.connect(Number(target.port || 5432), target.hostname);
     sockets.add(client).add(upstream);
+    let keepUpstream = false;
     const cutNow = () => {
       client.destroy();
       upstream.destroy();
-      const p = plan!;
-      plan = undefined;
-      if (p.down) {
-        down = true;
-        for (const s of sockets) s.destroy();
-      }
-      p.done();
+      finish();
     };
     let sentTail: Buffer = Buffer.alloc(0);
     let answerTail: Buffer = Buffer.alloc(0);
     client.on('data', (chunk: Buffer) => {
+      if (held && held.from !== client) held.release();
       const commit = seen(sentTail, chunk, COMMIT_SENT);
       sentTail = tailOf(chunk);
       if (commit && due('before-commit')) return cutNow();
+      if (commit && due('late-commit')) {
+        // The server keeps its side, and reads the COMMIT and then the end of the connection.
+        keepUpstream = true;
+        client.destroy();
+        held = {
+          from: client,
+          release: () => {
+            held = undefined;
+            setTimeout(() => upstream.end(chunk), 50);
+          },
+        };
+        return finish();
+      }
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
       const committed = seen(answerTail, chunk, COMMITTED);
       answerTail = tailOf(chunk);
       if (committed && due('after-commit')) return cutNow();
-      client.write(chunk);
+      if (!client.destroyed) client.write(chunk);
     });
-    for (const [a, b] of [
-      [client, upstream],
-      [upstream, client],
-    ] as const) {
-      a.on('close', () => (b.destroy(), sockets.delete(a)));
-      a.on('error', () => {});
-    }
+    client.on('close', () => {
+      sockets.delete(client);
+      if (!keepUpstream) upstream.destroy();
+    });
+    upstream.on('close', () => (sockets.delete(upstream), client.destroy()));
+    client.on('error', () => {});
+    upstream.on('error', () => {});
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const proxied = new URL(databaseUrl);

@@ -22,18 +22,22 @@ export interface SubmissionRepo {
    * poll takes resubmissions) or its row was inserted here (its seq is the entry's). Returns the
    * stored participant rows, in any order, and every answer of those participants, the new ones
    * included, in id order per participant. At most one entry per (pollId, participant id).
+   * Also the id of the transaction (null when there were no entries), for commitOutcome.
    */
   lockAndAddAnswers(
     entries: { participant: ParticipantRow; responses: ResponseRow[]; reopens: boolean }[],
-  ): Promise<{ participants: ParticipantRow[]; answers: ResponseRow[] }>;
+  ): Promise<{ participants: ParticipantRow[]; answers: ResponseRow[]; transactionId: string | null }>;
   /**
    * Stores participants' metadata, completion and updatedAt, adds answers to open batches
    * (opening those missing; at most one per webhook and participant), and inserts deliveries.
    * The last statement of its transaction: the commit goes out with it.
    */
   writeOutcome(o: { participants: ParticipantRow[]; batches: Batch[]; deliveries: NewDelivery[] }): Promise<void>;
-  /** Whether the answer of this id is stored: tells whether a group whose COMMIT was lost committed. */
-  answerStored(responseId: string): Promise<boolean>;
+  /**
+   * Whether a transaction whose COMMIT lost its connection committed, as the database says once
+   * it no longer runs; 'unknown' if it still runs after `waitMs`.
+   */
+  commitOutcome(transactionId: string, waitMs: number): Promise<'committed' | 'aborted' | 'unknown'>;
 }
 
 export interface ResearchRepo {

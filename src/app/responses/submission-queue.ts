@@ -1,7 +1,6 @@
 import { respondentKey, submitGroup, type SubmitInput, type SubmitResult } from './submit-responses.js';
 import type { Caller, Deps } from '../ports/index.js';
 import { StaleReadError } from '../ports/stale-read.js';
-import { CommitOutcomeUnknownError } from '../ports/commit-outcome-unknown.js';
 
 export type SubmissionQueue = { submit(caller: Caller | null, input: SubmitInput): Promise<SubmitResult> };
 
@@ -47,8 +46,6 @@ export function createSubmissionQueue(
       const settled = await submitGroup(deps, group);
       settled.forEach((s, i) => (s.ok ? group[i]!.resolve(s.value) : group[i]!.reject(s.error)));
     } catch (err) {
-      // Whether the group committed could not be learned: written again, it might be stored twice.
-      if (err instanceof CommitOutcomeUnknownError) return group.forEach((w) => w.reject(err));
       if (group.length === 1) {
         // Its poll or a webhook was deleted between the read and the write: read afresh once,
         // which answers as the deletion says (404, or that webhook left out), not a 500.

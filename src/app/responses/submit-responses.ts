@@ -73,28 +73,49 @@ export function byRespondent(answers: readonly ResponseRow[]): Map<string, Respo
 export async function submitGroup(deps: Deps, subs: readonly Submission[]): Promise<Settled<SubmitResult>[]> {
   const out: Settled<SubmitResult>[] = new Array(subs.length);
   const now = deps.clock.now();
-  await writeGroup(deps, subs, out, now).catch((err: unknown) => settleUnknown(deps, out, err));
+  const written: Written = { transactionId: null };
+  await writeGroup(deps, subs, out, now, written).catch((err: unknown) =>
+    settleUnknown(deps, out, written.transactionId, err),
+  );
   return out;
 }
 
+/** How long a group whose COMMIT lost its connection waits for the database to say whether it committed. */
+const OUTCOME_WAIT_MS = 10_000;
+
+type Written = { transactionId: string | null };
+
 /**
- * The connection was lost with the group's COMMIT. Its first accepted answer is in the database
- * exactly when the group committed (each accepted submission's answers were all inserted): then
- * every submission stands as written. Otherwise it rolled back, and the error is the lost
- * connection's, which the queue may write again. Should the answer be unknowable too (no answer
- * to look for, or the database still unreachable), the outcome stays unknown, never written twice.
+ * The connection was lost with the group's COMMIT: the database says whether it committed, once
+ * the transaction no longer runs there. Committed, every submission stands as written; rolled
+ * back, the error is the lost connection's, and the queue may write them again. Not learned (the
+ * database unreachable, or the transaction still running), each accepted submission fails with
+ * the outcome unknown, and is not written again; a refused one keeps its refusal.
  */
-async function settleUnknown(deps: Deps, out: Settled<SubmitResult>[], err: unknown): Promise<void> {
+async function settleUnknown(
+  deps: Deps,
+  out: Settled<SubmitResult>[],
+  transactionId: string | null,
+  err: unknown,
+): Promise<void> {
   if (!(err instanceof CommitOutcomeUnknownError)) throw err;
-  const probe = out.find((s) => s?.ok && s.value.responseIds.length);
-  if (!probe?.ok) throw err;
-  const committed = await deps.store.submissions.answerStored(probe.value.responseIds[0]!).catch(() => {
-    throw err;
-  });
-  if (!committed) throw err.cause;
+  // Nothing was written (every submission refused): the refusals stand, whatever the COMMIT did.
+  if (transactionId === null) return;
+  const outcome = await deps.store.submissions
+    .commitOutcome(transactionId, OUTCOME_WAIT_MS)
+    .catch(() => 'unknown' as const);
+  if (outcome === 'committed') return;
+  if (outcome === 'aborted') throw err.cause;
+  out.forEach((s, i) => void (s.ok && (out[i] = { ok: false, error: err })));
 }
 
-async function writeGroup(deps: Deps, subs: readonly Submission[], out: Settled<SubmitResult>[], now: Date) {
+async function writeGroup(
+  deps: Deps,
+  subs: readonly Submission[],
+  out: Settled<SubmitResult>[],
+  now: Date,
+  written: Written,
+) {
   await deps.store.transaction(async (store) => {
     const polls = new Map(
       (await store.polls.getForSubmission([...new Set(subs.map((s) => s.input.pollId))])).map((p) => [p.poll.id, p]),
@@ -112,9 +133,10 @@ async function writeGroup(deps: Deps, subs: readonly Submission[], out: Settled<
     // Inserted if new, locked either way: concurrent submissions of one respondent queue here.
     // The answers are added after the lock, so the listing sees what a concurrent submission of
     // the same respondent committed while this one waited; a refused respondent's are not added.
-    const { participants, answers } = await store.submissions.lockAndAddAnswers(
+    const { participants, answers, transactionId } = await store.submissions.lockAndAddAnswers(
       work.map((w) => ({ participant: w.participant, responses: w.responses, reopens: reopens(w.poll) })),
     );
+    written.transactionId = transactionId;
     const stored = new Map(participants.map((p) => [respondentKey(p.pollId, p.id), p]));
     work = work.filter((w) => {
       try {

@@ -32,9 +32,7 @@ class PipelinedConnection implements DatabaseConnection {
   begin: Promise<unknown> | undefined;
   /** COMMIT, written behind the transaction's last statement. */
   commit: Promise<unknown> | undefined;
-  /** A statement of the open transaction failed: the server will answer COMMIT with ROLLBACK. */
-  failed = false;
-  /** The server refused one of the transaction's statements (an SQLSTATE error): it cannot commit. */
+  /** The server refused one of the transaction's statements: it will answer COMMIT with ROLLBACK. */
   refused = false;
   /** COMMIT was written by commitTransaction: rollbackTransaction, which follows its failure, has nothing to do. */
   committing = false;
@@ -47,10 +45,7 @@ class PipelinedConnection implements DatabaseConnection {
     const begin = this.begin;
     this.begin = undefined;
     const result = this.inner.executeQuery<R>(query);
-    result.catch((e: unknown) => {
-      this.failed = true;
-      if (!connectionLost(e)) this.refused = true;
-    });
+    result.catch((e: unknown) => void (!connectionLost(e) && (this.refused = true)));
     // Should BEGIN fail, so does this statement: both travel on one connection, and BEGIN only
     // fails when that connection does.
     if (begin) await begin;
@@ -80,7 +75,7 @@ export class PipelinedDriver implements Driver {
 
   async beginTransaction(conn: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const c = conn as PipelinedConnection;
-    c.failed = c.refused = c.committing = false;
+    c.refused = c.committing = false;
     if (settings.isolationLevel || settings.accessMode) return this.inner.beginTransaction(c.inner, settings);
     c.begin = c.inner.executeQuery(CompiledQuery.raw('begin'));
     c.begin.catch(() => {});
@@ -92,10 +87,11 @@ export class PipelinedDriver implements Driver {
     c.begin = c.commit = undefined;
     if (begin) await begin;
     c.committing = true;
-    if (!commit) return this.inner.commitTransaction(c.inner).catch((e: unknown) => lostCommit(c, e));
-    await commit.catch((e: unknown) => lostCommit(c, e));
-    // After a failed statement the server answers COMMIT with ROLLBACK, and no error.
-    if (c.failed) throw new Error('the transaction was rolled back instead of committed: one of its statements failed');
+    if (!commit) await this.inner.commitTransaction(c.inner).catch((e: unknown) => lostCommit(c, e));
+    else await commit.catch((e: unknown) => lostCommit(c, e));
+    // After a refused statement the server answers COMMIT with ROLLBACK, and no error.
+    if (c.refused)
+      throw new Error('the transaction was rolled back instead of committed: one of its statements failed');
   }
 
   async rollbackTransaction(conn: DatabaseConnection): Promise<void> {
@@ -128,13 +124,21 @@ export class PipelinedDriver implements Driver {
 }
 
 /**
- * An error that says nothing of the statement: no SQLSTATE (the socket closed, the server went
- * away), or a connection exception (class 08) or an operator intervention (57P) the server sent
- * as it closed the connection.
+ * Not the server refusing a statement: no SQLSTATE (the socket closed; Node's own codes, such as
+ * EPIPE, begin with E, which no SQLSTATE class does), a FATAL or PANIC error, or a connection
+ * exception (class 08) or operator intervention (57P) sent as the server closed the connection.
+ * Such an error leaves open whether a COMMIT written before it was carried out.
  */
 function connectionLost(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || code.startsWith('08') || code.startsWith('57P');
+  const { code, severity } = (e ?? {}) as { code?: unknown; severity?: unknown };
+  return (
+    typeof code !== 'string' ||
+    !/^[0-9A-DF-Z][0-9A-Z]{4}$/.test(code) ||
+    severity === 'FATAL' ||
+    severity === 'PANIC' ||
+    code.startsWith('08') ||
+    code.startsWith('57P')
+  );
 }
 
 /**

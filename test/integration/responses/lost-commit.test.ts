@@ -37,10 +37,15 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
     await made?.drop();
   });
 
-  /** A poll of two slides with a "complete" webhook; three respondents who each answer the first slide. */
+  /**
+   * A poll of two slides with a "partial" webhook (a batch window: each submission opens a batch,
+   * written with the group's last statement, which takes COMMIT along) and a "complete" one;
+   * respondents who each answer the first slide.
+   */
   async function setUp() {
     const poll = await visiblePoll(h, acme);
-    const hook = (await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/c', 'complete')).data.id;
+    const partial = (await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/p', 'partial')).data.id;
+    await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/c', 'complete');
     const submission = (participantId: string) => ({
       pollId: poll.pollId,
       participantId,
@@ -48,7 +53,14 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
     });
     const stored = async (participantId: string) =>
       (await h.deps.store.responses.ofParticipant(poll.pollId, participantId)).map((r) => r.id);
-    return { poll, hook, submission, stored };
+    /** The respondents with an open batch of the partial webhook, and the answers each holds. */
+    const batched = async () =>
+      Object.fromEntries(
+        (await h.deps.store.batches.claimDue(new Date(Date.now() + 86_400_000), 100))
+          .filter((b) => b.webhookId === partial)
+          .map((b) => [b.participantId, b.responseIds.length]),
+      );
+    return { poll, submission, stored, batched };
   }
 
   /** Three submissions to a queue that writes one group at a time: the first alone, then the other two together. */
@@ -73,6 +85,17 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
       expect(await s.stored(id)).toEqual(results[i]!.responseIds);
       expect(results[i]!.responseIds).toHaveLength(1);
     }
+    expect(await s.batched()).toEqual({ a1: 1, a2: 1, a3: 1 });
+  });
+
+  it('committed late (the server reads the COMMIT after the service asks): the group waits for it, and is not written again', async () => {
+    const s = await setUp();
+    const cut = proxy.cut('late-commit', 2);
+    const settled = await submitThree(s, ['e1', 'e2', 'e3']);
+    await cut;
+    const results = values(settled);
+    for (const [i, id] of ['e1', 'e2', 'e3'].entries()) expect(await s.stored(id)).toEqual(results[i]!.responseIds);
+    expect(await s.batched()).toEqual({ e1: 1, e2: 1, e3: 1 });
   });
 
   it('committed, answer lost: a group of one is answered with what it stored, not as a failure', async () => {
@@ -99,6 +122,18 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
     for (const id of ['d1', 'd2', 'd3']) expect(await s.stored(id)).toHaveLength(1);
   });
 
+  it('answers such a submission over HTTP with 503 and no Retry-After: sent again, it would be stored twice', async () => {
+    const s = await setUp();
+    const cut = proxy.cut('after-commit', 1, { down: true });
+    const res = await h.app.inject({ method: 'POST', url: '/participant/responses', payload: s.submission('f1') });
+    await cut;
+    proxy.up();
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBeUndefined();
+    expect(res.json()).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/may have been stored/) });
+    expect(await s.stored('f1')).toHaveLength(1);
+  });
+
   it('rolled back (COMMIT never reached the server): each submission is written again alone, once', async () => {
     const s = await setUp();
     const cut = proxy.cut('before-commit', 2);
@@ -109,5 +144,6 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
       expect(await s.stored(id)).toEqual(results[i]!.responseIds);
       expect(results[i]!.responseIds).toHaveLength(1);
     }
+    expect(await s.batched()).toEqual({ c1: 1, c2: 1, c3: 1 });
   });
 });

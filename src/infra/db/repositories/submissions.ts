@@ -24,7 +24,7 @@ function staleRead(err: unknown): never {
 export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): SubmissionRepo {
   return {
     async lockAndAddAnswers(entries) {
-      if (!entries.length) return { participants: [], answers: [] };
+      if (!entries.length) return { participants: [], answers: [], transactionId: null };
       // ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns the
       // stored row: concurrent first submissions of one id queue here instead of colliding.
       // Rows are locked in key order, so groups sharing respondents cannot deadlock. Its columns
@@ -34,7 +34,8 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
         .sort((a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id))
         .map((e) => e.participant);
       const p = <T>(f: (x: (typeof ps)[number]) => T) => ps.map(f);
-      const lock = sql<Selectable<ParticipantsTable>>`/* prepared:submission-lock */
+      // It also returns the transaction's id, for commitOutcome should the COMMIT's answer be lost.
+      const lock = sql<Selectable<ParticipantsTable> & { xid: string }>`/* prepared:submission-lock */
         INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
         SELECT id, seq, poll_id, account_id, metadata::jsonb, synthetic, complete, completed_at, created_at, updated_at
         FROM unnest(
@@ -43,7 +44,8 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
           ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.createdAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[]
         ) AS v(id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
         ON CONFLICT (poll_id, id) DO UPDATE SET updated_at = participants.updated_at
-        RETURNING id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at`;
+        RETURNING id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at,
+          pg_current_xact_id()::text AS xid`;
       const rows = entries.flatMap((e) =>
         e.responses.map((r) => ({ ...r, reopens: e.reopens, seq: e.participant.seq })),
       );
@@ -76,9 +78,11 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
         UNION ALL SELECT * FROM ins
         ORDER BY participant_id, id`;
       const [locked, listed] = await executeTogether(db, [lock.compile(db), answers.compile(db)]).catch(staleRead);
+      const lockedRows = locked!.rows as (Selectable<ParticipantsTable> & { xid: string })[];
       return {
-        participants: (locked!.rows as Selectable<ParticipantsTable>[]).map(toParticipant),
+        participants: lockedRows.map(toParticipant),
         answers: (listed!.rows as Selectable<ResponsesTable>[]).map(toResponse),
+        transactionId: lockedRows[0]!.xid,
       };
     },
 
@@ -125,8 +129,19 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       else await db.executeQuery(write.compile(db)).catch(staleRead);
     },
 
-    async answerStored(responseId) {
-      return !!(await db.selectFrom('responses').select('id').where('id', '=', responseId).executeTakeFirst());
+    async commitOutcome(transactionId, waitMs) {
+      // 'in progress' while the server still holds the transaction: its backend may not yet have
+      // read the COMMIT that the lost connection carried, or may wait on a lock.
+      const deadline = Date.now() + waitMs;
+      for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+        const { rows } = await sql<{
+          status: string | null;
+        }>`SELECT pg_xact_status(${transactionId}::xid8) AS status`.execute(db);
+        const status = rows[0]?.status;
+        if (status === 'committed' || status === 'aborted') return status;
+        if (status !== 'in progress' || Date.now() + pause > deadline) return 'unknown';
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
     },
   };
 }
