@@ -6,7 +6,7 @@ import { openDatabase, type Database } from '../../../src/infra/db/database.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { createPgDatabase, onPostgres } from '../../support/db.js';
 import { createWebhook, visiblePoll } from '../../support/fixtures.js';
-import { pgProxy, type PgProxy } from '../../support/pg-proxy.js';
+import { pgProxy, type Cut, type PgProxy } from '../../support/pg-proxy.js';
 
 /**
  * A connection lost while a group of submissions commits leaves its outcome unknown to the
@@ -75,37 +75,34 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
       return r.value;
     });
 
-  it('committed, answer lost: a group of two is not written again, and each gets its own stored answer', async () => {
+  /**
+   * Three respondents submit while the connection is cut at the `nth` COMMIT as `how` says;
+   * each must be answered with its one answer, stored once, in one batch.
+   */
+  async function eachStoredOnce(how: Cut, nth: number, ids: [string, string, string]) {
     const s = await setUp();
-    const cut = proxy.cut('after-commit', 2);
-    const settled = await submitThree(s, ['a1', 'a2', 'a3']);
+    const cut = proxy.cut(how, nth);
+    const settled = await submitThree(s, ids);
     await cut;
     const results = values(settled);
-    for (const [i, id] of ['a1', 'a2', 'a3'].entries()) {
-      expect(await s.stored(id)).toEqual(results[i]!.responseIds);
+    for (const [i, id] of ids.entries()) {
       expect(results[i]!.responseIds).toHaveLength(1);
+      expect(await s.stored(id)).toEqual(results[i]!.responseIds);
     }
-    expect(await s.batched()).toEqual({ a1: 1, a2: 1, a3: 1 });
-  });
+    expect(await s.batched()).toEqual(Object.fromEntries(ids.map((id) => [id, 1])));
+  }
 
-  it('committed late (the server reads the COMMIT after the service asks): the group waits for it, and is not written again', async () => {
-    const s = await setUp();
-    const cut = proxy.cut('late-commit', 2);
-    const settled = await submitThree(s, ['e1', 'e2', 'e3']);
-    await cut;
-    const results = values(settled);
-    for (const [i, id] of ['e1', 'e2', 'e3'].entries()) expect(await s.stored(id)).toEqual(results[i]!.responseIds);
-    expect(await s.batched()).toEqual({ e1: 1, e2: 1, e3: 1 });
-  });
+  it('committed, answer lost: a group of two is not written again, and each gets its own stored answer', () =>
+    eachStoredOnce('after-commit', 2, ['a1', 'a2', 'a3']));
 
-  it('committed, answer lost: a group of one is answered with what it stored, not as a failure', async () => {
-    const s = await setUp();
-    const cut = proxy.cut('after-commit', 1);
-    const settled = await submitThree(s, ['b1', 'b2', 'b3']);
-    await cut;
-    const results = values(settled);
-    for (const [i, id] of ['b1', 'b2', 'b3'].entries()) expect(await s.stored(id)).toEqual(results[i]!.responseIds);
-  });
+  it('committed late (the server reads the COMMIT after the service asks): the group waits for it, and is not written again', () =>
+    eachStoredOnce('late-commit', 2, ['e1', 'e2', 'e3']));
+
+  it('committed, answer lost: a group of one is answered with what it stored, not as a failure', () =>
+    eachStoredOnce('after-commit', 1, ['b1', 'b2', 'b3']));
+
+  it('rolled back (COMMIT never reached the server): each submission is written again alone, once', () =>
+    eachStoredOnce('before-commit', 2, ['c1', 'c2', 'c3']));
 
   it('committed, answer lost, database gone: the group fails as unknown and is not written again', async () => {
     const s = await setUp();
@@ -132,18 +129,5 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
     expect(res.headers['retry-after']).toBeUndefined();
     expect(res.json()).toMatchObject({ code: 'unavailable', detail: expect.stringMatching(/may have been stored/) });
     expect(await s.stored('f1')).toHaveLength(1);
-  });
-
-  it('rolled back (COMMIT never reached the server): each submission is written again alone, once', async () => {
-    const s = await setUp();
-    const cut = proxy.cut('before-commit', 2);
-    const settled = await submitThree(s, ['c1', 'c2', 'c3']);
-    await cut;
-    const results = values(settled);
-    for (const [i, id] of ['c1', 'c2', 'c3'].entries()) {
-      expect(await s.stored(id)).toEqual(results[i]!.responseIds);
-      expect(results[i]!.responseIds).toHaveLength(1);
-    }
-    expect(await s.batched()).toEqual({ c1: 1, c2: 1, c3: 1 });
   });
 });
