@@ -81,6 +81,14 @@ export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${timePart(ms)}${lastTail}`;
 }
 
+/**
+ * An id that sorts by creation time to the millisecond, with 14 random characters (83 bits)
+ * after it: for ids that are a capability, which must not be guessed from one made just before.
+ */
+export function newRandomId(prefix: IdPrefix, nowMs: number = Date.now()): string {
+  return `${prefix}_${timePart(Math.floor(nowMs))}${randomBase62(14)}`;
+}
+
 /** Every id of this kind made before `ms` sorts below this string, and none made at or after it does. */
 export function idsMadeBefore(prefix: IdPrefix, ms: number): string {
   return `${prefix}_${timePart(ms)}`;

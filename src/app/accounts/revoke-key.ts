@@ -1,6 +1,6 @@
-import { noHigher } from '../../domain/access.js';
+import { authorize, noHigher } from '../../domain/access.js';
 import { DomainError, notFound } from '../../domain/errors.js';
-import { requireAccount, type Actor } from '../access.js';
+import { membershipOf, type Actor } from '../access.js';
 import type { Deps } from '../ports/index.js';
 
 /**
@@ -25,11 +25,12 @@ export async function revokeKey(deps: Deps, actor: Actor, keyId: string): Promis
         (m) => !key.accountId || m.accountId === key.accountId,
       );
       if (!opens.length) throw notFound('key');
-      for (const theirs of opens) {
-        const mine = await requireAccount(store, actor, theirs.accountId, 'manage_account').catch((e: unknown) => {
-          // Not a member of an account the key opens: the key is not this caller's to see.
-          throw e instanceof DomainError && e.code === 'not_found' ? notFound('key') : e;
-        });
+      // Not a member of every account the key opens: the key is not this caller's to see. All
+      // are checked before any role, so a 403 never tells such a caller that the key exists.
+      const memberships = await Promise.all(opens.map((theirs) => membershipOf(store, actor, theirs.accountId)));
+      if (memberships.some((m) => !m)) throw notFound('key');
+      for (const [i, theirs] of opens.entries()) {
+        const mine = authorize(memberships[i], 'manage_account');
         if (!noHigher(theirs.role, mine.role)) {
           throw new DomainError(
             'role_forbidden',

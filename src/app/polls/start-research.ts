@@ -1,5 +1,5 @@
 import { DomainError } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
+import { newId, newRandomId } from '../../domain/ids.js';
 import { answerableSlides, seededRandom, syntheticAnswer } from '../../domain/research.js';
 import { requirePoll } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
@@ -23,7 +23,7 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
     const participants: ParticipantRow[] = [];
     const responses: ResponseRow[] = [];
     for (let n = 0; n < count; n++) {
-      const participantId = newId('prt', now.getTime());
+      const participantId = newRandomId('prt', now.getTime());
       participants.push({
         id: participantId,
         seq: participantId,

@@ -1,6 +1,6 @@
 import { checkAnswerValue } from '../../domain/answer.js';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
+import { newId, newRandomId } from '../../domain/ids.js';
 import { closedBySchedule } from '../../domain/schedule.js';
 import { NON_ANSWERABLE } from '../../domain/slide.js';
 import type { Batch, NewDelivery } from '../../domain/delivery.js';
@@ -215,8 +215,7 @@ async function checkSubmission(
 ): Promise<PollForSubmission> {
   if (!loaded || !loaded.poll.isVisible) throw notFound('poll');
   const { poll, slides } = loaded;
-  const closed = closedBySchedule(poll.schedule, now);
-  if (closed) throw new DomainError('not_found', `poll not open: ${closed}`);
+  // Who may answer comes first: an apiOnly poll's schedule is shown only to its account's keys.
   if (poll.settings.apiOnly) {
     if (!caller)
       throw new DomainError(
@@ -228,6 +227,8 @@ async function checkSubmission(
     // Answering through the API is API access: the account's plan must allow it; any role may.
     authorize(membership, 'read');
   }
+  const closed = closedBySchedule(poll.schedule, now);
+  if (closed) throw new DomainError('not_found', `poll not open: ${closed}`);
   const byId = new Map(slides.map((s) => [s.id, s]));
   input.answers.forEach((a, i) => {
     const slide = byId.get(a.slideId);
@@ -243,7 +244,9 @@ function fresh(
   input: SubmitInput,
   now: Date,
 ): Pick<Work, 'participant' | 'responses' | 'all' | 'newlyComplete' | 'inserted'> {
-  const participantId = input.participantId ?? newId('prt', now.getTime());
+  // A generated participant id is the respondent's only proof of who they are on later
+  // submissions: wholly random after its time, not counted on from another one.
+  const participantId = input.participantId ?? newRandomId('prt', now.getTime());
   const responses = input.answers.map((a) => ({
     id: newId('rsp', now.getTime()),
     accountId: poll.accountId,

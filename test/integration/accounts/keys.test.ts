@@ -119,6 +119,26 @@ describe('API keys', () => {
     expect([res.statusCode, res.json().code]).toEqual([403, 'role_forbidden']);
     expect((await polls(acct.key)).statusCode).toBe(200);
   });
+
+  it('opening an account the caller is not in answer 404, even where the caller is outranked in another', async () => {
+    // The owner of `first` also belongs to `second`; an admin of `first` is not in `second`.
+    const first = await h.account({ name: 'First' });
+    const second = await h.account({ name: 'Second' });
+    const owner = (await req('GET', `/keys?accountId=${first.accountId}`, first.key)).json().data[0] as {
+      id: string;
+      email: string;
+    };
+    const joined = await req('POST', '/keys', second.key, {
+      accountId: second.accountId,
+      email: owner.email,
+      role: 'editor',
+    });
+    expect(joined.statusCode, joined.body).toBe(201);
+    const admin = await h.member(first.accountId, 'admin', 'first.admin@example.com');
+    const res = await req('DELETE', `/keys?keyId=${owner.id}`, admin);
+    expect([res.statusCode, res.json().code]).toEqual([404, 'not_found']);
+    expect((await req('GET', `/polls?accountId=${first.accountId}`, first.key)).statusCode).toBe(200);
+  });
 });
 
 describe('removing a member', () => {

@@ -114,6 +114,21 @@ describe('a group of submissions', () => {
     ).toEqual(['both', 'both@example.com']);
   });
 
+  it('gives each new anonymous respondent an id that cannot be guessed from another’s in the group', async () => {
+    const p = await pollWithHooks();
+    const results = await submitGroup(
+      h.deps,
+      Array.from({ length: 6 }, (_, i) => ({
+        caller: null,
+        input: { pollId: p.pollId, answers: [{ slideId: p.q1, value: `anonymous ${i}` }] },
+      })),
+    );
+    const tails = results.map((r) => (r.ok ? r.value.participantId : '').slice(-14));
+    // One group shares one clock reading; counted ids would differ only in their last characters.
+    for (const [i, a] of tails.entries())
+      for (const b of tails.slice(i + 1)) expect(a.slice(0, 6) === b.slice(0, 6), `${a} ${b}`).toBe(false);
+  });
+
   it('refuses a bad submission alone: unknown poll, unknown slide and a finished respondent fail, the others are written', async () => {
     const p = await pollWithHooks();
     const done = await answer(h, {

@@ -138,6 +138,23 @@ describe('POST /participant/responses: who may answer', () => {
       expect(theirs.detail).toBe(missing.detail);
     });
 
+    it('with another account’s key, outside its schedule → 404 as for a missing poll: the schedule is not shown', async () => {
+      const closed = await visiblePoll(h, acme, {
+        settings: { apiOnly: true },
+        schedule: { type: 'scheduled', startAt: '2099-01-01T00:00:00.000Z' },
+      });
+      const body = { pollId: closed.pollId, answers: [{ slideId: closed.q1, value: 'x' }] };
+      const theirs = expectProblem(await submit(body, rival.key), 404, 'not_found');
+      const missing = expectProblem(
+        await submit({ pollId: 'poll_0000000000000000000000', answers: [] }, rival.key),
+        404,
+        'not_found',
+      );
+      expect(theirs.detail).toBe(missing.detail);
+      // The account's own key is told why.
+      expect(expectProblem(await submit(body, acme.key), 404, 'not_found').detail).toMatch(/opens at 2099/);
+    });
+
     it('with a key of the account → 201 (any role)', async () => {
       const res = await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }] }, acme.key);
       expect(res.statusCode, res.body).toBe(201);
