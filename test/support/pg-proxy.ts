@@ -9,10 +9,12 @@ const COMMIT_SENT = Buffer.from('commit\0', 'latin1');
  * - `after-commit`: the server's answer is dropped once it has committed;
  * - `before-commit`: the COMMIT is dropped on its way to the server, which rolls back;
  * - `late-commit`: the client's side is cut as it writes COMMIT, which reaches the server only
- *   after the client has sent something on another connection (it still commits, but later
- *   than anything the client asks right after the cut).
+ *   once the client has asked twice on other connections about the transaction
+ *   (`pg_xact_status`): it commits, but after the client has been told it still runs;
+ * - `stuck-commit`: as `late-commit`, but the COMMIT never reaches the server, whose backend
+ *   holds the transaction open until it is ended.
  */
-export type Cut = 'after-commit' | 'before-commit' | 'late-commit';
+export type Cut = 'after-commit' | 'before-commit' | 'late-commit' | 'stuck-commit';
 
 export interface PgProxy {
   /** The URL of the database behind `url`, reached through this proxy. */
@@ -24,6 +26,8 @@ export interface PgProxy {
    */
   cut(how: Cut, nth?: number, opts?: { down?: boolean }): Promise<void>;
   up(): void;
+  /** How many of the client's writes so far held `text`. */
+  sent(text: string): number;
   close(): Promise<void>;
 }
 
@@ -37,8 +41,9 @@ export async function pgProxy(databaseUrl: string): Promise<PgProxy> {
   const sockets = new Set<net.Socket>();
   let plan: { how: Cut; left: number; down: boolean; done(): void } | undefined;
   let down = false;
-  /** A COMMIT held back (late-commit), written to its server connection when another connection sends. */
-  let held: { from: net.Socket; release(): void } | undefined;
+  /** A COMMIT held back (late-commit), written to its server connection on the second status question. */
+  let held: { release(): void } | undefined;
+  const writes: string[] = [];
 
   /**
    * Whether `pattern` ends in this chunk: it is looked for in the chunk behind the previous
@@ -71,21 +76,23 @@ export async function pgProxy(databaseUrl: string): Promise<PgProxy> {
     let sentTail: Buffer = Buffer.alloc(0);
     let answerTail: Buffer = Buffer.alloc(0);
     client.on('data', (chunk: Buffer) => {
-      if (held && held.from !== client) held.release();
+      writes.push(chunk.toString('latin1'));
+      if (held && writes.filter((w) => w.includes('pg_xact_status')).length >= 2) held.release();
       const commit = seen(sentTail, chunk, COMMIT_SENT);
       sentTail = tailOf(chunk);
       if (commit && due('before-commit')) return cutNow();
-      if (commit && due('late-commit')) {
-        // The server keeps its side, and reads the COMMIT and then the end of the connection.
+      const late = commit && due('late-commit');
+      if (late || (commit && due('stuck-commit'))) {
+        // The server keeps its side; a late COMMIT reaches it, and then the end of the connection.
         keepUpstream = true;
         client.destroy();
-        held = {
-          from: client,
-          release: () => {
-            held = undefined;
-            setTimeout(() => upstream.end(chunk), 50);
-          },
-        };
+        if (late)
+          held = {
+            release: () => {
+              held = undefined;
+              upstream.end(chunk);
+            },
+          };
         return finish();
       }
       upstream.write(chunk);
@@ -112,6 +119,7 @@ export async function pgProxy(databaseUrl: string): Promise<PgProxy> {
     url: proxied.toString(),
     cut: (how, nth = 1, opts = {}) => new Promise<void>((done) => (plan = { how, left: nth, down: !!opts.down, done })),
     up: () => void (down = false),
+    sent: (text) => writes.filter((w) => w.includes(text)).length,
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

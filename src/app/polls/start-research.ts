@@ -26,7 +26,8 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
       const participantId = newRandomId('prt', now.getTime());
       participants.push({
         id: participantId,
-        seq: participantId,
+        // Paging order (creation order); the id itself is random after its time.
+        seq: newId('prt', now.getTime()),
         pollId: poll.id,
         accountId: poll.accountId,
         metadata: { researchRunId: runId },

@@ -8,3 +8,13 @@ export class CommitOutcomeUnknownError extends Error {
     super('the connection was lost while the transaction committed: whether it committed is unknown', { cause });
   }
 }
+
+/**
+ * The connection was lost with the COMMIT, and the database says the transaction rolled back:
+ * nothing of it was stored, and it may be written again.
+ */
+export class CommitRolledBackError extends Error {
+  constructor(cause: unknown) {
+    super('the connection was lost while the transaction committed, and it rolled back', { cause });
+  }
+}

@@ -15,6 +15,9 @@ export interface ResponseRepo {
 }
 
 /** The writes of a group of submissions: two round trips, whatever the group's size. */
+/** A transaction that wrote, as the database knows it: its id and the server process running it. */
+export type WriteTransaction = { id: string; backendPid: number };
+
 export interface SubmissionRepo {
   /**
    * Inserts the participants that do not exist and locks every one for this transaction; then
@@ -22,11 +25,11 @@ export interface SubmissionRepo {
    * poll takes resubmissions) or its row was inserted here (its seq is the entry's). Returns the
    * stored participant rows, in any order, and every answer of those participants, the new ones
    * included, in id order per participant. At most one entry per (pollId, participant id).
-   * Also the id of the transaction (null when there were no entries), for commitOutcome.
+   * Also the transaction (null when there were no entries), for commitOutcome.
    */
   lockAndAddAnswers(
     entries: { participant: ParticipantRow; responses: ResponseRow[]; reopens: boolean }[],
-  ): Promise<{ participants: ParticipantRow[]; answers: ResponseRow[]; transactionId: string | null }>;
+  ): Promise<{ participants: ParticipantRow[]; answers: ResponseRow[]; transaction: WriteTransaction | null }>;
   /**
    * Stores participants' metadata, completion and updatedAt, adds answers to open batches
    * (opening those missing; at most one per webhook and participant), and inserts deliveries.
@@ -35,9 +38,13 @@ export interface SubmissionRepo {
   writeOutcome(o: { participants: ParticipantRow[]; batches: Batch[]; deliveries: NewDelivery[] }): Promise<void>;
   /**
    * Whether a transaction whose COMMIT lost its connection committed, as the database says once
-   * it no longer runs; 'unknown' if it still runs after `waitMs`.
+   * it no longer runs. One still running after `settleMs` is ended (its client is gone); not
+   * learned by `waitMs`, 'unknown'.
    */
-  commitOutcome(transactionId: string, waitMs: number): Promise<'committed' | 'aborted' | 'unknown'>;
+  commitOutcome(
+    transaction: WriteTransaction,
+    opts: { settleMs: number; waitMs: number },
+  ): Promise<'committed' | 'aborted' | 'unknown'>;
 }
 
 export interface ResearchRepo {

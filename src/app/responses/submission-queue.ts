@@ -1,6 +1,13 @@
-import { respondentKey, submitGroup, type SubmitInput, type SubmitResult } from './submit-responses.js';
+import {
+  respondentKey,
+  submitGroup,
+  type OutcomeWait,
+  type SubmitInput,
+  type SubmitResult,
+} from './submit-responses.js';
 import type { Caller, Deps } from '../ports/index.js';
 import { StaleReadError } from '../ports/stale-read.js';
+import { CommitRolledBackError } from '../ports/commit-outcome-unknown.js';
 
 export type SubmissionQueue = { submit(caller: Caller | null, input: SubmitInput): Promise<SubmitResult> };
 
@@ -15,7 +22,7 @@ type Waiting = { caller: Caller | null; input: SubmitInput; resolve(r: SubmitRes
  */
 export function createSubmissionQueue(
   deps: Deps,
-  opts: { maxGroup?: number; parallel?: number; minSecondGroup?: number } = {},
+  opts: { maxGroup?: number; parallel?: number; minSecondGroup?: number; outcome?: OutcomeWait } = {},
 ): SubmissionQueue {
   const maxGroup = opts.maxGroup ?? 64;
   const parallel = opts.parallel ?? 2;
@@ -43,13 +50,15 @@ export function createSubmissionQueue(
 
   async function write(group: Waiting[], again = false): Promise<void> {
     try {
-      const settled = await submitGroup(deps, group);
+      const settled = await submitGroup(deps, group, opts.outcome);
       settled.forEach((s, i) => (s.ok ? group[i]!.resolve(s.value) : group[i]!.reject(s.error)));
     } catch (err) {
       if (group.length === 1) {
         // Its poll or a webhook was deleted between the read and the write: read afresh once,
-        // which answers as the deletion says (404, or that webhook left out), not a 500.
-        if (err instanceof StaleReadError && !again) return write(group, true);
+        // which answers as the deletion says (404, or that webhook left out), not a 500. Or the
+        // connection was lost with its COMMIT, which rolled back: nothing was stored.
+        if ((err instanceof StaleReadError || err instanceof CommitRolledBackError) && !again)
+          return write(group, true);
         return group[0]!.reject(err);
       }
       // The group's transaction rolled back (a deadlock with another writer, or one submission

@@ -9,7 +9,8 @@ import { planLogic } from './plan-logic.js';
 import { membershipOf } from '../access.js';
 import { authorize } from '../../domain/access.js';
 import type { Caller, Deps, PollForSubmission, Store } from '../ports/index.js';
-import { CommitOutcomeUnknownError } from '../ports/commit-outcome-unknown.js';
+import type { WriteTransaction } from '../ports/responses.js';
+import { CommitOutcomeUnknownError, CommitRolledBackError } from '../ports/commit-outcome-unknown.js';
 import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
 
 export type SubmitInput = {
@@ -70,42 +71,50 @@ export function byRespondent(answers: readonly ResponseRow[]): Map<string, Respo
  * such check runs before it writes anything: its participant upsert, when the row existed,
  * changed nothing. The caller keeps one submission per respondent in a group.
  */
-export async function submitGroup(deps: Deps, subs: readonly Submission[]): Promise<Settled<SubmitResult>[]> {
+export async function submitGroup(
+  deps: Deps,
+  subs: readonly Submission[],
+  outcome: OutcomeWait = OUTCOME,
+): Promise<Settled<SubmitResult>[]> {
   const out: Settled<SubmitResult>[] = new Array(subs.length);
   const now = deps.clock.now();
-  const written: Written = { transactionId: null };
+  const written: Written = { transaction: null };
   await writeGroup(deps, subs, out, now, written).catch((err: unknown) =>
-    settleUnknown(deps, out, written.transactionId, err),
+    settleUnknown(deps, out, written.transaction, outcome, err),
   );
   return out;
 }
 
-/** How long a group whose COMMIT lost its connection waits for the database to say whether it committed. */
-const OUTCOME_WAIT_MS = 10_000;
+/**
+ * A group whose COMMIT lost its connection lets its transaction finish on the server for up to
+ * 1 s (a COMMIT may be on its way), then ends it, and learns the outcome within 10 s at most.
+ */
+const OUTCOME: OutcomeWait = { settleMs: 1_000, waitMs: 10_000 };
 
-type Written = { transactionId: string | null };
+export type OutcomeWait = { settleMs: number; waitMs: number };
+
+type Written = { transaction: WriteTransaction | null };
 
 /**
  * The connection was lost with the group's COMMIT: the database says whether it committed, once
  * the transaction no longer runs there. Committed, every submission stands as written; rolled
- * back, the error is the lost connection's, and the queue may write them again. Not learned (the
- * database unreachable, or the transaction still running), each accepted submission fails with
- * the outcome unknown, and is not written again; a refused one keeps its refusal.
+ * back, nothing was stored, and the queue writes them again. Not learned (the database
+ * unreachable), each accepted submission fails with the outcome unknown and is not written
+ * again; a refused one keeps its refusal.
  */
 async function settleUnknown(
   deps: Deps,
   out: Settled<SubmitResult>[],
-  transactionId: string | null,
+  transaction: WriteTransaction | null,
+  wait: OutcomeWait,
   err: unknown,
 ): Promise<void> {
   if (!(err instanceof CommitOutcomeUnknownError)) throw err;
   // Nothing was written (every submission refused): the refusals stand, whatever the COMMIT did.
-  if (transactionId === null) return;
-  const outcome = await deps.store.submissions
-    .commitOutcome(transactionId, OUTCOME_WAIT_MS)
-    .catch(() => 'unknown' as const);
+  if (transaction === null) return;
+  const outcome = await deps.store.submissions.commitOutcome(transaction, wait).catch(() => 'unknown' as const);
   if (outcome === 'committed') return;
-  if (outcome === 'aborted') throw err.cause;
+  if (outcome === 'aborted') throw new CommitRolledBackError(err.cause);
   out.forEach((s, i) => void (s.ok && (out[i] = { ok: false, error: err })));
 }
 
@@ -133,10 +142,10 @@ async function writeGroup(
     // Inserted if new, locked either way: concurrent submissions of one respondent queue here.
     // The answers are added after the lock, so the listing sees what a concurrent submission of
     // the same respondent committed while this one waited; a refused respondent's are not added.
-    const { participants, answers, transactionId } = await store.submissions.lockAndAddAnswers(
+    const { participants, answers, transaction } = await store.submissions.lockAndAddAnswers(
       work.map((w) => ({ participant: w.participant, responses: w.responses, reopens: reopens(w.poll) })),
     );
-    written.transactionId = transactionId;
+    written.transaction = transaction;
     const stored = new Map(participants.map((p) => [respondentKey(p.pollId, p.id), p]));
     work = work.filter((w) => {
       try {

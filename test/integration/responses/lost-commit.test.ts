@@ -3,6 +3,7 @@ import { CommitOutcomeUnknownError } from '../../../src/app/ports/commit-outcome
 import type { SubmitResult } from '../../../src/app/responses/submit-responses.js';
 import { createSubmissionQueue } from '../../../src/app/responses/submission-queue.js';
 import { openDatabase, type Database } from '../../../src/infra/db/database.js';
+import { buildApp } from '../../../src/http/app.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { createPgDatabase, onPostgres } from '../../support/db.js';
 import { createWebhook, visiblePoll } from '../../support/fixtures.js';
@@ -63,9 +64,12 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
     return { poll, submission, stored, batched };
   }
 
+  /** The outcome's waits, shortened: what they bound is the time these tests take. */
+  const FAST = { settleMs: 500, waitMs: 2_000 };
+
   /** Three submissions to a queue that writes one group at a time: the first alone, then the other two together. */
   function submitThree(s: Awaited<ReturnType<typeof setUp>>, ids: [string, string, string]) {
-    const queue = createSubmissionQueue(h.deps, { parallel: 1 });
+    const queue = createSubmissionQueue(h.deps, { parallel: 1, outcome: FAST });
     return Promise.allSettled(ids.map((id) => queue.submit(null, s.submission(id))));
   }
 
@@ -95,14 +99,27 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
   it('committed, answer lost: a group of two is not written again, and each gets its own stored answer', () =>
     eachStoredOnce('after-commit', 2, ['a1', 'a2', 'a3']));
 
-  it('committed late (the server reads the COMMIT after the service asks): the group waits for it, and is not written again', () =>
-    eachStoredOnce('late-commit', 2, ['e1', 'e2', 'e3']));
+  it('committed late (the server reads the COMMIT after the service asks): the group waits for it, and is not written again', async () => {
+    const asked = proxy.sent('pg_xact_status');
+    await eachStoredOnce('late-commit', 2, ['e1', 'e2', 'e3']);
+    // Told at least once that the transaction still ran: the COMMIT is let through on the second question.
+    expect(proxy.sent('pg_xact_status') - asked).toBeGreaterThanOrEqual(2);
+  });
+
+  it('never committed (the COMMIT lost on the way, the server holding the transaction open): it is ended, and each submission written again alone, once', async () => {
+    const ended = proxy.sent('pg_terminate_backend');
+    await eachStoredOnce('stuck-commit', 2, ['g1', 'g2', 'g3']);
+    expect(proxy.sent('pg_terminate_backend') - ended).toBe(1);
+  });
 
   it('committed, answer lost: a group of one is answered with what it stored, not as a failure', () =>
     eachStoredOnce('after-commit', 1, ['b1', 'b2', 'b3']));
 
   it('rolled back (COMMIT never reached the server): each submission is written again alone, once', () =>
     eachStoredOnce('before-commit', 2, ['c1', 'c2', 'c3']));
+
+  it('rolled back, a group of one: it is written again, once', () =>
+    eachStoredOnce('before-commit', 1, ['h1', 'h2', 'h3']));
 
   it('committed, answer lost, database gone: the group fails as unknown and is not written again', async () => {
     const s = await setUp();
@@ -122,7 +139,13 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
   it('answers such a submission over HTTP with 503 and no Retry-After: sent again, it would be stored twice', async () => {
     const s = await setUp();
     const cut = proxy.cut('after-commit', 1, { down: true });
-    const res = await h.app.inject({ method: 'POST', url: '/participant/responses', payload: s.submission('f1') });
+    const app = await buildApp({
+      deps: h.deps,
+      submissions: createSubmissionQueue(h.deps, { outcome: FAST }),
+      logger: false,
+    });
+    const res = await app.inject({ method: 'POST', url: '/participant/responses', payload: s.submission('f1') });
+    await app.close();
     await cut;
     proxy.up();
     expect(res.statusCode).toBe(503);

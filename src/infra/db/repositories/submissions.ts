@@ -7,6 +7,18 @@ import { cmp, iso, json } from './page.js';
 import { toParticipant, toResponse } from './participants.js';
 import { StaleReadError } from '../../../app/ports/stale-read.js';
 
+/** What the lock statement returns besides the participant's row. */
+type Locked = { xid: string; backend_pid: number };
+
+/** `p`, or a rejection at `deadline`: a lookup on an unreachable server may otherwise hang. */
+function beforeDeadline<T>(deadline: number, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('no answer before the deadline')), Math.max(0, deadline - Date.now()));
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 /** A foreign-key violation (SQLSTATE 23503): a poll or webhook the group read was deleted since. */
 function staleRead(err: unknown): never {
   throw (err as { code?: unknown } | null)?.code === '23503' ? new StaleReadError(err) : err;
@@ -24,7 +36,7 @@ function staleRead(err: unknown): never {
 export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): SubmissionRepo {
   return {
     async lockAndAddAnswers(entries) {
-      if (!entries.length) return { participants: [], answers: [], transactionId: null };
+      if (!entries.length) return { participants: [], answers: [], transaction: null };
       // ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns the
       // stored row: concurrent first submissions of one id queue here instead of colliding.
       // Rows are locked in key order, so groups sharing respondents cannot deadlock. Its columns
@@ -34,8 +46,9 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
         .sort((a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id))
         .map((e) => e.participant);
       const p = <T>(f: (x: (typeof ps)[number]) => T) => ps.map(f);
-      // It also returns the transaction's id, for commitOutcome should the COMMIT's answer be lost.
-      const lock = sql<Selectable<ParticipantsTable> & { xid: string }>`/* prepared:submission-lock */
+      // It also returns the transaction's id and its server process, for commitOutcome should the
+      // COMMIT's answer be lost.
+      const lock = sql<Selectable<ParticipantsTable> & Locked>`/* prepared:submission-lock */
         INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
         SELECT id, seq, poll_id, account_id, metadata::jsonb, synthetic, complete, completed_at, created_at, updated_at
         FROM unnest(
@@ -45,7 +58,7 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
         ) AS v(id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
         ON CONFLICT (poll_id, id) DO UPDATE SET updated_at = participants.updated_at
         RETURNING id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at,
-          pg_current_xact_id()::text AS xid`;
+          pg_current_xact_id()::text AS xid, pg_backend_pid() AS backend_pid`;
       const rows = entries.flatMap((e) =>
         e.responses.map((r) => ({ ...r, reopens: e.reopens, seq: e.participant.seq })),
       );
@@ -78,11 +91,11 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
         UNION ALL SELECT * FROM ins
         ORDER BY participant_id, id`;
       const [locked, listed] = await executeTogether(db, [lock.compile(db), answers.compile(db)]).catch(staleRead);
-      const lockedRows = locked!.rows as (Selectable<ParticipantsTable> & { xid: string })[];
+      const lockedRows = locked!.rows as (Selectable<ParticipantsTable> & Locked)[];
       return {
         participants: lockedRows.map(toParticipant),
         answers: (listed!.rows as Selectable<ResponsesTable>[]).map(toResponse),
-        transactionId: lockedRows[0]!.xid,
+        transaction: { id: lockedRows[0]!.xid, backendPid: lockedRows[0]!.backend_pid },
       };
     },
 
@@ -129,17 +142,34 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       else await db.executeQuery(write.compile(db)).catch(staleRead);
     },
 
-    async commitOutcome(transactionId, waitMs) {
-      // 'in progress' while the server still holds the transaction: its backend may not yet have
-      // read the COMMIT that the lost connection carried, or may wait on a lock.
-      const deadline = Date.now() + waitMs;
+    async commitOutcome(transaction, { settleMs, waitMs }) {
+      const started = Date.now();
+      const deadline = started + waitMs;
+      let ended = false;
       for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
-        const { rows } = await sql<{
-          status: string | null;
-        }>`SELECT pg_xact_status(${transactionId}::xid8) AS status`.execute(db);
-        const status = rows[0]?.status;
+        // A lookup that fails (the server restarting) is tried again until the deadline.
+        const status = await beforeDeadline(
+          deadline,
+          sql<{ status: string | null }>`SELECT pg_xact_status(${transaction.id}::xid8) AS status`.execute(db),
+        ).then(
+          (r) => r.rows[0]?.status ?? null,
+          () => undefined,
+        );
         if (status === 'committed' || status === 'aborted') return status;
-        if (status !== 'in progress' || Date.now() + pause > deadline) return 'unknown';
+        if (status === null) return 'unknown';
+        // Still running: its backend may not yet have read the COMMIT the lost connection
+        // carried, or waits on a lock. Its client is gone, so after a while it is ended, and the
+        // transaction is then committed or rolled back for good. Only the process that still runs
+        // this transaction is ended (a process id may be reused).
+        if (status === 'in progress' && !ended && Date.now() - started >= settleMs) {
+          ended = true;
+          await beforeDeadline(
+            deadline,
+            sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE pid = ${transaction.backendPid} AND backend_xid = xid(${transaction.id}::xid8)`.execute(db),
+          ).catch(() => {});
+        }
+        if (Date.now() + pause > deadline) return 'unknown';
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
     },
