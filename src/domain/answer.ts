@@ -13,6 +13,10 @@ export function checkAnswerValue(slide: Slide, value: unknown, path: string): vo
     if (slide.multi) {
       if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== 'string'))
         bad('a non-empty array of answer titles');
+      // Each title once: a longer array is no answer a respondent gives, and logic conditions
+      // compare against every element.
+      if ((value as string[]).length > allowed.length || new Set(value as string[]).size !== (value as string[]).length)
+        bad('each answer title at most once');
       for (const v of value as string[]) if (!allowed.includes(v)) bad(`answers among: ${allowed.join(', ')}`);
       return;
     }
@@ -40,9 +44,34 @@ export function checkAnswerValue(slide: Slide, value: unknown, path: string): vo
         bad('an email address');
       return;
     case 'date':
-      if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) bad('a date string');
+      if (typeof value !== 'string' || value.length > 64 || Number.isNaN(Date.parse(value))) bad('a date string');
       return;
     default:
       if (typeof value !== 'string' || value.length > 10000) bad('a string of at most 10000 characters');
+  }
+}
+
+/** The most a submission's `metadata` or `participantMetadata` may hold, as JSON: each answer row keeps a copy of the metadata. */
+export const MAX_METADATA_BYTES = 16_384;
+
+/**
+ * The limits of one submission beyond each answer's value: each slide answered once (its
+ * answers are stored side by side), and metadata of at most MAX_METADATA_BYTES as JSON.
+ */
+export function checkSubmissionLimits(input: {
+  answers: readonly { slideId: string }[];
+  metadata?: Record<string, unknown>;
+  participantMetadata?: Record<string, unknown>;
+}): void {
+  const seen = new Set<string>();
+  input.answers.forEach((a, i) => {
+    if (seen.has(a.slideId))
+      throw invalid(`/answers/${i}/slideId`, `slide ${a.slideId} is answered twice in this submission`);
+    seen.add(a.slideId);
+  });
+  for (const key of ['metadata', 'participantMetadata'] as const) {
+    const value = input[key];
+    if (value !== undefined && Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES)
+      throw invalid(`/${key}`, `is larger than ${MAX_METADATA_BYTES} bytes as JSON`);
   }
 }

@@ -347,7 +347,13 @@ const CASES: Case[] = [
     ],
   ],
   ['phone-capture', slide('phone-capture'), ['+1 555 0100', '0101'], [15550100, null, ['+1']]],
-  ['date', slide('date'), ['2026-01-01', '2026-01-01T10:00:00Z'], ['not a date', 20260101, null]],
+  // The last: a string Date.parse takes (it skips a parenthesised comment), over 64 characters.
+  [
+    'date',
+    slide('date'),
+    ['2026-01-01', '2026-01-01T10:00:00Z'],
+    ['not a date', 20260101, null, `Jan 1 2026 (${'x'.repeat(100)})`],
+  ],
   [
     'file-upload',
     slide('file-upload'),

@@ -1,4 +1,4 @@
-import { checkAnswerValue } from '../../domain/answer.js';
+import { checkAnswerValue, checkSubmissionLimits } from '../../domain/answer.js';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import { newId, newRandomId } from '../../domain/ids.js';
 import { closedBySchedule } from '../../domain/schedule.js';
@@ -238,6 +238,7 @@ async function checkSubmission(
   }
   const closed = closedBySchedule(poll.schedule, now);
   if (closed) throw new DomainError('not_found', `poll not open: ${closed}`);
+  checkSubmissionLimits(input);
   const byId = new Map(slides.map((s) => [s.id, s]));
   input.answers.forEach((a, i) => {
     const slide = byId.get(a.slideId);

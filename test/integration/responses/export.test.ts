@@ -219,9 +219,15 @@ describe('GET /responses/export', () => {
 
   it('streams a poll with more rows than one page (500) in order', async () => {
     const poll = await visiblePoll(h, acme);
-    const answers = Array.from({ length: 200 }, (_, i) => ({ slideId: poll.q1, value: `v${i}` }));
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push(...(await answer(h, { pollId: poll.pollId, answers })).responseIds);
+    // 300 respondents who answer both slides (a submission answers each slide once).
+    for (let i = 0; i < 300; i++) {
+      const answers = [
+        { slideId: poll.q1, value: `v${i}` },
+        { slideId: poll.q2, value: `r${i}@example.com` },
+      ];
+      ids.push(...(await answer(h, { pollId: poll.pollId, answers })).responseIds);
+    }
     const rows = parseCsv((await call('GET', `/responses/export?pollId=${poll.pollId}`, acme.key)).body);
     expect(rows).toHaveLength(601);
     expect(rows.slice(1).map((r) => r[0])).toEqual([...ids].sort());

@@ -267,6 +267,8 @@ describe('POST /participant/responses: validation', () => {
       [stars, 6],
       [pick, 'Red'],
       [pick, ['Green']],
+      [pick, ['Red', 'Red']],
+      [pick, ['Red', 'Blue', 'Red']],
       [copy, 'x'],
     ] as const) {
       const e = expectProblem(
@@ -276,6 +278,33 @@ describe('POST /participant/responses: validation', () => {
       );
       expect(e.errors?.[0]?.message).toContain(slideId);
     }
+  });
+
+  it('limits what one submission may hold: each slide once, metadata of at most 16 KiB as JSON', async () => {
+    const twice = expectProblem(
+      await submit({
+        pollId: poll.pollId,
+        answers: [
+          { slideId: poll.q1, value: 'one' },
+          { slideId: poll.q1, value: 'two' },
+        ],
+      }),
+      400,
+      'validation_failed',
+    );
+    expect(twice.errors).toEqual([{ path: '/answers/1/slideId', message: expect.stringContaining('twice') }]);
+    const big = { note: 'x'.repeat(16_384) };
+    for (const key of ['metadata', 'participantMetadata'])
+      expect(
+        expectProblem(
+          await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }], [key]: big }),
+          400,
+          'validation_failed',
+        ).errors,
+      ).toEqual([{ path: `/${key}`, message: expect.stringContaining('16384 bytes') }]);
+    const fits = { note: 'x'.repeat(16_000) };
+    const res = await submit({ pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }], metadata: fits });
+    expect(res.statusCode, res.body).toBe(201);
   });
 
   it('a refused submission stores nothing, not even the valid answers before the bad one', async () => {
