@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { authenticate } from '../app/access.js';
 import type { Caller, Deps } from '../app/ports/index.js';
 import { DomainError } from '../domain/errors.js';
-import { rateLimiter, type RateLimiter } from './rate-limit.js';
+import { addressBucket, rateLimiter, type RateLimiter } from './rate-limit.js';
 
 export type AuthMode = 'required' | 'optional' | 'none';
 
@@ -24,8 +24,8 @@ export function bearer(req: FastifyRequest): string | undefined {
 
 /**
  * Runs before the body is parsed, so an unauthenticated caller learns nothing from validation.
- * Rate limits count per key, or per address for anonymous calls. Failed authentications count
- * per address too, and an address past that budget is refused before its key is looked up, so
+ * Rate limits count per key, or per address for anonymous calls (an IPv6 one by its /64).
+ * Failed authentications count per address too, and an address past that budget is refused before its key is looked up, so
  * guessing keys costs no storage work.
  */
 export function authHook(deps: Pick<Deps, 'store' | 'clock'>, limit: RateLimiter = rateLimiter(0)) {
@@ -34,10 +34,10 @@ export function authHook(deps: Pick<Deps, 'store' | 'clock'>, limit: RateLimiter
     if (mode === 'none') return;
     const key = bearer(req);
     if (mode === 'optional' && !key) {
-      limit(`ip:${req.ip}`);
+      limit(`ip:${addressBucket(req.ip)}`);
       return;
     }
-    const failures = `auth-failed:${req.ip}`;
+    const failures = `auth-failed:${addressBucket(req.ip)}`;
     limit.check(failures);
     try {
       req.caller = await authenticate(deps, key);

@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import { DomainError } from '../domain/errors.js';
 
 export type RateLimiter = {
@@ -55,4 +56,24 @@ export function rateLimiter(perMinute: number, now: () => number = Date.now): Ra
     windowOf(key, now()).count++;
   };
   return Object.assign(limit, { check, spend });
+}
+
+/**
+ * The budget an address counts against: an IPv6 address by its /64, the block one subscriber
+ * is given (each of its addresses would otherwise be a budget of its own); an IPv4-mapped
+ * address as its IPv4 address.
+ */
+export function addressBucket(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(ip)) return ip;
+  const [head = '', tail] = ip.split('%')[0]!.split('::');
+  // An embedded IPv4 address fills the last two groups.
+  const groups = (part: string) => (part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : []);
+  const [h, t] = [groups(head), groups(tail ?? '')];
+  const all = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  return `${all
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }

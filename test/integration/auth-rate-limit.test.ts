@@ -73,6 +73,14 @@ describe('failed authentications are rate-limited per address', () => {
     expect(over.json().code).toBe('rate_limited');
   });
 
+  it('counts an IPv6 client by its /64: a new address in the same block is no new budget', async () => {
+    for (let i = 0; i < BUDGET; i++)
+      expect((await get(`${GUESS}v${i}`, `2001:db8:7:1::${(i + 1).toString(16)}`)).statusCode).toBe(401);
+    const sameBlock = await get(`${GUESS}w`, '2001:db8:7:1:ffff:ffff:ffff:ffff');
+    expect(sameBlock.statusCode, sameBlock.body).toBe(429);
+    expect((await get(`${GUESS}w`, '2001:db8:7:2::1')).statusCode).toBe(401);
+  });
+
   it('successful authentications do not spend the address budget', async () => {
     const key = await h.member(acme.accountId, 'read_only');
     for (let i = 0; i < BUDGET; i++) expect((await get(key, '203.0.113.9')).statusCode).toBe(200);
