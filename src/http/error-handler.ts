@@ -94,8 +94,10 @@ export function registerErrorHandling(app: FastifyInstance, isUnavailable: Unava
       req.log.error({ err }, 'unhandled error');
       body = internalProblem();
     }
-    if (body.code === 'rate_limited')
-      reply.header('retry-after', String((err as { retryAfter?: number }).retryAfter ?? 60));
+    const retryAfter = (err as { retryAfter?: number }).retryAfter;
+    if (body.code === 'rate_limited') reply.header('retry-after', String(retryAfter ?? 60));
+    else if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
+    if (err instanceof DomainError && err.code === 'unavailable') req.log.warn({ detail: err.message }, 'unavailable');
     void reply.status(body.status).type('application/problem+json').send(body);
   });
   app.setNotFoundHandler((req, reply) => {

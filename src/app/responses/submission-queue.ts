@@ -6,6 +6,7 @@ import {
   type SubmitResult,
 } from './submit-responses.js';
 import type { Caller, Deps } from '../ports/index.js';
+import { DomainError } from '../../domain/errors.js';
 import { StaleReadError } from '../ports/stale-read.js';
 import { CommitRolledBackError } from '../ports/commit-outcome-unknown.js';
 
@@ -22,11 +23,18 @@ type Waiting = { caller: Caller | null; input: SubmitInput; resolve(r: SubmitRes
  */
 export function createSubmissionQueue(
   deps: Deps,
-  opts: { maxGroup?: number; parallel?: number; minSecondGroup?: number; outcome?: OutcomeWait } = {},
+  opts: {
+    maxGroup?: number;
+    parallel?: number;
+    minSecondGroup?: number;
+    maxWaiting?: number;
+    outcome?: OutcomeWait;
+  } = {},
 ): SubmissionQueue {
   const maxGroup = opts.maxGroup ?? 64;
   const parallel = opts.parallel ?? 2;
   const minSecond = opts.minSecondGroup ?? 8;
+  const maxWaiting = opts.maxWaiting ?? 4_096;
   let waiting: Waiting[] = [];
   let running = 0;
 
@@ -82,6 +90,15 @@ export function createSubmissionQueue(
 
   return {
     submit(caller, input) {
+      // Each waiting submission holds its body (up to 1 MiB): past this many the database is
+      // behind, and the caller is told to come back rather than the process run out of memory.
+      if (waiting.length >= maxWaiting)
+        return Promise.reject(
+          Object.assign(
+            new DomainError('unavailable', `${maxWaiting} submissions are waiting to be written; try again shortly`),
+            { retryAfter: 1 },
+          ),
+        );
       return new Promise<SubmitResult>((resolve, reject) => {
         waiting.push({ caller, input, resolve, reject });
         pump();

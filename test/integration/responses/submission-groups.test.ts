@@ -7,6 +7,7 @@ import type { Delivery } from '../../../src/domain/delivery.js';
 import type { Deps, Store } from '../../../src/app/ports/index.js';
 import { createSubmissionQueue } from '../../../src/app/responses/submission-queue.js';
 import { submitGroup, type Submission } from '../../../src/app/responses/submit-responses.js';
+import { buildApp } from '../../../src/http/app.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
@@ -324,6 +325,32 @@ describe('the submission queue', () => {
       ),
     );
     expect(many.count()).toBe(3);
+  });
+
+  it('refuses a submission with 503 and Retry-After while too many wait, and writes the ones it took', async () => {
+    const p = await pollWithHooks();
+    const queue = createSubmissionQueue(h.deps, { parallel: 1, maxWaiting: 2 });
+    const submit = (i: number) =>
+      queue.submit(null, { pollId: p.pollId, answers: [{ slideId: p.q1, value: `waiting ${i}` }] });
+    // The first is written at once; two wait; the fourth finds the queue full.
+    const settled = await Promise.allSettled([0, 1, 2, 3].map(submit));
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+    expect((settled[3] as PromiseRejectedResult).reason).toMatchObject({ code: 'unavailable', retryAfter: 1 });
+    const stored = await h.deps.store.responses.list({ pollId: p.pollId }, { limit: 100 });
+    expect(stored.data.map((r) => r.value).sort()).toEqual(['waiting 0', 'waiting 1', 'waiting 2']);
+    // Over HTTP: 503, with the seconds to wait.
+    const app = await buildApp({
+      deps: h.deps,
+      submissions: createSubmissionQueue(h.deps, { maxWaiting: 0 }),
+      logger: false,
+    });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/participant/responses',
+      payload: { pollId: p.pollId, answers: [{ slideId: p.q1, value: 'refused' }] },
+    });
+    await app.close();
+    expect([res.statusCode, res.json().code, res.headers['retry-after']]).toEqual([503, 'unavailable', '1']);
   });
 
   it("keeps one respondent's concurrent submissions apart: both land, and they complete the respondent once", async () => {
