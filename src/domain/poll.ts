@@ -59,6 +59,8 @@ export type PollInput = {
 /** Caps of a poll's languageSettings: the request schema's, and a translations merge's result. */
 export const MAX_LANGUAGES = 100;
 export const MAX_TRANSLATIONS = 2000;
+/** The most a poll's languageSettings may hold as JSON: the whole poll is read on every submission. */
+export const MAX_LANGUAGE_SETTINGS_BYTES = 1_048_576;
 
 export function cleanTitle(raw: string): string {
   const title = stripHtml(raw);
@@ -201,7 +203,8 @@ export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
 
 /**
  * Merges one language's translations; every other language is left as it was. A merge may not
- * take the poll past MAX_LANGUAGES or a language past MAX_TRANSLATIONS (409 limit_reached).
+ * take the poll past MAX_LANGUAGES, a language past MAX_TRANSLATIONS, or all of them past
+ * MAX_LANGUAGE_SETTINGS_BYTES (409 limit_reached).
  */
 export function mergeTranslations(
   current: LanguageSettings | null,
@@ -223,8 +226,15 @@ export function mergeTranslations(
       { path: '/translations', message: `would make ${count} translations, of at most ${MAX_TRANSLATIONS}` },
     ]);
   }
-  return {
+  const result = {
     ...base,
     languages: { ...base.languages, [language]: { enabled: existing?.enabled ?? true, translations: merged } },
   };
+  const bytes = Buffer.byteLength(JSON.stringify(result));
+  if (bytes > MAX_LANGUAGE_SETTINGS_BYTES && bytes > Buffer.byteLength(JSON.stringify(base))) {
+    throw new DomainError('limit_reached', `a poll's translations hold at most ${MAX_LANGUAGE_SETTINGS_BYTES} bytes`, [
+      { path: '/translations', message: `would make ${bytes} bytes, of at most ${MAX_LANGUAGE_SETTINGS_BYTES}` },
+    ]);
+  }
+  return result;
 }

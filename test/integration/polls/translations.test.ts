@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_LANGUAGES, MAX_TRANSLATIONS } from '../../../src/domain/poll.js';
+import { MAX_LANGUAGE_SETTINGS_BYTES, MAX_LANGUAGES, MAX_TRANSLATIONS } from '../../../src/domain/poll.js';
 import {
   acme,
   acmeReader,
@@ -185,6 +185,33 @@ describe('translations', () => {
     expect(Object.keys(en.json().data.translations)).toHaveLength(1500);
     const fits = { pollId: target.id, language: 'en', translations: keys(500, 'b') };
     expect((await call('POST', '/poll/translations/update', acme.key, fits)).statusCode).toBe(200);
+  });
+
+  it(`merges that would take a poll's translations past ${MAX_LANGUAGE_SETTINGS_BYTES} bytes are 409 limit_reached`, async () => {
+    const target = await createPoll(acme, { title: 'Long texts' });
+    // 200 keys of 2,000 characters: about 400 KB a merge, each within the body and key caps.
+    const batch = (prefix: string) =>
+      Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`${prefix}${i}`, 'x'.repeat(2000)]));
+    for (const lang of ['de', 'fr'])
+      expect(
+        (
+          await call('POST', '/poll/translations/update', acme.key, {
+            pollId: target.id,
+            language: lang,
+            translations: batch(lang),
+          })
+        ).statusCode,
+      ).toBe(200);
+    const third = { pollId: target.id, language: 'it', translations: batch('it') };
+    const problem = expectProblem(
+      await call('POST', '/poll/translations/update', acme.key, third),
+      409,
+      'limit_reached',
+    );
+    expect(paths(problem)).toEqual(['/translations']);
+    // Replacing a text with one no longer is still taken.
+    const same = { pollId: target.id, language: 'de', translations: { de0: 'shorter' } };
+    expect((await call('POST', '/poll/translations/update', acme.key, same)).statusCode).toBe(200);
   });
 
   it('POST /poll/update with languageSettings replaces the whole object', async () => {
