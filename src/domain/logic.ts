@@ -68,6 +68,34 @@ export const droppedUrls = (before: readonly { action: Action }[], after: readon
   return [...savedUrls(before)].filter((url) => !kept.has(url));
 };
 
+/**
+ * The most Trigger webhook targets a poll may hold: each URL on a slide, and each URL in its
+ * survey logic. A submission sends at most one delivery to each target it triggers.
+ */
+export const MAX_WEBHOOK_TARGETS = 50;
+
+/** The Trigger webhook targets of a poll: each (slide, URL) of its slides' logic, and each URL of its survey logic. */
+export function webhookTargets(
+  slides: readonly { id: string; logic: readonly { action: Action }[] }[],
+  actionLogic: readonly { action: Action }[],
+): number {
+  return slides.reduce((n, s) => n + savedUrls(s.logic).size, savedUrls(actionLogic).size);
+}
+
+/**
+ * Refuses a write that leaves the poll over MAX_WEBHOOK_TARGETS, unless it adds none (a poll
+ * already over, from before the limit, may still be edited down).
+ */
+export function checkWebhookTargets(after: number, before: number, path: string): void {
+  if (after > MAX_WEBHOOK_TARGETS && after > before)
+    throw new DomainError('limit_reached', `a poll has at most ${MAX_WEBHOOK_TARGETS} Trigger webhook targets`, [
+      {
+        path,
+        message: `would make ${after} targets (a URL on a slide, or in the survey logic), of at most ${MAX_WEBHOOK_TARGETS}`,
+      },
+    ]);
+}
+
 export const hasWebhookAction = (rules: readonly { action: Action }[]): boolean =>
   rules.some((r) => r.action.type === 'trigger-webhook');
 

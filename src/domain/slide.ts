@@ -22,6 +22,9 @@ export const SLIDE_TYPES = [
 export type SlideType = (typeof SLIDE_TYPES)[number];
 
 /** Slides that only show text and take no answer. */
+/** The most slides a poll may hold: every submission reads all of them. */
+export const MAX_SLIDES = 200;
+
 export const NON_ANSWERABLE: ReadonlySet<SlideType> = new Set(['copy', 'thank-you']);
 export const CHOICE_TYPES: ReadonlySet<SlideType> = new Set(['question', 'checkbox', 'dropdown', 'binary']);
 

@@ -1,8 +1,8 @@
-import { invalid } from '../../domain/errors.js';
+import { DomainError, invalid } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { hasWebhookAction, type QuestionRule } from '../../domain/logic.js';
 import { stripHtml, trimStrings } from '../../domain/sanitize.js';
-import { type Slide, type SlideType } from '../../domain/slide.js';
+import { MAX_SLIDES, type Slide, type SlideType } from '../../domain/slide.js';
 import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import { requirePoll, requirePollForUpdate, requireWebhookRuleAccess } from '../access.js';
@@ -33,6 +33,7 @@ export async function createSlide(deps: Deps, caller: Caller, input: SlideInput)
   return deps.store.transaction(async (store) => {
     const poll = await requirePollForUpdate(store, caller, input.pollId);
     const others = await store.slides.listByPoll(poll.id);
+    if (others.length >= MAX_SLIDES) throw new DomainError('limit_reached', `a poll has at most ${MAX_SLIDES} slides`);
     const req = trimStrings(input);
     const now = deps.clock.now();
     const idx = Math.min(req.idx ?? others.length, others.length);
@@ -52,7 +53,7 @@ export async function createSlide(deps: Deps, caller: Caller, input: SlideInput)
       createdAt: now,
       updatedAt: now,
     };
-    slide.logic = checkSlide(deps, slide, poll.pageRules, others);
+    slide.logic = checkSlide(deps, slide, poll, others);
     await requireWebhookRuleAccess(store, caller, poll.accountId, [], slide.logic, deps.urlPolicy);
     await renumber(store, [...others.slice(0, idx), slide, ...others.slice(idx)], slide.id);
     await store.slides.insert(slide);

@@ -1,6 +1,6 @@
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { checkRules } from '../../domain/logic.js';
+import { checkRules, checkWebhookTargets, savedUrls, webhookTargets } from '../../domain/logic.js';
 import { stripHtml } from '../../domain/sanitize.js';
 import { checkPosRule, CHOICE_TYPES, type Slide } from '../../domain/slide.js';
 import { requirePoll, requirePollForUpdate } from '../access.js';
@@ -24,15 +24,24 @@ export function cleanAnswers(answers: { id?: string; title: string }[], now: num
 export function checkSlide(
   deps: Deps,
   slide: Slide,
-  pageRules: string[],
+  poll: Pick<PollRow, 'pageRules' | 'actionLogic'>,
   others: Slide[],
   saved: Slide['logic'] = [],
 ): Slide['logic'] {
-  checkPosRule(pageRules, [...others.map((s) => s.type), slide.type]);
+  checkPosRule(poll.pageRules, [...others.map((s) => s.type), slide.type]);
   if (CHOICE_TYPES.has(slide.type) && slide.type !== 'binary' && slide.answers.length === 0) {
     throw invalid('/answers', `a ${slide.type} slide needs at least one answer`);
   }
-  return checkRules(slide.logic, new Set([...others.map((s) => s.id), slide.id]), deps.urlPolicy, '/logic', saved);
+  const logic = checkRules(
+    slide.logic,
+    new Set([...others.map((s) => s.id), slide.id]),
+    deps.urlPolicy,
+    '/logic',
+    saved,
+  );
+  const besides = webhookTargets(others, poll.actionLogic);
+  checkWebhookTargets(besides + savedUrls(logic).size, besides + savedUrls(saved).size, '/logic');
+  return logic;
 }
 
 /**

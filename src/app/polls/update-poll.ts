@@ -1,4 +1,4 @@
-import { checkRules, droppedUrls } from '../../domain/logic.js';
+import { checkRules, checkWebhookTargets, droppedUrls, webhookTargets } from '../../domain/logic.js';
 import { applyPollPatch, cleanTitle, type Poll, type PollPatch } from '../../domain/poll.js';
 import { checkPosRule } from '../../domain/slide.js';
 import { requirePoll, requirePollForUpdate, requireWebhookRuleAccess } from '../access.js';
@@ -45,6 +45,11 @@ export async function updatePoll(
     if (patch.actionLogic) {
       const slideIds = new Set(slides.map((s) => s.id));
       body.actionLogic = checkRules(body.actionLogic, slideIds, deps.urlPolicy, '/actionLogic', current.actionLogic);
+      checkWebhookTargets(
+        webhookTargets(slides, body.actionLogic),
+        webhookTargets(slides, current.actionLogic),
+        '/actionLogic',
+      );
       await requireWebhookRuleAccess(
         store,
         caller,
