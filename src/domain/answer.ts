@@ -1,4 +1,4 @@
-import { invalid } from './errors.js';
+import { DomainError, invalid } from './errors.js';
 import { CHOICE_TYPES, NON_ANSWERABLE, type Slide } from './slide.js';
 
 /** Checks an answer's value against its slide: the value shape each slide type takes; the error names the slide. */
@@ -44,7 +44,7 @@ export function checkAnswerValue(slide: Slide, value: unknown, path: string): vo
         bad('an email address');
       return;
     case 'date':
-      if (typeof value !== 'string' || value.length > 64 || Number.isNaN(Date.parse(value))) bad('a date string');
+      if (typeof value !== 'string' || value.length > 128 || Number.isNaN(Date.parse(value))) bad('a date string');
       return;
     default:
       if (typeof value !== 'string' || value.length > 10000) bad('a string of at most 10000 characters');
@@ -74,4 +74,24 @@ export function checkSubmissionLimits(input: {
     if (value !== undefined && Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES)
       throw invalid(`/${key}`, `is larger than ${MAX_METADATA_BYTES} bytes as JSON`);
   }
+}
+
+/**
+ * A respondent's stored participantMetadata with a submission's merged in may hold at most
+ * MAX_METADATA_BYTES as JSON, unless it does not grow (409 limit_reached).
+ */
+export function checkMergedMetadata(stored: Record<string, unknown>, sent: Record<string, unknown>): void {
+  const before = Buffer.byteLength(JSON.stringify(stored));
+  const after = Buffer.byteLength(JSON.stringify({ ...stored, ...sent }));
+  if (after > MAX_METADATA_BYTES && after > before)
+    throw new DomainError(
+      'limit_reached',
+      `a participant's metadata holds at most ${MAX_METADATA_BYTES} bytes as JSON`,
+      [
+        {
+          path: '/participantMetadata',
+          message: `would make ${after} bytes with what is stored, of at most ${MAX_METADATA_BYTES}`,
+        },
+      ],
+    );
 }

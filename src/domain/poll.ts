@@ -162,6 +162,7 @@ export function buildPollBody(input: PollInput, account: AccountDefaults): PollB
     actionLogic: req.actionLogic ?? [],
   };
   checkSchedule(body.schedule);
+  checkLanguageSettingsSize(body.languageSettings, null);
   return body;
 }
 
@@ -198,6 +199,7 @@ export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
     actionLogic: p.actionLogic ?? current.actionLogic,
   };
   checkSchedule(body.schedule);
+  if (p.languageSettings) checkLanguageSettingsSize(body.languageSettings, current.languageSettings);
   return body;
 }
 
@@ -230,11 +232,21 @@ export function mergeTranslations(
     ...base,
     languages: { ...base.languages, [language]: { enabled: existing?.enabled ?? true, translations: merged } },
   };
-  const bytes = Buffer.byteLength(JSON.stringify(result));
-  if (bytes > MAX_LANGUAGE_SETTINGS_BYTES && bytes > Buffer.byteLength(JSON.stringify(base))) {
+  checkLanguageSettingsSize(result, base, '/translations');
+  return result;
+}
+
+/** languageSettings may hold at most MAX_LANGUAGE_SETTINGS_BYTES as JSON, unless they do not grow (409 limit_reached). */
+function checkLanguageSettingsSize(
+  next: LanguageSettings | null,
+  before: LanguageSettings | null,
+  path = '/languageSettings',
+): void {
+  const size = (l: LanguageSettings | null) => (l ? Buffer.byteLength(JSON.stringify(l)) : 0);
+  const bytes = size(next);
+  if (bytes > MAX_LANGUAGE_SETTINGS_BYTES && bytes > size(before)) {
     throw new DomainError('limit_reached', `a poll's translations hold at most ${MAX_LANGUAGE_SETTINGS_BYTES} bytes`, [
-      { path: '/translations', message: `would make ${bytes} bytes, of at most ${MAX_LANGUAGE_SETTINGS_BYTES}` },
+      { path, message: `would make ${bytes} bytes, of at most ${MAX_LANGUAGE_SETTINGS_BYTES}` },
     ]);
   }
-  return result;
 }

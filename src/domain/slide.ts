@@ -21,10 +21,10 @@ export const SLIDE_TYPES = [
 ] as const;
 export type SlideType = (typeof SLIDE_TYPES)[number];
 
-/** Slides that only show text and take no answer. */
 /** The most slides a poll may hold: every submission reads all of them. */
 export const MAX_SLIDES = 200;
 
+/** Slides that only show text and take no answer. */
 export const NON_ANSWERABLE: ReadonlySet<SlideType> = new Set(['copy', 'thank-you']);
 export const CHOICE_TYPES: ReadonlySet<SlideType> = new Set(['question', 'checkbox', 'dropdown', 'binary']);
 

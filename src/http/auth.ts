@@ -25,7 +25,7 @@ export function bearer(req: FastifyRequest): string | undefined {
 /**
  * Runs before the body is parsed, so an unauthenticated caller learns nothing from validation.
  * Rate limits count per key, or per address for anonymous calls (an IPv6 one by its /64).
- * Failed authentications count per address too, and an address past that budget is refused before its key is looked up, so
+ * Failed authentications count per address (the full one), and an address past that budget is refused before its key is looked up, so
  * guessing keys costs no storage work.
  */
 export function authHook(deps: Pick<Deps, 'store' | 'clock'>, limit: RateLimiter = rateLimiter(0)) {
@@ -37,7 +37,9 @@ export function authHook(deps: Pick<Deps, 'store' | 'clock'>, limit: RateLimiter
       limit(`ip:${addressBucket(req.ip)}`);
       return;
     }
-    const failures = `auth-failed:${addressBucket(req.ip)}`;
+    // Per address, not per /64: a budget spent refuses good keys too, and a /64 may be shared
+    // by a host's customers.
+    const failures = `auth-failed:${req.ip}`;
     limit.check(failures);
     try {
       req.caller = await authenticate(deps, key);

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError, type FieldError } from '../domain/errors.js';
 import { CommitOutcomeUnknownError } from '../app/ports/commit-outcome-unknown.js';
 import { internalProblem, problem, type Problem } from './problem.js';
@@ -60,6 +60,19 @@ function fromFastify(err: FastifyError): Problem | undefined {
 /** Tells outages of a dependency (storage) apart from bugs: those answer 503, not 500. */
 export type UnavailableCheck = (err: unknown) => boolean;
 
+/**
+ * Refusals under overload come by the thousand a second: one warning a second says so, with
+ * how many were refused since the last.
+ */
+let refusals = { lastLogged: 0, since: 0 };
+function logRefusal(req: FastifyRequest, detail: string): void {
+  refusals.since++;
+  const now = Date.now();
+  if (now - refusals.lastLogged < 1000) return;
+  req.log.warn({ detail, refused: refusals.since }, 'unavailable');
+  refusals = { lastLogged: now, since: 0 };
+}
+
 export function registerErrorHandling(app: FastifyInstance, isUnavailable: UnavailableCheck = () => false): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     let body: Problem | undefined;
@@ -94,10 +107,12 @@ export function registerErrorHandling(app: FastifyInstance, isUnavailable: Unava
       req.log.error({ err }, 'unhandled error');
       body = internalProblem();
     }
-    const retryAfter = (err as { retryAfter?: number }).retryAfter;
+    // Only a refusal that names its own wait (the rate limiter's, the submission queue's).
+    const retryAfter = err instanceof DomainError ? (err as { retryAfter?: unknown }).retryAfter : undefined;
     if (body.code === 'rate_limited') reply.header('retry-after', String(retryAfter ?? 60));
-    else if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
-    if (err instanceof DomainError && err.code === 'unavailable') req.log.warn({ detail: err.message }, 'unavailable');
+    else if (typeof retryAfter === 'number' && Number.isFinite(retryAfter))
+      reply.header('retry-after', String(retryAfter));
+    if (err instanceof DomainError && err.code === 'unavailable') logRefusal(req, err.message);
     void reply.status(body.status).type('application/problem+json').send(body);
   });
   app.setNotFoundHandler((req, reply) => {

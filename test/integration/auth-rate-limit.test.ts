@@ -73,12 +73,26 @@ describe('failed authentications are rate-limited per address', () => {
     expect(over.json().code).toBe('rate_limited');
   });
 
-  it('counts an IPv6 client by its /64: a new address in the same block is no new budget', async () => {
+  it('counts public calls (no key) from IPv6 by their /64: a new address in the same block is no new budget', async () => {
+    const answer = (remoteAddress: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/participant/responses',
+        payload: { pollId: 'poll_0000000000000000000000', answers: [] },
+        remoteAddress,
+      });
     for (let i = 0; i < BUDGET; i++)
-      expect((await get(`${GUESS}v${i}`, `2001:db8:7:1::${(i + 1).toString(16)}`)).statusCode).toBe(401);
-    const sameBlock = await get(`${GUESS}w`, '2001:db8:7:1:ffff:ffff:ffff:ffff');
+      expect((await answer(`2001:db8:7:1::${(i + 1).toString(16)}`)).statusCode).toBe(404);
+    const sameBlock = await answer('2001:db8:7:1:ffff:ffff:ffff:ffff');
     expect(sameBlock.statusCode, sameBlock.body).toBe(429);
-    expect((await get(`${GUESS}w`, '2001:db8:7:2::1')).statusCode).toBe(401);
+    expect((await answer('2001:db8:7:2::1')).statusCode).toBe(404);
+  });
+
+  it('counts failed authentications by the full address: a neighbour in the same /64 keeps its budget', async () => {
+    for (let i = 0; i < BUDGET; i++) expect((await get(`${GUESS}v${i}`, '2001:db8:8:1::1')).statusCode).toBe(401);
+    expect((await get(`${GUESS}w`, '2001:db8:8:1::1')).statusCode).toBe(429);
+    const neighbour = await get(acme.key, '2001:db8:8:1::2');
+    expect(neighbour.statusCode, neighbour.body).toBe(200);
   });
 
   it('successful authentications do not spend the address budget', async () => {

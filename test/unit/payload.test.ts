@@ -347,12 +347,13 @@ const CASES: Case[] = [
     ],
   ],
   ['phone-capture', slide('phone-capture'), ['+1 555 0100', '0101'], [15550100, null, ['+1']]],
-  // The last: a string Date.parse takes (it skips a parenthesised comment), over 64 characters.
+  // Accepted: what String(new Date()) gives, 66 characters with its zone's name. Refused, the
+  // last: a string Date.parse takes (it skips a parenthesised comment), over 128 characters.
   [
     'date',
     slide('date'),
-    ['2026-01-01', '2026-01-01T10:00:00Z'],
-    ['not a date', 20260101, null, `Jan 1 2026 (${'x'.repeat(100)})`],
+    ['2026-01-01', '2026-01-01T10:00:00Z', 'Thu Jan 01 2026 10:00:00 GMT+0100 (Central European Standard Time)'],
+    ['not a date', 20260101, null, `Jan 1 2026 (${'x'.repeat(200)})`],
   ],
   [
     'file-upload',

@@ -7,6 +7,7 @@ import {
   buildPollBody,
   checkSchedule,
   cleanTitle,
+  MAX_LANGUAGE_SETTINGS_BYTES,
   MAX_LANGUAGES,
   MAX_TRANSLATIONS,
   mergeTranslations,
@@ -33,6 +34,25 @@ const languages = (): LanguageSettings => ({
     en: { enabled: true, translations: { title: 'Hello', q1: 'How was it?' } },
     fr: { enabled: false, translations: { title: 'Bonjour' } },
   },
+});
+
+describe('languageSettings size', () => {
+  // Over 1 MiB as JSON: more than an HTTP body holds, so only a caller other than the API sends it.
+  const big = (): LanguageSettings => ({
+    defaultLanguage: 'en',
+    languages: { en: { enabled: true, translations: { a: 'x'.repeat(MAX_LANGUAGE_SETTINGS_BYTES) } } },
+  });
+
+  it('is held to MAX_LANGUAGE_SETTINGS_BYTES on create and on update, unless an update does not grow it', () => {
+    expect(thrown(() => buildPollBody({ title: 'x', languageSettings: big() }, {})).code).toBe('limit_reached');
+    const current = buildPollBody({ title: 'x' }, {});
+    expect(thrown(() => applyPollPatch(current, { languageSettings: big() })).errors).toEqual([
+      { path: '/languageSettings', message: expect.stringContaining(`of at most ${MAX_LANGUAGE_SETTINGS_BYTES}`) },
+    ]);
+    const over = { ...current, languageSettings: big() };
+    expect(applyPollPatch(over, { title: 'y' }).languageSettings).toEqual(big());
+    expect(applyPollPatch(over, { languageSettings: languages() }).languageSettings).toEqual(languages());
+  });
 });
 
 describe('poll defaults', () => {

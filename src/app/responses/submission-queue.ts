@@ -7,6 +7,7 @@ import {
 } from './submit-responses.js';
 import type { Caller, Deps } from '../ports/index.js';
 import { DomainError } from '../../domain/errors.js';
+import { checkSubmissionLimits } from '../../domain/answer.js';
 import { StaleReadError } from '../ports/stale-read.js';
 import { CommitRolledBackError } from '../ports/commit-outcome-unknown.js';
 
@@ -34,7 +35,7 @@ export function createSubmissionQueue(
   const maxGroup = opts.maxGroup ?? 64;
   const parallel = opts.parallel ?? 2;
   const minSecond = opts.minSecondGroup ?? 8;
-  const maxWaiting = opts.maxWaiting ?? 4_096;
+  const maxWaiting = opts.maxWaiting ?? 1_024;
   let waiting: Waiting[] = [];
   let running = 0;
 
@@ -90,6 +91,13 @@ export function createSubmissionQueue(
 
   return {
     submit(caller, input) {
+      // A submission over the limits never takes a place in the queue (the group checks again,
+      // for other callers of submitGroup).
+      try {
+        checkSubmissionLimits(input);
+      } catch (err) {
+        return Promise.reject(err);
+      }
       // Each waiting submission holds its body (up to 1 MiB): past this many the database is
       // behind, and the caller is told to come back rather than the process run out of memory.
       if (waiting.length >= maxWaiting)

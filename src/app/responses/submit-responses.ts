@@ -1,4 +1,4 @@
-import { checkAnswerValue, checkSubmissionLimits } from '../../domain/answer.js';
+import { checkAnswerValue, checkMergedMetadata, checkSubmissionLimits } from '../../domain/answer.js';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import { newId, newRandomId } from '../../domain/ids.js';
 import { closedBySchedule } from '../../domain/schedule.js';
@@ -239,6 +239,13 @@ async function checkSubmission(
   const closed = closedBySchedule(poll.schedule, now);
   if (closed) throw new DomainError('not_found', `poll not open: ${closed}`);
   checkSubmissionLimits(input);
+  if (input.participantId !== undefined && input.participantMetadata) {
+    // participantMetadata merges into what the respondent's earlier submissions stored: the
+    // merged object is held to the same size. (Two concurrent submissions may both pass, which
+    // bounds the overshoot to one more submission's worth.)
+    const stored = await store.responses.getParticipant(poll.id, input.participantId);
+    if (stored) checkMergedMetadata(stored.metadata, input.participantMetadata);
+  }
   const byId = new Map(slides.map((s) => [s.id, s]));
   input.answers.forEach((a, i) => {
     const slide = byId.get(a.slideId);

@@ -2,10 +2,19 @@ import { Type } from '@sinclair/typebox';
 import { AnyId, DateTime, FreeForm, Instant, Nullable, PageQuery, Strict } from './common.js';
 import { Metadata } from './webhooks.js';
 
+/**
+ * The shapes an answer takes (its slide decides which, and names itself when one is wrong):
+ * nothing that nests, so no submission waiting in the queue holds more than its text.
+ */
+const AnswerValue = Type.Union(
+  [Type.String(), Type.Number(), Type.Boolean(), Type.Null(), Type.Array(Type.String(), { maxItems: 200 })],
+  { description: "a choice's title, an array of titles (multi), a number, a string, or true" },
+);
+
 export const SubmitBody = Strict({
   pollId: AnyId,
   participantId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  answers: Type.Array(Strict({ slideId: AnyId, value: Type.Unknown() }), { maxItems: 200 }),
+  answers: Type.Array(Strict({ slideId: AnyId, value: AnswerValue }), { maxItems: 200 }),
   metadata: Type.Optional(Metadata),
   participantMetadata: Type.Optional(Metadata),
   complete: Type.Optional(Type.Boolean()),

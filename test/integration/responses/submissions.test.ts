@@ -307,6 +307,48 @@ describe('POST /participant/responses: validation', () => {
     expect(res.statusCode, res.body).toBe(201);
   });
 
+  it('a respondent’s merged participantMetadata is held to 16 KiB: a submission that would grow it past is 409 and stores nothing', async () => {
+    const half = (prefix: string) => ({ [`${prefix}`]: 'x'.repeat(10_000) });
+    const first = await submit({
+      pollId: poll.pollId,
+      participantId: 'grows',
+      answers: [{ slideId: poll.q1, value: 'a' }],
+      participantMetadata: half('a'),
+    });
+    expect(first.statusCode, first.body).toBe(201);
+    const more = expectProblem(
+      await submit({
+        pollId: poll.pollId,
+        participantId: 'grows',
+        answers: [{ slideId: poll.q2, value: 'grows@example.com' }],
+        participantMetadata: half('b'),
+      }),
+      409,
+      'limit_reached',
+    );
+    expect(more.errors).toEqual([{ path: '/participantMetadata', message: expect.stringContaining('16384') }]);
+    expect((await h.deps.store.responses.ofParticipant(poll.pollId, 'grows')).map((r) => r.value)).toEqual(['a']);
+    // Replacing a key with a value no longer is taken.
+    const same = await submit({
+      pollId: poll.pollId,
+      participantId: 'grows',
+      answers: [],
+      participantMetadata: { a: 'shorter' },
+    });
+    expect(same.statusCode, same.body).toBe(201);
+  });
+
+  it('an answer value that nests (an object, an array holding objects) → 400 before the poll is read', async () => {
+    for (const value of [{}, [{}], { title: 'x' }, [['a']]]) {
+      const p = expectProblem(
+        await submit({ pollId: 'poll_0000000000000000000000', answers: [{ slideId: poll.q1, value }] }),
+        400,
+        'validation_failed',
+      );
+      expect(p.errors?.[0]?.path).toBe('/answers/0/value');
+    }
+  });
+
   it('a refused submission stores nothing, not even the valid answers before the bad one', async () => {
     const res = await submit({
       pollId: poll.pollId,

@@ -2328,7 +2328,8 @@ export interface paths {
                         participantId?: string;
                         answers: {
                             slideId: string;
-                            value: unknown;
+                            /** @description a choice's title, an array of titles (multi), a number, a string, or true */
+                            value: string | number | boolean | (never | null) | string[];
                         }[];
                         metadata?: {
                             [key: string]: unknown;
