@@ -22,13 +22,15 @@ export interface SubmissionRepo {
   /**
    * Inserts the participants that do not exist and locks every one for this transaction; then
    * inserts their answers, except those of a participant already complete unless `reopens` (the
-   * poll takes resubmissions) or its row was inserted here (its seq is the entry's). Returns the
+   * poll takes resubmissions) or its row was inserted here (its seq is the entry's), and those
+   * of a participant who already has `maxAnswers` answers. Returns the
    * stored participant rows, in any order, and every answer of those participants, the new ones
    * included, in id order per participant. At most one entry per (pollId, participant id).
    * Also the transaction (null when there were no entries), for commitOutcome.
    */
   lockAndAddAnswers(
     entries: { participant: ParticipantRow; responses: ResponseRow[]; reopens: boolean }[],
+    maxAnswers: number,
   ): Promise<{ participants: ParticipantRow[]; answers: ResponseRow[]; transaction: WriteTransaction | null }>;
   /**
    * Stores participants' metadata, completion and updatedAt, adds answers to open batches

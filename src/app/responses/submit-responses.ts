@@ -1,4 +1,10 @@
-import { checkAnswerValue, checkMergedMetadata, checkSubmissionLimits } from '../../domain/answer.js';
+import {
+  answersCapped,
+  checkAnswerValue,
+  checkMergedMetadata,
+  checkSubmissionLimits,
+  MAX_ANSWERS_PER_RESPONDENT,
+} from '../../domain/answer.js';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import { newId, newRandomId } from '../../domain/ids.js';
 import { closedBySchedule } from '../../domain/schedule.js';
@@ -144,6 +150,7 @@ async function writeGroup(
     // the same respondent committed while this one waited; a refused respondent's are not added.
     const { participants, answers, transaction } = await store.submissions.lockAndAddAnswers(
       work.map((w) => ({ participant: w.participant, responses: w.responses, reopens: reopens(w.poll) })),
+      MAX_ANSWERS_PER_RESPONDENT,
     );
     written.transaction = transaction;
     const stored = new Map(participants.map((p) => [respondentKey(p.pollId, p.id), p]));
@@ -161,7 +168,7 @@ async function writeGroup(
     });
 
     const byParticipant = byRespondent(answers);
-    for (const w of work) {
+    work = work.filter((w) => {
       // Oldest first and this submission's answers last, so what merges in order (metadata, a
       // slide answered twice) ends with the latest; ids made in one millisecond do not sort so.
       const listed = byParticipant.get(respondentKey(w.poll.id, w.participant.id)) ?? [];
@@ -170,9 +177,12 @@ async function writeGroup(
       // The statement decided by itself which answers to add; an accepted submission whose
       // answers it skipped must fail rather than be acknowledged as saved.
       const added = new Set(w.all.map((r) => r.id));
-      if (!w.responses.every((r) => added.has(r.id)))
+      if (w.responses.every((r) => added.has(r.id))) return true;
+      if (listed.length < MAX_ANSWERS_PER_RESPONDENT)
         throw new Error(`answers of participant ${w.participant.id} were not stored`);
-    }
+      refuse(out, w.at, answersCapped());
+      return false;
+    });
 
     const changed: ParticipantRow[] = [];
     for (const w of work) {

@@ -1,4 +1,7 @@
+import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_ANSWERS_PER_RESPONDENT } from '../../../src/domain/answer.js';
+import { newId } from '../../../src/domain/ids.js';
 import { setPlan } from '../../../src/app/accounts/set-plan.js';
 import type { Store } from '../../../src/app/ports/index.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
@@ -336,6 +339,30 @@ describe('POST /participant/responses: validation', () => {
       participantMetadata: { a: 'shorter' },
     });
     expect(same.statusCode, same.body).toBe(201);
+  });
+
+  it(`a respondent with ${MAX_ANSWERS_PER_RESPONDENT} stored answers is refused with 409, and nothing more is stored`, async () => {
+    const first = await submit({
+      pollId: poll.pollId,
+      participantId: 'chatty',
+      answers: [{ slideId: poll.q1, value: 'first' }],
+    });
+    expect(first.statusCode, first.body).toBe(201);
+    // As if the respondent had answered the first slide again and again, never finishing.
+    const again = Array.from({ length: MAX_ANSWERS_PER_RESPONDENT - 2 }, (_, i) => [newId('rsp'), `again ${i}`]);
+    await sql`INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, created_at)
+      SELECT v.id, ${acme.accountId}, ${poll.pollId}, 'chatty', ${poll.q1}, to_jsonb(v.value), now()
+      FROM unnest(${again.map((a) => a[0])}::text[], ${again.map((a) => a[1])}::text[]) AS v(id, value)`.execute(
+      h.database.db,
+    );
+    const once = (value: string) =>
+      submit({ pollId: poll.pollId, participantId: 'chatty', answers: [{ slideId: poll.q1, value }] });
+    const last = await once('the last one taken');
+    expect(last.statusCode, last.body).toBe(201);
+    expect(await h.deps.store.responses.ofParticipant(poll.pollId, 'chatty')).toHaveLength(MAX_ANSWERS_PER_RESPONDENT);
+    const over = expectProblem(await once('one too many'), 409, 'limit_reached');
+    expect(over.detail).toContain(String(MAX_ANSWERS_PER_RESPONDENT));
+    expect(await h.deps.store.responses.ofParticipant(poll.pollId, 'chatty')).toHaveLength(MAX_ANSWERS_PER_RESPONDENT);
   });
 
   it('an answer value that nests (an object, an array holding objects) → 400 before the poll is read', async () => {

@@ -35,7 +35,7 @@ function staleRead(err: unknown): never {
 
 export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): SubmissionRepo {
   return {
-    async lockAndAddAnswers(entries) {
+    async lockAndAddAnswers(entries, maxAnswers) {
       if (!entries.length) return { participants: [], answers: [], transaction: null };
       // ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns the
       // stored row: concurrent first submissions of one id queue here instead of colliding.
@@ -71,6 +71,9 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       // poll that takes no resubmissions, whom the caller then refuses. A row holding this
       // submission's seq was inserted by it (complete only through these answers): they go in.
       // The outer SELECT does not see this statement's own inserts: they are unioned in.
+      // A respondent's stored answers are counted (up to maxAnswers) in the statement's snapshot,
+      // the same for each of a submission's answers: all of them go in, or none. A row this
+      // submission inserted has none to count (the usual one-go respondent costs no count).
       const answers = sql<Selectable<ResponsesTable>>`
         WITH ins AS (
           INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
@@ -82,7 +85,10 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
             ${a((x) => x.seq)}::text[]
           ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at, reopens, seq)
           JOIN participants p ON p.poll_id = v.poll_id AND p.id = v.participant_id
-          WHERE v.reopens OR NOT p.complete OR p.seq = v.seq
+          WHERE (v.reopens OR NOT p.complete OR p.seq = v.seq)
+            AND (p.seq = v.seq OR (SELECT count(*) FROM (
+                  SELECT 1 FROM responses r WHERE r.poll_id = v.poll_id AND r.participant_id = v.participant_id
+                  LIMIT ${maxAnswers}) AS stored) < ${maxAnswers})
           RETURNING *
         )
         SELECT r.* FROM responses r
