@@ -189,29 +189,15 @@ describe('translations', () => {
 
   it(`merges that would take a poll's translations past ${MAX_LANGUAGE_SETTINGS_BYTES} bytes are 409 limit_reached`, async () => {
     const target = await createPoll(acme, { title: 'Long texts' });
+    const merge = (language: string, translations: Record<string, string>) =>
+      call('POST', '/poll/translations/update', acme.key, { pollId: target.id, language, translations });
     // 200 keys of 2,000 characters: about 400 KB a merge, each within the body and key caps.
     const batch = (prefix: string) =>
       Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`${prefix}${i}`, 'x'.repeat(2000)]));
-    for (const lang of ['de', 'fr'])
-      expect(
-        (
-          await call('POST', '/poll/translations/update', acme.key, {
-            pollId: target.id,
-            language: lang,
-            translations: batch(lang),
-          })
-        ).statusCode,
-      ).toBe(200);
-    const third = { pollId: target.id, language: 'it', translations: batch('it') };
-    const problem = expectProblem(
-      await call('POST', '/poll/translations/update', acme.key, third),
-      409,
-      'limit_reached',
-    );
-    expect(paths(problem)).toEqual(['/translations']);
+    for (const lang of ['de', 'fr']) expect((await merge(lang, batch(lang))).statusCode).toBe(200);
+    expect(paths(expectProblem(await merge('it', batch('it')), 409, 'limit_reached'))).toEqual(['/translations']);
     // Replacing a text with one no longer is still taken.
-    const same = { pollId: target.id, language: 'de', translations: { de0: 'shorter' } };
-    expect((await call('POST', '/poll/translations/update', acme.key, same)).statusCode).toBe(200);
+    expect((await merge('de', { de0: 'shorter' })).statusCode).toBe(200);
   });
 
   it('POST /poll/update with languageSettings replaces the whole object', async () => {
