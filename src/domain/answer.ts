@@ -97,13 +97,14 @@ export function checkMergedMetadata(stored: Record<string, unknown>, sent: Recor
 }
 
 /**
- * The most answers one respondent may store in a poll: every submission reads all of them back.
- * Five answers to each of a poll's 200 slides at most; one who has reached it is refused.
+ * How many stored answers refuse a respondent's next submission: every submission reads all of
+ * them back. Five answers to each of a poll's 200 slides; the submission that crosses it is
+ * taken whole (at most 200 answers more).
  */
 export const MAX_ANSWERS_PER_RESPONDENT = 1_000;
 
 export const answersCapped = () =>
   new DomainError(
     'limit_reached',
-    `this participant has stored ${MAX_ANSWERS_PER_RESPONDENT} answers to this poll, the most one may`,
+    `this participant has stored ${MAX_ANSWERS_PER_RESPONDENT} answers or more to this poll: no more are taken`,
   );

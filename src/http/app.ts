@@ -147,7 +147,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // The API lives in its own context so that the auth hook runs on its routes only
   // (docs, health and unknown paths answer without a key).
   await app.register(async (api) => {
-    api.addHook('onRequest', authHook(opts.deps, rateLimiter(opts.rateLimitPerMinute ?? 0)));
+    const perMinute = opts.rateLimitPerMinute ?? 0;
+    api.addHook('onRequest', authHook(opts.deps, rateLimiter(perMinute), rateLimiter(perMinute * 16)));
     await api.register(pollRoutes(opts.deps));
     await api.register(slideRoutes(opts.deps));
     await api.register(accountRoutes(opts.deps));

@@ -25,10 +25,14 @@ export function bearer(req: FastifyRequest): string | undefined {
 /**
  * Runs before the body is parsed, so an unauthenticated caller learns nothing from validation.
  * Rate limits count per key, or per address for anonymous calls (an IPv6 one by its /64).
- * Failed authentications count per address (the full one), and an address past that budget is refused before its key is looked up, so
+ * Failed authentications count per address, and per /64 with 16 times the budget, and an address past that budget is refused before its key is looked up, so
  * guessing keys costs no storage work.
  */
-export function authHook(deps: Pick<Deps, 'store' | 'clock'>, limit: RateLimiter = rateLimiter(0)) {
+export function authHook(
+  deps: Pick<Deps, 'store' | 'clock'>,
+  limit: RateLimiter = rateLimiter(0),
+  blockLimit: RateLimiter = rateLimiter(0),
+) {
   return async (req: FastifyRequest) => {
     const mode = req.routeOptions.config?.auth ?? 'required';
     if (mode === 'none') return;
@@ -37,14 +41,20 @@ export function authHook(deps: Pick<Deps, 'store' | 'clock'>, limit: RateLimiter
       limit(`ip:${addressBucket(req.ip)}`);
       return;
     }
-    // Per address, not per /64: a budget spent refuses good keys too, and a /64 may be shared
-    // by a host's customers.
+    // Per address, since a spent budget refuses good keys too and a /64 may be shared by a
+    // host's customers; and per /64 with a larger budget (blockLimit), so that addresses
+    // rotated within one block still run out.
     const failures = `auth-failed:${req.ip}`;
+    const blockFailures = `auth-failed:${addressBucket(req.ip)}`;
+    blockLimit.check(blockFailures);
     limit.check(failures);
     try {
       req.caller = await authenticate(deps, key);
     } catch (err) {
-      if (err instanceof DomainError && err.code === 'unauthenticated') limit.spend(failures);
+      if (err instanceof DomainError && err.code === 'unauthenticated') {
+        limit.spend(failures);
+        blockLimit.spend(blockFailures);
+      }
       throw err;
     }
     limit(`key:${req.caller.keyId}`);

@@ -95,6 +95,15 @@ describe('failed authentications are rate-limited per address', () => {
     expect(neighbour.statusCode, neighbour.body).toBe(200);
   });
 
+  it('counts failed authentications by the /64 too, with 16 times the budget: rotated addresses still run out', async () => {
+    for (let i = 0; i < 16 * BUDGET; i++)
+      expect((await get(`${GUESS}r${i}`, `2001:db8:9:1::${(i + 1).toString(16)}`)).statusCode).toBe(401);
+    lookups = 0;
+    expect((await get(`${GUESS}r`, '2001:db8:9:1::ffff')).statusCode).toBe(429);
+    expect(lookups).toBe(0);
+    expect((await get(`${GUESS}r`, '2001:db8:9:2::1')).statusCode).toBe(401);
+  });
+
   it('successful authentications do not spend the address budget', async () => {
     const key = await h.member(acme.accountId, 'read_only');
     for (let i = 0; i < BUDGET; i++) expect((await get(key, '203.0.113.9')).statusCode).toBe(200);
