@@ -57,9 +57,14 @@ export function createSubmissionQueue(
     return group;
   }
 
-  async function write(group: Waiting[], again = false): Promise<void> {
+  /**
+   * `release` gives the group's place back early: a group that lost its COMMIT's answer waits
+   * up to seconds to learn its outcome, and the others (refused at once in an outage) must not
+   * wait behind it.
+   */
+  async function write(group: Waiting[], again = false, release: () => void = () => {}): Promise<void> {
     try {
-      const settled = await submitGroup(deps, group, opts.outcome);
+      const settled = await submitGroup(deps, group, opts.outcome, release);
       settled.forEach((s, i) => (s.ok ? group[i]!.resolve(s.value) : group[i]!.reject(s.error)));
     } catch (err) {
       if (group.length === 1) {
@@ -82,10 +87,14 @@ export function createSubmissionQueue(
     while (waiting.length && (running === 0 || (running < parallel && waiting.length >= minSecond))) {
       const group = take();
       running++;
-      void write(group).finally(() => {
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
         running--;
         pump();
-      });
+      };
+      void write(group, false, release).finally(release);
     }
   }
 

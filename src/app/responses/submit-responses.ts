@@ -81,12 +81,14 @@ export async function submitGroup(
   deps: Deps,
   subs: readonly Submission[],
   outcome: OutcomeWait = OUTCOME,
+  // Called when the group starts to wait for a lost COMMIT's outcome.
+  onWaiting: () => void = () => {},
 ): Promise<Settled<SubmitResult>[]> {
   const out: Settled<SubmitResult>[] = new Array(subs.length);
   const now = deps.clock.now();
   const written: Written = { transaction: null };
   await writeGroup(deps, subs, out, now, written).catch((err: unknown) =>
-    settleUnknown(deps, out, written.transaction, outcome, err),
+    settleUnknown(deps, out, written.transaction, outcome, err, onWaiting),
   );
   return out;
 }
@@ -114,10 +116,12 @@ async function settleUnknown(
   transaction: WriteTransaction | null,
   wait: OutcomeWait,
   err: unknown,
+  onWaiting: () => void,
 ): Promise<void> {
   if (!(err instanceof CommitOutcomeUnknownError)) throw err;
   // Nothing was written (every submission refused): the refusals stand, whatever the COMMIT did.
   if (transaction === null) return;
+  onWaiting();
   const outcome = await deps.store.submissions.commitOutcome(transaction, wait).catch(() => 'unknown' as const);
   if (outcome === 'committed') return;
   if (outcome === 'aborted') throw new CommitRolledBackError(err.cause);

@@ -121,6 +121,21 @@ describe.skipIf(!onPostgres)('a submission group whose COMMIT loses its connecti
   it('rolled back, a group of one: it is written again, once', () =>
     eachStoredOnce('before-commit', 1, ['h1', 'h2', 'h3']));
 
+  it('a group waiting to learn its outcome gives its place in the queue to the next one', async () => {
+    const s = await setUp();
+    const queue = createSubmissionQueue(h.deps, { parallel: 1, outcome: { settleMs: 3_000, waitMs: 6_000 } });
+    const order: string[] = [];
+    const submit = (id: string) => queue.submit(null, s.submission(id)).then(() => void order.push(id));
+    const cut = proxy.cut('stuck-commit', 2);
+    const first = ['j1', 'j2', 'j3'].map(submit);
+    await cut;
+    // The group of j2 and j3 now waits for its transaction to end (3 s); j4 need not wait for it.
+    await submit('j4');
+    await Promise.all(first);
+    expect(order.indexOf('j4')).toBeLessThan(order.indexOf('j2'));
+    for (const id of ['j1', 'j2', 'j3', 'j4']) expect(await s.stored(id)).toHaveLength(1);
+  });
+
   it('committed, answer lost, database gone: the group fails as unknown and is not written again', async () => {
     const s = await setUp();
     const cut = proxy.cut('after-commit', 2, { down: true });
