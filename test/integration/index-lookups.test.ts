@@ -82,13 +82,17 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
     expect(plan).not.toMatch(/Seq Scan on recovery_items/);
   });
 
+  /** An account row of its own for one case. */
+  const account = (id: string, at: Date) =>
+    db
+      .insertInto('accounts')
+      .values({ id, name: 'a', plan: 'free', defaults: '{}', created_at: at, updated_at: at })
+      .execute();
+
   it('deleting a poll finds its endpoints and research runs by poll', async () => {
     const store = createStore(db);
     const at = new Date();
-    await db
-      .insertInto('accounts')
-      .values({ id: 'acc_p', name: 'a', plan: 'free', defaults: '{}', created_at: at, updated_at: at })
-      .execute();
+    await account('acc_p', at);
     await db
       .insertInto('polls')
       .values({
@@ -113,10 +117,7 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
   it("a recover lists a webhook's or a poll's failed deliveries from the lost ones, by endpoint", async () => {
     const store = createStore(db);
     const at = new Date();
-    await db
-      .insertInto('accounts')
-      .values({ id: 'acc_r', name: 'a', plan: 'free', defaults: '{}', created_at: at, updated_at: at })
-      .execute();
+    await account('acc_r', at);
     const plan = await plansOf(async () => {
       const r = { accountId: 'acc_r', userId: 'usr_r', createdAt: at };
       await store.recoveries.create({ ...r, id: 'rcv_w' }, { webhookId: 'whk_r', since: new Date(0) });
