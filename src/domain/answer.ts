@@ -97,14 +97,14 @@ export function checkMergedMetadata(stored: Record<string, unknown>, sent: Recor
 }
 
 /**
- * How many stored answers refuse a respondent's next submission: every submission reads all of
- * them back. Five answers to each of a poll's 200 slides; the submission that crosses it is
- * taken whole (at most 200 answers more).
+ * The answers a respondent may store in one poll: every submission reads all of them back. Five
+ * answers to each of a poll's 200 slides; a submission that would pass it is refused whole.
  */
 export const MAX_ANSWERS_PER_RESPONDENT = 1_000;
 
-export const answersCapped = () =>
+export const answersCapped = (stored: number, submitted: number) =>
   new DomainError(
     'limit_reached',
-    `this participant has stored ${MAX_ANSWERS_PER_RESPONDENT} answers or more to this poll: no more are taken`,
+    `this participant has stored ${stored} answers to this poll and may store ${MAX_ANSWERS_PER_RESPONDENT} at most: ` +
+      `${submitted} more do not fit`,
   );

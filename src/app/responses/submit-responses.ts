@@ -182,9 +182,9 @@ async function writeGroup(
       // answers it skipped must fail rather than be acknowledged as saved.
       const added = new Set(w.all.map((r) => r.id));
       if (w.responses.every((r) => added.has(r.id))) return true;
-      if (listed.length < MAX_ANSWERS_PER_RESPONDENT)
+      if (listed.length + w.responses.length <= MAX_ANSWERS_PER_RESPONDENT)
         throw new Error(`answers of participant ${w.participant.id} were not stored`);
-      refuse(out, w.at, answersCapped());
+      refuse(out, w.at, answersCapped(listed.length, w.responses.length));
       return false;
     });
 

@@ -341,7 +341,7 @@ describe('POST /participant/responses: validation', () => {
     expect(same.statusCode, same.body).toBe(201);
   });
 
-  it(`a respondent with ${MAX_ANSWERS_PER_RESPONDENT} stored answers is refused with 409, and nothing more is stored`, async () => {
+  it(`a submission that would bring a respondent past ${MAX_ANSWERS_PER_RESPONDENT} stored answers is refused with 409, and nothing of it is stored`, async () => {
     const first = await submit({
       pollId: poll.pollId,
       participantId: 'chatty',
@@ -357,6 +357,24 @@ describe('POST /participant/responses: validation', () => {
     );
     const once = (value: string) =>
       submit({ pollId: poll.pollId, participantId: 'chatty', answers: [{ slideId: poll.q1, value }] });
+    // Two answers at 999 stored would pass the cap: refused whole, not taken whole.
+    const two = expectProblem(
+      await submit({
+        pollId: poll.pollId,
+        participantId: 'chatty',
+        answers: [
+          { slideId: poll.q1, value: 'one of two' },
+          { slideId: poll.q2, value: 'two@example.com' },
+        ],
+      }),
+      409,
+      'limit_reached',
+    );
+    expect(two.detail).toContain(`stored ${MAX_ANSWERS_PER_RESPONDENT - 1} answers`);
+    expect(two.detail).toContain('2 more do not fit');
+    expect(await h.deps.store.responses.ofParticipant(poll.pollId, 'chatty')).toHaveLength(
+      MAX_ANSWERS_PER_RESPONDENT - 1,
+    );
     const last = await once('the last one taken');
     expect(last.statusCode, last.body).toBe(201);
     expect(await h.deps.store.responses.ofParticipant(poll.pollId, 'chatty')).toHaveLength(MAX_ANSWERS_PER_RESPONDENT);

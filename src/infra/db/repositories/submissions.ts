@@ -60,7 +60,12 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
         RETURNING id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at,
           pg_current_xact_id()::text AS xid, pg_backend_pid() AS backend_pid`;
       const rows = entries.flatMap((e) =>
-        e.responses.map((r) => ({ ...r, reopens: e.reopens, seq: e.participant.seq })),
+        e.responses.map((r) => ({
+          ...r,
+          reopens: e.reopens,
+          seq: e.participant.seq,
+          room: maxAnswers - e.responses.length,
+        })),
       );
       const a = <T>(f: (x: (typeof rows)[number]) => T) => rows.map(f);
       // A statement of its own, run after the lock: its snapshot is taken once the lock is held,
@@ -72,7 +77,8 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       // submission's seq was inserted by it (complete only through these answers): they go in.
       // The outer SELECT does not see this statement's own inserts: they are unioned in.
       // A respondent's stored answers are counted (up to maxAnswers) in the statement's snapshot,
-      // the same for each of a submission's answers: all of them go in, or none. A row this
+      // the same for each of a submission's answers: all of them go in, or none, as the stored
+      // ones leave room for all (room: maxAnswers less the submission's own). A row this
       // submission inserted has none to count (the usual one-go respondent costs no count).
       const answers = sql<Selectable<ResponsesTable>>`
         WITH ins AS (
@@ -82,13 +88,13 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
             ${a((x) => x.id)}::text[], ${a((x) => x.accountId)}::text[], ${a((x) => x.pollId)}::text[], ${a((x) => x.participantId)}::text[],
             ${a((x) => x.slideId)}::text[], ${a((x) => JSON.stringify(x.value))}::text[], ${a((x) => json(x.metadata))}::text[],
             ${a((x) => x.synthetic)}::boolean[], ${a((x) => iso(x.createdAt))}::timestamptz[], ${a((x) => x.reopens)}::boolean[],
-            ${a((x) => x.seq)}::text[]
-          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at, reopens, seq)
+            ${a((x) => x.seq)}::text[], ${a((x) => x.room)}::int[]
+          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at, reopens, seq, room)
           JOIN participants p ON p.poll_id = v.poll_id AND p.id = v.participant_id
           WHERE (v.reopens OR NOT p.complete OR p.seq = v.seq)
             AND (p.seq = v.seq OR (SELECT count(*) FROM (
                   SELECT 1 FROM responses r WHERE r.poll_id = v.poll_id AND r.participant_id = v.participant_id
-                  LIMIT ${maxAnswers}) AS stored) < ${maxAnswers})
+                  LIMIT ${maxAnswers}) AS stored) <= v.room)
           RETURNING *
         )
         SELECT r.* FROM responses r
