@@ -15,7 +15,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The environment of a bench's `canvass` processes: a free port, warnings only, no rate limit. */
+/**
+ * The environment of a bench's `canvass` processes: a free port, warnings only, no rate limit,
+ * and room for the polls the api section creates in its one account (tens of thousands).
+ */
 export async function serviceEnv(dataDir: string, databaseUrl: string | undefined, extra: NodeJS.ProcessEnv = {}) {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
@@ -23,6 +26,7 @@ export async function serviceEnv(dataDir: string, databaseUrl: string | undefine
     PORT: String(port),
     LOG_LEVEL: 'warn',
     CANVASS_RATE_LIMIT_PER_MINUTE: '0',
+    CANVASS_QUOTA_POLLS: '100000000',
     CANVASS_DATA_DIR: dataDir,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...extra,

@@ -112,6 +112,7 @@ export async function openRuntime(
     clock: opts.clock ?? systemClock,
     urlPolicy: { allowPrivateTargets: config.allowPrivateTargets },
     delivery: deliverySettings(config),
+    quotas: config.quotas,
     resolveHost: async (host) => (await dns.promises.lookup(host, { all: true })).map((a) => a.address),
   };
   return { config, database, deps, logger, close: () => database.close() };

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEFAULT_QUOTAS, type Quotas } from '../domain/quotas.js';
 
 export type Config = Readonly<{
   port: number;
@@ -31,6 +32,7 @@ export type Config = Readonly<{
   metricsToken: string | undefined;
   /** A port of its own for GET /metrics (the only one `canvass worker` has); 0 picks a free one. */
   metricsPort: number | undefined;
+  quotas: Quotas;
 }>;
 
 export class ConfigError extends Error {
@@ -151,5 +153,17 @@ export function loadConfig(env: Env = process.env): Config {
     workerBatchScheduling: bool(env, 'CANVASS_WORKER_BATCH_SCHEDULING', true),
     metricsToken: word(env, 'CANVASS_METRICS_TOKEN'),
     metricsPort,
+    quotas: Object.freeze({
+      pollsPerAccount: int(env, 'CANVASS_QUOTA_POLLS', DEFAULT_QUOTAS.pollsPerAccount, 1, 100_000_000),
+      membersPerAccount: int(env, 'CANVASS_QUOTA_MEMBERS', DEFAULT_QUOTAS.membersPerAccount, 1, 1_000_000),
+      liveKeysPerAccount: int(env, 'CANVASS_QUOTA_KEYS', DEFAULT_QUOTAS.liveKeysPerAccount, 1, 1_000_000),
+      syntheticParticipantsPerPoll: int(
+        env,
+        'CANVASS_QUOTA_RESEARCH_PARTICIPANTS',
+        DEFAULT_QUOTAS.syntheticParticipantsPerPoll,
+        1,
+        100_000_000,
+      ),
+    }),
   });
 }

@@ -3,6 +3,7 @@ import { createAccount } from '../../src/app/accounts/create-account.js';
 import { createKey } from '../../src/app/accounts/create-key.js';
 import type { Clock, DeliverySettings, Deps } from '../../src/app/ports/index.js';
 import type { Plan, Role } from '../../src/domain/access.js';
+import { DEFAULT_QUOTAS, type Quotas } from '../../src/domain/quotas.js';
 import { buildApp, type App, type AppOptions } from '../../src/http/app.js';
 import type { Database } from '../../src/infra/db/database.js';
 import { createStore } from '../../src/infra/db/store.js';
@@ -43,7 +44,12 @@ export const TEST_DELIVERY: DeliverySettings = {
 
 /** The API over fresh test storage, or over `database` when given (which its caller then closes). */
 export async function harness(
-  opts: { allowPrivateTargets?: boolean; delivery?: Partial<DeliverySettings>; database?: Database } = {},
+  opts: {
+    allowPrivateTargets?: boolean;
+    delivery?: Partial<DeliverySettings>;
+    database?: Database;
+    quotas?: Partial<Quotas>;
+  } = {},
 ): Promise<Harness> {
   const database = opts.database ?? (await testDatabase());
   const clock = new FakeClock();
@@ -52,6 +58,7 @@ export async function harness(
     clock,
     urlPolicy: { allowPrivateTargets: opts.allowPrivateTargets ?? false },
     delivery: { ...TEST_DELIVERY, ...opts.delivery },
+    ...(opts.quotas ? { quotas: { ...DEFAULT_QUOTAS, ...opts.quotas } } : {}),
   };
   const app = await buildApp({ deps, submissions: createSubmissionQueue(deps), logger: false });
   await app.ready();

@@ -3,6 +3,8 @@ import { DomainError } from '../../domain/errors.js';
 import { requireAccount, requireAccountExists, type Actor } from '../access.js';
 import type { Deps } from '../ports/index.js';
 import { issueKey, userFor } from './issue-key.js';
+import { DEFAULT_QUOTAS, type Quotas } from '../../domain/quotas.js';
+import type { Store } from '../ports/index.js';
 
 /**
  * Adds the member if new (or changes their role) and issues them a new key, shown only in this
@@ -23,6 +25,7 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
     if (!noHigher(input.role, own) || (membership && !noHigher(membership.role, own))) {
       throw new DomainError('role_forbidden', `the ${own} role may not give or change a role higher than its own`);
     }
+    if (actor !== 'operator') await checkKeyQuotas(store, input.accountId, !membership, deps.quotas);
     if (!membership)
       await store.users.addMembership({ accountId: input.accountId, userId, role: input.role, createdAt: now });
     else if (membership.role !== input.role) {
@@ -34,4 +37,22 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
     const apiKey = await issueKey(store, userId, now, actor === 'operator' ? null : input.accountId);
     return { userId, apiKey, role: input.role };
   });
+}
+
+/**
+ * An API caller's key (limited to this account, so a budget of the rate limit of its own) and
+ * new member count against the account's quotas; the operator's do not. Runs under the
+ * account's lock, so concurrent calls cannot pass it together.
+ */
+async function checkKeyQuotas(store: Store, accountId: string, newMember: boolean, quotas = DEFAULT_QUOTAS as Quotas) {
+  if (newMember && (await store.users.countMembers(accountId)) >= quotas.membersPerAccount)
+    throw new DomainError(
+      'limit_reached',
+      `an account has at most ${quotas.membersPerAccount} members; remove one first`,
+    );
+  if ((await store.keys.countLive(accountId)) >= quotas.liveKeysPerAccount)
+    throw new DomainError(
+      'limit_reached',
+      `an account has at most ${quotas.liveKeysPerAccount} live keys; revoke one first`,
+    );
 }

@@ -1,7 +1,7 @@
 import { notFound } from '../../domain/errors.js';
 import type { Poll } from '../../domain/poll.js';
 import { requireAccount } from '../access.js';
-import { preparePoll, type CreatePollInput } from './create-poll.js';
+import { insertPoll, preparePoll, type CreatePollInput } from './create-poll.js';
 import type { Caller, Deps } from '../ports/index.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import { logicViewFor } from './webhook-urls.js';
@@ -35,7 +35,7 @@ export async function commitPoll(
   }
   const poll = await preparePoll(deps, caller, input, previewId);
   return deps.store.transaction(async (store) => {
-    if (!(await store.polls.insert(poll))) {
+    if (!(await insertPoll(store, poll, deps.quotas))) {
       // A concurrent commit of the same preview won the race: answer with what it saved.
       const winner = await store.polls.get(previewId);
       if (!winner || winner.accountId !== input.accountId) throw notFound('poll');

@@ -4,7 +4,9 @@ import { buildPollBody, cleanTitle, type Poll, type PollInput } from '../../doma
 import { requireAccount, requireWebhookRuleAccess } from '../access.js';
 import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
-import type { Caller, Deps } from '../ports/index.js';
+import type { Caller, Deps, Store } from '../ports/index.js';
+import { DomainError } from '../../domain/errors.js';
+import { DEFAULT_QUOTAS, type Quotas } from '../../domain/quotas.js';
 
 export type CreatePollInput = PollInput & { accountId: string; dryRun?: boolean };
 
@@ -36,8 +38,22 @@ export async function createPoll(deps: Deps, caller: Caller, input: CreatePollIn
   const poll = await preparePoll(deps, caller, input);
   if (input.dryRun) return { saved: false, poll };
   return deps.store.transaction(async (store) => {
-    await store.polls.insert(poll);
+    await insertPoll(store, poll, deps.quotas);
     const signingSecret = await secretForLogic(store, poll.accountId, poll.actionLogic, poll.createdAt);
     return { saved: true, poll, ...(signingSecret ? { signingSecret } : {}) };
   });
+}
+
+/**
+ * Saves the poll within its account's quota, in the caller's transaction (the count and the
+ * poll roll back together); false when the id is already taken.
+ */
+export async function insertPoll(store: Store, poll: Poll, quotas: Quotas = DEFAULT_QUOTAS): Promise<boolean> {
+  const { inserted, pollsInAccount } = await store.polls.insert(poll);
+  if (inserted && pollsInAccount > quotas.pollsPerAccount)
+    throw new DomainError(
+      'limit_reached',
+      `an account holds at most ${quotas.pollsPerAccount} polls; delete one first`,
+    );
+  return inserted;
 }

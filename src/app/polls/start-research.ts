@@ -2,6 +2,7 @@ import { DomainError } from '../../domain/errors.js';
 import { newId, newRandomId } from '../../domain/ids.js';
 import { answerableSlides, seededRandom, syntheticAnswer } from '../../domain/research.js';
 import { requirePoll } from '../access.js';
+import { DEFAULT_QUOTAS } from '../../domain/quotas.js';
 import type { Caller, Deps } from '../ports/index.js';
 import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
 import type { ResearchRun } from '../../domain/research.js';
@@ -14,9 +15,18 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
     const poll = await requirePoll(store, caller, input.pollId, 'write');
     if (!poll.settings.isSynthetic)
       throw new DomainError('not_synthetic', 'research can only start on a poll created with isSynthetic: true');
+    const count = input.participants ?? 100;
+    // Under the poll's lock, so concurrent runs cannot pass the quota together.
+    await store.polls.lock(poll.id);
+    const quota = (deps.quotas ?? DEFAULT_QUOTAS).syntheticParticipantsPerPoll;
+    const held = await store.research.participantsOf(poll.id);
+    if (held + count > quota)
+      throw new DomainError(
+        'limit_reached',
+        `a poll holds at most ${quota} synthetic participants; this one has ${held}, so ${Math.max(0, quota - held)} more at most`,
+      );
     const slides = answerableSlides(await store.slides.listByPoll(poll.id));
     const now = deps.clock.now();
-    const count = input.participants ?? 100;
     const seed = input.seed ?? Math.floor(Math.random() * 2 ** 31);
     const rand = seededRandom(seed);
     const runId = newId('run', now.getTime());

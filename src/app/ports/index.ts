@@ -13,6 +13,7 @@ import type { Clock } from './common.js';
 import type { AccountRepo, KeyRepo, UserRepo } from './accounts.js';
 import type { PollRepo, SlideRepo } from './polls.js';
 import type { ResearchRepo, ResponseRepo, SubmissionRepo } from './responses.js';
+import type { Quotas } from '../../domain/quotas.js';
 
 export interface Store {
   accounts: AccountRepo;
@@ -52,6 +53,8 @@ export type Deps = {
   clock: Clock;
   urlPolicy: { allowPrivateTargets: boolean };
   delivery: DeliverySettings;
+  /** What one account may hold; absent → DEFAULT_QUOTAS. */
+  quotas?: Quotas;
   /** Absent in processes that never send (CLI). */
   sender?: HttpSender;
   mailer?: Mailer;

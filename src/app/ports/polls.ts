@@ -8,7 +8,8 @@ export type PollRow = Omit<Poll, 'slides'>;
 export type PollForSubmission = { poll: PollRow; slides: Slide[]; webhooks: Webhook[] };
 
 export interface PollRepo {
-  insert(p: PollRow): Promise<boolean>;
+  /** Inserts unless the id is taken; counts the poll on its account (pollsInAccount, after it). */
+  insert(p: PollRow): Promise<{ inserted: boolean; pollsInAccount: number }>;
   get(id: string): Promise<PollRow | undefined>;
   update(id: string, fields: { title: string; isVisible: boolean; body: PollBody; updatedAt: Date }): Promise<void>;
   /** Row lock for the rest of the transaction. */

@@ -23,7 +23,7 @@ export interface SubmissionRepo {
    * Inserts the participants that do not exist and locks every one for this transaction; then
    * inserts their answers, except those of a participant already complete unless `reopens` (the
    * poll takes resubmissions) or its row was inserted here (its seq is the entry's), and those
-   * of a participant who already has `maxAnswers` answers. Returns the
+   * of a participant whose stored answers and these would together pass `maxAnswers`. Returns the
    * stored participant rows, in any order, and every answer of those participants, the new ones
    * included, in id order per participant. At most one entry per (pollId, participant id).
    * Also the transaction (null when there were no entries), for commitOutcome.
@@ -51,4 +51,6 @@ export interface SubmissionRepo {
 
 export interface ResearchRepo {
   insert(r: ResearchRun): Promise<void>;
+  /** The synthetic participants the poll's research runs made, in all. */
+  participantsOf(pollId: string): Promise<number>;
 }

@@ -12,6 +12,8 @@ export interface AccountsTable {
   notification_recipients: Json<string[] | null> | null;
   signing_secret: string | null;
   previous_signing_secret: string | null;
+  /** The account's polls, kept by the polls repository's insert and delete (migration 015). */
+  poll_count: Generated<number>;
   signing_secret_rotated_at: Time | null;
   created_at: Time;
   updated_at: Time;

@@ -39,20 +39,30 @@ function bodyOf(p: PollBody): PollBody {
 export function pollRepo(db: Kysely<DB>): PollRepo {
   return {
     async insert(p) {
+      // The account's poll count moves in the same statement as the poll, so it never drifts;
+      // an id already taken inserts nothing and counts nothing.
       const r = await db
-        .insertInto('polls')
-        .values({
-          id: p.id,
-          account_id: p.accountId,
-          title: p.title,
-          is_visible: p.isVisible,
-          body: json(bodyOf(p)),
-          created_at: p.createdAt,
-          updated_at: p.updatedAt,
-        })
-        .onConflict((oc) => oc.column('id').doNothing())
+        .with('ins', (qb) =>
+          qb
+            .insertInto('polls')
+            .values({
+              id: p.id,
+              account_id: p.accountId,
+              title: p.title,
+              is_visible: p.isVisible,
+              body: json(bodyOf(p)),
+              created_at: p.createdAt,
+              updated_at: p.updatedAt,
+            })
+            .onConflict((oc) => oc.column('id').doNothing())
+            .returning('account_id'),
+        )
+        .updateTable('accounts')
+        .set((eb) => ({ poll_count: eb('poll_count', '+', 1) }))
+        .where('id', 'in', (eb) => eb.selectFrom('ins').select('account_id'))
+        .returning('poll_count')
         .executeTakeFirst();
-      return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+      return r ? { inserted: true, pollsInAccount: r.poll_count } : { inserted: false, pollsInAccount: 0 };
     },
     async get(id) {
       const r = await db.selectFrom('polls').selectAll().where('id', '=', id).executeTakeFirst();
@@ -98,16 +108,19 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     },
     async delete(id, accountId, at) {
       const r = await db
-        .deleteFrom('polls')
-        .where('id', '=', id)
-        .where('account_id', '=', accountId)
+        .with('del', (qb) =>
+          qb.deleteFrom('polls').where('id', '=', id).where('account_id', '=', accountId).returning('account_id'),
+        )
+        .updateTable('accounts')
+        .set((eb) => ({ poll_count: eb('poll_count', '-', 1) }))
+        .where('id', 'in', (eb) => eb.selectFrom('del').select('account_id'))
         .executeTakeFirst();
       await db
         .insertInto('deleted_polls')
         .values({ id, account_id: accountId, deleted_at: at })
         .onConflict((oc) => oc.column('id').doNothing())
         .execute();
-      return Number(r.numDeletedRows) > 0;
+      return Number(r.numUpdatedRows) > 0;
     },
     async ownerOfDeleted(id) {
       const r = await db.selectFrom('deleted_polls').select('account_id').where('id', '=', id).executeTakeFirst();

@@ -66,5 +66,13 @@ export function researchRepo(db: Kysely<DB>): ResearchRepo {
         })
         .execute();
     },
+    async participantsOf(pollId) {
+      const r = await db
+        .selectFrom('research_runs')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('participants'), eb.lit(0)).as('n'))
+        .where('poll_id', '=', pollId)
+        .executeTakeFirstOrThrow();
+      return Number(r.n);
+    },
   };
 }

@@ -1,0 +1,130 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, request, type Json, type Method } from '../../support/api.js';
+import { harness, type Harness, type TestAccount } from '../../support/app.js';
+
+/**
+ * What one account may hold (src/domain/quotas.ts): polls, members, live keys limited to it, and
+ * a poll's synthetic participants. Past a quota a write is 409 limit_reached and nothing of it
+ * is kept; freeing a place (a deleted poll, a revoked key) makes room again. The quotas are
+ * set small here, as CANVASS_QUOTA_* would set them.
+ */
+
+const QUOTAS = { pollsPerAccount: 3, membersPerAccount: 3, liveKeysPerAccount: 2, syntheticParticipantsPerPoll: 250 };
+
+let h: Harness;
+let acme: TestAccount;
+let rival: TestAccount;
+
+beforeAll(async () => {
+  h = await harness({ quotas: QUOTAS });
+  acme = await h.account({ name: 'Acme' });
+  rival = await h.account({ name: 'Rival' });
+});
+afterAll(() => h?.close());
+
+const req = (method: Method, url: string, key: string, payload?: Json) => request(h, method, url, key, payload);
+const newPoll = (who: TestAccount, extra: Json = {}) =>
+  req('POST', '/poll', who.key, { accountId: who.accountId, title: 'Quota', ...extra });
+const pollCount = async (accountId: string) =>
+  (
+    await sql<{ n: number }>`SELECT count(*)::int AS n FROM polls WHERE account_id = ${accountId}`.execute(
+      h.database.db,
+    )
+  ).rows[0]!.n;
+
+describe('polls per account', () => {
+  it(`are at most ${QUOTAS.pollsPerAccount}, concurrent creates included; a deleted poll frees its place`, async () => {
+    const made = await Promise.all(Array.from({ length: 6 }, () => newPoll(acme)));
+    const codes = made.map((r) => r.statusCode).sort();
+    expect(codes).toEqual([201, 201, 201, 409, 409, 409]);
+    const refused = made.find((r) => r.statusCode === 409)!;
+    expect(expectProblem(refused, 409, 'limit_reached').detail).toContain(`at most ${QUOTAS.pollsPerAccount} polls`);
+    expect(await pollCount(acme.accountId)).toBe(QUOTAS.pollsPerAccount);
+
+    // A dry run saves nothing; its commit is a create like any other.
+    const preview = await newPoll(acme, { dryRun: true });
+    expect(preview.statusCode, preview.body).toBe(200);
+    expectProblem(await req('POST', '/commit', acme.key, { data: preview.json().data }), 409, 'limit_reached');
+
+    // Another account's polls are its own.
+    expect((await newPoll(rival)).statusCode).toBe(201);
+
+    const first = made.find((r) => r.statusCode === 201)!.json().data.id as string;
+    expect((await req('DELETE', `/poll?pollId=${first}`, acme.key)).statusCode).toBe(200);
+    const committed = await req('POST', '/commit', acme.key, { data: preview.json().data });
+    expect(committed.statusCode, committed.body).toBe(201);
+    // Committing the same preview again answers the saved poll and counts nothing.
+    expect((await req('POST', '/commit', acme.key, { data: preview.json().data })).statusCode).toBe(200);
+    expectProblem(await newPoll(acme), 409, 'limit_reached');
+    expect(await pollCount(acme.accountId)).toBe(QUOTAS.pollsPerAccount);
+  });
+});
+
+describe('members and live keys per account', () => {
+  it(`an API caller makes at most ${QUOTAS.liveKeysPerAccount} live keys for the account; revoking one makes room`, async () => {
+    const acct = await h.account({ name: 'Keys' });
+    const make = (email: string) =>
+      req('POST', '/keys', acct.key, { accountId: acct.accountId, email, role: 'editor' });
+    expect((await make('k1@example.com')).statusCode).toBe(201);
+    expect((await make('k2@example.com')).statusCode).toBe(201);
+    // The owner's own key, made with the account, opens no account alone: it is not counted.
+    const over = expectProblem(await make('k1@example.com'), 409, 'limit_reached');
+    expect(over.detail).toContain(`at most ${QUOTAS.liveKeysPerAccount} live keys`);
+    const listed = (await req('GET', `/keys?accountId=${acct.accountId}`, acct.key)).json().data as {
+      id: string;
+      email: string;
+    }[];
+    const k1 = listed.find((k) => k.email === 'k1@example.com')!;
+    expect((await req('DELETE', `/keys?keyId=${k1.id}`, acct.key)).statusCode).toBe(200);
+    expect((await make('k1@example.com')).statusCode).toBe(201);
+  });
+
+  it(`an account has at most ${QUOTAS.membersPerAccount} members; a new key for a member is not a new member`, async () => {
+    const acct = await h.account({ name: 'Members' });
+    // The owner and two more fill it; the operator's keys count against neither quota.
+    await h.member(acct.accountId, 'editor', 'm1@example.com');
+    await h.member(acct.accountId, 'editor', 'm2@example.com');
+    const over = expectProblem(
+      await req('POST', '/keys', acct.key, { accountId: acct.accountId, email: 'm3@example.com', role: 'editor' }),
+      409,
+      'limit_reached',
+    );
+    expect(over.detail).toContain(`at most ${QUOTAS.membersPerAccount} members`);
+    const members = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM memberships WHERE account_id = ${acct.accountId}`.execute(h.database.db);
+    expect(members.rows[0]!.n).toBe(QUOTAS.membersPerAccount);
+    const again = await req('POST', '/keys', acct.key, {
+      accountId: acct.accountId,
+      email: 'm1@example.com',
+      role: 'read_only',
+    });
+    expect(again.statusCode, again.body).toBe(201);
+    const removed = await req('DELETE', `/members?accountId=${acct.accountId}&email=m2@example.com`, acct.key);
+    expect(removed.statusCode, removed.body).toBe(200);
+    expect(
+      (await req('POST', '/keys', acct.key, { accountId: acct.accountId, email: 'm3@example.com', role: 'editor' }))
+        .statusCode,
+    ).toBe(201);
+  });
+});
+
+describe('synthetic participants per poll', () => {
+  it(`are at most ${QUOTAS.syntheticParticipantsPerPoll} over all research runs; a run past it stores nothing`, async () => {
+    const owner = await h.account({ name: 'Research' });
+    const poll = (await newPoll(owner, { isSynthetic: true })).json().data.id as string;
+    const slide = await req('POST', '/slide', owner.key, { pollId: poll, type: 'star-rating', title: 'Rate' });
+    expect(slide.statusCode, slide.body).toBe(201);
+    const run = (participants: number) => req('POST', '/research/start', owner.key, { pollId: poll, participants });
+    expect((await run(200)).statusCode).toBe(201);
+    const over = expectProblem(await run(100), 409, 'limit_reached');
+    expect(over.detail).toContain('this one has 200, so 50 more at most');
+    expect((await run(50)).statusCode).toBe(201);
+    expectProblem(await run(1), 409, 'limit_reached');
+    const stored = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM participants WHERE poll_id = ${poll}`.execute(h.database.db);
+    expect(stored.rows[0]!.n).toBe(QUOTAS.syntheticParticipantsPerPoll);
+  });
+});
