@@ -8,7 +8,11 @@ export type PollRow = Omit<Poll, 'slides'>;
 export type PollForSubmission = { poll: PollRow; slides: Slide[]; webhooks: Webhook[] };
 
 export interface PollRepo {
-  /** Inserts unless the id is taken; counts the poll on its account (pollsInAccount, after it). */
+  /**
+   * Inserts unless the id is taken, and counts the poll as its account's (pollsInAccount, after
+   * it); run in a transaction, so both commit together. The count's row lock queues the
+   * account's other creates until then.
+   */
   insert(p: PollRow): Promise<{ inserted: boolean; pollsInAccount: number }>;
   get(id: string): Promise<PollRow | undefined>;
   update(id: string, fields: { title: string; isVisible: boolean; body: PollBody; updatedAt: Date }): Promise<void>;

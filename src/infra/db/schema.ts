@@ -12,11 +12,15 @@ export interface AccountsTable {
   notification_recipients: Json<string[] | null> | null;
   signing_secret: string | null;
   previous_signing_secret: string | null;
-  /** The account's polls, kept by the polls repository's insert and delete (migration 015). */
-  poll_count: Generated<number>;
   signing_secret_rotated_at: Time | null;
   created_at: Time;
   updated_at: Time;
+}
+
+/** An account's polls, kept by the polls repository's insert and delete (migration 015). */
+export interface AccountUsageTable {
+  account_id: string;
+  polls: number;
 }
 
 export interface UsersTable {
@@ -241,6 +245,7 @@ export interface SchemaMigrationsTable {
 
 export interface DB {
   accounts: AccountsTable;
+  account_usage: AccountUsageTable;
   users: UsersTable;
   memberships: MembershipsTable;
   api_keys: ApiKeysTable;

@@ -39,30 +39,28 @@ function bodyOf(p: PollBody): PollBody {
 export function pollRepo(db: Kysely<DB>): PollRepo {
   return {
     async insert(p) {
-      // The account's poll count moves in the same statement as the poll, so it never drifts;
-      // an id already taken inserts nothing and counts nothing.
       const r = await db
-        .with('ins', (qb) =>
-          qb
-            .insertInto('polls')
-            .values({
-              id: p.id,
-              account_id: p.accountId,
-              title: p.title,
-              is_visible: p.isVisible,
-              body: json(bodyOf(p)),
-              created_at: p.createdAt,
-              updated_at: p.updatedAt,
-            })
-            .onConflict((oc) => oc.column('id').doNothing())
-            .returning('account_id'),
-        )
-        .updateTable('accounts')
-        .set((eb) => ({ poll_count: eb('poll_count', '+', 1) }))
-        .where('id', 'in', (eb) => eb.selectFrom('ins').select('account_id'))
-        .returning('poll_count')
+        .insertInto('polls')
+        .values({
+          id: p.id,
+          account_id: p.accountId,
+          title: p.title,
+          is_visible: p.isVisible,
+          body: json(bodyOf(p)),
+          created_at: p.createdAt,
+          updated_at: p.updatedAt,
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
         .executeTakeFirst();
-      return r ? { inserted: true, pollsInAccount: r.poll_count } : { inserted: false, pollsInAccount: 0 };
+      if (Number(r.numInsertedOrUpdatedRows ?? 0n) === 0) return { inserted: false, pollsInAccount: 0 };
+      // Counted in the caller's transaction, so the count and the poll commit or roll back together.
+      const usage = await db
+        .insertInto('account_usage')
+        .values({ account_id: p.accountId, polls: 1 })
+        .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ polls: eb('account_usage.polls', '+', 1) })))
+        .returning('polls')
+        .executeTakeFirstOrThrow();
+      return { inserted: true, pollsInAccount: usage.polls };
     },
     async get(id) {
       const r = await db.selectFrom('polls').selectAll().where('id', '=', id).executeTakeFirst();
@@ -108,19 +106,23 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     },
     async delete(id, accountId, at) {
       const r = await db
-        .with('del', (qb) =>
-          qb.deleteFrom('polls').where('id', '=', id).where('account_id', '=', accountId).returning('account_id'),
-        )
-        .updateTable('accounts')
-        .set((eb) => ({ poll_count: eb('poll_count', '-', 1) }))
-        .where('id', 'in', (eb) => eb.selectFrom('del').select('account_id'))
+        .deleteFrom('polls')
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
         .executeTakeFirst();
+      const deleted = Number(r.numDeletedRows) > 0;
+      if (deleted)
+        await db
+          .updateTable('account_usage')
+          .set((eb) => ({ polls: eb('polls', '-', 1) }))
+          .where('account_id', '=', accountId)
+          .execute();
       await db
         .insertInto('deleted_polls')
         .values({ id, account_id: accountId, deleted_at: at })
         .onConflict((oc) => oc.column('id').doNothing())
         .execute();
-      return Number(r.numUpdatedRows) > 0;
+      return deleted;
     },
     async ownerOfDeleted(id) {
       const r = await db.selectFrom('deleted_polls').select('account_id').where('id', '=', id).executeTakeFirst();
