@@ -41,9 +41,13 @@ export async function pgProxy(databaseUrl: string): Promise<PgProxy> {
   const sockets = new Set<net.Socket>();
   let plan: { how: Cut; left: number; down: boolean; done(): void } | undefined;
   let down = false;
-  /** A COMMIT held back (late-commit), written to its server connection on the second status question. */
-  let held: { release(): void } | undefined;
+  /**
+   * A COMMIT held back (late-commit), written to its server connection on the second status
+   * question asked after it was held (`asked`: those asked before, by earlier cuts).
+   */
+  let held: { asked: number; release(): void } | undefined;
   const writes: string[] = [];
+  const questions = () => writes.filter((w) => w.includes('pg_xact_status')).length;
 
   /**
    * Whether `pattern` ends in this chunk: it is looked for in the chunk behind the previous
@@ -77,7 +81,7 @@ export async function pgProxy(databaseUrl: string): Promise<PgProxy> {
     let answerTail: Buffer = Buffer.alloc(0);
     client.on('data', (chunk: Buffer) => {
       writes.push(chunk.toString('latin1'));
-      if (held && writes.filter((w) => w.includes('pg_xact_status')).length >= 2) held.release();
+      if (held && questions() - held.asked >= 2) held.release();
       const commit = seen(sentTail, chunk, COMMIT_SENT);
       sentTail = tailOf(chunk);
       if (commit && due('before-commit')) return cutNow();
@@ -88,6 +92,7 @@ export async function pgProxy(databaseUrl: string): Promise<PgProxy> {
         client.destroy();
         if (late)
           held = {
+            asked: questions(),
             release: () => {
               held = undefined;
               upstream.end(chunk);
