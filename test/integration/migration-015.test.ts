@@ -60,4 +60,14 @@ describe('migration 015 (account quotas)', () => {
     expect(await store.polls.delete('poll_b1', 'acc_a', now)).toBe(false);
     expect(await counts()).toEqual({ acc_a: 2, acc_b: 1, acc_none: 1 });
   });
+
+  it('counts polls written without the store too, as a process of the version before writes them', async () => {
+    const db = database.db;
+    await sql`INSERT INTO polls (id, account_id, title, is_visible, body, created_at, updated_at)
+      VALUES ('poll_old1', 'acc_b', 'B', true, '{}', now(), now()), ('poll_old2', 'acc_b', 'B', true, '{}', now(), now())`.execute(
+      db,
+    );
+    await sql`DELETE FROM polls WHERE id IN ('poll_b1', 'poll_a2')`.execute(db);
+    expect(await counts()).toEqual({ acc_a: 1, acc_b: 2, acc_none: 1 });
+  });
 });

@@ -16,8 +16,9 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
     if (!poll.settings.isSynthetic)
       throw new DomainError('not_synthetic', 'research can only start on a poll created with isSynthetic: true');
     const count = input.participants ?? 100;
-    // Under the poll's lock, so concurrent runs cannot pass the quota together.
-    await store.polls.lock(poll.id);
+    // Under the poll's lock, so concurrent runs cannot pass the quota together; a lock that
+    // lets respondents' answers to the poll in meanwhile.
+    await store.polls.lockForResearch(poll.id);
     const quota = (deps.quotas ?? DEFAULT_QUOTAS).syntheticParticipantsPerPoll;
     const held = await store.research.participantsOf(poll.id);
     if (held + count > quota)

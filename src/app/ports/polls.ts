@@ -9,15 +9,20 @@ export type PollForSubmission = { poll: PollRow; slides: Slide[]; webhooks: Webh
 
 export interface PollRepo {
   /**
-   * Inserts unless the id is taken, and counts the poll as its account's (pollsInAccount, after
-   * it); run in a transaction, so both commit together. The count's row lock queues the
-   * account's other creates until then.
+   * Inserts unless the id is taken; pollsInAccount is the account's count of polls with it
+   * (kept by a trigger, migration 015). In a transaction, the count's row lock queues the
+   * account's other creates until it ends.
    */
   insert(p: PollRow): Promise<{ inserted: boolean; pollsInAccount: number }>;
   get(id: string): Promise<PollRow | undefined>;
   update(id: string, fields: { title: string; isVisible: boolean; body: PollBody; updatedAt: Date }): Promise<void>;
   /** Row lock for the rest of the transaction. */
   lock(id: string): Promise<void>;
+  /**
+   * A weaker row lock: it queues research runs (and writes of the poll) but not the inserts of
+   * rows that refer to it, whose foreign-key checks a full row lock would hold up.
+   */
+  lockForResearch(id: string): Promise<void>;
   /** Polls with their slides (in order) and webhooks, in one round trip: what submissions need. Unknown ids are left out. */
   getForSubmission(ids: string[]): Promise<PollForSubmission[]>;
   /** Deletes the poll and keeps its id as its account's for good (see ownerOfDeleted). */

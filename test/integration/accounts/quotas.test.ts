@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, request, type Json, type Method } from '../../support/api.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
+import { onPostgres } from '../../support/db.js';
+import { untilSettledOrWaiting } from '../../support/races.js';
 
 /**
  * What one account may hold (src/domain/quotas.ts): polls, members, live keys limited to it, and
@@ -127,4 +129,44 @@ describe('synthetic participants per poll', () => {
     }>`SELECT count(*)::int AS n FROM participants WHERE poll_id = ${poll}`.execute(h.database.db);
     expect(stored.rows[0]!.n).toBe(QUOTAS.syntheticParticipantsPerPoll);
   });
+
+  it.skipIf(!onPostgres)(
+    'a run holds up another run of the poll, not the answers of its respondents (PostgreSQL)',
+    async () => {
+      const owner = await h.account({ name: 'Research lock' });
+      const poll = (await newPoll(owner, { isSynthetic: true })).json().data.id as string;
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      // A run's lock, held open as a long run would hold it.
+      const run = h.deps.store.transaction(async (store) => {
+        await store.polls.lockForResearch(poll);
+        locked();
+        await held;
+      });
+      await isLocked;
+      try {
+        // A respondent's row refers to the poll: its insert goes in while the run holds the lock.
+        await sql`INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, created_at, updated_at)
+          VALUES ('prt_during_run', 'prt_during_run', ${poll}, ${owner.accountId}, '{}', false, false, now(), now())`.execute(
+          h.database.db,
+        );
+        // Another run waits for it.
+        const second = req('POST', '/research/start', owner.key, { pollId: poll, participants: 1 });
+        await untilSettledOrWaiting(h.database.db, second, 'for no key update');
+        const waiting = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND position('for no key update' in query) > 0`.execute(
+          h.database.db,
+        );
+        expect(waiting.rows[0]!.n).toBe(1);
+        release();
+        await run;
+        expect((await second).statusCode).toBe(201);
+      } finally {
+        release();
+        await run;
+      }
+    },
+  );
 });

@@ -4,6 +4,7 @@ import type { PollBody } from '../../../domain/poll.js';
 import type { DB, PollsTable, SlidesTable, WebhooksTable } from '../schema.js';
 import { toSlide } from './slides.js';
 import { toWebhook } from './webhooks.js';
+import { executeTogether } from '../pipelined-driver.js';
 
 /** A row as json_agg renders it: times arrive as strings. */
 type JsonRow<T> = Omit<Selectable<T>, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string };
@@ -39,7 +40,10 @@ function bodyOf(p: PollBody): PollBody {
 export function pollRepo(db: Kysely<DB>): PollRepo {
   return {
     async insert(p) {
-      const r = await db
+      // The poll's trigger counts it (migration 015); the count is read behind the insert, in
+      // the same round trip, so it includes this poll. Until the transaction ends, the count's
+      // row lock queues the account's other creates.
+      const insert = db
         .insertInto('polls')
         .values({
           id: p.id,
@@ -51,16 +55,11 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
           updated_at: p.updatedAt,
         })
         .onConflict((oc) => oc.column('id').doNothing())
-        .executeTakeFirst();
-      if (Number(r.numInsertedOrUpdatedRows ?? 0n) === 0) return { inserted: false, pollsInAccount: 0 };
-      // Counted in the caller's transaction, so the count and the poll commit or roll back together.
-      const usage = await db
-        .insertInto('account_usage')
-        .values({ account_id: p.accountId, polls: 1 })
-        .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ polls: eb('account_usage.polls', '+', 1) })))
-        .returning('polls')
-        .executeTakeFirstOrThrow();
-      return { inserted: true, pollsInAccount: usage.polls };
+        .compile();
+      const usage = db.selectFrom('account_usage').select('polls').where('account_id', '=', p.accountId).compile();
+      const [inserted, counted] = await executeTogether(db, [insert, usage]);
+      if (Number(inserted!.numAffectedRows ?? 0n) === 0) return { inserted: false, pollsInAccount: 0 };
+      return { inserted: true, pollsInAccount: (counted!.rows[0] as { polls: number }).polls };
     },
     async get(id) {
       const r = await db.selectFrom('polls').selectAll().where('id', '=', id).executeTakeFirst();
@@ -75,6 +74,9 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     },
     async lock(id) {
       await db.selectFrom('polls').select('id').where('id', '=', id).forUpdate().execute();
+    },
+    async lockForResearch(id) {
+      await db.selectFrom('polls').select('id').where('id', '=', id).forNoKeyUpdate().execute();
     },
     async getForSubmission(ids) {
       // One round trip for a whole group of submissions: slides and webhooks come along as
@@ -110,19 +112,12 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
         .where('id', '=', id)
         .where('account_id', '=', accountId)
         .executeTakeFirst();
-      const deleted = Number(r.numDeletedRows) > 0;
-      if (deleted)
-        await db
-          .updateTable('account_usage')
-          .set((eb) => ({ polls: eb('polls', '-', 1) }))
-          .where('account_id', '=', accountId)
-          .execute();
       await db
         .insertInto('deleted_polls')
         .values({ id, account_id: accountId, deleted_at: at })
         .onConflict((oc) => oc.column('id').doNothing())
         .execute();
-      return deleted;
+      return Number(r.numDeletedRows) > 0;
     },
     async ownerOfDeleted(id) {
       const r = await db.selectFrom('deleted_polls').select('account_id').where('id', '=', id).executeTakeFirst();
