@@ -10,8 +10,9 @@ export type PollForSubmission = { poll: PollRow; slides: Slide[]; webhooks: Webh
 export interface PollRepo {
   /**
    * Inserts unless the id is taken; pollsInAccount is the account's count of polls with it
-   * (kept by a trigger, migration 015). In a transaction, the count's row lock queues the
-   * account's other creates until it ends.
+   * (kept by a trigger, migration 015). Call it in a transaction: the poll must roll back with
+   * a refusal over the quota, and the count's row lock queues the account's other creates until
+   * it ends.
    */
   insert(p: PollRow): Promise<{ inserted: boolean; pollsInAccount: number }>;
   get(id: string): Promise<PollRow | undefined>;

@@ -23,13 +23,18 @@ async function applied(db: Kysely<DB>): Promise<Set<string>> {
 export async function migrate(db: Kysely<DB>): Promise<string[]> {
   const done: string[] = [];
   for (const name of migrationNames()) {
-    const ran = await db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(815001)`.execute(trx);
-      if ((await applied(trx)).has(name)) return false;
-      await sql.raw(readFileSync(DIR + name, 'utf8')).execute(trx);
-      await trx.insertInto('schema_migrations').values({ name }).execute();
-      return true;
-    });
+    // Read committed whatever the server's or role's default: a statement that waited for a
+    // lock then reads what committed meanwhile (015 fills a count with polls locked that way).
+    const ran = await db
+      .transaction()
+      .setIsolationLevel('read committed')
+      .execute(async (trx) => {
+        await sql`SELECT pg_advisory_xact_lock(815001)`.execute(trx);
+        if ((await applied(trx)).has(name)) return false;
+        await sql.raw(readFileSync(DIR + name, 'utf8')).execute(trx);
+        await trx.insertInto('schema_migrations').values({ name }).execute();
+        return true;
+      });
     if (ran) done.push(name);
   }
   return done;
