@@ -1,10 +1,9 @@
 import { noHigher, type Role } from '../../domain/access.js';
 import { DomainError } from '../../domain/errors.js';
 import { requireAccount, requireAccountExists, type Actor } from '../access.js';
-import type { Deps } from '../ports/index.js';
+import type { Deps, Store } from '../ports/index.js';
 import { issueKey, userFor } from './issue-key.js';
 import { DEFAULT_QUOTAS, type Quotas } from '../../domain/quotas.js';
-import type { Store } from '../ports/index.js';
 
 /**
  * Adds the member if new (or changes their role) and issues them a new key, shown only in this
@@ -44,7 +43,7 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
  * new member count against the account's quotas; the operator's do not. Runs under the
  * account's lock, so concurrent calls cannot pass it together.
  */
-async function checkKeyQuotas(store: Store, accountId: string, newMember: boolean, quotas = DEFAULT_QUOTAS as Quotas) {
+async function checkKeyQuotas(store: Store, accountId: string, newMember: boolean, quotas: Quotas = DEFAULT_QUOTAS) {
   if (newMember && (await store.users.countMembers(accountId)) >= quotas.membersPerAccount)
     throw new DomainError(
       'limit_reached',
