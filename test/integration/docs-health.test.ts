@@ -48,6 +48,7 @@ const QUERY_ROUTES: Record<string, string[]> = {
   'get /slides': ['pollId'],
   'delete /slide': ['slideId'],
   'get /account/settings': ['accountId'],
+  'get /account/usage': ['accountId'],
   'get /accounts': [],
 };
 

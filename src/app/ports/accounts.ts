@@ -13,6 +13,8 @@ export interface AccountRepo {
   setSigningSecret(id: string, secret: string, now: Date, overlapSince: Date): Promise<void>;
   /** Row lock for the rest of the transaction. */
   lock(id: string): Promise<void>;
+  /** What the account holds of what its quotas count (live keys: those limited to it). */
+  usage(id: string): Promise<{ polls: number; members: number; liveKeys: number }>;
   /** Sets the secret only where none exists; true when this call set it. */
   setSigningSecretIfMissing(id: string, secret: string, now: Date): Promise<boolean>;
 }

@@ -44,3 +44,11 @@ export const AccountSettings = Type.Object(
   },
   { title: 'AccountSettings' },
 );
+
+const Usage = Type.Object({ used: Type.Integer(), quota: Type.Integer() });
+
+/** How much of each of its quotas the account uses (docs/operations.md, "Quotas"). */
+export const AccountUsage = Type.Object(
+  { accountId: Type.String(), polls: Usage, members: Usage, liveKeys: Usage },
+  { title: 'AccountUsage' },
+);

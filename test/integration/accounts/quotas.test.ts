@@ -112,6 +112,38 @@ describe('members and live keys per account', () => {
   });
 });
 
+describe('GET /account/usage', () => {
+  it('shows any member each quota and how much of it the account uses; to another account it is a 404', async () => {
+    const acct = await h.account({ name: 'Usage' });
+    const reader = await h.member(acct.accountId, 'read_only', 'usage.reader@example.com');
+    const usage = async () => {
+      const res = await req('GET', `/account/usage?accountId=${acct.accountId}`, reader);
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().data;
+    };
+    expect(await usage()).toEqual({
+      accountId: acct.accountId,
+      polls: { used: 0, quota: QUOTAS.pollsPerAccount },
+      members: { used: 2, quota: QUOTAS.membersPerAccount },
+      liveKeys: { used: 0, quota: QUOTAS.liveKeysPerAccount },
+    });
+    const poll = (await newPoll(acct)).json().data.id as string;
+    await newPoll(acct);
+    expect(
+      (
+        await req('POST', '/keys', acct.key, {
+          accountId: acct.accountId,
+          email: 'usage.k@example.com',
+          role: 'editor',
+        })
+      ).statusCode,
+    ).toBe(201);
+    expect((await req('DELETE', `/poll?pollId=${poll}`, acct.key)).statusCode).toBe(200);
+    expect(await usage()).toMatchObject({ polls: { used: 1 }, members: { used: 3 }, liveKeys: { used: 1 } });
+    expectProblem(await req('GET', `/account/usage?accountId=${acct.accountId}`, rival.key), 404, 'not_found');
+  });
+});
+
 describe('synthetic participants per poll', () => {
   it(`are at most ${QUOTAS.syntheticParticipantsPerPoll} over all research runs; a run past it stores nothing`, async () => {
     const owner = await h.account({ name: 'Research' });

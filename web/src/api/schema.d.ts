@@ -1762,6 +1762,64 @@ export interface paths {
         };
         trace?: never;
     };
+    "/account/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How much of each quota the account uses: polls, members, live keys */
+        get: {
+            parameters: {
+                query: {
+                    accountId: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["AccountUsage"];
+                        };
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -3439,6 +3497,22 @@ export interface components {
             };
             /** @description who gets failure alerts; null (or empty): the owner */
             notificationRecipients: string[] | null;
+        };
+        /** AccountUsage */
+        AccountUsage: {
+            accountId: string;
+            polls: {
+                used: number;
+                quota: number;
+            };
+            members: {
+                used: number;
+                quota: number;
+            };
+            liveKeys: {
+                used: number;
+                quota: number;
+            };
         };
         /**
          * WebhookHealth

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Account } from '../../../domain/account.js';
 import type { AccountRepo } from '../../../app/ports/index.js';
 import type { Plan } from '../../../domain/access.js';
@@ -33,6 +33,16 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
         createdAt: r.created_at,
         updatedAt: r.updated_at,
       } satisfies Account;
+    },
+    async usage(id) {
+      const r = await sql<{ polls: number; members: number; live_keys: number }>`SELECT
+          coalesce((SELECT polls FROM account_usage WHERE account_id = ${id}), 0) AS polls,
+          (SELECT count(*)::int FROM memberships WHERE account_id = ${id}) AS members,
+          (SELECT count(*)::int FROM api_keys WHERE account_id = ${id} AND revoked_at IS NULL) AS live_keys`.execute(
+        db,
+      );
+      const u = r.rows[0]!;
+      return { polls: u.polls, members: u.members, liveKeys: u.live_keys };
     },
     async count() {
       const r = await db
