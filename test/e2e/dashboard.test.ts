@@ -594,6 +594,24 @@ describe('dashboard at /app', () => {
       'read only',
     ]);
 
+    // The account's quotas of keys and members, as GET /account/usage has them.
+    const usageText = () => page.getByTestId('key-usage').textContent();
+    const usage = async () =>
+      (
+        await h.app.inject({
+          method: 'GET',
+          url: `/account/usage?accountId=${acct.accountId}`,
+          headers: bearer(acct.key),
+        })
+      ).json().data as { liveKeys: { used: number; quota: number }; members: { used: number; quota: number } };
+    const before = await usage();
+    await expect
+      .poll(usageText, { timeout: 5_000 })
+      .toBe(
+        `Live keys made for this account: ${before.liveKeys.used} of ${before.liveKeys.quota}. ` +
+          `Members: ${before.members.used} of ${before.members.quota}.`,
+      );
+
     // A new editor's key: shown once, and it works.
     await page.getByLabel('Member email').fill(newEditor);
     await role.selectOption('editor');
@@ -607,6 +625,10 @@ describe('dashboard at /app', () => {
     await page.getByRole('button', { name: 'I have stored it' }).click();
     await shown.waitFor({ state: 'detached' });
     expect(await page.content()).not.toContain(newKey);
+    // One more live key, and one more member.
+    await expect
+      .poll(usageText, { timeout: 5_000 })
+      .toContain(`${before.liveKeys.used + 1} of ${before.liveKeys.quota}. Members: ${before.members.used + 1} of`);
 
     // Its row: a prefix, never the key. Revoke asks first; the key works until Confirm.
     const row = page.locator('table.keys tbody tr', { hasText: newEditor });

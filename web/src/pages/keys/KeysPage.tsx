@@ -34,6 +34,8 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
   );
   // Every key, for the member list: a member appears once, whichever page their keys are on.
   const every = useLoad(() => allKeys(keys, account.accountId), account.accountId);
+  // The account's quotas of keys and members, and how much of them it uses.
+  const usage = useLoad(() => api.get('/account/usage', { accountId: account.accountId }), account.accountId);
 
   // A prefix is the key's first characters: the session key starts with its own row's.
   const isSession = (k: ApiKey) => !!k.prefix && sessionKey.startsWith(k.prefix);
@@ -42,6 +44,7 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
   const reload = () => {
     list.reload();
     every.reload();
+    usage.reload();
   };
 
   /** After a revoke: a key that no longer works is this dashboard's own, so sign out. */
@@ -65,6 +68,12 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
         The API keys of {account.accountName}&apos;s members. A key is shown once, when it is created; this list shows
         only its first characters.
       </p>
+      {usage.data && (
+        <p data-testid="key-usage">
+          Live keys made for this account: {usage.data.data.liveKeys.used} of {usage.data.data.liveKeys.quota}. Members:{' '}
+          {usage.data.data.members.used} of {usage.data.data.members.quota}.
+        </p>
+      )}
       <NewKey onCreated={reload} />
 
       <h2 id="keys-title">API keys</h2>
