@@ -258,7 +258,20 @@ describe('dashboard at /app', () => {
     page.off('request', countAlerts);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Polls' }).click();
     await page.getByText('No polls yet').waitFor();
+    // Each account's polls quota, and how much of it the account uses.
+    const pollsUsed = async (accountId: string) =>
+      (
+        await h.app.inject({ method: 'GET', url: `/account/usage?accountId=${accountId}`, headers: bearer(acct.key) })
+      ).json().data.polls as { used: number; quota: number };
+    const pollUsage = () => page.getByTestId('poll-usage').textContent();
+    const betaPolls = await pollsUsed(beta.accountId);
+    expect(betaPolls.used).toBe(0);
+    await expect.poll(pollUsage, { timeout: 5_000 }).toBe(`0 of ${betaPolls.quota} polls this account may hold.`);
     await switcher.selectOption(acct.accountId);
+    const acmePolls = await pollsUsed(acct.accountId);
+    await expect
+      .poll(pollUsage, { timeout: 5_000 })
+      .toBe(`${acmePolls.used} of ${acmePolls.quota} polls this account may hold.`);
 
     // Create a poll: dry-run preview first, then commit.
     await page.getByLabel('Title').fill('Checkout survey');
