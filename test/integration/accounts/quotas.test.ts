@@ -140,6 +140,16 @@ describe('GET /account/usage', () => {
     ).toBe(201);
     expect((await req('DELETE', `/poll?pollId=${poll}`, acct.key)).statusCode).toBe(200);
     expect(await usage()).toMatchObject({ polls: { used: 1 }, members: { used: 3 }, liveKeys: { used: 1 } });
+    // A revoked key is not live; a key of the member's own, made by the operator, is not limited to the account.
+    const listed = (await req('GET', `/keys?accountId=${acct.accountId}`, acct.key)).json().data as {
+      id: string;
+      email: string;
+      revokedAt: string | null;
+    }[];
+    const made = listed.find((k) => k.email === 'usage.k@example.com')!;
+    expect((await req('DELETE', `/keys?keyId=${made.id}`, acct.key)).statusCode).toBe(200);
+    await h.member(acct.accountId, 'editor', 'usage.k@example.com');
+    expect(await usage()).toMatchObject({ members: { used: 3 }, liveKeys: { used: 0 } });
     expectProblem(await req('GET', `/account/usage?accountId=${acct.accountId}`, rival.key), 404, 'not_found');
   });
 });
