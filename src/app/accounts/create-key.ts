@@ -44,12 +44,14 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
  * account's lock, so concurrent calls cannot pass it together.
  */
 async function checkKeyQuotas(store: Store, accountId: string, newMember: boolean, quotas: Quotas = DEFAULT_QUOTAS) {
-  if (newMember && (await store.users.countMembers(accountId)) >= quotas.membersPerAccount)
+  // Counted as GET /account/usage counts them, by the one statement both read.
+  const used = await store.accounts.usage(accountId);
+  if (newMember && used.members >= quotas.membersPerAccount)
     throw new DomainError(
       'limit_reached',
       `an account has at most ${quotas.membersPerAccount} members; remove one first`,
     );
-  if ((await store.keys.countLive(accountId)) >= quotas.liveKeysPerAccount)
+  if (used.liveKeys >= quotas.liveKeysPerAccount)
     throw new DomainError(
       'limit_reached',
       `an account has at most ${quotas.liveKeysPerAccount} live keys; revoke one first`,

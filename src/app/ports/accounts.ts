@@ -31,7 +31,6 @@ export interface UserRepo {
   ownerEmail(accountId: string): Promise<string | undefined>;
   removeMembership(accountId: string, userId: string): Promise<void>;
   countOwners(accountId: string): Promise<number>;
-  countMembers(accountId: string): Promise<number>;
 }
 
 export type KeyView = {
@@ -75,6 +74,4 @@ export interface KeyRepo {
   ): Promise<Page<KeyView>>;
   /** Revokes live keys: one, every key of a user, or a user's keys limited to one account. */
   revoke(filter: { id: string } | { userId: string; accountId?: string }, now: Date): Promise<number>;
-  /** Live keys limited to the account. */
-  countLive(accountId: string): Promise<number>;
 }

@@ -38,15 +38,6 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
         )
         .execute();
     },
-    async countLive(accountId) {
-      const r = await db
-        .selectFrom('api_keys')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('account_id', '=', accountId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirstOrThrow();
-      return Number(r.n);
-    },
     async get(id) {
       const r = await db
         .selectFrom('api_keys')

@@ -63,14 +63,6 @@ export function userRepo(db: Kysely<DB>): UserRepo {
     async removeMembership(accountId, userId) {
       await db.deleteFrom('memberships').where('account_id', '=', accountId).where('user_id', '=', userId).execute();
     },
-    async countMembers(accountId) {
-      const r = await db
-        .selectFrom('memberships')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('account_id', '=', accountId)
-        .executeTakeFirstOrThrow();
-      return Number(r.n);
-    },
     async countOwners(accountId) {
       const r = await db
         .selectFrom('memberships')
