@@ -66,7 +66,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     }
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
-  const unlock = opts.memory ? () => {} : lockDataDir(opts.dataDir);
+  const unlock = opts.memory ? async () => {} : await lockDataDir(opts.dataDir);
   let opened: Kysely<DB> | undefined;
   try {
     const lite = await openEmbedded(opts.memory ? null : path.join(opts.dataDir, 'pgdata'));
@@ -79,13 +79,13 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
         try {
           await db.destroy();
         } finally {
-          unlock();
+          await unlock();
         }
       },
     };
   } catch (e) {
     await opened?.destroy().catch(() => {});
-    unlock();
+    await unlock();
     throw e;
   }
 }

@@ -1,5 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,60 +16,134 @@ const tmp = () => {
   dirs.push(d);
   return d;
 };
+const children: ChildProcess[] = [];
 afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 /** The pid of a process that has exited: a lock naming it is a dead process's. */
 const deadPid = () => spawnSync(process.execPath, ['-e', '0']).pid!;
+/** A live process that has nothing to do with Canvass, as a reused pid would be. */
+const unrelated = () => {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+  children.push(child);
+  return child;
+};
+const lockFile = (dir: string) => path.join(dir, 'canvass.lock');
+const module = path.resolve('src/infra/db/data-dir-lock.ts');
 
-describe('the embedded data directory lock', () => {
-  it('is written with its owner in it, refuses a live owner, and takes over a dead one', () => {
+/** A process that locks `dir` and holds it until killed; resolves once it holds the lock. */
+async function holder(dir: string): Promise<ChildProcess> {
+  const script = `
+    const { lockDataDir } = await import(${JSON.stringify(module)});
+    await lockDataDir(${JSON.stringify(dir)});
+    console.log('locked');
+    setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
+  children.push(child);
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (b: Buffer) => (out += b.toString()).includes('locked') && resolve());
+    child.on('exit', () => reject(new Error(`the holder exited: ${out}`)));
+  });
+  return child;
+}
+
+const linux = process.platform === 'linux';
+
+describe.runIf(linux)('the data directory lock held in the kernel', () => {
+  it('names its owner, and refuses a second holder by whatever path it reaches the directory', async () => {
     const dir = tmp();
-    const release = lockDataDir(dir);
-    expect(readFileSync(path.join(dir, 'canvass.lock'), 'utf8')).toMatch(
-      new RegExp(`^${process.pid} [0-9a-f-]{36}\\n$`),
-    );
-    release();
-    expect(existsSync(path.join(dir, 'canvass.lock'))).toBe(false);
-
-    const live = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
-    try {
-      writeFileSync(path.join(dir, 'canvass.lock'), `${live.pid} someone\n`);
-      expect(() => lockDataDir(dir)).toThrow(DataDirLockedError);
-    } finally {
-      live.kill('SIGKILL');
-    }
-    writeFileSync(path.join(dir, 'canvass.lock'), `${deadPid()} gone\n`);
-    lockDataDir(dir)();
+    const link = path.join(tmp(), 'link');
+    symlinkSync(dir, link);
+    const release = await lockDataDir(dir);
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(new RegExp(`^${process.pid} [0-9a-f-]{36}\\n$`));
+    await expect(lockDataDir(link)).rejects.toMatchObject({ name: 'DataDirLockedError', pid: process.pid });
+    await release();
+    expect(existsSync(lockFile(dir))).toBe(false);
+    await (
+      await lockDataDir(link)
+    )();
   });
 
-  it("leaves a dead process's lock to a takeover under way elsewhere, and clears a takeover its process left", () => {
+  it('is free the moment its holder is killed, and a live pid in a leftover lock file does not hold it', async () => {
     const dir = tmp();
-    writeFileSync(path.join(dir, 'canvass.lock'), `${deadPid()} gone\n`);
-    writeFileSync(path.join(dir, 'canvass.lock.takeover'), '');
-    expect(() => lockDataDir(dir)).toThrow(/could not lock/);
-    expect(readFileSync(path.join(dir, 'canvass.lock'), 'utf8')).toMatch(/ gone\n$/);
+    const child = await holder(dir);
+    await expect(lockDataDir(dir)).rejects.toMatchObject({ pid: child.pid });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    // The killed holder's file names a pid that a new, unrelated process may carry by now.
+    writeFileSync(lockFile(dir), `${unrelated().pid} gone\n`);
+    const release = await lockDataDir(dir);
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(new RegExp(`^${process.pid} `));
+    await release();
+  }, 30_000);
+
+  it('ignores a takeover file left by the lock file alone', async () => {
+    const dir = tmp();
+    writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
+    writeFileSync(`${lockFile(dir)}.takeover`, '');
+    await (
+      await lockDataDir(dir)
+    )();
+  });
+});
+
+describe('the data directory lock held by its file alone', () => {
+  const lock = (dir: string) => lockDataDir(dir, { kernel: false });
+
+  it('is written with its owner in it, refuses a live owner, and takes over a dead one', async () => {
+    const dir = tmp();
+    const release = await lock(dir);
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(new RegExp(`^${process.pid} [0-9a-f-]{36}\\n$`));
+    await release();
+    expect(existsSync(lockFile(dir))).toBe(false);
+
+    const live = unrelated();
+    writeFileSync(lockFile(dir), `${live.pid} someone\n`);
+    await expect(lock(dir)).rejects.toThrow(DataDirLockedError);
+    writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
+    await (
+      await lock(dir)
+    )();
+  });
+
+  it("leaves a dead process's lock to a takeover under way elsewhere, and clears a takeover its process left", async () => {
+    const dir = tmp();
+    writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
+    writeFileSync(`${lockFile(dir)}.takeover`, '');
+    await expect(lock(dir)).rejects.toThrow(/could not lock/);
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(/ gone\n$/);
     // Left by a process that died during its takeover, long ago.
     const old = new Date(Date.now() - 60_000);
-    utimesSync(path.join(dir, 'canvass.lock.takeover'), old, old);
-    lockDataDir(dir)();
+    utimesSync(`${lockFile(dir)}.takeover`, old, old);
+    await (
+      await lock(dir)
+    )();
   });
 
-  it('on release, leaves a lock that is no longer its own', () => {
+  it('on release, leaves a lock that is no longer its own', async () => {
     const dir = tmp();
-    const release = lockDataDir(dir);
-    writeFileSync(path.join(dir, 'canvass.lock'), '12345 another\n');
-    release();
-    expect(readFileSync(path.join(dir, 'canvass.lock'), 'utf8')).toBe('12345 another\n');
+    const release = await lock(dir);
+    writeFileSync(lockFile(dir), '12345 another\n');
+    await release();
+    expect(readFileSync(lockFile(dir), 'utf8')).toBe('12345 another\n');
   });
+});
 
+describe.each(
+  [
+    { held: 'in the kernel', kernel: true },
+    { held: 'by its file alone', kernel: false },
+  ].filter((c) => linux || !c.kernel),
+)('the data directory lock held $held', ({ kernel }) => {
   it("goes to exactly one of several processes that start at once on a dead process's lock", async () => {
     const dir = tmp();
-    writeFileSync(path.join(dir, 'canvass.lock'), `${deadPid()} gone\n`);
+    writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
     const go = path.join(dir, 'go');
     const done = path.join(dir, 'done');
-    const module = path.resolve('src/infra/db/data-dir-lock.ts');
     // Each waits for the go file, tries, says how it went, and holds a lock it got until told.
     const script = `
       import { existsSync } from 'node:fs';
@@ -77,15 +151,16 @@ describe('the embedded data directory lock', () => {
       console.log('ready');
       while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 1));
       try {
-        const release = lockDataDir(${JSON.stringify(dir)});
+        const release = await lockDataDir(${JSON.stringify(dir)}, { kernel: ${kernel} });
         console.log('locked');
         while (!existsSync(${JSON.stringify(done)})) await new Promise((r) => setTimeout(r, 5));
-        release();
+        await release();
       } catch (e) { console.log(e.name === 'DataDirLockedError' ? 'refused' : 'error ' + e.message); }`;
-    const children = Array.from({ length: 6 }, () =>
+    const racers = Array.from({ length: 6 }, () =>
       spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]),
     );
-    const outputs = children.map((child) => {
+    children.push(...racers);
+    const outputs = racers.map((child) => {
       let out = '';
       child.stdout.on('data', (b: Buffer) => (out += b.toString()));
       const ready = new Promise<void>((resolve) => child.stdout.on('data', () => out.includes('ready') && resolve()));
