@@ -44,6 +44,7 @@ const QUIET_MS = 1_000;
 let h: Harness;
 let acct: TestAccount;
 let beta: TestAccount;
+let gamma: TestAccount;
 let base: string;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let worker: ReturnType<typeof startTestWorker>;
@@ -201,6 +202,9 @@ beforeAll(async () => {
     .where('id', '=', acct.userId)
     .executeTakeFirstOrThrow();
   await h.member(beta.accountId, 'editor', owner.email);
+  // And an editor of Gamma, on a plan the API does not serve.
+  gamma = await h.account({ name: 'Gamma', plan: 'basic' });
+  await h.member(gamma.accountId, 'editor', owner.email);
 
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
@@ -243,6 +247,7 @@ describe('dashboard at /app', () => {
     expect(await switcher.locator('option').allTextContents()).toEqual([
       'Acme — owner, premium',
       'Beta — editor, premium',
+      'Gamma — editor, basic',
     ]);
     await switcher.selectOption(beta.accountId);
     await page.getByText('No polls yet').waitFor();
@@ -267,6 +272,21 @@ describe('dashboard at /app', () => {
     const betaPolls = await pollsUsed(beta.accountId);
     expect(betaPolls.used).toBe(0);
     await expect.poll(pollUsage, { timeout: 5_000 }).toBe(`0 of ${betaPolls.quota} polls this account may hold.`);
+    // On a plan the API does not serve, the page says so and does not ask for the usage it would be refused.
+    const usageAsked = { n: 0 };
+    const countUsage = (r: { url(): string }) =>
+      void (new URL(r.url()).pathname === '/account/usage' && usageAsked.n++);
+    page.on('request', countUsage);
+    await switcher.selectOption(gamma.accountId);
+    await page.getByText('Gamma is on the basic plan').waitFor();
+    await page.getByText('API access requires the premium plan or higher').waitFor();
+    expect(usageAsked.n).toBe(0);
+    expect(await page.getByTestId('poll-usage').count()).toBe(0);
+    page.off('request', countUsage);
+    // The browser logs the refused /polls request; that refusal is what this step shows.
+    const refused = consoleErrors.filter((e) => e.includes('403'));
+    expect(refused.length).toBeGreaterThan(0);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !e.includes('403')));
     await switcher.selectOption(acct.accountId);
     const acmePolls = await pollsUsed(acct.accountId);
     await expect
@@ -650,9 +670,21 @@ describe('dashboard at /app', () => {
     await row.getByRole('button', { name: 'Confirm' }).waitFor();
     expect(await accountsStatus(newKey)).toBe(200);
     await shot('19-keys-revoke-confirm');
+    // A usage reload that fails shows its error, not the figures from before the revoke.
+    await page.route('**/account/usage?*', (r) =>
+      r.fulfill({
+        status: 503,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'injected' }),
+      }),
+    );
     await row.getByRole('button', { name: 'Confirm' }).click();
     await row.locator('.badge', { hasText: 'revoked' }).waitFor();
     expect(await accountsStatus(newKey)).toBe(401);
+    await page.getByText("The account's usage could not be loaded").waitFor();
+    expect(await page.getByTestId('key-usage').count()).toBe(0);
+    await page.unroute('**/account/usage?*');
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !e.includes('503')));
 
     // Remove the member, after a Confirm: their rows leave the account's list.
     const member = page.locator('.members > li', { hasText: newEditor });
@@ -660,6 +692,13 @@ describe('dashboard at /app', () => {
     await member.getByRole('button', { name: 'Confirm' }).click();
     await page.getByText(`Removed ${newEditor} from Acme; 0 keys revoked.`).waitFor();
     await expect.poll(() => row.count(), { timeout: 5_000 }).toBe(0);
+    // The usage loads again once asked again, as it was before the new key.
+    await expect
+      .poll(usageText, { timeout: 5_000 })
+      .toBe(
+        `Live keys made for this account: ${before.liveKeys.used} of ${before.liveKeys.quota}. ` +
+          `Members: ${before.members.used} of ${before.members.quota}.`,
+      );
     const listed = (
       await h.app.inject({ method: 'GET', url: `/keys?accountId=${acct.accountId}`, headers: bearer(acct.key) })
     ).json().data as { email: string }[];

@@ -12,9 +12,7 @@ import { SigningSecret } from './ui/SigningSecret';
 import { ApiError, createApi, errorText } from './ui/api';
 import { ErrorNote, StatusNote } from './ui/components';
 import { Link, navigate, useRoute, BASE } from './ui/router';
-import { SessionContext, forget, storeAccount, storedAccount, storedKey, storeKey } from './ui/session';
-
-const SERVED_PLANS = ['premium', 'enterprise'];
+import { SessionContext, forget, planServed, storeAccount, storedAccount, storedKey, storeKey } from './ui/session';
 
 export function App() {
   const [key, setKey] = useState<string | null>(() => storedKey());
@@ -131,7 +129,7 @@ export function App() {
       </header>
       <main id="main" ref={main} tabIndex={-1} key={account.accountId}>
         {secret && <SigningSecret secret={secret} onDismiss={() => setSecret(null)} />}
-        {!SERVED_PLANS.includes(account.plan) && (
+        {!planServed(account.plan) && (
           <p className="notice">
             {account.accountName} is on the {account.plan} plan: the API serves premium accounts and up, so most of this
             dashboard will answer &quot;plan required&quot;.

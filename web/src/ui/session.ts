@@ -7,6 +7,10 @@ import type { Api } from './api';
 
 export type Session = { api: Api; account: Membership };
 
+/** The plans the API serves (premium and up); on the others every account route answers "plan required". */
+const SERVED_PLANS: readonly string[] = ['premium', 'enterprise'];
+export const planServed = (plan: string): boolean => SERVED_PLANS.includes(plan);
+
 export const SessionContext = createContext<Session | null>(null);
 
 export function useSession(): Session {

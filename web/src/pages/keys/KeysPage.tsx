@@ -2,6 +2,7 @@ import { ApiError } from '../../ui/api';
 import { Badge, ConfirmButton, ErrorNote, Pager, RoleNotice, StatusNote, TableWrap, When } from '../../ui/components';
 import { useAction, useCursorPages, useLoad } from '../../ui/hooks';
 import { useSession } from '../../ui/session';
+import { useAccountUsage } from '../../ui/usage';
 import { allKeys, KEY_ROLES, keysApi, noHigher, roleLabel, type ApiKey } from './keys-api';
 import { Members } from './Members';
 import { NewKey } from './NewKey';
@@ -35,7 +36,7 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
   // Every key, for the member list: a member appears once, whichever page their keys are on.
   const every = useLoad(() => allKeys(keys, account.accountId), account.accountId);
   // The account's quotas of keys and members, and how much of them it uses.
-  const usage = useLoad(() => api.get('/account/usage', { accountId: account.accountId }), account.accountId);
+  const usage = useAccountUsage();
 
   // A prefix is the key's first characters: the session key starts with its own row's.
   const isSession = (k: ApiKey) => !!k.prefix && sessionKey.startsWith(k.prefix);
@@ -68,12 +69,13 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
         The API keys of {account.accountName}&apos;s members. A key is shown once, when it is created; this list shows
         only its first characters.
       </p>
-      {usage.data && (
+      {usage.figures && (
         <p data-testid="key-usage">
-          Live keys made for this account: {usage.data.data.liveKeys.used} of {usage.data.data.liveKeys.quota}. Members:{' '}
-          {usage.data.data.members.used} of {usage.data.data.members.quota}.
+          Live keys made for this account: {usage.figures.liveKeys.used} of {usage.figures.liveKeys.quota}. Members:{' '}
+          {usage.figures.members.used} of {usage.figures.members.quota}.
         </p>
       )}
+      <ErrorNote>{usage.error}</ErrorNote>
       <NewKey onCreated={reload} />
 
       <h2 id="keys-title">API keys</h2>
