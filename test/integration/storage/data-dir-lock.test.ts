@@ -1,5 +1,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,10 +43,10 @@ const lockFile = (dir: string) => path.join(dir, 'canvass.lock');
 const module = path.resolve('src/infra/db/data-dir-lock.ts');
 
 /** A process that locks `dir` and holds it until killed; resolves once it holds the lock. */
-async function holder(dir: string): Promise<ChildProcess> {
+async function holder(dir: string, kernel = true): Promise<ChildProcess> {
   const script = `
     const { lockDataDir } = await import(${JSON.stringify(module)});
-    await lockDataDir(${JSON.stringify(dir)});
+    await lockDataDir(${JSON.stringify(dir)}, { kernel: ${kernel} });
     console.log('locked');
     setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
@@ -51,6 +60,8 @@ async function holder(dir: string): Promise<ChildProcess> {
 }
 
 const linux = process.platform === 'linux';
+/** A lock file's content: pid, token, and the holder's start time where known. */
+const OWN = new RegExp(`^${process.pid} [0-9a-f-]{36}( \\d+)?\\n$`);
 
 describe.runIf(linux)('the data directory lock held in the kernel', () => {
   it('names its owner, and refuses a second holder by whatever path it reaches the directory', async () => {
@@ -58,7 +69,7 @@ describe.runIf(linux)('the data directory lock held in the kernel', () => {
     const link = path.join(tmp(), 'link');
     symlinkSync(dir, link);
     const release = await lockDataDir(dir);
-    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(new RegExp(`^${process.pid} [0-9a-f-]{36}\\n$`));
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(OWN);
     await expect(lockDataDir(link)).rejects.toMatchObject({ name: 'DataDirLockedError', pid: process.pid });
     await release();
     expect(existsSync(lockFile(dir))).toBe(false);
@@ -67,19 +78,80 @@ describe.runIf(linux)('the data directory lock held in the kernel', () => {
     )();
   });
 
-  it('is free the moment its holder is killed, and a live pid in a leftover lock file does not hold it', async () => {
+  it('is free the moment its holder is killed, and a pid reused since does not hold it', async () => {
     const dir = tmp();
     const child = await holder(dir);
     await expect(lockDataDir(dir)).rejects.toMatchObject({ pid: child.pid });
     const exited = new Promise((resolve) => child.on('exit', resolve));
     child.kill('SIGKILL');
     await exited;
-    // The killed holder's file names a pid that a new, unrelated process may carry by now.
-    writeFileSync(lockFile(dir), `${unrelated().pid} gone\n`);
+    // The killed holder's file names a pid that a new, unrelated process carries by now: alive,
+    // but started at another time than the file says.
+    writeFileSync(lockFile(dir), `${unrelated().pid} gone 1\n`);
     const release = await lockDataDir(dir);
-    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(new RegExp(`^${process.pid} `));
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(OWN);
     await release();
   }, 30_000);
+
+  it('is refused while a process that locks by the file alone holds the directory', async () => {
+    const dir = tmp();
+    const child = await holder(dir, false);
+    await expect(lockDataDir(dir)).rejects.toMatchObject({ pid: child.pid });
+    // A file without a start time, as a build before start times wrote it, is taken at its pid's word.
+    const live = unrelated();
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.on('exit', resolve));
+    writeFileSync(lockFile(dir), `${live.pid} older\n`);
+    await expect(lockDataDir(dir)).rejects.toMatchObject({ pid: live.pid });
+    expect(readFileSync(lockFile(dir), 'utf8')).toBe(`${live.pid} older\n`);
+  }, 30_000);
+
+  it('refuses a second cluster worker by its socket, whatever the lock file says', async () => {
+    const dir = tmp();
+    // One worker locks the directory; its lock file is then overwritten with a dead pid; then a
+    // second worker tries. A listen in a cluster worker is otherwise handed to the primary, which
+    // shares one socket among all the workers that ask for the name.
+    const script = `
+      import cluster from 'node:cluster';
+      import { writeFileSync } from 'node:fs';
+      if (cluster.isPrimary) {
+        const results = [];
+        const fork = () => cluster.fork().on('message', (m) => {
+          results.push(m);
+          if (results.length === 1) {
+            writeFileSync(${JSON.stringify(lockFile(dir))}, '${deadPid()} gone\\n');
+            fork();
+          } else {
+            console.log(results.join(','));
+            process.exit(0);
+          }
+        });
+        fork();
+      } else {
+        const { lockDataDir } = await import(${JSON.stringify(module)});
+        try {
+          await lockDataDir(${JSON.stringify(dir)});
+          process.send('locked');
+        } catch (e) { process.send(e.name === 'DataDirLockedError' ? 'refused' : 'error ' + e.message); }
+        setInterval(() => {}, 1000);
+      }`;
+    const file = path.join(tmp(), 'cluster.mjs');
+    writeFileSync(file, script);
+    const primary = spawn(process.execPath, ['--import', 'tsx', file]);
+    children.push(primary);
+    let out = '';
+    primary.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    await new Promise((resolve) => primary.on('exit', resolve));
+    expect(out.trim()).toBe('locked,refused');
+  }, 30_000);
+
+  it("keeps its name's key readable by the directory's owner only", async () => {
+    const dir = tmp();
+    await (
+      await lockDataDir(dir)
+    )();
+    expect(statSync(path.join(dir, 'canvass.lock.key')).mode & 0o077).toBe(0);
+  });
 
   it('ignores a takeover file left by the lock file alone', async () => {
     const dir = tmp();
@@ -97,7 +169,7 @@ describe('the data directory lock held by its file alone', () => {
   it('is written with its owner in it, refuses a live owner, and takes over a dead one', async () => {
     const dir = tmp();
     const release = await lock(dir);
-    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(new RegExp(`^${process.pid} [0-9a-f-]{36}\\n$`));
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(OWN);
     await release();
     expect(existsSync(lockFile(dir))).toBe(false);
 
