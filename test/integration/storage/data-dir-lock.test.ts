@@ -1,14 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import {
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -39,158 +30,54 @@ const unrelated = () => {
   children.push(child);
   return child;
 };
+/** Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot. */
+const startTime = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+};
 const lockFile = (dir: string) => path.join(dir, 'canvass.lock');
 const module = path.resolve('src/infra/db/data-dir-lock.ts');
-
-/** A process that locks `dir` and holds it until killed; resolves once it holds the lock. */
-async function holder(dir: string, kernel = true): Promise<ChildProcess> {
-  const script = `
-    const { lockDataDir } = await import(${JSON.stringify(module)});
-    await lockDataDir(${JSON.stringify(dir)}, { kernel: ${kernel} });
-    console.log('locked');
-    setInterval(() => {}, 1000);`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
-  children.push(child);
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (b: Buffer) => (out += b.toString()).includes('locked') && resolve());
-    child.on('exit', () => reject(new Error(`the holder exited: ${out}`)));
-  });
-  return child;
-}
-
 const linux = process.platform === 'linux';
 /** A lock file's content: pid, token, and the holder's start time where known. */
-const OWN = new RegExp(`^${process.pid} [0-9a-f-]{36}( \\d+)?\\n$`);
+const OWN = new RegExp(`^${process.pid} [0-9a-f-]{36}${linux ? ` ${startTime(process.pid)}` : ''}\\n$`);
 
-describe.runIf(linux)('the data directory lock held in the kernel', () => {
-  it('names its owner, and refuses a second holder by whatever path it reaches the directory', async () => {
-    const dir = tmp();
-    const link = path.join(tmp(), 'link');
-    symlinkSync(dir, link);
-    const release = await lockDataDir(dir);
-    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(OWN);
-    await expect(lockDataDir(link)).rejects.toMatchObject({ name: 'DataDirLockedError', pid: process.pid });
-    await release();
-    expect(existsSync(lockFile(dir))).toBe(false);
-    await (
-      await lockDataDir(link)
-    )();
+/** Runs `script` (an ES module) in a child process; resolves with the child once it prints `ready`. */
+async function child(script: string): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
+  children.push(proc);
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    proc.stdout!.on('data', (b: Buffer) => (out += b.toString()).includes('ready') && resolve());
+    proc.on('exit', () => reject(new Error(`the child exited: ${out}`)));
   });
+  return proc;
+}
+const killed = async (proc: ChildProcess) => {
+  const exited = new Promise((resolve) => proc.on('exit', resolve));
+  proc.kill('SIGKILL');
+  await exited;
+};
 
-  it('is free the moment its holder is killed, and a pid reused since does not hold it', async () => {
-    const dir = tmp();
-    const child = await holder(dir);
-    await expect(lockDataDir(dir)).rejects.toMatchObject({ pid: child.pid });
-    const exited = new Promise((resolve) => child.on('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-    // The killed holder's file names a pid that a new, unrelated process carries by now: alive,
-    // but started at another time than the file says.
-    writeFileSync(lockFile(dir), `${unrelated().pid} gone 1\n`);
-    const release = await lockDataDir(dir);
-    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(OWN);
-    await release();
-  }, 30_000);
-
-  it('is refused while a process that locks by the file alone holds the directory', async () => {
-    const dir = tmp();
-    const child = await holder(dir, false);
-    await expect(lockDataDir(dir)).rejects.toMatchObject({ pid: child.pid });
-    // A file without a start time, as a build before start times wrote it, is taken at its pid's word.
-    const live = unrelated();
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.on('exit', resolve));
-    writeFileSync(lockFile(dir), `${live.pid} older\n`);
-    await expect(lockDataDir(dir)).rejects.toMatchObject({ pid: live.pid });
-    expect(readFileSync(lockFile(dir), 'utf8')).toBe(`${live.pid} older\n`);
-  }, 30_000);
-
-  it('refuses a second cluster worker by its socket, whatever the lock file says', async () => {
-    const dir = tmp();
-    // One worker locks the directory; its lock file is then overwritten with a dead pid; then a
-    // second worker tries. A listen in a cluster worker is otherwise handed to the primary, which
-    // shares one socket among all the workers that ask for the name.
-    const script = `
-      import cluster from 'node:cluster';
-      import { writeFileSync } from 'node:fs';
-      if (cluster.isPrimary) {
-        const results = [];
-        const fork = () => cluster.fork().on('message', (m) => {
-          results.push(m);
-          if (results.length === 1) {
-            writeFileSync(${JSON.stringify(lockFile(dir))}, '${deadPid()} gone\\n');
-            fork();
-          } else {
-            console.log(results.join(','));
-            process.exit(0);
-          }
-        });
-        fork();
-      } else {
-        const { lockDataDir } = await import(${JSON.stringify(module)});
-        try {
-          await lockDataDir(${JSON.stringify(dir)});
-          process.send('locked');
-        } catch (e) { process.send(e.name === 'DataDirLockedError' ? 'refused' : 'error ' + e.message); }
-        setInterval(() => {}, 1000);
-      }`;
-    const file = path.join(tmp(), 'cluster.mjs');
-    writeFileSync(file, script);
-    const primary = spawn(process.execPath, ['--import', 'tsx', file]);
-    children.push(primary);
-    let out = '';
-    primary.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    await new Promise((resolve) => primary.on('exit', resolve));
-    expect(out.trim()).toBe('locked,refused');
-  }, 30_000);
-
-  it("keeps its name's key readable by the directory's owner only", async () => {
-    const dir = tmp();
-    await (
-      await lockDataDir(dir)
-    )();
-    expect(statSync(path.join(dir, 'canvass.lock.key')).mode & 0o077).toBe(0);
-  });
-
-  it('ignores a takeover file left by the lock file alone', async () => {
-    const dir = tmp();
-    writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
-    writeFileSync(`${lockFile(dir)}.takeover`, '');
-    await (
-      await lockDataDir(dir)
-    )();
-  });
-});
-
-describe('the data directory lock held by its file alone', () => {
-  const lock = (dir: string) => lockDataDir(dir, { kernel: false });
+describe.each(
+  [
+    { guard: 'a socket', kernel: true },
+    { guard: 'a file', kernel: false },
+  ].filter((c) => linux || !c.kernel),
+)('the data directory lock, its takeovers guarded by $guard', ({ kernel }) => {
+  const lock = (dir: string) => lockDataDir(dir, { kernel });
 
   it('is written with its owner in it, refuses a live owner, and takes over a dead one', async () => {
     const dir = tmp();
     const release = await lock(dir);
     expect(readFileSync(lockFile(dir), 'utf8')).toMatch(OWN);
+    await expect(lock(dir)).rejects.toThrow(DataDirLockedError);
     await release();
     expect(existsSync(lockFile(dir))).toBe(false);
 
     const live = unrelated();
     writeFileSync(lockFile(dir), `${live.pid} someone\n`);
-    await expect(lock(dir)).rejects.toThrow(DataDirLockedError);
+    await expect(lock(dir)).rejects.toMatchObject({ name: 'DataDirLockedError', pid: live.pid });
     writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
-    await (
-      await lock(dir)
-    )();
-  });
-
-  it("leaves a dead process's lock to a takeover under way elsewhere, and clears a takeover its process left", async () => {
-    const dir = tmp();
-    writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
-    writeFileSync(`${lockFile(dir)}.takeover`, '');
-    await expect(lock(dir)).rejects.toThrow(/could not lock/);
-    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(/ gone\n$/);
-    // Left by a process that died during its takeover, long ago.
-    const old = new Date(Date.now() - 60_000);
-    utimesSync(`${lockFile(dir)}.takeover`, old, old);
     await (
       await lock(dir)
     )();
@@ -203,14 +90,7 @@ describe('the data directory lock held by its file alone', () => {
     await release();
     expect(readFileSync(lockFile(dir), 'utf8')).toBe('12345 another\n');
   });
-});
 
-describe.each(
-  [
-    { held: 'in the kernel', kernel: true },
-    { held: 'by its file alone', kernel: false },
-  ].filter((c) => linux || !c.kernel),
-)('the data directory lock held $held', ({ kernel }) => {
   it("goes to exactly one of several processes that start at once on a dead process's lock", async () => {
     const dir = tmp();
     writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
@@ -232,14 +112,14 @@ describe.each(
       spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]),
     );
     children.push(...racers);
-    const outputs = racers.map((child) => {
+    const outputs = racers.map((proc) => {
       let out = '';
-      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-      const ready = new Promise<void>((resolve) => child.stdout.on('data', () => out.includes('ready') && resolve()));
+      proc.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      const ready = new Promise<void>((resolve) => proc.stdout.on('data', () => out.includes('ready') && resolve()));
       const tried = new Promise<void>((resolve) =>
-        child.stdout.on('data', () => /locked|refused|error/.test(out) && resolve()),
+        proc.stdout.on('data', () => /locked|refused|error/.test(out) && resolve()),
       );
-      const exited = new Promise<string>((resolve) => child.on('exit', () => resolve(out)));
+      const exited = new Promise<string>((resolve) => proc.on('exit', () => resolve(out)));
       return { ready, tried, exited };
     });
     await Promise.all(outputs.map((o) => o.ready));
@@ -251,4 +131,111 @@ describe.each(
     expect(results.filter((r) => r === 'locked')).toHaveLength(1);
     expect(results.filter((r) => r === 'refused')).toHaveLength(5);
   }, 60_000);
+});
+
+describe.runIf(linux)('the data directory lock where /proc tells when a process started', () => {
+  it('takes over a lock whose pid a process started since carries', async () => {
+    const dir = tmp();
+    const live = { pid: unrelated().pid! };
+    writeFileSync(lockFile(dir), `${live.pid} gone ${Number(startTime(live.pid)) - 1}\n`);
+    const release = await lockDataDir(dir);
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(OWN);
+    await release();
+    // The same pid with its own start time is that process's lock.
+    writeFileSync(lockFile(dir), `${live.pid} mine ${startTime(live.pid)}\n`);
+    await expect(lockDataDir(dir)).rejects.toMatchObject({ pid: live.pid });
+  });
+
+  it("takes over a lock naming this process's pid only when an earlier process wrote it", async () => {
+    const dir = tmp();
+    // A container restarted after a kill runs as the same pid as the process that left the lock.
+    for (const left of [`${process.pid} earlier ${Number(startTime(process.pid)) - 1}\n`, `${process.pid} earlier\n`]) {
+      writeFileSync(lockFile(dir), left);
+      const release = await lockDataDir(dir);
+      expect(readFileSync(lockFile(dir), 'utf8')).toMatch(OWN);
+      // Locked again by the same process, the lock is its own, and refused.
+      await expect(lockDataDir(dir)).rejects.toMatchObject({ pid: process.pid });
+      await release();
+    }
+  });
+
+  it('takes over the lock of a holder killed but not yet reaped by its parent', async () => {
+    const dir = tmp();
+    // The holder's parent execs into sleep, which never reaps it: killed, it stays a zombie.
+    const holderScript = `
+      const { lockDataDir } = await import(${JSON.stringify(module)});
+      await lockDataDir(${JSON.stringify(dir)});
+      console.log('locked');
+      setInterval(() => {}, 1000);`;
+    const parent = spawn(
+      'sh',
+      [
+        '-c',
+        `${JSON.stringify(process.execPath)} --import tsx --input-type=module -e "$HOLDER" & echo $!; exec sleep 60`,
+      ],
+      { env: { ...process.env, HOLDER: holderScript } },
+    );
+    children.push(parent);
+    let out = '';
+    parent.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    await new Promise<void>((resolve) => parent.stdout.on('data', () => out.includes('locked') && resolve()));
+    const pid = Number(out.trim().split('\n')[0]);
+    await expect(lockDataDir(dir)).rejects.toMatchObject({ pid });
+    process.kill(pid, 'SIGKILL');
+    const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0];
+    await expect.poll(state, { timeout: 10_000 }).toBe('Z');
+    await (
+      await lockDataDir(dir)
+    )();
+  }, 30_000);
+});
+
+describe.runIf(linux)('the data directory lock, its takeovers guarded by a socket', () => {
+  it('is not held up by a process that died during its takeover', async () => {
+    const dir = tmp();
+    writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
+    // A process holds the takeover guard (as one in the middle of a takeover does), then dies.
+    const taker = await child(`
+      import net from 'node:net';
+      import { statSync } from 'node:fs';
+      const { dev, ino } = statSync(${JSON.stringify(dir)}, { bigint: true });
+      net.createServer().listen({ path: ('\\0canvass-takeover-' + dev + '-' + ino).padEnd(108, '\\0'), exclusive: true }, () => console.log('ready'));`);
+    // While it lives, the dead process's lock is left to its takeover.
+    await expect(lockDataDir(dir)).rejects.toThrow(/another process is taking over its lock/);
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(/ gone\n$/);
+    // Killed, it leaves nothing behind: the next process takes over at once.
+    await killed(taker);
+    await (
+      await lockDataDir(dir)
+    )();
+  }, 30_000);
+
+  it('respects a takeover under way by a process that guards it with a file', async () => {
+    const dir = tmp();
+    writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
+    writeFileSync(`${lockFile(dir)}.takeover`, '');
+    await expect(lockDataDir(dir)).rejects.toThrow(/another process is taking over its lock/);
+    // One left long ago by a process that died during it is not obeyed.
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(`${lockFile(dir)}.takeover`, old, old);
+    await (
+      await lockDataDir(dir)
+    )();
+  });
+});
+
+describe('the data directory lock, its takeovers guarded by a file', () => {
+  it("leaves a dead process's lock to a takeover under way elsewhere, and clears a takeover its process left", async () => {
+    const dir = tmp();
+    writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
+    writeFileSync(`${lockFile(dir)}.takeover`, '');
+    await expect(lockDataDir(dir, { kernel: false })).rejects.toThrow(/could not lock/);
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(/ gone\n$/);
+    // Left by a process that died during its takeover, long ago.
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(`${lockFile(dir)}.takeover`, old, old);
+    await (
+      await lockDataDir(dir, { kernel: false })
+    )();
+  });
 });
