@@ -1,33 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/verify.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { bearer, type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
-import { startReceiver } from '../support/receiver.js';
-import { startTestWorker } from '../support/worker.js';
+import { liveDelivery } from '../support/worker.js';
 
 // A delivery that covers several submissions (a batch, or a completed survey) carries their
 // metadata merged in order, and the addresses found in every one of them.
 
+let frozen: number | null = null;
+// Wall time, except while the submissions are made: then it stands still, so they surely fall in
+// one batch window however slow the machine.
+const live = liveDelivery({ delivery: { batchWindowMs: 500 } }, () => new Date(frozen ?? Date.now()));
 let h: Harness;
 let acct: TestAccount;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let worker: ReturnType<typeof startTestWorker>;
-let frozen: number | null = null;
-
-beforeAll(async () => {
-  h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: 500 } });
-  // Wall time, except while the submissions are made: then it stands still, so they surely fall
-  // in one batch window however slow the machine.
-  h.deps.clock = { now: () => new Date(frozen ?? Date.now()) };
-  acct = await h.account();
-  receiver = await startReceiver();
-  worker = startTestWorker(h.deps);
-});
-afterAll(async () => {
-  await worker?.stop();
-  await receiver?.close();
-  await h?.close();
-});
+let receiver: typeof live.receiver;
+beforeAll(() => ({ h, acct, receiver } = live));
 
 describe('a delivery of several submissions', () => {
   it('merges their metadata (later keys win) and finds addresses in the earlier ones', async () => {

@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { rotateSigningSecret } from '../../src/app/accounts/rotate-signing-secret.js';
 import { verifySignature, WebhookVerificationError } from '../../src/verify.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { bearer, type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
-import { startReceiver, type Received, type Reply } from '../support/receiver.js';
-import { startTestWorker } from '../support/worker.js';
+import { type Received, type Reply } from '../support/receiver.js';
+import { liveDelivery, startTestWorker } from '../support/worker.js';
 
 /**
  * The delivery outcome matrix (docs/receiving-webhooks.md, Answering) end to end — in-process API
@@ -45,39 +45,25 @@ type DeliveryJson = {
 };
 type Hook = Awaited<ReturnType<typeof createWebhook>>;
 
-let h: Harness;
-let acct: TestAccount;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let worker: ReturnType<typeof startTestWorker>;
 const secrets = new Map<string, string>();
 /** What each path's requests must verify with; the final sweep checks every request received. */
 const expected = new Map<string, { secretOfAttempt: string[]; legacySecret: string }>();
 
-beforeAll(async () => {
-  h = await harness({
-    allowPrivateTargets: true,
-    // No rotation overlap: a retry after a rotation carries the new signature only (the overlap
-    // is e2e/secret-rotation.test.ts's).
-    delivery: {
-      retryLadderMs: LADDER,
-      dnsRetryLadderMs: DNS_LADDER,
-      deliveryTimeoutMs: DEADLINE_MS,
-      batchWindowMs: 0,
-      secretOverlapMs: 0,
-    },
-  });
-  h.clock.ms = Date.now();
-  // A real clock: the worker's leases and retry times must line up with wall time.
-  h.deps.clock = { now: () => new Date() };
-  acct = await h.account();
-  receiver = await startReceiver();
-  worker = startTestWorker(h.deps);
+// No rotation overlap: a retry after a rotation carries the new signature only (the overlap is
+// e2e/secret-rotation.test.ts's).
+const live = liveDelivery({
+  delivery: {
+    retryLadderMs: LADDER,
+    dnsRetryLadderMs: DNS_LADDER,
+    deliveryTimeoutMs: DEADLINE_MS,
+    batchWindowMs: 0,
+    secretOverlapMs: 0,
+  },
 });
-afterAll(async () => {
-  await worker?.stop();
-  await receiver?.close();
-  await h?.close();
-});
+let h: Harness;
+let acct: TestAccount;
+let receiver: typeof live.receiver;
+beforeAll(() => ({ h, acct, receiver } = live));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -385,7 +371,7 @@ describe('delivery outcome matrix', () => {
     // DELETE. The restarted worker then finds the retry long due, and must not send it.
     const c = await scenario('deleted', [{ status: 503, delayMs: 400 }, { status: 503 }]);
     await receiver.waitFor(() => c.requests().length >= 1);
-    await worker.stop();
+    await live.worker.stop();
     const [listed] = await deliveriesOf(acct, c.hook.data.id);
     const queued = await getDelivery(acct, listed!.id);
     expect(queued).toMatchObject({ status: 'pending', attemptCount: 1 });
@@ -398,7 +384,7 @@ describe('delivery outcome matrix', () => {
     expect(del.statusCode, del.body).toBe(200);
     expect(del.json().data).toMatchObject({ id: c.hook.data.id, deleted: true });
     expect(del.json().data.cancelledDeliveries).toBeGreaterThanOrEqual(1);
-    worker = startTestWorker(h.deps);
+    live.worker = startTestWorker(h.deps);
     await sleep(LADDER[0]! + LADDER[1]! + 1_000);
     expect(c.requests()).toHaveLength(1);
     const after = await getDelivery(acct, queued.id);

@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { rotateSigningSecret } from '../../src/app/accounts/rotate-signing-secret.js';
 import { verifySignature } from '../../src/verify.js';
-import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { bearer, type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook } from '../support/fixtures.js';
-import { startReceiver, type Received } from '../support/receiver.js';
-import { startTestWorker } from '../support/worker.js';
+import { type Received } from '../support/receiver.js';
+import { liveDelivery } from '../support/worker.js';
 
 /**
  * Logic-triggered webhooks end to end: question logic and survey action
@@ -15,29 +15,13 @@ import { startTestWorker } from '../support/worker.js';
 
 const LADDER = [700, 300, 400, 500, 600];
 
-let h: Harness;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let worker: ReturnType<typeof startTestWorker>;
-
 type Json = Record<string, unknown>;
 
-beforeAll(async () => {
-  // No rotation overlap: a retry after a rotation carries the new signature only.
-  h = await harness({
-    allowPrivateTargets: true,
-    delivery: { batchWindowMs: 100, retryLadderMs: LADDER, secretOverlapMs: 0 },
-  });
-  h.clock.ms = Date.now();
-  // A real clock: the worker's lease and retry times must line up with wall time.
-  h.deps.clock = { now: () => new Date() };
-  receiver = await startReceiver();
-  worker = startTestWorker(h.deps);
-});
-afterAll(async () => {
-  await worker?.stop();
-  await receiver?.close();
-  await h?.close();
-});
+// No rotation overlap: a retry after a rotation carries the new signature only.
+const live = liveDelivery({ delivery: { batchWindowMs: 100, retryLadderMs: LADDER, secretOverlapMs: 0 } });
+let h: Harness;
+let receiver: typeof live.receiver;
+beforeAll(() => ({ h, receiver } = live));
 
 async function call(acct: TestAccount, method: 'GET' | 'POST', url: string, payload?: Json) {
   const res = await h.app.inject({ method, url, headers: bearer(acct.key), ...(payload ? { payload } : {}) });

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { rotateSigningSecret } from '../../src/app/accounts/rotate-signing-secret.js';
 import { verifySignature, WebhookVerificationError } from '../../src/verify.js';
-import { harness, type Harness, type TestAccount } from '../support/app.js';
+import { type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
-import { startReceiver } from '../support/receiver.js';
-import { startTestWorker } from '../support/worker.js';
+import { liveDelivery } from '../support/worker.js';
 
 // After a rotation, attempts carry the new signature first and the old one after it for the
 // overlap period, so a receiver still holding the old secret loses nothing; after it, only the new.
@@ -12,23 +11,14 @@ import { startTestWorker } from '../support/worker.js';
 const OVERLAP_MS = 3_600_000;
 // Wall time plus a jump the test makes to pass the overlap without waiting for it.
 let offset = 0;
+const live = liveDelivery(
+  { delivery: { batchWindowMs: 0, secretOverlapMs: OVERLAP_MS } },
+  () => new Date(Date.now() + offset),
+);
 let h: Harness;
 let acct: TestAccount;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let worker: ReturnType<typeof startTestWorker>;
-
-beforeAll(async () => {
-  h = await harness({ allowPrivateTargets: true, delivery: { batchWindowMs: 0, secretOverlapMs: OVERLAP_MS } });
-  h.deps.clock = { now: () => new Date(Date.now() + offset) };
-  acct = await h.account();
-  receiver = await startReceiver();
-  worker = startTestWorker(h.deps);
-});
-afterAll(async () => {
-  await worker?.stop();
-  await receiver?.close();
-  await h?.close();
-});
+let receiver: typeof live.receiver;
+beforeAll(() => ({ h, acct, receiver } = live));
 
 describe('signing secret rotation', () => {
   it('signs with both secrets through the overlap, and with the new one only after it', async () => {
