@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { holderIn, holderLine, holderRuns, namespaceOf, thisProcess } from './data-dir-holder.js';
 
 export class DataDirLockedError extends Error {
   constructor(
@@ -10,7 +10,7 @@ export class DataDirLockedError extends Error {
     readonly pid: number,
   ) {
     super(
-      `the data directory ${dir} is in use by another Canvass process (pid ${pid}); stop it first, or point CANVASS_DATA_DIR elsewhere`,
+      `the data directory ${dir} is in use by another Canvass process (pid ${pid}); stop it first, or point CANVASS_DATA_DIR elsewhere. If no Canvass process uses the directory (pid ${pid} is another program, or the lock was left by a container that has gone), remove ${path.join(dir, 'canvass.lock')}`,
     );
     this.name = 'DataDirLockedError';
   }
@@ -22,41 +22,48 @@ export type Unlock = () => Promise<void>;
 export type LockOptions = {
   /**
    * Guard a takeover with a socket the kernel frees when its process dies (Linux's abstract
-   * sockets). Default: on Linux. Elsewhere, a takeover is guarded by a file.
+   * sockets) as well as the takeover file. Default: on Linux. Elsewhere, the file alone.
    */
   kernel?: boolean;
 };
 
 const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
 
+/** The tokens of the locks this process holds: a lock file naming one is this process's own. */
+const held = new Set<string>();
+
+/** How long a process waits for another's takeover to finish before it gives up. */
+const TAKEOVER_WAIT_MS = 2_000;
+
 /**
  * PGlite has one writer: a second process on the same directory would corrupt it, so a process
  * locks the data directory before it opens the database. The lock is the file `canvass.lock`,
- * naming its holder (pid, and the holder's start time where /proc tells it).
+ * naming its holder (data-dir-holder.ts).
  * - It appears with its content (written aside, then hard-linked into place): no process ever
  *   reads a lock that is still empty and takes it for a dead one's.
  * - A lock whose holder no longer runs (`holderRuns`) is taken over, not obeyed forever: removed
  *   under a guard that one process holds at a time, and only if it still holds what was read as
  *   stale. Two processes starting after a kill cannot both remove the dead one's lock, the second
  *   removing the first's new one.
- * - Processes in separate pid namespaces (two containers) sharing one data directory cannot see
- *   each other's pids; the embedded storage is for one host.
  */
 export async function lockDataDir(dir: string, opts: LockOptions = {}): Promise<Unlock> {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'canvass.lock');
   const guard = (opts.kernel ?? process.platform === 'linux') ? socketGuard(dir, file) : fileGuard(file);
-  const mine = ownContent();
-  const aside = `${file}.${process.pid}.${randomUUID()}`;
+  const me = thisProcess();
+  const mine = holderLine(me);
+  const aside = `${file}.${me.token}`;
   writeFileSync(aside, mine, { flag: 'wx' });
   try {
-    for (let attempt = 0; attempt < 20; attempt++) {
+    for (const until = Date.now() + TAKEOVER_WAIT_MS; Date.now() < until;) {
       try {
         linkSync(aside, file);
+        held.add(me.token);
         let released = false;
         return async () => {
           if (released) return;
           released = true;
+          held.delete(me.token);
           // Only our own lock: one taken over after a stall that outlived us is another's.
           if (readLock(file) === mine) rmSync(file, { force: true });
         };
@@ -66,11 +73,11 @@ export async function lockDataDir(dir: string, opts: LockOptions = {}): Promise<
       const seen = readLock(file);
       if (seen === null) continue;
       const holder = holderIn(seen);
-      if (holder && holderRuns(holder)) throw new DataDirLockedError(dir, holder.pid);
+      if (holder && holderRuns(holder, held)) throw new DataDirLockedError(dir, holder.pid);
       if (!(await takeOver(file, seen, guard))) await sleep(5);
     }
     throw new Error(
-      `could not lock ${dir}: another process is taking over its lock${guard.stale ? `, or one died doing so (${guard.stale})` : ''}`,
+      `could not lock ${dir}: another process has been taking over its lock for ${TAKEOVER_WAIT_MS / 1000} s, or one died doing so (${guard.stale}). If no Canvass process uses the directory, remove ${file}`,
     );
   } finally {
     rmSync(aside, { force: true });
@@ -87,58 +94,12 @@ function readLock(file: string): string | null {
   }
 }
 
-/** Who a lock file names: a pid, and the start time of the process that wrote it where known. */
-type Holder = { pid: number; started: string | null };
-
-function holderIn(content: string): Holder | null {
-  const [pid, , started] = content.trim().split(/\s+/);
-  const n = Number(pid);
-  return Number.isInteger(n) && n > 0 ? { pid: n, started: started ?? null } : null;
-}
-
-/** Fields 3 onwards of /proc/PID/stat (state first, start time at index 19); null where unreadable. */
-function procStat(pid: number): string[] | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may hold spaces and parentheses itself.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return null;
-  }
-}
-
-function ownContent(): string {
-  const started = procStat(process.pid)?.[19];
-  return `${process.pid} ${randomUUID()}${started ? ` ${started}` : ''}\n`;
-}
-
-/**
- * Whether the process a lock file names still runs. A live pid is not enough where /proc tells
- * more: a pid reused since by an unrelated process started at another time, and a killed holder
- * its parent has not yet reaped (a zombie) runs no more. Where /proc does not tell (another
- * platform, a process of another user hidden from this one), the pid is taken at its word.
- */
-function holderRuns(holder: Holder): boolean {
-  // This process's own pid: its own lock if the start time is its own, else an earlier process
-  // that ran as the same pid (a container restarted after a kill).
-  if (holder.pid === process.pid) return holder.started !== null && holder.started === procStat(process.pid)?.[19];
-  try {
-    process.kill(holder.pid, 0);
-  } catch (e) {
-    if (code(e) !== 'EPERM') return false;
-  }
-  const stat = procStat(holder.pid);
-  if (!stat) return true;
-  if (stat[0] === 'Z' || stat[0] === 'X') return false;
-  return holder.started === null || stat[19] === holder.started;
-}
-
 /** One process at a time may take over a stale lock. */
 type Guard = {
   /** Null while another process holds the guard; else its release. */
   acquire(): Promise<(() => Promise<void>) | null>;
   /** How a guard left by a process that died holding it is cleared, for the error message. */
-  stale?: string;
+  stale: string;
 };
 
 /**
@@ -160,52 +121,68 @@ async function takeOver(file: string, seen: string, guard: Guard): Promise<boole
 const TAKEOVER_STALE_MS = 10_000;
 
 /**
- * The guard as a file created exclusively. A process that dies holding it leaves it behind; it is
- * cleared once older than TAKEOVER_STALE_MS, and then two processes may both clear it and take
- * over together: the race the socket guard has not.
+ * The takeover file `canvass.lock.takeover`, created exclusively with `content`; null while
+ * another process's is there. One left by a process that died holding it is cleared once older
+ * than TAKEOVER_STALE_MS, or at once where `clearable` says it may be.
+ */
+function takeTakeoverFile(
+  file: string,
+  content: string,
+  clearable: (found: string) => boolean = () => false,
+): (() => Promise<void>) | null {
+  const takeover = `${file}.takeover`;
+  try {
+    writeFileSync(takeover, content, { flag: 'wx' });
+    return async () => rmSync(takeover, { force: true });
+  } catch (e) {
+    if (code(e) !== 'EEXIST') throw e;
+  }
+  try {
+    const found = readFileSync(takeover, 'utf8');
+    if (clearable(found) || Date.now() - statSync(takeover).mtimeMs > TAKEOVER_STALE_MS) {
+      rmSync(takeover, { force: true });
+    }
+  } catch (e) {
+    if (code(e) !== 'ENOENT') throw e;
+  }
+  return null;
+}
+
+/**
+ * The takeover file alone. Two processes that find a stale one may both clear it, the second
+ * clearing the first's new one, and take over together: the race the socket guard closes among
+ * the processes that bind it.
  */
 function fileGuard(file: string): Guard {
-  const takeover = `${file}.takeover`;
   return {
-    stale: `its ${path.basename(takeover)} is cleared after ${TAKEOVER_STALE_MS / 1000} s`,
-    async acquire() {
-      let fd: number;
-      try {
-        fd = openSync(takeover, 'wx');
-      } catch (e) {
-        if (code(e) !== 'EEXIST') throw e;
-        try {
-          if (Date.now() - statSync(takeover).mtimeMs > TAKEOVER_STALE_MS) rmSync(takeover, { force: true });
-        } catch (err) {
-          if (code(err) !== 'ENOENT') throw err;
-        }
-        return null;
-      }
-      return async () => {
-        closeSync(fd);
-        rmSync(takeover, { force: true });
-      };
-    },
+    stale: `its canvass.lock.takeover is cleared after ${TAKEOVER_STALE_MS / 1000} s`,
+    acquire: async () => takeTakeoverFile(file, ''),
   };
 }
 
 /**
- * The guard as a listening abstract socket named for the directory's device and inode (every
- * path to it names the same guard). Binding is atomic and the kernel unbinds it when its process
- * dies, however it dies: no guard is ever left behind. `exclusive`, since a listen in a cluster
- * worker is otherwise handed to the primary, which shares one socket among all workers asking.
- * The name is padded to the full address length, the address Node 20 binds for any name. While
- * it holds the socket, a process also respects a fresh takeover file, which a process locking
- * without the socket (another platform's build) makes. Where the kernel refuses the socket for
- * another reason than its being held, the file guard serves. Abstract sockets have no
- * permissions: a local user who binds the name holds up takeovers of dead processes' locks, never
- * a start on a free directory.
+ * A listening abstract socket named for the directory's device and inode (every path to it names
+ * the same socket), then the takeover file as well.
+ * - Binding is atomic and the kernel unbinds the socket when its process dies, however it dies.
+ *   A takeover file marked as made under the socket, found by a process of the same network
+ *   namespace that now holds the socket, was left by one that died: cleared at once, not after
+ *   TAKEOVER_STALE_MS.
+ * - The takeover file keeps out the processes that do not bind the socket (another platform's
+ *   build, a process whose socket the kernel refused, another network namespace): they create it
+ *   exclusively and respect it as this guard does.
+ * - `exclusive`, since a listen in a cluster worker is otherwise handed to the primary, which
+ *   shares one socket among all the workers asking. The name is padded to the full address
+ *   length, the address Node 20 binds for any name.
+ * - Abstract sockets have no permissions: a local user who binds the name holds up takeovers of
+ *   dead processes' locks, never a start on a free directory.
+ * Where the kernel refuses the socket for another reason than its being held, the file serves.
  */
 function socketGuard(dir: string, file: string): Guard {
   const { dev, ino } = statSync(dir, { bigint: true });
   const name = `\0canvass-takeover-${dev}-${ino}`.padEnd(108, '\0');
-  const files = fileGuard(file);
+  const mark = `socket ${namespaceOf('net') ?? '-'}\n`;
   return {
+    stale: `a takeover made under its socket is cleared at once, its canvass.lock.takeover otherwise after ${TAKEOVER_STALE_MS / 1000} s`,
     async acquire() {
       const server = net.createServer((socket) => socket.destroy());
       try {
@@ -218,22 +195,24 @@ function socketGuard(dir: string, file: string): Guard {
         });
       } catch (e) {
         if (code(e) === 'EADDRINUSE') return null;
-        return files.acquire();
+        return takeTakeoverFile(file, '');
       }
       const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+      let removeFile: (() => Promise<void>) | null = null;
       try {
-        const age = Date.now() - statSync(`${file}.takeover`).mtimeMs;
-        if (age <= TAKEOVER_STALE_MS) {
-          await close();
-          return null;
-        }
-      } catch (e) {
-        if (code(e) !== 'ENOENT') {
-          await close();
-          throw e;
-        }
+        removeFile = takeTakeoverFile(file, mark, (found) => found === mark);
+      } finally {
+        if (!removeFile) await close();
       }
-      return close;
+      if (!removeFile) return null;
+      const remove = removeFile;
+      return async () => {
+        try {
+          await remove();
+        } finally {
+          await close();
+        }
+      };
     },
   };
 }

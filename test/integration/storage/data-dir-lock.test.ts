@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -39,7 +39,10 @@ const lockFile = (dir: string) => path.join(dir, 'canvass.lock');
 const module = path.resolve('src/infra/db/data-dir-lock.ts');
 const linux = process.platform === 'linux';
 /** A lock file's content: pid, token, and the holder's start time where known. */
-const OWN = new RegExp(`^${process.pid} [0-9a-f-]{36}${linux ? ` ${startTime(process.pid)}` : ''}\\n$`);
+const ns = (kind: string) => (linux ? readlinkSync(`/proc/self/ns/${kind}`).replace(/[[\]]/g, '\\$&') : '-');
+const OWN = new RegExp(
+  `^${process.pid} [0-9a-f-]{36} ${linux ? startTime(process.pid) : '-'} ${ns('pid')} ${ns('time')}\\n$`,
+);
 
 /** Runs `script` (an ES module) in a child process; resolves with the child once it prints `ready`. */
 async function child(script: string): Promise<ChildProcess> {
@@ -180,41 +183,66 @@ describe.runIf(linux)('the data directory lock where /proc tells when a process 
     parent.stdout.on('data', (b: Buffer) => (out += b.toString()));
     await new Promise<void>((resolve) => parent.stdout.on('data', () => out.includes('locked') && resolve()));
     const pid = Number(out.trim().split('\n')[0]);
-    await expect(lockDataDir(dir)).rejects.toMatchObject({ pid });
-    process.kill(pid, 'SIGKILL');
+    try {
+      await expect(lockDataDir(dir)).rejects.toMatchObject({ pid });
+    } finally {
+      process.kill(pid, 'SIGKILL');
+    }
     const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0];
     await expect.poll(state, { timeout: 10_000 }).toBe('Z');
     await (
       await lockDataDir(dir)
     )();
   }, 30_000);
+
+  it('judges a holder in another pid namespace by its pid being alive here, and nothing else', async () => {
+    const dir = tmp();
+    const other = 'pid:[1]';
+    // Seen from the host, a container's holder: its start time means nothing here.
+    const live = unrelated().pid!;
+    writeFileSync(lockFile(dir), `${live} container 1 ${other} -\n`);
+    await expect(lockDataDir(dir)).rejects.toMatchObject({ pid: live });
+    writeFileSync(lockFile(dir), `${deadPid()} container 1 ${other} -\n`);
+    await (
+      await lockDataDir(dir)
+    )();
+    // A container restarted after a kill runs in a new pid namespace, as the same pid.
+    writeFileSync(lockFile(dir), `${process.pid} earlier 1 ${other} -\n`);
+    await (
+      await lockDataDir(dir)
+    )();
+  });
 });
 
 describe.runIf(linux)('the data directory lock, its takeovers guarded by a socket', () => {
   it('is not held up by a process that died during its takeover', async () => {
     const dir = tmp();
     writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
-    // A process holds the takeover guard (as one in the middle of a takeover does), then dies.
+    // A process holds the takeover socket and file (as one in the middle of a takeover does), then dies.
     const taker = await child(`
       import net from 'node:net';
-      import { statSync } from 'node:fs';
+      import { readlinkSync, statSync, writeFileSync } from 'node:fs';
       const { dev, ino } = statSync(${JSON.stringify(dir)}, { bigint: true });
-      net.createServer().listen({ path: ('\\0canvass-takeover-' + dev + '-' + ino).padEnd(108, '\\0'), exclusive: true }, () => console.log('ready'));`);
+      net.createServer().listen({ path: ('\\0canvass-takeover-' + dev + '-' + ino).padEnd(108, '\\0'), exclusive: true }, () => {
+        writeFileSync(${JSON.stringify(`${lockFile(dir)}.takeover`)}, 'socket ' + readlinkSync('/proc/self/ns/net') + '\\n');
+        console.log('ready');
+      });`);
     // While it lives, the dead process's lock is left to its takeover.
-    await expect(lockDataDir(dir)).rejects.toThrow(/another process is taking over its lock/);
+    await expect(lockDataDir(dir)).rejects.toThrow(/could not lock .*another process has been taking over its lock/);
     expect(readFileSync(lockFile(dir), 'utf8')).toMatch(/ gone\n$/);
-    // Killed, it leaves nothing behind: the next process takes over at once.
+    // Killed, it holds up nothing (its takeover file is fresh): the next process takes over at once.
     await killed(taker);
-    await (
-      await lockDataDir(dir)
-    )();
+    const release = await lockDataDir(dir);
+    expect(readFileSync(lockFile(dir), 'utf8')).toMatch(OWN);
+    expect(existsSync(`${lockFile(dir)}.takeover`)).toBe(false);
+    await release();
   }, 30_000);
 
   it('respects a takeover under way by a process that guards it with a file', async () => {
     const dir = tmp();
     writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
     writeFileSync(`${lockFile(dir)}.takeover`, '');
-    await expect(lockDataDir(dir)).rejects.toThrow(/another process is taking over its lock/);
+    await expect(lockDataDir(dir)).rejects.toThrow(/could not lock/);
     // One left long ago by a process that died during it is not obeyed.
     const old = new Date(Date.now() - 60_000);
     utimesSync(`${lockFile(dir)}.takeover`, old, old);
