@@ -351,7 +351,14 @@ export async function runAdminCommand(
     rt = await openRuntime(config, { logger });
   } catch (e) {
     if (e instanceof DataDirLockedError && !config.databaseUrl && existsSync(adminSocketPath(config))) {
-      return callAdminSocket(adminSocketPath(config), command, args);
+      try {
+        return await callAdminSocket(adminSocketPath(config), command, args);
+      } catch (err) {
+        // No server listens there (one killed left its socket file): the command was not sent,
+        // and the lock's own message says what holds the directory and how to free it.
+        const refused = ['ECONNREFUSED', 'ENOENT'].includes((err as NodeJS.ErrnoException).code ?? '');
+        throw refused ? e : err;
+      }
     }
     throw e;
   }

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -148,6 +149,35 @@ describe('canvass migrate (embedded)', () => {
       // A directory that is up to date gets nothing: the embedded scenario below.
       const env = { CANVASS_DATA_DIR: path.join(tmp, 'migrate') };
       expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: migrationNames() });
+    },
+    SLOW,
+  );
+});
+
+describe('a lock whose holder is no Canvass server', () => {
+  it(
+    "an operator command says what holds the directory and how to free it, past a killed server's socket file",
+    async () => {
+      const dir = path.join(tmp, 'left');
+      mkdirSync(dir);
+      // A lock naming a live process (a build that wrote no start time, its pid since reused),
+      // and the socket file a killed server left: nothing listens on it.
+      const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+      try {
+        writeFileSync(path.join(dir, 'canvass.lock'), `${other.pid} earlier\n`);
+        writeFileSync(path.join(dir, 'canvass.sock'), '');
+        const run = await canvass(['accounts', 'create', '--name', 'N', '--owner-email', 'n@example.com', '--json'], {
+          CANVASS_DATA_DIR: dir,
+        });
+        expect(run.code, run.stdout + run.stderr).not.toBe(0);
+        expect(oneObject(run)).toEqual({
+          error: expect.stringMatching(
+            new RegExp(`in use by another Canvass process \\(pid ${other.pid}\\).*remove .*canvass\\.lock`),
+          ),
+        });
+      } finally {
+        other.kill('SIGKILL');
+      }
     },
     SLOW,
   );

@@ -180,7 +180,10 @@ function fileGuard(file: string): Guard {
 function socketGuard(dir: string, file: string): Guard {
   const { dev, ino } = statSync(dir, { bigint: true });
   const name = `\0canvass-takeover-${dev}-${ino}`.padEnd(108, '\0');
-  const mark = `socket ${namespaceOf('net') ?? '-'}\n`;
+  // Unmarked ('') where the network namespace is unknown: two such processes could not tell
+  // whether each other's mark was made under the same socket.
+  const netNs = namespaceOf('net');
+  const mark = netNs ? `socket ${netNs}\n` : '';
   return {
     stale: `a takeover made under its socket is cleared at once, its canvass.lock.takeover otherwise after ${TAKEOVER_STALE_MS / 1000} s`,
     async acquire() {
@@ -200,7 +203,7 @@ function socketGuard(dir: string, file: string): Guard {
       const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
       let removeFile: (() => Promise<void>) | null = null;
       try {
-        removeFile = takeTakeoverFile(file, mark, (found) => found === mark);
+        removeFile = takeTakeoverFile(file, mark, (found) => !!mark && found === mark);
       } finally {
         if (!removeFile) await close();
       }

@@ -39,7 +39,13 @@ const lockFile = (dir: string) => path.join(dir, 'canvass.lock');
 const module = path.resolve('src/infra/db/data-dir-lock.ts');
 const linux = process.platform === 'linux';
 /** A lock file's content: pid, token, and the holder's start time where known. */
-const ns = (kind: string) => (linux ? readlinkSync(`/proc/self/ns/${kind}`).replace(/[[\]]/g, '\\$&') : '-');
+const ns = (kind: string) => {
+  try {
+    return readlinkSync(`/proc/self/ns/${kind}`).replace(/[[\]]/g, '\\$&');
+  } catch {
+    return '-';
+  }
+};
 const OWN = new RegExp(
   `^${process.pid} [0-9a-f-]{36} ${linux ? startTime(process.pid) : '-'} ${ns('pid')} ${ns('time')}\\n$`,
 );
@@ -238,9 +244,11 @@ describe.runIf(linux)('the data directory lock, its takeovers guarded by a socke
     await release();
   }, 30_000);
 
-  it('respects a takeover under way by a process that guards it with a file', async () => {
+  it('respects a takeover under way by a process that guards it with a file, or with the socket of another network', async () => {
     const dir = tmp();
     writeFileSync(lockFile(dir), `${deadPid()} gone\n`);
+    writeFileSync(`${lockFile(dir)}.takeover`, 'socket net:[1]\n');
+    await expect(lockDataDir(dir)).rejects.toThrow(/could not lock/);
     writeFileSync(`${lockFile(dir)}.takeover`, '');
     await expect(lockDataDir(dir)).rejects.toThrow(/could not lock/);
     // One left long ago by a process that died during it is not obeyed.
