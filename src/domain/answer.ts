@@ -55,6 +55,32 @@ export function checkAnswerValue(slide: Slide, value: unknown, path: string): vo
 export const MAX_METADATA_BYTES = 16_384;
 
 /**
+ * The length of a number as PostgreSQL prints it from jsonb: in plain decimal, never with an
+ * exponent, so `5e-324` comes back as 326 characters and `1e300` as 301.
+ */
+export function plainDecimalLength(n: number): number {
+  const s = String(n);
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s);
+  if (!m) return s.length;
+  const digits = 1 + (m[3]?.length ?? 0);
+  const exp = Number(m[4]);
+  return m[1]!.length + (exp > 0 ? Math.max(digits, exp + 1) : 2 + (-exp - 1) + digits);
+}
+
+/**
+ * The bytes of `value` as JSON as storage hands it back: a limit measured on the JSON as sent
+ * would let a few bytes of exponent stand for hundreds read back with every answer row.
+ */
+export function storedJsonBytes(value: unknown): number {
+  let extra = 0;
+  const json = JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'number' && Number.isFinite(v)) extra += plainDecimalLength(v) - String(v).length;
+    return v;
+  });
+  return Buffer.byteLength(json ?? '') + extra;
+}
+
+/**
  * The limits of one submission beyond each answer's value: each slide answered once (its
  * answers are stored side by side), and metadata of at most MAX_METADATA_BYTES as JSON.
  */
@@ -71,8 +97,11 @@ export function checkSubmissionLimits(input: {
   });
   for (const key of ['metadata', 'participantMetadata'] as const) {
     const value = input[key];
-    if (value !== undefined && Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES)
-      throw invalid(`/${key}`, `is larger than ${MAX_METADATA_BYTES} bytes as JSON`);
+    if (value !== undefined && storedJsonBytes(value) > MAX_METADATA_BYTES)
+      throw invalid(
+        `/${key}`,
+        `is larger than ${MAX_METADATA_BYTES} bytes as JSON (numbers counted in plain decimal, as stored)`,
+      );
   }
 }
 
@@ -81,8 +110,8 @@ export function checkSubmissionLimits(input: {
  * MAX_METADATA_BYTES as JSON, unless it does not grow (409 limit_reached).
  */
 export function checkMergedMetadata(stored: Record<string, unknown>, sent: Record<string, unknown>): void {
-  const before = Buffer.byteLength(JSON.stringify(stored));
-  const after = Buffer.byteLength(JSON.stringify({ ...stored, ...sent }));
+  const before = storedJsonBytes(stored);
+  const after = storedJsonBytes({ ...stored, ...sent });
   if (after > MAX_METADATA_BYTES && after > before)
     throw new DomainError(
       'limit_reached',

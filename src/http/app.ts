@@ -8,7 +8,7 @@ import { DomainError } from '../domain/errors.js';
 import { authHook } from './auth.js';
 import { countingSubmissions, registerMetrics, type MetricsOptions } from './metrics.js';
 import { rateLimiter } from './rate-limit.js';
-import { registerErrorHandling } from './error-handler.js';
+import { frameworkErrors, registerErrorHandling } from './error-handler.js';
 import { accountRoutes } from './routes/accounts.js';
 import { alertRoutes } from './routes/alerts.js';
 import { keyRoutes } from './routes/keys.js';
@@ -69,6 +69,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     // errors and slow requests are logged by the hooks below instead.
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: {} },
+    frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler());

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type FieldError } from '../domain/errors.js';
 import { CommitOutcomeUnknownError } from '../app/ports/commit-outcome-unknown.js';
 import { internalProblem, problem, type Problem } from './problem.js';
@@ -55,6 +55,23 @@ function fromFastify(err: FastifyError): Problem | undefined {
     return problem('validation_failed', err.message, [{ path: '/', message: err.message }]);
   }
   return undefined;
+}
+
+/**
+ * Fastify's errors before a route is found (its `frameworkErrors` option), as problems like the
+ * rest: FST_ERR_BAD_URL is a path that is not valid percent-encoding. The path is not echoed.
+ */
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  let body: Problem;
+  if (err.code === 'FST_ERR_BAD_URL') {
+    body = problem('validation_failed', 'the request path is not valid percent-encoding', [
+      { path: 'url', message: 'is not valid percent-encoding' },
+    ]);
+  } else {
+    req.log.error({ err }, 'unhandled error');
+    body = internalProblem();
+  }
+  void reply.status(body.status).type('application/problem+json').send(body);
 }
 
 /** Tells outages of a dependency (storage) apart from bugs: those answer 503, not 500. */

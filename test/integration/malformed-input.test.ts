@@ -819,6 +819,18 @@ describe('no input produces a 500', () => {
   });
 });
 
+describe('the request path', () => {
+  it('a path that is not valid percent-encoding is a 400 problem that does not echo it', async () => {
+    for (const url of ['/polls%E0%A4%A?accountId=x', '/participant/responses%FF', '/app/%E0%A4%A', '/poll%2']) {
+      const res = await h.app.inject({ method: 'GET', url, headers: bearer(acme.key) });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: 'url' }] });
+      expect(res.body).not.toContain('%E0');
+    }
+  });
+});
+
 describe('body encoding', () => {
   const post = (payload: Buffer | string, contentType = 'application/json') =>
     h.app.inject({

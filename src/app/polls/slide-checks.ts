@@ -10,12 +10,18 @@ export function cleanAnswers(answers: { id?: string; title: string }[], now: num
   const cleaned = answers.map((a, i) => {
     const title = stripHtml(a.title);
     if (!title) throw invalid(`/answers/${i}/title`, 'must not be empty');
-    return { id: a.id ?? newId('ans', now), title };
+    // A client's own ids name the answers to its integrations: each must name one answer.
+    const id = a.id === undefined ? newId('ans', now) : a.id.trim();
+    if (!id) throw invalid(`/answers/${i}/id`, 'must not be empty');
+    return { id, title };
   });
   const seen = new Set<string>();
+  const ids = new Set<string>();
   cleaned.forEach((a, i) => {
     if (seen.has(a.title)) throw invalid(`/answers/${i}/title`, 'duplicates another answer');
+    if (ids.has(a.id)) throw invalid(`/answers/${i}/id`, "duplicates another answer's id");
     seen.add(a.title);
+    ids.add(a.id);
   });
   return cleaned;
 }

@@ -184,6 +184,37 @@ describe('slides', () => {
     expect(s.answers).toEqual([]);
   });
 
+  it("answers' own ids must each name one answer: none blank, none repeated", async () => {
+    const cases: [{ id?: string; title: string }[], string][] = [
+      [[{ id: '  ', title: 'A' }, { title: 'B' }], '/answers/0/id'],
+      [
+        [
+          { id: 'same', title: 'A' },
+          { id: ' same ', title: 'B' },
+        ],
+        '/answers/1/id',
+      ],
+    ];
+    const before = await slideIds(poll.id);
+    for (const [answers, path] of cases) {
+      const res = await call('POST', '/slide', acme.key, { pollId: poll.id, type: 'question', title: 'Q', answers });
+      expect(expectProblem(res, 400, 'validation_failed').errors).toEqual([{ path, message: expect.any(String) }]);
+    }
+    expect(await slideIds(poll.id)).toEqual(before);
+    const kept = await addSlide(poll.id, {
+      type: 'question',
+      title: 'Q',
+      answers: [
+        { id: ' a1 ', title: 'A' },
+        { id: 'b1', title: 'B' },
+      ],
+    });
+    expect(kept.answers).toEqual([
+      { id: 'a1', title: 'A' },
+      { id: 'b1', title: 'B' },
+    ]);
+  });
+
   it('POST /slide on a missing poll is 404', async () => {
     expectProblem(
       await call('POST', '/slide', acme.key, { pollId: 'poll_missing', type: 'short-answer', title: 'T' }),

@@ -310,6 +310,32 @@ describe('POST /participant/responses: validation', () => {
     expect(res.statusCode, res.body).toBe(201);
   });
 
+  it('metadata is measured as storage hands it back: numbers in plain decimal, not as a few bytes of exponent', async () => {
+    // 16,107 bytes as sent; as PostgreSQL prints it from jsonb, 0.000…5 with 323 zeros each: 754 KB.
+    const tiny = `[${Array(2_300).fill('5e-324').join(',')}]`;
+    for (const key of ['metadata', 'participantMetadata']) {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/participant/responses',
+        headers: { 'content-type': 'application/json' },
+        payload: `{"pollId":"${poll.pollId}","answers":[{"slideId":"${poll.q1}","value":"x"}],"${key}":{"m":${tiny}}}`,
+      });
+      expect(expectProblem(res, 400, 'validation_failed').errors).toEqual([
+        { path: `/${key}`, message: expect.stringContaining('plain decimal') },
+      ]);
+    }
+    // The same count of small numbers is taken, and comes back as sent.
+    const small = await submit({
+      pollId: poll.pollId,
+      participantId: 'numbers',
+      answers: [{ slideId: poll.q1, value: 'x' }],
+      metadata: { m: Array(2_300).fill(0.5) },
+    });
+    expect(small.statusCode, small.body).toBe(201);
+    const [stored] = await h.deps.store.responses.ofParticipant(poll.pollId, 'numbers');
+    expect((stored!.metadata as { m: number[] }).m).toHaveLength(2_300);
+  });
+
   it('a respondent’s merged participantMetadata is held to 16 KiB: a submission that would grow it past is 409 and stores nothing', async () => {
     const half = (prefix: string) => ({ [`${prefix}`]: 'x'.repeat(10_000) });
     const first = await submit({
