@@ -11,6 +11,7 @@ import { wakeableSleep } from './sleep.js';
 import { warnEnded, type Ended } from './warn-ended.js';
 import { accountShares, claimPlan, covers, leavesOut, type LeftOut } from './account-share.js';
 import { leftOutWarner } from './warn-left-out.js';
+import { unsentGiver } from './give-back-unsent.js';
 import { afterLeaveOut, leaveOutCursor } from './leave-out-cursor.js';
 
 export type RunnerOptions = {
@@ -105,6 +106,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   // New deliveries were queued since the loop last looked (wake).
   let newWork = false;
   const warnLeftOut = leftOutWarner(opts.logger, opts.concurrency, shares.share);
+  const giveBack = unsentGiver(deps, opts.logger);
   const cursor = leaveOutCursor();
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
@@ -121,6 +123,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         slots.wake();
         if (waiting.length) void pump();
       }
+      if (sent.sent.unsent) return await giveBack(d);
       const r = await results.record(sent);
       if (debug)
         opts.logger.debug(

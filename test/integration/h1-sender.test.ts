@@ -252,17 +252,28 @@ describe('h1 sender: connections', () => {
     expect(r.connections).toBe(1);
   });
 
-  it('the deadline counts the wait for a connection: a queued attempt times out unsent', async () => {
+  it('the deadline runs from the write: an attempt written late gets its own, and one never written behind a busy connection is given back unsent', async () => {
     const r = await raw((_q, socket) => setTimeout(() => socket.write(OK), 300));
     const s = sender({ connectionsPerOrigin: 1 });
-    const [first, second] = await Promise.all([
+    // Queued 300 ms behind /first, then answered 300 ms after its write: 600 ms after it was
+    // queued, within its own 500 ms.
+    const [first, late] = await Promise.all([
       s.send(req(r.port, { path: '/first', timeoutMs: 2_000 })),
-      s.send(req(r.port, { path: '/second', timeoutMs: 150 })),
+      s.send(req(r.port, { path: '/late', timeoutMs: 500 })),
     ]);
     expect(first.outcome).toEqual({ kind: 'response', statusCode: 200 });
-    expect(second.outcome).toEqual({ kind: 'error', error: 'timeout' });
+    expect(late.outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(late.unsent).toBeUndefined();
+    expect(late.durationMs).toBeLessThan(500);
+    // Queued behind a connection busy for longer than its whole deadline: never written.
+    const [busy, never] = await Promise.all([
+      s.send(req(r.port, { path: '/busy', timeoutMs: 2_000 })),
+      s.send(req(r.port, { path: '/never', timeoutMs: 150 })),
+    ]);
+    expect(busy.outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(never).toMatchObject({ outcome: { kind: 'error', error: 'timeout' }, unsent: true });
     await sleep(400);
-    expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/first']);
+    expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/first', '/late', '/busy']);
   });
 
   it('an attempt past its deadline mid-answer: timeout if no status yet, and that connection is not used again', async () => {

@@ -3,7 +3,10 @@ import type { ClaimedDelivery } from '../../domain/delivery.js';
 import type { Claimed, LeaveOut } from '../ports/delivery.js';
 import type { Deps } from '../ports/index.js';
 
-/** How long a claimed delivery stays leased: the attempt's deadline plus room to record it. */
+/**
+ * How long a claimed delivery stays leased: up to a deadline queued for a connection to its
+ * origin, its attempt's own deadline from the write, and room to record it (h1-sender.ts).
+ */
 export const leaseMs = (deps: Deps) => deps.delivery.deliveryTimeoutMs * 2 + 5_000;
 
 /** What a claim reports besides the deliveries it returns. */

@@ -210,7 +210,17 @@ export interface DeliveryRepo {
 
 export type SendRequest = { url: string; body: string; headers: Record<string, string>; timeoutMs: number };
 
-export type SendResult = { outcome: AttemptOutcome; durationMs: number; excerpt: string | null };
+export type SendResult = {
+  outcome: AttemptOutcome;
+  durationMs: number;
+  excerpt: string | null;
+  /**
+   * Never written to the endpoint: every open connection to its origin stayed busy with other
+   * attempts for the whole deadline. Not an attempt the endpoint failed: the delivery is given
+   * back, its attempt number unused (its outcome reads as a timeout, should anything record it).
+   */
+  unsent?: true;
+};
 
 export interface HttpSender {
   send(req: SendRequest): Promise<SendResult>;

@@ -15,11 +15,14 @@ const UNSAFE_VALUE = /[\r\n\0]/;
 /**
  * One attempt's life in the sender (h1-sender.ts): its request bytes, queued for its origin, then
  * written on one connection; its answer's status and first KiB; settled once, by the answer, a
- * failure or its deadline, whichever comes first.
+ * failure, its deadline, or (never written) the deadline spent queued, whichever comes first.
  */
 export type Attempt<C = unknown> = {
   bytes: string;
+  /** When it was queued, then when its own time began: its write, or its connection's opening. */
   started: number;
+  /** Written to a connection (at least once). */
+  assigned: boolean;
   resolve(r: SendResult): void;
   timer: NodeJS.Timeout | undefined;
   conn: C | null;
@@ -37,6 +40,7 @@ export function newAttempt<C>(bytes: string, started: number, resolve: (r: SendR
   return {
     bytes,
     started,
+    assigned: false,
     resolve,
     timer: undefined,
     conn: null,
@@ -81,6 +85,16 @@ export function answered(a: Attempt): void {
       (a.excerpt.length === 1 ? a.excerpt[0]! : Buffer.concat(a.excerpt)).toString('utf8').slice(0, EXCERPT_CHARS) ||
       null;
   settle(a, { outcome: { kind: 'response', statusCode: a.status }, durationMs: a.durationMs, excerpt });
+}
+
+/** Settles an attempt never written to the endpoint (SendResult.unsent). */
+export function unsent(a: Attempt): void {
+  settle(a, {
+    outcome: { kind: 'error', error: 'timeout' },
+    durationMs: performance.now() - a.started,
+    excerpt: null,
+    unsent: true,
+  });
 }
 
 export function failed(a: Attempt, err: unknown): void {

@@ -8,6 +8,7 @@ import {
   failed,
   frameRequest,
   newAttempt,
+  unsent,
   type Answering,
   type Attempt as AnyAttempt,
 } from './attempt.js';
@@ -46,6 +47,8 @@ type Conn = Answering & {
   error: unknown;
   /** Destroyed, its close not yet seen: no longer counted against the bound. */
   dropped: boolean;
+  /** When it began to open (performance.now()). */
+  openedAt: number;
 };
 
 type Origin = {
@@ -160,6 +163,13 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
   };
 
   const assign = (conn: Conn, a: Attempt) => {
+    // The attempt's own time (its deadline, its duration) runs from its write, or from its
+    // connection's opening when that connection's first request is this one: time spent queued
+    // behind the origin's busy connections is not the endpoint's.
+    if (!a.assigned) {
+      a.assigned = true;
+      a.started = conn.served === 0 ? Math.max(a.started, conn.openedAt) : performance.now();
+    }
     conn.current = a;
     conn.parser = new ResponseParser(answerSink(conn));
     conn.ended = false;
@@ -268,6 +278,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       tooLarge: false,
       error: undefined,
       dropped: false,
+      openedAt: performance.now(),
     };
     o.conns.add(conn);
     socket.setNoDelay(true);
@@ -338,16 +349,35 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
         return Promise.resolve({ outcome: { kind: 'error', error: 'network' }, durationMs: 0, excerpt: null });
       return new Promise<SendResult>((resolve) => {
         const a = newAttempt<Conn>(bytes, started, resolve);
-        a.timer = setTimeout(() => {
-          a.timedOut = true;
-          // The status is what counts: a body cut short by the deadline does not change it.
-          if (a.status) answered(a);
-          else failed(a, new DeadlineError());
-          // A connection in the middle of an answer cannot carry another; a queued attempt is
-          // skipped when its turn comes.
-          if (a.conn?.current === a) drop(a.conn);
-        }, req.timeoutMs);
         const o = originFor(t);
+        // One timer per attempt, set for its deadline from its queuing; an attempt written later
+        // than that is given the rest of its own deadline when the timer fires.
+        const onDeadline = () => {
+          if (a.settled) return;
+          if (a.assigned) {
+            const left = a.started + req.timeoutMs - performance.now();
+            if (left >= 1) {
+              a.timer = setTimeout(onDeadline, left);
+              return;
+            }
+            a.timedOut = true;
+            // The status is what counts: a body cut short by the deadline does not change it.
+            if (a.status) answered(a);
+            else failed(a, new DeadlineError());
+            // A connection in the middle of an answer cannot carry another.
+            if (a.conn?.current === a) drop(a.conn);
+            return;
+          }
+          // Never written. Behind open connections all busy with other attempts, it is given
+          // back unsent (skipped when its turn comes); with none open, the origin's connections
+          // are what did not open in time: a timeout of the endpoint's.
+          if ([...o.conns].some((c) => c.ready && !c.dropped)) unsent(a);
+          else {
+            a.timedOut = true;
+            failed(a, new DeadlineError());
+          }
+        };
+        a.timer = setTimeout(onDeadline, req.timeoutMs);
         o.timeoutMs = req.timeoutMs;
         o.queue.push(a);
         pump(o);

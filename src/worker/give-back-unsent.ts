@@ -1,0 +1,35 @@
+import type { Logger } from 'pino';
+import type { Deps } from '../app/ports/index.js';
+import type { ClaimedDelivery } from '../domain/delivery.js';
+import { loggableOrigin } from '../domain/url-policy.js';
+
+/**
+ * Gives back a delivery whose attempt was never written (SendResult.unsent): every connection to
+ * its origin stayed busy for the whole deadline. The endpoint failed nothing, so no attempt is
+ * recorded and its number is not used; it is due again one deadline later, when the origin has
+ * had that long to work through what it holds. A warn line names the origin at most once a
+ * minute (docs/operations.md).
+ */
+export function unsentGiver(deps: Deps, logger: Logger) {
+  const warnedAt = new Map<string, number>();
+  let since = 0;
+  return async (d: ClaimedDelivery): Promise<void> => {
+    const now = deps.clock.now();
+    await deps.store.deliveries.unclaim(
+      [d.id],
+      d.leaseToken,
+      new Date(now.getTime() + deps.delivery.deliveryTimeoutMs),
+    );
+    since++;
+    const origin = loggableOrigin(d.url);
+    const at = Date.now();
+    if (at - (warnedAt.get(origin) ?? -Infinity) < 60_000) return;
+    for (const [o, t] of warnedAt) if (at - t >= 60_000) warnedAt.delete(o);
+    warnedAt.set(origin, at);
+    logger.warn(
+      { origin, givenBack: since, deadlineMs: deps.delivery.deliveryTimeoutMs },
+      "attempts waited a whole deadline for a connection to their endpoint's origin, every one busy: given back unsent, due again after another deadline (the endpoint answers more slowly than its connections can carry)",
+    );
+    since = 0;
+  };
+}
