@@ -123,7 +123,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         slots.wake();
         if (waiting.length) void pump();
       }
-      if (sent.sent.unsent) return await giveBack(d);
+      if (sent.sent.unsent) return await giveBack(d, signal.aborted);
       const r = await results.record(sent);
       if (debug)
         opts.logger.debug(
@@ -131,7 +131,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
           'attempt recorded',
         );
     } catch (err) {
-      opts.logger.error({ err, deliveryId: d.id }, 'attempt failed to record; the lease will expire and it is retried');
+      const msg = 'attempt failed to record, or to be given back unsent; its lease will expire and it is retried';
+      opts.logger.error({ err, deliveryId: d.id }, msg);
     } finally {
       leased.delete(d.id);
       if (--unfinished === 0) allFinished?.();
@@ -272,8 +273,10 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
         if (left > 0 && !signal.aborted) await new Promise((r) => setTimeout(r, left));
       }
     }
-    // Handed over but never started: due again at once, uncounted, for another worker.
+    // Handed over but never started, or started and never written: due again at once,
+    // uncounted, for another worker. What remains was written, and ends within its deadline.
     await releaseWaiting();
+    deps.sender?.giveBackQueued?.();
     const stoppedAt = Date.now();
     const inFlight = unfinished;
     const drained =

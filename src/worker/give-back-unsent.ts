@@ -7,19 +7,18 @@ import { loggableOrigin } from '../domain/url-policy.js';
  * Gives back a delivery whose attempt was never written (SendResult.unsent): every connection to
  * its origin stayed busy for the whole deadline. The endpoint failed nothing, so no attempt is
  * recorded and its number is not used; it is due again one deadline later, when the origin has
- * had that long to work through what it holds. A warn line names the origin at most once a
- * minute (docs/operations.md).
+ * had that long to work through what it holds (at once when the worker is stopping). A warn line
+ * names the origin at most once a minute (docs/operations.md).
  */
 export function unsentGiver(deps: Deps, logger: Logger) {
   const warnedAt = new Map<string, number>();
   let since = 0;
-  return async (d: ClaimedDelivery): Promise<void> => {
+  return async (d: ClaimedDelivery, stopping: boolean): Promise<void> => {
     const now = deps.clock.now();
-    await deps.store.deliveries.unclaim(
-      [d.id],
-      d.leaseToken,
-      new Date(now.getTime() + deps.delivery.deliveryTimeoutMs),
-    );
+    // A stopping worker's are due at once, for another worker.
+    const dueAt = new Date(now.getTime() + (stopping ? 0 : deps.delivery.deliveryTimeoutMs));
+    await deps.store.deliveries.unclaim([d.id], d.leaseToken, dueAt);
+    if (stopping) return;
     since++;
     const origin = loggableOrigin(d.url);
     const at = Date.now();

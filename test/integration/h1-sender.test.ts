@@ -252,28 +252,47 @@ describe('h1 sender: connections', () => {
     expect(r.connections).toBe(1);
   });
 
-  it('the deadline runs from the write: an attempt written late gets its own, and one never written behind a busy connection is given back unsent', async () => {
-    const r = await raw((_q, socket) => setTimeout(() => socket.write(OK), 300));
+  it('the deadline runs from the write: an attempt written late gets its own, and one never written behind a busy, answering connection is given back unsent', async () => {
+    const r = await raw((q, socket) => setTimeout(() => socket.write(OK), q.includes('/long') ? 1_000 : 500));
     const s = sender({ connectionsPerOrigin: 1 });
-    // Queued 300 ms behind /first, then answered 300 ms after its write: 600 ms after it was
-    // queued, within its own 500 ms.
+    // Queued 500 ms behind /first, then answered 500 ms after its write: 1 s after it was
+    // queued, within its own 900 ms.
     const [first, late] = await Promise.all([
-      s.send(req(r.port, { path: '/first', timeoutMs: 2_000 })),
-      s.send(req(r.port, { path: '/late', timeoutMs: 500 })),
+      s.send(req(r.port, { path: '/first', timeoutMs: 5_000 })),
+      s.send(req(r.port, { path: '/late', timeoutMs: 900 })),
     ]);
     expect(first.outcome).toEqual({ kind: 'response', statusCode: 200 });
     expect(late.outcome).toEqual({ kind: 'response', statusCode: 200 });
     expect(late.unsent).toBeUndefined();
-    expect(late.durationMs).toBeLessThan(500);
-    // Queued behind a connection busy for longer than its whole deadline: never written.
-    const [busy, never] = await Promise.all([
-      s.send(req(r.port, { path: '/busy', timeoutMs: 2_000 })),
-      s.send(req(r.port, { path: '/never', timeoutMs: 150 })),
+    expect(late.durationMs).toBeLessThan(900);
+    // /short answers at 500 ms, then /long holds the connection to 1.5 s: /never, queued behind
+    // both with a deadline of 1 s, is never written.
+    const [short, long, never] = await Promise.all([
+      s.send(req(r.port, { path: '/short', timeoutMs: 5_000 })),
+      s.send(req(r.port, { path: '/long', timeoutMs: 5_000 })),
+      s.send(req(r.port, { path: '/never', timeoutMs: 1_000 })),
     ]);
-    expect(busy.outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect([short.outcome, long.outcome]).toEqual([
+      { kind: 'response', statusCode: 200 },
+      { kind: 'response', statusCode: 200 },
+    ]);
     expect(never).toMatchObject({ outcome: { kind: 'error', error: 'timeout' }, unsent: true });
-    await sleep(400);
-    expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/first', '/late', '/busy']);
+    await sleep(200);
+    expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/first', '/late', '/short', '/long']);
+  });
+
+  it('an attempt queued behind a connection that answers nothing is a timeout, not given back', async () => {
+    const r = await raw(() => {}); // never answers
+    const s = sender({ connectionsPerOrigin: 1 });
+    // /queued's deadline passes while /hung still holds the one open connection.
+    const results = await Promise.all([
+      s.send(req(r.port, { path: '/hung', timeoutMs: 1_000 })),
+      s.send(req(r.port, { path: '/queued', timeoutMs: 300 })),
+    ]);
+    for (const result of results) {
+      expect(result.outcome).toEqual({ kind: 'error', error: 'timeout' });
+      expect(result.unsent).toBeUndefined();
+    }
   });
 
   it('an attempt past its deadline mid-answer: timeout if no status yet, and that connection is not used again', async () => {
@@ -495,6 +514,8 @@ describe('h1 sender: failures to connect, and closing', () => {
     const s = sender({ connectionsPerOrigin: 4 });
     const results = await Promise.all([0, 1, 2, 3, 4, 5].map(() => s.send(req(port, { timeoutMs: 300 }))));
     expect(results.map((x) => x.outcome)).toEqual(results.map(() => ({ kind: 'error', error: 'timeout' })));
+    // The endpoint's own failure, counted: none is given back as unsent.
+    expect(results.filter((x) => x.unsent)).toEqual([]);
     // The connections it opened (at most its bound) are closed from its side, not left open.
     await waitUntil(() => closedByClient >= 1 && held.size === 0, 'the stalled connections to close');
     expect(closedByClient).toBeLessThanOrEqual(4);

@@ -4,10 +4,11 @@ import type { Claimed, LeaveOut } from '../ports/delivery.js';
 import type { Deps } from '../ports/index.js';
 
 /**
- * How long a claimed delivery stays leased: up to a deadline queued for a connection to its
- * origin, its attempt's own deadline from the write, and room to record it (h1-sender.ts).
+ * How long a claimed delivery stays leased: up to a deadline waiting for a slot (a flush's
+ * handed-over deliveries), up to a deadline queued for a connection to its origin, its attempt's
+ * own deadline from the write (h1-sender.ts), and room to record it.
  */
-export const leaseMs = (deps: Deps) => deps.delivery.deliveryTimeoutMs * 2 + 5_000;
+export const leaseMs = (deps: Deps) => deps.delivery.deliveryTimeoutMs * 3 + 5_000;
 
 /** What a claim reports besides the deliveries it returns. */
 export type ClaimOptions = {

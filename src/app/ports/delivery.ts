@@ -162,7 +162,7 @@ export interface DeliveryRepo {
   nextDueAt(): Promise<Date | null>;
   /** Gives a leased delivery back (a stopping worker that could not finish it): due now. */
   release(id: string, leaseToken: string, now: Date): Promise<boolean>;
-  /** Gives back leased deliveries that were never sent: due now, their attempt not counted. */
+  /** Gives back leased deliveries that were never sent: due at `now`, their attempt not counted. */
   unclaim(ids: readonly string[], leaseToken: string, now: Date): Promise<void>;
   cancel(filter: { webhookId?: string; pollId?: string }, now: Date): Promise<number>;
   /**
@@ -224,5 +224,7 @@ export type SendResult = {
 
 export interface HttpSender {
   send(req: SendRequest): Promise<SendResult>;
+  /** Settles every attempt not yet written as unsent (a stopping worker gives them back at once). */
+  giveBackQueued?(): void;
   close(): Promise<void>;
 }

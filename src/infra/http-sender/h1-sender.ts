@@ -65,6 +65,8 @@ type Origin = {
   connecting: number;
   /** Connections destroyed whose close is not yet seen (they are still in conns). */
   dropped: number;
+  /** When a status line last arrived on any of its connections (performance.now()). */
+  answeredAt: number;
 };
 
 /**
@@ -77,8 +79,8 @@ type Origin = {
  * a parser calling back per header) would be most of the worker's CPU per delivery
  * (docs/performance.md). What a general client also does and this one must too:
  * - every connection goes through the SSRF guard's lookup, and literal addresses are checked here;
- * - the whole attempt has one deadline, from the call to the answer, waiting for a connection included;
- *   a connection still opening after it is closed;
+ * - an attempt's deadline runs from its write (see send); a connection still opening after a
+ *   deadline is closed;
  * - answers are framed strictly (response-parser.ts); redirects are never followed;
  * - a request written to a reused connection that the server closed before answering anything
  *   (its idle timeout raced ours) is sent once more on a new connection, as the same attempt: it
@@ -125,6 +127,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
         queue: [],
         connecting: 0,
         dropped: 0,
+        answeredAt: 0,
       };
       origins.set(t.origin, o);
     }
@@ -163,9 +166,8 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
   };
 
   const assign = (conn: Conn, a: Attempt) => {
-    // The attempt's own time (its deadline, its duration) runs from its write, or from its
-    // connection's opening when that connection's first request is this one: time spent queued
-    // behind the origin's busy connections is not the endpoint's.
+    // Its own time (deadline, duration) runs from its write, or from the opening of a connection
+    // whose first request it is: time queued behind the origin's busy connections is not the endpoint's.
     if (!a.assigned) {
       a.assigned = true;
       a.started = conn.served === 0 ? Math.max(a.started, conn.openedAt) : performance.now();
@@ -201,6 +203,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       conn.error = err;
       return drop(conn);
     }
+    if (a.status) conn.origin.answeredAt = performance.now();
     if (conn.tooLarge) {
       conn.current = null;
       answered(a);
@@ -350,8 +353,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       return new Promise<SendResult>((resolve) => {
         const a = newAttempt<Conn>(bytes, started, resolve);
         const o = originFor(t);
-        // One timer per attempt, set for its deadline from its queuing; an attempt written later
-        // than that is given the rest of its own deadline when the timer fires.
+        // One timer per attempt, set at its queuing; written later, it gets the rest of its own.
         const onDeadline = () => {
           if (a.settled) return;
           if (a.assigned) {
@@ -361,27 +363,26 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
               return;
             }
             a.timedOut = true;
-            // The status is what counts: a body cut short by the deadline does not change it.
+            // The status counts, whatever came of the body; a connection mid-answer is dropped.
             if (a.status) answered(a);
             else failed(a, new DeadlineError());
-            // A connection in the middle of an answer cannot carry another.
             if (a.conn?.current === a) drop(a.conn);
             return;
           }
-          // Never written. Behind open connections all busy with other attempts, it is given
-          // back unsent (skipped when its turn comes); with none open, the origin's connections
-          // are what did not open in time: a timeout of the endpoint's.
-          if ([...o.conns].some((c) => c.ready && !c.dropped)) unsent(a);
-          else {
-            a.timedOut = true;
-            failed(a, new DeadlineError());
-          }
+          // Never written: behind open connections, all busy and answering since it was queued,
+          // given back unsent; with none open or none answering (a hung endpoint), a timeout.
+          if (o.answeredAt > a.started && [...o.conns].some((c) => c.ready && !c.dropped)) return unsent(a);
+          a.timedOut = true;
+          failed(a, new DeadlineError());
         };
         a.timer = setTimeout(onDeadline, req.timeoutMs);
         o.timeoutMs = req.timeoutMs;
         o.queue.push(a);
         pump(o);
       });
+    },
+    giveBackQueued() {
+      for (const o of origins.values()) for (const a of o.queue) if (!a.assigned) unsent(a);
     },
     close() {
       closed = true;
