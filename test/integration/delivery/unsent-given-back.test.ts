@@ -1,6 +1,7 @@
-import pino from 'pino';
 import { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
 import { expect, it } from 'vitest';
+import type { Reply } from '../../support/receiver.js';
 import { newSigningSecret } from '../../../src/domain/signature.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
@@ -14,82 +15,94 @@ import { harnessWithReceiver, queueDue } from '../../support/worker.js';
 
 const env = harnessWithReceiver();
 
-it('a burst to a slow but timely endpoint is delivered with one attempt each, none a timeout', async () => {
+/** `count` deliveries due at once to `path`, and a runner of 16 slots sending them over `connections`. */
+async function burst(o: {
+  path: string;
+  reply: Reply;
+  count: number;
+  connections: number;
+  deadlineMs: number;
+  logger?: Logger;
+}) {
   const { h, receiver } = env;
-  // 400 ms an answer, 2 connections, a deadline of 1 s: 12 due at once take 2.4 s to carry.
-  receiver.script('/slow', [{ status: 200, delayMs: 400 }]);
-  const { accountId } = await h.account({ name: 'Burst' });
+  receiver.script(o.path, [o.reply]);
+  const { accountId } = await h.account({ name: o.path });
   await h.deps.store.accounts.setSigningSecretIfMissing(accountId, newSigningSecret(), new Date());
-  const ids = await queueDue(h, accountId, receiver.url('/slow'), 12);
-  const sender = createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: 2 });
-  const deps = { ...h.deps, sender, delivery: { ...h.deps.delivery, deliveryTimeoutMs: 1_000 } };
-  const lines: { msg: string; givenBack?: number }[] = [];
+  const ids = await queueDue(h, accountId, receiver.url(o.path), o.count);
+  const sender = createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: o.connections });
+  const deps = { ...h.deps, sender, delivery: { ...h.deps.delivery, deliveryTimeoutMs: o.deadlineMs } };
+  const controller = new AbortController();
+  const runner = startDeliveryRunner(deps, controller.signal, {
+    concurrency: 16,
+    claimBatch: 16,
+    idleMs: 50,
+    drainMs: 2 * o.deadlineMs,
+    logger: o.logger ?? pino({ level: 'silent' }),
+  });
+  const rows = () => Promise.all(ids.map((id) => h.deps.store.deliveries.get(id)));
+  const sent = () => receiver.received.filter((r) => r.path === o.path);
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      controller.abort();
+      await runner.done;
+      await sender.close();
+    })());
+  return { ids, rows, sent, stop };
+}
+
+it('a burst to a slow but timely endpoint is delivered with one attempt each, none a timeout', async () => {
+  const lines: { msg: string }[] = [];
   const logger = pino(
     { level: 'warn' },
     new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) }),
   );
-  const controller = new AbortController();
-  const runner = startDeliveryRunner(deps, controller.signal, {
-    concurrency: 16,
-    claimBatch: 16,
-    idleMs: 50,
-    drainMs: 5_000,
+  // 400 ms an answer, 2 connections, a deadline of 1 s: 12 due at once take 2.4 s to carry.
+  const b = await burst({
+    path: '/slow',
+    reply: { status: 200, delayMs: 400 },
+    count: 12,
+    connections: 2,
+    deadlineMs: 1_000,
     logger,
   });
   try {
     await expect
-      .poll(async () => (await Promise.all(ids.map((id) => h.deps.store.deliveries.get(id)))).map((d) => d?.status), {
-        timeout: 30_000,
-        interval: 100,
-      })
-      .toEqual(ids.map(() => 'delivered'));
-    for (const id of ids) {
-      const attempts = await h.deps.store.deliveries.attempts(id);
+      .poll(async () => (await b.rows()).map((d) => d?.status), { timeout: 30_000, interval: 100 })
+      .toEqual(b.ids.map(() => 'delivered'));
+    for (const id of b.ids) {
+      const attempts = await env.h.deps.store.deliveries.attempts(id);
       expect(attempts.map((a) => [a.statusCode, a.error])).toEqual([[200, null]]);
     }
-    const sent = receiver.received.filter((r) => r.path === '/slow');
-    expect(sent).toHaveLength(ids.length);
-    expect(new Set(sent.map((r) => r.headers['x-service-attempt']))).toEqual(new Set(['1']));
+    expect(b.sent()).toHaveLength(b.ids.length);
+    expect(new Set(b.sent().map((r) => r.headers['x-service-attempt']))).toEqual(new Set(['1']));
     // Some waited a whole deadline unwritten, and were given back rather than failed.
     expect(lines.filter((l) => /given back unsent/.test(l.msg)).length).toBeGreaterThan(0);
   } finally {
-    controller.abort();
-    await runner.done;
-    await sender.close();
+    await b.stop();
   }
 }, 60_000);
 
 it('a stopping worker gives back at once what it has not written, and waits only for what it has', async () => {
-  const { h, receiver } = env;
-  receiver.script('/held', [{ status: 200, delayMs: 1_500 }]);
-  const { accountId } = await h.account({ name: 'Stopping' });
-  await h.deps.store.accounts.setSigningSecretIfMissing(accountId, newSigningSecret(), new Date());
-  const ids = await queueDue(h, accountId, receiver.url('/held'), 5);
-  const sender = createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: 1 });
-  const deps = { ...h.deps, sender, delivery: { ...h.deps.delivery, deliveryTimeoutMs: 10_000 } };
-  const controller = new AbortController();
-  const runner = startDeliveryRunner(deps, controller.signal, {
-    concurrency: 16,
-    claimBatch: 16,
-    idleMs: 50,
-    drainMs: 20_000,
-    logger: pino({ level: 'silent' }),
+  const b = await burst({
+    path: '/held',
+    reply: { status: 200, delayMs: 1_500 },
+    count: 5,
+    connections: 1,
+    deadlineMs: 10_000,
   });
   try {
     // One written, four queued behind it; then the stop.
-    await receiver.waitFor((r) => r.some((x) => x.path === '/held'), 10_000);
-    controller.abort();
-    await runner.done;
-    const rows = await Promise.all(ids.map((id) => h.deps.store.deliveries.get(id)));
+    await env.receiver.waitFor((r) => r.some((x) => x.path === '/held'), 10_000);
+    await b.stop();
+    const rows = await b.rows();
     expect(rows.filter((d) => d?.status === 'delivered')).toHaveLength(1);
     // The four never written: no attempt counted, due again already, for another worker.
     const rest = rows.filter((d) => d?.status !== 'delivered');
     expect(rest.map((d) => [d!.status, d!.attemptCount])).toEqual(rest.map(() => ['pending', 0]));
     for (const d of rest) expect(d!.nextAttemptAt!.getTime()).toBeLessThanOrEqual(Date.now());
-    expect(receiver.received.filter((r) => r.path === '/held')).toHaveLength(1);
+    expect(b.sent()).toHaveLength(1);
   } finally {
-    controller.abort();
-    await runner.done;
-    await sender.close();
+    await b.stop();
   }
 }, 60_000);
