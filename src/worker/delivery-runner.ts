@@ -106,7 +106,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   // New deliveries were queued since the loop last looked (wake).
   let newWork = false;
   const warnLeftOut = leftOutWarner(opts.logger, opts.concurrency, shares.share);
-  const giveBack = unsentGiver(deps, opts.logger);
+  const giveBack = unsentGiver(deps, opts.logger, opts.metrics);
   const cursor = leaveOutCursor();
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer

@@ -18,6 +18,8 @@ export interface Metrics {
   /** One recorded batch of attempts: how many came to each outcome, and each one's duration. */
   attemptsRecorded(tally: Readonly<AttemptTally>, durationsMs: readonly number[]): void;
   alertEmailSent(kind: AlertEmail['kind']): void;
+  /** An attempt never written and given back: its origin's connections all busy for a deadline. */
+  attemptGivenBack(): void;
   /** The workers last counted on this database (this one included), and this worker's connections per endpoint origin. */
   endpointConnectionsShared(workers: number, perOrigin: number): void;
   submissionAccepted(): void;

@@ -30,7 +30,7 @@ export function prometheusMetrics(opts: {
   });
   const attemptSeconds = new Histogram({
     name: 'canvass_delivery_attempt_duration_seconds',
-    help: 'How long an attempt took, from sending to the answer or the failure',
+    help: "How long an attempt took, from its write (or its connection's opening) to the answer or the failure",
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers,
   });
@@ -38,6 +38,11 @@ export function prometheusMetrics(opts: {
     name: 'canvass_deliveries_finished_total',
     help: 'Deliveries this process finished, by final status: delivered, rejected, given_up',
     labelNames: ['status'],
+    registers,
+  });
+  const givenBack = new Counter({
+    name: 'canvass_delivery_attempts_given_back_total',
+    help: "Attempts never written, given back unsent: every connection to their endpoint's origin stayed busy, answering others, for a whole deadline",
     registers,
   });
   const alertEmails = new Counter({
@@ -109,6 +114,9 @@ export function prometheusMetrics(opts: {
       for (const o of OUTCOMES) if (tally[o] > 0) attempts.inc({ outcome: o }, tally[o]);
       for (const s of FINISHED) if (tally[s] > 0) finished.inc({ status: s }, tally[s]);
       for (const ms of durationsMs) attemptSeconds.observe(ms / 1000);
+    },
+    attemptGivenBack() {
+      givenBack.inc();
     },
     alertEmailSent(kind) {
       alertEmails.inc({ kind });

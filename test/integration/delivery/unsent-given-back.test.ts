@@ -1,9 +1,11 @@
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { expect, it } from 'vitest';
+import type { Metrics } from '../../../src/app/ports/metrics.js';
 import type { Reply } from '../../support/receiver.js';
 import { newSigningSecret } from '../../../src/domain/signature.js';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
+import { prometheusMetrics } from '../../../src/infra/metrics/prometheus.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
 import { harnessWithReceiver, queueDue } from '../../support/worker.js';
 
@@ -23,6 +25,7 @@ async function burst(o: {
   connections: number;
   deadlineMs: number;
   logger?: Logger;
+  metrics?: Metrics;
 }) {
   const { h, receiver } = env;
   receiver.script(o.path, [o.reply]);
@@ -38,6 +41,7 @@ async function burst(o: {
     idleMs: 50,
     drainMs: 2 * o.deadlineMs,
     logger: o.logger ?? pino({ level: 'silent' }),
+    metrics: o.metrics,
   });
   const rows = () => Promise.all(ids.map((id) => h.deps.store.deliveries.get(id)));
   const sent = () => receiver.received.filter((r) => r.path === o.path);
@@ -57,8 +61,10 @@ it('a burst to a slow but timely endpoint is delivered with one attempt each, no
     { level: 'warn' },
     new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) }),
   );
+  const metrics = prometheusMetrics({ now: () => new Date() });
   // 400 ms an answer, 2 connections, a deadline of 1 s: 12 due at once take 2.4 s to carry.
   const b = await burst({
+    metrics,
     path: '/slow',
     reply: { status: 200, delayMs: 400 },
     count: 12,
@@ -76,8 +82,12 @@ it('a burst to a slow but timely endpoint is delivered with one attempt each, no
     }
     expect(b.sent()).toHaveLength(b.ids.length);
     expect(new Set(b.sent().map((r) => r.headers['x-service-attempt']))).toEqual(new Set(['1']));
-    // Some waited a whole deadline unwritten, and were given back rather than failed.
+    // Some waited a whole deadline unwritten, and were given back rather than failed: logged,
+    // and counted.
     expect(lines.filter((l) => /given back unsent/.test(l.msg)).length).toBeGreaterThan(0);
+    const scraped = (await metrics.exposition()).body;
+    const counted = Number(/^canvass_delivery_attempts_given_back_total (\d+)$/m.exec(scraped)?.[1]);
+    expect(counted).toBeGreaterThan(0);
   } finally {
     await b.stop();
   }
