@@ -3,6 +3,7 @@ import type { Deps } from '../app/ports/index.js';
 import type { Metrics } from '../app/ports/metrics.js';
 import type { ClaimedDelivery } from '../domain/delivery.js';
 import { loggableOrigin } from '../domain/url-policy.js';
+import { onceAMinute } from './once-a-minute.js';
 
 /**
  * Gives back a delivery whose attempt was never written (SendResult.unsent): every connection to
@@ -13,7 +14,7 @@ import { loggableOrigin } from '../domain/url-policy.js';
  * minute (docs/operations.md).
  */
 export function unsentGiver(deps: Deps, logger: Logger, metrics?: Metrics) {
-  const warnedAt = new Map<string, number>();
+  const memory = onceAMinute();
   let since = 0;
   return async (d: ClaimedDelivery, stopping: boolean): Promise<void> => {
     const now = deps.clock.now();
@@ -25,9 +26,8 @@ export function unsentGiver(deps: Deps, logger: Logger, metrics?: Metrics) {
     since++;
     const origin = loggableOrigin(d.url);
     const at = Date.now();
-    if (at - (warnedAt.get(origin) ?? -Infinity) < 60_000) return;
-    for (const [o, t] of warnedAt) if (at - t >= 60_000) warnedAt.delete(o);
-    warnedAt.set(origin, at);
+    if (!memory.due(origin, at)) return;
+    memory.warned([origin], at);
     logger.warn(
       { origin, givenBack: since, deadlineMs: deps.delivery.deliveryTimeoutMs },
       "attempts waited a whole deadline for a connection to their endpoint's origin, every one busy: given back unsent, due again after another deadline (the endpoint answers more slowly than its connections can carry)",

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { loggableOrigin } from '../domain/url-policy.js';
 import { splitHostKey, type LeftOut } from './account-share.js';
+import { onceAMinute } from './once-a-minute.js';
 
 /**
  * A host key (hostKey) as the warn line shows it: its account, and the origin, which holds no
@@ -16,15 +17,13 @@ const shown = (key: string) => {
  * deliveries (they were being held up): at most once a minute for each (docs/operations.md).
  */
 export function leftOutWarner(logger: Logger, concurrency: number, share: () => number) {
-  const warnedAt = new Map<string, number>();
+  const memory = onceAMinute();
   return (exclude: LeftOut): void => {
     const now = Date.now();
-    const due = (id: string) => now - (warnedAt.get(id) ?? -Infinity) >= 60_000;
-    const accountIds = exclude.accounts.filter(due);
-    const hostKeys = exclude.hosts.filter(due);
+    const accountIds = exclude.accounts.filter((id) => memory.due(id, now));
+    const hostKeys = exclude.hosts.filter((key) => memory.due(key, now));
     if (!accountIds.length && !hostKeys.length) return;
-    for (const [id, at] of warnedAt) if (now - at >= 60_000) warnedAt.delete(id);
-    for (const id of [...accountIds, ...hostKeys]) warnedAt.set(id, now);
+    memory.warned([...accountIds, ...hostKeys], now);
     logger.warn(
       { accountIds, hosts: hostKeys.map(shown), share: share(), concurrency },
       "accounts or hosts at their share of the worker's attempts were left out of a claim, so that other deliveries went out: those hosts answer slowly or not at all",
