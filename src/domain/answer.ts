@@ -72,6 +72,10 @@ export function plainDecimalLength(n: number): number {
  * would let a few bytes of exponent stand for hundreds read back with every answer row.
  */
 export function storedJsonBytes(value: unknown): number {
+  const plain = JSON.stringify(value) ?? '';
+  // JavaScript writes a number with an exponent as `1e+21` or `5e-324`: without one, the JSON
+  // as sent is the JSON as stored, and no second pass is needed (the submission path).
+  if (!/\de[+-]/.test(plain)) return Buffer.byteLength(plain);
   let extra = 0;
   const json = JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v === 'number' && Number.isFinite(v)) extra += plainDecimalLength(v) - String(v).length;
