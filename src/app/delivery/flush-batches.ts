@@ -82,9 +82,10 @@ async function flushInTransaction(
     // In the order they were added to the batch: the last is the latest (its metadata goes out).
     // Ids made in the same millisecond do not sort in that order.
     const answers = b.responseIds.flatMap((id) => responses.get(id) ?? []);
-    // The poll or webhook was deleted meanwhile (its batches go with it), or nothing is left to send.
-    if (!found || !webhook || !participant || !answers.length) continue;
-    const at = answers.reduce((t, r) => (r.createdAt > t ? r.createdAt : t), answers[0]!.createdAt);
+    // The poll or webhook was deleted meanwhile (its batches go with it), or its answers are gone.
+    // A batch made with no answers is the completion of a respondent by an empty submission.
+    if (!found || !webhook || !participant || (b.responseIds.length && !answers.length)) continue;
+    const at = answers.reduce((t, r) => (r.createdAt > t ? r.createdAt : t), b.createdAt);
     // Handed over, it goes to the URL read under the webhook's lock; queued due, a claim sends it
     // to the webhook's URL of the moment (delivery-queue.ts).
     const lockedUrl = handOver.get(webhook.id);

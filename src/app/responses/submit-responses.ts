@@ -339,7 +339,9 @@ function forWebhooks(deps: Deps, w: Work, now: Date, batches: Batch[], deliverie
       // "Send only if fully completed": once, when the respondent reaches the end.
       if (w.newlyComplete)
         deliveries.push(newDelivery({ ...ctx, responses: w.all, type: 'completed-survey', target, at: now }));
-    } else if (w.responses.length) {
+    } else if (w.responses.length || w.newlyComplete) {
+      // "On every submission": one that stores no answer but completes the respondent goes out
+      // too, with no answers and `submissionsComplete: true`. One that changes nothing does not.
       if (window === 0)
         deliveries.push(newDelivery({ ...ctx, responses: w.responses, type: 'submitted-responses', target, at: now }));
       else {

@@ -141,3 +141,68 @@ describe('payload addresses without a batch window', () => {
     }
   });
 });
+
+// "On every submission": a submission that stores no answer but completes the respondent is one
+// too. A partial webhook hears of it (no answers, `submissionsComplete: true`); a submission that
+// neither answers nor completes makes nothing.
+describe('a partial webhook and a submission with no answers', () => {
+  type Body = { type: string; responses: Record<string, unknown>; submissionsComplete: boolean; email: string | null };
+  const sent = async (h: Harness, account: TestAccount, webhookId: string) =>
+    (await h.deps.store.deliveries.list({ accountIds: [account.accountId], webhookId }, { limit: 50 })).data.map(
+      (d) => JSON.parse(d.body) as Body,
+    );
+
+  for (const batchWindowMs of [0, 1_000]) {
+    it(`goes out when it completes the respondent, and not otherwise (batch window ${batchWindowMs} ms)`, async () => {
+      const h = await harness({ delivery: { batchWindowMs } });
+      try {
+        const acct = await h.account();
+        const p = await visiblePoll(h, acct);
+        const hook = (await createWebhook(h, acct, p.pollId, 'https://hooks.example.com/empty')).data.id;
+        const flushed = async () => {
+          h.clock.advance(batchWindowMs + 1);
+          await flushDueBatches(h.deps, 10);
+          return sent(h, acct, hook);
+        };
+        await answer(h, { pollId: p.pollId, participantId: 'x', answers: [{ slideId: p.q2, value: 'x@example.com' }] });
+        expect(await flushed()).toHaveLength(1);
+
+        // Nothing answered, nothing completed: no event.
+        expect(await answer(h, { pollId: p.pollId, participantId: 'x', answers: [] })).toMatchObject({ complete: false });
+        expect(await flushed()).toHaveLength(1);
+
+        expect(
+          await answer(h, { pollId: p.pollId, participantId: 'x', answers: [], complete: true }),
+        ).toMatchObject({ complete: true, responseIds: [] });
+        const bodies = await flushed();
+        expect(bodies).toHaveLength(2);
+        const last = bodies.find((b) => !Object.keys(b.responses).length);
+        expect(last).toMatchObject({
+          type: 'submitted-responses',
+          responses: {},
+          submissionsComplete: true,
+          email: 'x@example.com',
+        });
+      } finally {
+        await h.close();
+      }
+    });
+  }
+
+  it('joins the open batch when the respondent answered within the window: one delivery, complete', async () => {
+    const h = await harness({ delivery: { batchWindowMs: 1_000 } });
+    try {
+      const acct = await h.account();
+      const p = await visiblePoll(h, acct);
+      const hook = (await createWebhook(h, acct, p.pollId, 'https://hooks.example.com/joined')).data.id;
+      await answer(h, { pollId: p.pollId, participantId: 'y', answers: [{ slideId: p.q1, value: 'first' }] });
+      await answer(h, { pollId: p.pollId, participantId: 'y', answers: [], complete: true });
+      h.clock.advance(1_001);
+      expect(await flushDueBatches(h.deps, 10)).toBe(1);
+      const bodies = await sent(h, acct, hook);
+      expect(bodies.map((b) => [Object.keys(b.responses), b.submissionsComplete])).toEqual([[[p.q1], true]]);
+    } finally {
+      await h.close();
+    }
+  });
+});
