@@ -281,6 +281,42 @@ describe('h1 sender: connections', () => {
     expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/first', '/late', '/short', '/long']);
   });
 
+  it('headers given as a function are made at the write: an attempt queued behind another is stamped after its answer', async () => {
+    let answeredFirstAt = 0;
+    const r = await raw((q, socket) =>
+      setTimeout(() => {
+        if (q.includes('/first')) answeredFirstAt = Date.now();
+        socket.write(OK);
+      }, 300),
+    );
+    const s = sender({ connectionsPerOrigin: 1 });
+    const made: string[] = [];
+    const stamped = (path: string) => () => {
+      made.push(path);
+      return { 'x-written-at': String(Date.now()) };
+    };
+    const results = await Promise.all(
+      ['/first', '/second'].map((path) => s.send({ ...req(r.port, { path }), headers: stamped(path) })),
+    );
+    expect(results.map((x) => x.outcome.kind)).toEqual(['response', 'response']);
+    // Each made once, and /second's only once /first had been answered: one connection carries both.
+    expect(made).toEqual(['/first', '/second']);
+    const writtenAt = r.requests.map((q) => Number(/x-written-at: (\d+)/.exec(q)?.[1]));
+    expect(writtenAt[1]).toBeGreaterThanOrEqual(answeredFirstAt);
+  });
+
+  it('headers made at the write that cannot be sent fail that attempt, and the connection serves the next', async () => {
+    const r = await raw((_q, socket) => socket.write(OK));
+    const s = sender({ connectionsPerOrigin: 1 });
+    const [bad, good] = await Promise.all([
+      s.send({ ...req(r.port, { path: '/bad' }), headers: () => ({ 'x-bad': 'a\r\nb' }) }),
+      s.send({ ...req(r.port, { path: '/good' }), headers: () => ({ 'x-ok': '1' }) }),
+    ]);
+    expect(bad.outcome.kind).toBe('error');
+    expect(good.outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/good']);
+  });
+
   it('an attempt queued behind a connection that answers nothing is a timeout, not given back', async () => {
     const r = await raw(() => {}); // never answers
     const s = sender({ connectionsPerOrigin: 1 });

@@ -32,16 +32,20 @@ export function attemptHeaders(deps: Deps, d: ClaimedDelivery, secret: string, s
 /** One attempt that has been sent and awaits recording. */
 export type SentAttempt = { delivery: ClaimedDelivery; sentAt: Date; sent: SendResult };
 
-/** Sends one attempt of a claimed delivery, signed now with the secret current now. */
+/**
+ * Sends one attempt of a claimed delivery, signed as it is written (it may first wait for a
+ * connection to its origin): its t, X-Service-Triggered-At and recorded sentAt are the write's.
+ * One never written keeps the time it was queued.
+ */
 export async function sendAttempt(deps: Deps, d: ClaimedDelivery): Promise<SentAttempt> {
   const sender = deps.sender;
   if (!sender) throw new Error('sendAttempt needs an HttpSender');
   const secret = d.signingSecret ?? (await secretFor(deps, d));
-  const sentAt = deps.clock.now();
+  let sentAt = deps.clock.now();
   const sent = await sender.send({
     url: d.url,
     body: d.body,
-    headers: attemptHeaders(deps, d, secret, sentAt),
+    headers: () => attemptHeaders(deps, d, secret, (sentAt = deps.clock.now())),
     timeoutMs: deps.delivery.deliveryTimeoutMs,
   });
   return { delivery: d, sentAt, sent };

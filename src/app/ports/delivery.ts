@@ -208,7 +208,17 @@ export interface DeliveryRepo {
   purgeFinishedBefore(before: Date, limit: number): Promise<number>;
 }
 
-export type SendRequest = { url: string; body: string; headers: Record<string, string>; timeoutMs: number };
+export type SendRequest = {
+  url: string;
+  body: string;
+  /**
+   * The request's headers; a function is called when the request is written, so that what it
+   * stamps (an attempt's signature and send time) is the write's, however long it waited for a
+   * connection to its origin.
+   */
+  headers: Record<string, string> | (() => Record<string, string>);
+  timeoutMs: number;
+};
 
 export type SendResult = {
   outcome: AttemptOutcome;

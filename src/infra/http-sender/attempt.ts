@@ -18,7 +18,9 @@ const UNSAFE_VALUE = /[\r\n\0]/;
  * failure, its deadline, or (never written) the deadline spent queued, whichever comes first.
  */
 export type Attempt<C = unknown> = {
+  /** The request as written; made at the first write when its headers are a function (frame). */
   bytes: string;
+  frame: (() => string) | null;
   /** When it was queued, then when its own time began: its write, or its connection's opening. */
   started: number;
   /** Written to a connection (at least once). */
@@ -36,9 +38,17 @@ export type Attempt<C = unknown> = {
   retried: boolean;
 };
 
-export function newAttempt<C>(bytes: string, started: number, resolve: (r: SendResult) => void): Attempt<C> {
+export function newAttempt<C>(
+  t: Target,
+  req: SendRequest,
+  started: number,
+  resolve: (r: SendResult) => void,
+): Attempt<C> {
+  const headers = req.headers;
   return {
-    bytes,
+    // Static headers are framed at once, so that one that cannot be sent refuses the send.
+    bytes: typeof headers === 'function' ? '' : frameRequest(t, req.body, headers),
+    frame: typeof headers === 'function' ? () => frameRequest(t, req.body, headers()) : null,
     started,
     assigned: false,
     resolve,
@@ -59,15 +69,31 @@ export function newAttempt<C>(bytes: string, started: number, resolve: (r: SendR
  * The request as written on the connection: head and body in one string. Throws for a header
  * that cannot be sent as given (a name that is not a token, a value with CR, LF or NUL).
  */
-export function frameRequest(t: Target, req: SendRequest): string {
-  let head = `POST ${t.path} HTTP/1.1\r\nhost: ${t.hostHeader}\r\ncontent-length: ${Buffer.byteLength(req.body)}\r\n`;
-  for (const name in req.headers) {
-    const value = req.headers[name]!;
+export function frameRequest(t: Target, body: string, headers: Record<string, string>): string {
+  let head = `POST ${t.path} HTTP/1.1\r\nhost: ${t.hostHeader}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+  for (const name in headers) {
+    const value = headers[name]!;
     if (!TOKEN.test(name) || UNSAFE_VALUE.test(value))
       throw new Error(`header ${JSON.stringify(name)} cannot be sent as given`);
     head += `${name}: ${value}\r\n`;
   }
-  return head + '\r\n' + req.body;
+  return head + '\r\n' + body;
+}
+
+/**
+ * Makes its bytes at its first write, if they are not made yet; false, and the attempt settled
+ * failed, when its headers cannot be sent as given.
+ */
+export function framed(a: Attempt): boolean {
+  if (!a.frame) return true;
+  try {
+    a.bytes = a.frame();
+    a.frame = null;
+    return true;
+  } catch (err) {
+    failed(a, err);
+    return false;
+  }
 }
 
 export function settle(a: Attempt, r: SendResult): void {

@@ -6,7 +6,7 @@ import {
   answered,
   answerSink,
   failed,
-  frameRequest,
+  framed,
   newAttempt,
   unsent,
   type Answering,
@@ -156,7 +156,8 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       if (conn) {
         if (conn.socket.destroyed || !conn.socket.writable) continue;
         o.queue.shift();
-        assign(conn, a);
+        if (framed(a)) assign(conn, a);
+        else o.idle.push(conn);
         continue;
       }
       // More connections only for attempts that no connection being opened will take.
@@ -342,16 +343,10 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       if (!opts.allowPrivateTargets && t.blockedLiteral) {
         return Promise.resolve({ outcome: { kind: 'error', error: 'blocked_address' }, durationMs: 0, excerpt: null });
       }
-      let bytes: string;
-      try {
-        bytes = frameRequest(t, req);
-      } catch (err) {
-        return Promise.reject(err as Error);
-      }
       if (closed)
         return Promise.resolve({ outcome: { kind: 'error', error: 'network' }, durationMs: 0, excerpt: null });
       return new Promise<SendResult>((resolve) => {
-        const a = newAttempt<Conn>(bytes, started, resolve);
+        const a = newAttempt<Conn>(t, req, started, resolve);
         const o = originFor(t);
         // One timer per attempt, set at its queuing; written later, it gets the rest of its own.
         const onDeadline = () => {

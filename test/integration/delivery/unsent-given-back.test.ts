@@ -82,6 +82,20 @@ it('a burst to a slow but timely endpoint is delivered with one attempt each, no
     }
     expect(b.sent()).toHaveLength(b.ids.length);
     expect(new Set(b.sent().map((r) => r.headers['x-service-attempt']))).toEqual(new Set(['1']));
+    // Each is signed as it is written, not as it is queued: over two connections, a request is
+    // written only once one of the two written before it has been answered (so has arrived);
+    // and the attempt recorded carries that send time.
+    const written = b
+      .sent()
+      .map((r) => ({ at: r.at, triggeredAt: Date.parse(r.headers['x-service-triggered-at']!), r }))
+      .sort((x, y) => x.triggeredAt - y.triggeredAt);
+    for (let k = 2; k < written.length; k++)
+      expect(written[k]!.triggeredAt).toBeGreaterThanOrEqual(Math.min(written[k - 1]!.at, written[k - 2]!.at));
+    for (const { r, triggeredAt } of written) {
+      expect(r.headers['x-service-signature']).toMatch(new RegExp(`^t=${triggeredAt},`));
+      const id = r.headers['x-service-delivery-id']!;
+      expect((await env.h.deps.store.deliveries.attempts(id))[0]!.sentAt.getTime()).toBe(triggeredAt);
+    }
     // Some waited a whole deadline unwritten, and were given back rather than failed: logged,
     // and counted.
     expect(lines.filter((l) => /given back unsent/.test(l.msg)).length).toBeGreaterThan(0);
