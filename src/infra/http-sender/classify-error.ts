@@ -1,6 +1,9 @@
 import type { DeliveryError } from '../../domain/retry-policy.js';
 
 const TLS_CODES = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|UNABLE_TO_|SELF_SIGNED|ERR_OSSL|HOSTNAME_MISMATCH)/;
+// getaddrinfo's answers that the name does not resolve, for now or for good (a server's failure
+// included): the delivery's DNS ladder, not the network's.
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA', 'EAI_ADDRFAMILY']);
 
 /** Maps what the sender's connections fail with to the error words of the delivery log (DeliveryError). */
 export function classifyError(err: unknown, timedOut: boolean): DeliveryError {
@@ -12,7 +15,7 @@ export function classifyError(err: unknown, timedOut: boolean): DeliveryError {
     const code = String((e as { code?: unknown }).code ?? '');
     const name = String((e as { name?: unknown }).name ?? '');
     if (code === 'CANVASS_BLOCKED_ADDRESS') return 'blocked_address';
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' || code === 'EAI_NODATA') return 'dns';
+    if (DNS_CODES.has(code)) return 'dns';
     if (code === 'ECONNREFUSED') return 'refused';
     if (code === 'ECONNRESET' || code === 'EPIPE') return 'reset';
     if (code === 'ETIMEDOUT' || name === 'TimeoutError') return 'timeout';
