@@ -168,12 +168,15 @@ describe('a partial webhook and a submission with no answers', () => {
         expect(await flushed()).toHaveLength(1);
 
         // Nothing answered, nothing completed: no event.
-        expect(await answer(h, { pollId: p.pollId, participantId: 'x', answers: [] })).toMatchObject({ complete: false });
+        expect(await answer(h, { pollId: p.pollId, participantId: 'x', answers: [] })).toMatchObject({
+          complete: false,
+        });
         expect(await flushed()).toHaveLength(1);
 
-        expect(
-          await answer(h, { pollId: p.pollId, participantId: 'x', answers: [], complete: true }),
-        ).toMatchObject({ complete: true, responseIds: [] });
+        expect(await answer(h, { pollId: p.pollId, participantId: 'x', answers: [], complete: true })).toMatchObject({
+          complete: true,
+          responseIds: [],
+        });
         const bodies = await flushed();
         expect(bodies).toHaveLength(2);
         const last = bodies.find((b) => !Object.keys(b.responses).length);
