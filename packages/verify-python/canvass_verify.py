@@ -84,8 +84,9 @@ def verify_signature(secret, header, raw_body, tolerance_ms=DEFAULT_TOLERANCE_MS
     if abs(now_ms - int(t)) > tolerance_ms:
         raise WebhookVerificationError("timestamp_out_of_tolerance")
 
-    # The signed text carries t as the sender writes it: decimal digits without leading zeros.
-    mac = hmac.new(bytes(secret), b"%d." % int(t), hashlib.sha256)
+    # The signed text is <t>.<body> with t exactly as the header carries it: one signature
+    # verifies under one header only.
+    mac = hmac.new(bytes(secret), t.encode("ascii") + b".", hashlib.sha256)
     mac.update(raw_body)
     expected = mac.hexdigest().encode("ascii")
     for candidate in v1:

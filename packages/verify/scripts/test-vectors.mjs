@@ -38,7 +38,9 @@ add('valid, a space after the comma', 'ok', { header: `t=${T}, v1=${good}` });
 add('valid, v1 before t', 'ok', { header: `v1=${good},t=${T}` });
 add('valid, an unknown scheme alongside is ignored', 'ok', { header: `t=${T},v0=${other},v1=${good}` });
 add('valid, empty body', 'ok', { body: '', header: `t=${T},v1=${v1(SECRET, T, '')}` });
-add('valid, t with leading zeros is signed without them', 'ok', { header: `t=00${T},v1=${good}` });
+// The signed text is t exactly as the header carries it (Canvass itself never pads it).
+add('valid, t with leading zeros is signed with them', 'ok', { header: `t=00${T},v1=${v1(SECRET, `00${T}`, BODY)}` });
+add('t with leading zeros, signed without them', 'signature_mismatch', { header: `t=00${T},v1=${good}` });
 add('unicode body', 'ok', { body: UNICODE_BODY, header: `t=${T},v1=${v1(SECRET, T, UNICODE_BODY)}` });
 add('unicode body re-serialised with escapes', 'signature_mismatch', {
   body: JSON.stringify(JSON.parse(UNICODE_BODY)).replace(

@@ -66,9 +66,10 @@ export function verifySignature(opts: VerifyOptions): void {
     throw new WebhookVerificationError('malformed_header');
   if (Math.abs(now - Number(t)) > toleranceMs) throw new WebhookVerificationError('timestamp_out_of_tolerance');
 
-  // The signed text carries t as the sender writes it: decimal digits without leading zeros.
+  // The signed text is `<t>.<body>` with t exactly as the header carries it: one signature
+  // verifies under one header only.
   const hmac = createHmac('sha256', Buffer.from(secret, 'utf8'));
-  hmac.update(`${t.replace(/^0+(?=[0-9])/, '')}.`, 'utf8');
+  hmac.update(`${t}.`, 'utf8');
   hmac.update(rawBody);
   const expected = Buffer.from(hmac.digest('hex'), 'utf8');
   for (const candidate of v1) {
