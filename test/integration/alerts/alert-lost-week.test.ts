@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { checkAlerts } from '../../../src/app/alerts/check-alerts.js';
+import type { Deps } from '../../../src/app/ports/index.js';
+import { smtpMailer } from '../../../src/infra/mail/mailer.js';
+import { bearer } from '../../support/app.js';
+import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
+import { mailBody, startSmtpSink } from '../../support/smtp-sink.js';
+import { liveDelivery } from '../../support/worker.js';
+
+/**
+ * "Responses lost in the past week" (docs/receiving-webhooks.md, Failure alerts): each email
+ * counts the deliveries given up on in the seven days before it, so a reminder sent more than a
+ * week after a loss no longer counts it. Real deliveries rejected by a real HTTPS receiver and
+ * a real SMTP server; the clock the service reads jumps ahead by days.
+ */
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+let shift = 0;
+const env = liveDelivery({ delivery: { batchWindowMs: 0 } }, () => new Date(Date.now() + shift));
+let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+beforeAll(async () => {
+  sink = await startSmtpSink();
+});
+afterAll(() => sink?.close());
+
+it('a reminder sent over a week after a loss counts only the losses of the week before it', async () => {
+  const { h, acct, receiver } = env;
+  const path = '/gone-for-a-week';
+  receiver.script(path, [{ status: 410 }]);
+  const poll = await visiblePoll(h, acct);
+  const hook = (await createWebhook(h, acct, poll.pollId, receiver.url(path))).data.id;
+  const rejected = (n: number) =>
+    expect
+      .poll(
+        async () =>
+          (
+            await h.app.inject({
+              url: `/webhooks/deliveries?webhookId=${hook}&status=rejected`,
+              headers: bearer(acct.key),
+            })
+          ).json().data.length,
+        { timeout: 20_000, interval: 50 },
+      )
+      .toBe(n);
+
+  await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'lost first' }] });
+  await rejected(1);
+  shift += 6 * DAY;
+  await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'lost six days later' }] });
+  await rejected(2);
+
+  const deps: Deps = {
+    ...h.deps,
+    mailer: smtpMailer(sink.url, 'Canvass <alerts@localhost>'),
+    alerts: { quietMs: DAY, reminderMs: DAY },
+  };
+  const lostIn = (i: number) => /Responses lost in the past week: (\d+)/.exec(mailBody(sink.messages[i]!.raw))?.[1];
+  shift += HOUR;
+  expect(await checkAlerts(deps)).toBe(1);
+  expect(lostIn(0)).toBe('2');
+  // A day later the first loss is seven days and an hour old: the reminder counts the second only.
+  shift += DAY;
+  expect(await checkAlerts(deps)).toBe(1);
+  expect(lostIn(1)).toBe('1');
+  const stored = (await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })).json()
+    .data as { kind: string; details: { responsesLostPastWeek: number } }[];
+  expect(stored.map((a) => [a.kind, a.details.responsesLostPastWeek])).toEqual([
+    ['reminder', 1],
+    ['first', 2],
+  ]);
+});
