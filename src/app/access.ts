@@ -13,22 +13,25 @@ export async function authenticate(deps: Pick<Deps, 'store' | 'clock'>, apiKey: 
   const now = deps.clock.now();
   if (!found.lastUsedAt || now.getTime() - found.lastUsedAt.getTime() >= 60_000)
     await deps.store.keys.touch(found.keyId, now);
-  return { userId: found.userId, keyId: found.keyId, accountId: found.accountId };
+  return { userId: found.userId, keyId: found.keyId, accountId: found.accountId, withdrawnFrom: found.withdrawnFrom };
 }
+
+/** Whether the caller's key opens the account, membership aside: not limited elsewhere, not withdrawn from it. */
+const keyOpens = (caller: Caller, accountId: string): boolean =>
+  (!caller.accountId || caller.accountId === accountId) && !caller.withdrawnFrom?.includes(accountId);
 
 /**
  * The caller's membership of an account, as far as their key reaches: a key limited to one
- * account finds no membership anywhere else (so another account is a plain 404).
+ * account, or withdrawn from this one, finds no membership here (so the account is a plain 404).
  */
 export async function membershipOf(store: Store, caller: Caller, accountId: string): Promise<Membership | undefined> {
-  if (caller.accountId && caller.accountId !== accountId) return undefined;
+  if (!keyOpens(caller, accountId)) return undefined;
   return store.users.membership(accountId, caller.userId);
 }
 
 /** The accounts the caller's key reaches, with the caller's role in each. */
 export async function membershipsOf(store: Store, caller: Caller): Promise<AccountMembership[]> {
-  const all = await store.users.memberships(caller.userId);
-  return caller.accountId ? all.filter((m) => m.accountId === caller.accountId) : all;
+  return (await store.users.memberships(caller.userId)).filter((m) => keyOpens(caller, m.accountId));
 }
 
 /** Who acts: an API caller (checked against the account), or the operator at the CLI (trusted). */

@@ -38,8 +38,12 @@ export type KeyView = {
   prefix: string | null;
   email: string;
   role: Role;
+  /** Made for this account only; otherwise the user's own key, opening each of their accounts. */
+  limited: boolean;
   createdAt: Date;
+  /** Null too for a key that opens an account the viewer neither owns nor administers. */
   lastUsedAt: Date | null;
+  /** When it was revoked, or withdrawn from this account. */
   revokedAt: Date | null;
 };
 
@@ -52,19 +56,23 @@ export interface KeyRepo {
     accountId: string | null;
     createdAt: Date;
   }): Promise<void>;
-  /** The user a live key belongs to, and the one account it is limited to, if any. */
-  findByHash(
-    hash: string,
-  ): Promise<{ keyId: string; userId: string; accountId: string | null; lastUsedAt: Date | null } | undefined>;
+  /** The user a live key belongs to, the one account it is limited to, if any, and those it was withdrawn from. */
+  findByHash(hash: string): Promise<
+    | { keyId: string; userId: string; accountId: string | null; withdrawnFrom: string[]; lastUsedAt: Date | null }
+    | undefined
+  >;
   /** Records a use of the key, at most once a minute (a write per request would cost every request). */
   touch(id: string, now: Date): Promise<void>;
   get(
     id: string,
-  ): Promise<{ id: string; userId: string; accountId: string | null; revokedAt: Date | null } | undefined>;
+  ): Promise<
+    { id: string; userId: string; accountId: string | null; withdrawnFrom: string[]; revokedAt: Date | null } | undefined
+  >;
   /**
-   * The keys that open the account, newest first: its members' keys limited to it, and their
-   * keys limited to no account — those, for a `viewer` (a user id), only when the viewer owns or
-   * administers every other account such a key opens.
+   * The keys of the account's members that open it or did, newest first: those limited to it,
+   * and those limited to no account (withdrawn from it: revoked, as far as it goes). For a
+   * `viewer` (a user id; `viewerLimited` when their key opens this account only), the last use
+   * of a key that also opens an account the viewer neither owns nor administers is left out.
    */
   listForAccount(
     accountId: string,
@@ -74,4 +82,6 @@ export interface KeyRepo {
   ): Promise<Page<KeyView>>;
   /** Revokes live keys: one, every key of a user, or a user's keys limited to one account. */
   revoke(filter: { id: string } | { userId: string; accountId?: string }, now: Date): Promise<number>;
+  /** Withdraws a key from these accounts: it no longer opens them (a withdrawal already made stands). */
+  withdraw(id: string, accountIds: readonly string[], now: Date): Promise<void>;
 }

@@ -36,7 +36,8 @@ export interface Store {
 
 /** Who is calling: resolved from the API key by the http layer. */
 /** A key made for one account opens that account only (`accountId`); otherwise every account of the user. */
-export type Caller = { userId: string; keyId: string; accountId?: string | null };
+/** Who calls: the key's user, the one account the key is limited to, if any, and the accounts it was withdrawn from. */
+export type Caller = { userId: string; keyId: string; accountId?: string | null; withdrawnFrom?: readonly string[] };
 
 export type DeliverySettings = {
   retryLadderMs: readonly number[];

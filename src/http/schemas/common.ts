@@ -46,7 +46,8 @@ export const Literals = <T extends string>(...values: T[]) => Type.Union(values.
 /** An instant in an answer: a Date is written as its ISO 8601 text (toISOString). */
 export const Instant = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
 
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Nullable = <T extends TSchema>(schema: T, description?: string) =>
+  Type.Union([schema, Type.Null()], description ? { description } : {});
 
 /** An object whose keys are the caller's (metadata, a payload): written as it is, whatever it holds. */
 export const FreeForm = (description?: string) =>

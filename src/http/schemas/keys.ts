@@ -21,9 +21,15 @@ export const ApiKey = Type.Object(
     prefix: Nullable(Type.String({ description: "the key's first characters; null for a key made before prefixes" })),
     email: Type.String({ description: "its member's email" }),
     role: StringEnum(ROLES),
+    limited: Type.Boolean({
+      description: "made for this account only; false for the user's own key, which opens each of their accounts",
+    }),
     createdAt: Instant,
-    lastUsedAt: Nullable(Instant),
-    revokedAt: Nullable(Instant),
+    lastUsedAt: Nullable(
+      Instant,
+      "null too for a key of the user's own that also opens an account the caller neither owns nor administers",
+    ),
+    revokedAt: Nullable(Instant, 'when it was revoked, or withdrawn from this account'),
   },
   { title: 'ApiKey' },
 );
@@ -37,7 +43,17 @@ export const CreatedKey = Type.Object(
   { title: 'CreatedKey' },
 );
 
-export const KeyRevoked = Type.Object({ id: Type.String(), revoked: Type.Literal(true) }, { title: 'KeyRevoked' });
+export const KeyRevoked = Type.Object(
+  {
+    id: Type.String(),
+    revoked: Type.Boolean({ description: 'true: it opens no account any more' }),
+    withdrawnFrom: Type.Array(Type.String(), {
+      description:
+        "when it also opens accounts the caller is not in: the caller's accounts it no longer opens (revoked false)",
+    }),
+  },
+  { title: 'KeyRevoked' },
+);
 
 export const MemberRemoved = Type.Object(
   {

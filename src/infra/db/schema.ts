@@ -36,6 +36,12 @@ export interface MembershipsTable {
   created_at: Time;
 }
 
+export interface ApiKeyWithdrawalsTable {
+  key_id: string;
+  account_id: string;
+  withdrawn_at: Time;
+}
+
 export interface ApiKeysTable {
   id: string;
   user_id: string;
@@ -249,6 +255,7 @@ export interface DB {
   users: UsersTable;
   memberships: MembershipsTable;
   api_keys: ApiKeysTable;
+  api_key_withdrawals: ApiKeyWithdrawalsTable;
   polls: PollsTable;
   deleted_polls: DeletedPollsTable;
   slides: SlidesTable;

@@ -3742,11 +3742,19 @@ export interface components {
             email: string;
             /** @enum {string} */
             role: "owner" | "admin" | "billing_admin" | "editor" | "read_only";
+            /** @description made for this account only; false for the user's own key, which opens each of their accounts */
+            limited: boolean;
             /** Format: date-time */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description null too for a key of the user's own that also opens an account the caller neither owns nor administers
+             */
             lastUsedAt: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description when it was revoked, or withdrawn from this account
+             */
             revokedAt: string | null;
         };
         /** CreatedKey */
@@ -3760,8 +3768,10 @@ export interface components {
         /** KeyRevoked */
         KeyRevoked: {
             id: string;
-            /** @enum {boolean} */
-            revoked: true;
+            /** @description true: it opens no account any more */
+            revoked: boolean;
+            /** @description when it also opens accounts the caller is not in: the caller's accounts it no longer opens (revoked false) */
+            withdrawnFrom: string[];
         };
         /** MemberRemoved */
         MemberRemoved: {

@@ -1,8 +1,13 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Role } from '../../../domain/access.js';
 import type { KeyRepo } from '../../../app/ports/index.js';
 import type { DB } from '../schema.js';
 import { toPage } from './page.js';
+
+/** The accounts a key was withdrawn from (api_key_withdrawals), read with the key. */
+const withdrawnFrom = sql<string[]>`ARRAY(SELECT w.account_id FROM api_key_withdrawals w WHERE w.key_id = k.id)`.as(
+  'withdrawn_from',
+);
 
 export function keyRepo(db: Kysely<DB>): KeyRepo {
   return {
@@ -21,12 +26,20 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
     },
     async findByHash(hash) {
       const r = await db
-        .selectFrom('api_keys')
-        .select(['id', 'user_id', 'account_id', 'last_used_at'])
-        .where('key_hash', '=', hash)
-        .where('revoked_at', 'is', null)
+        .selectFrom('api_keys as k')
+        .select(['k.id', 'k.user_id', 'k.account_id', 'k.last_used_at', withdrawnFrom])
+        .where('k.key_hash', '=', hash)
+        .where('k.revoked_at', 'is', null)
         .executeTakeFirst();
-      return r && { keyId: r.id, userId: r.user_id, accountId: r.account_id, lastUsedAt: r.last_used_at };
+      return (
+        r && {
+          keyId: r.id,
+          userId: r.user_id,
+          accountId: r.account_id,
+          withdrawnFrom: r.withdrawn_from,
+          lastUsedAt: r.last_used_at,
+        }
+      );
     },
     async touch(id, now) {
       await db
@@ -40,60 +53,65 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
     },
     async get(id) {
       const r = await db
-        .selectFrom('api_keys')
-        .select(['id', 'user_id', 'account_id', 'revoked_at'])
-        .where('id', '=', id)
+        .selectFrom('api_keys as k')
+        .select(['k.id', 'k.user_id', 'k.account_id', 'k.revoked_at', withdrawnFrom])
+        .where('k.id', '=', id)
         .executeTakeFirst();
-      return r && { id: r.id, userId: r.user_id, accountId: r.account_id, revokedAt: r.revoked_at };
+      return (
+        r && {
+          id: r.id,
+          userId: r.user_id,
+          accountId: r.account_id,
+          withdrawnFrom: r.withdrawn_from,
+          revokedAt: r.revoked_at,
+        }
+      );
     },
     async listForAccount(accountId, page, viewer, viewerLimited = false) {
       let q = db
         .selectFrom('api_keys as k')
         .innerJoin('memberships as m', 'm.user_id', 'k.user_id')
         .innerJoin('users as u', 'u.id', 'k.user_id')
-        .select(['k.id', 'k.prefix', 'u.email', 'm.role', 'k.created_at', 'k.last_used_at', 'k.revoked_at'])
-        .where('m.account_id', '=', accountId)
-        .where((eb) =>
-          eb.or([
-            eb('k.account_id', '=', accountId),
-            eb.and([
-              eb('k.account_id', 'is', null),
-              // A key of the user's own (good in all their accounts) is shown to a viewer only
-              // when the viewer owns or administers every other account it opens. A viewer's
-              // own such keys too, unless the viewer's key is limited to this account: whoever
-              // made that key (an owner here, for a member of other accounts) holds it.
-              viewer
-                ? eb.or([
-                    ...(viewerLimited ? [] : [eb('k.user_id', '=', viewer)]),
-                    eb.not(
-                      eb.exists(
-                        eb
-                          .selectFrom('memberships as other')
-                          .select('other.user_id')
-                          .whereRef('other.user_id', '=', 'k.user_id')
-                          .where('other.account_id', '<>', accountId)
-                          // A viewer whose own key is limited to this account administers no other.
-                          .where((x) =>
-                            viewerLimited
-                              ? x.lit(true)
-                              : x.not(
-                                  x.exists(
-                                    x
-                                      .selectFrom('memberships as mine')
-                                      .select('mine.user_id')
-                                      .where('mine.user_id', '=', viewer)
-                                      .whereRef('mine.account_id', '=', 'other.account_id')
-                                      .where('mine.role', 'in', ['owner', 'admin']),
-                                  ),
-                                ),
+        .leftJoin('api_key_withdrawals as w', (j) =>
+          j.onRef('w.key_id', '=', 'k.id').on('w.account_id', '=', accountId),
+        )
+        .select(['k.id', 'k.prefix', 'u.email', 'm.role', 'k.account_id', 'k.created_at', 'k.last_used_at'])
+        .select((eb) => eb.fn.coalesce('k.revoked_at', 'w.withdrawn_at').as('revoked_at'))
+        .select((eb) =>
+          // A key of the user's own that also opens an account the viewer neither owns nor
+          // administers (any other, for a viewer whose key opens this account only): its last use
+          // may have been there, which is not this viewer's to see.
+          (viewer
+            ? eb.and([
+                eb('k.account_id', 'is', null),
+                eb.exists(
+                  eb
+                    .selectFrom('memberships as other')
+                    .select('other.user_id')
+                    .whereRef('other.user_id', '=', 'k.user_id')
+                    .where('other.account_id', '<>', accountId)
+                    .where((x) =>
+                      viewerLimited
+                        ? x.lit(true)
+                        : x.not(
+                            x.exists(
+                              x
+                                .selectFrom('memberships as mine')
+                                .select('mine.user_id')
+                                .where('mine.user_id', '=', viewer)
+                                .whereRef('mine.account_id', '=', 'other.account_id')
+                                .where('mine.role', 'in', ['owner', 'admin']),
+                            ),
                           ),
-                      ),
                     ),
-                  ])
-                : eb.lit(true),
-            ]),
-          ]),
-        );
+                ),
+              ])
+            : eb.lit(false)
+          ).as('use_elsewhere'),
+        )
+        .where('m.account_id', '=', accountId)
+        // Limited to this account, or to none: every key that opens it, or did.
+        .where((eb) => eb.or([eb('k.account_id', '=', accountId), eb('k.account_id', 'is', null)]));
       if (page.startCursor) q = q.where('k.id', '<', page.startCursor);
       const rows = await q
         .orderBy('k.id', 'desc')
@@ -105,8 +123,9 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
           prefix: r.prefix,
           email: r.email,
           role: r.role as Role,
+          limited: r.account_id !== null,
           createdAt: r.created_at,
-          lastUsedAt: r.last_used_at,
+          lastUsedAt: r.use_elsewhere ? null : r.last_used_at,
           revokedAt: r.revoked_at,
         })),
         page,
@@ -121,6 +140,14 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
       }
       const r = await q.executeTakeFirst();
       return Number(r.numUpdatedRows);
+    },
+    async withdraw(id, accountIds, now) {
+      if (!accountIds.length) return;
+      await db
+        .insertInto('api_key_withdrawals')
+        .values(accountIds.map((accountId) => ({ key_id: id, account_id: accountId, withdrawn_at: now })))
+        .onConflict((oc) => oc.columns(['key_id', 'account_id']).doNothing())
+        .execute();
     },
   };
 }

@@ -153,6 +153,7 @@ function KeyRow({
         <span>
           <code>{name}</code>
           {session && <Badge tone="neutral">this dashboard</Badge>}
+          {!k.limited && <Badge tone="neutral">all their accounts</Badge>}
         </span>
       </td>
       <td data-label="Member" className="email">
@@ -184,9 +185,15 @@ function KeyRow({
                       <strong>This is the key this dashboard is signed in with.</strong> Revoking it signs you out here
                       at once; signing in again needs another key.
                     </>
-                  ) : (
+                  ) : k.limited ? (
                     <>
                       Revoke {name} of {k.email}? Its next request is refused; this cannot be undone.
+                    </>
+                  ) : (
+                    <>
+                      Revoke {name} of {k.email}? It is the member&apos;s own key: from its next request it no longer
+                      opens this account, even if they are removed and added again. Where it opens other accounts of
+                      theirs that you do not administer, it keeps opening those. This cannot be undone.
                     </>
                   )
                 }

@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
+
+// A key of a user's own opens each account the user belongs to. Every account can cut such a
+// key off from itself (withdraw it), and none can cut another account's member off from that
+// account (docs/operations.md, "API keys across accounts").
+
+let h: Harness;
+beforeAll(async () => {
+  h = await harness();
+});
+afterAll(() => h?.close());
+
+type Listed = { id: string; prefix: string; limited: boolean; lastUsedAt: string | null; revokedAt: string | null };
+const req = (method: 'GET' | 'POST' | 'DELETE', url: string, key: string, payload?: object) =>
+  h.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
+const listed = async (acct: TestAccount): Promise<Listed[]> =>
+  (await req('GET', `/keys?accountId=${acct.accountId}&limit=100`, acct.key)).json().data as Listed[];
+const opens = async (key: string, acct: TestAccount) =>
+  (await req('GET', `/polls?accountId=${acct.accountId}`, key)).statusCode === 200;
+
+describe('a key of a member of two accounts', () => {
+  let a: TestAccount;
+  let b: TestAccount;
+  let member: string;
+  let keyId: string;
+  const email = 'two.accounts@example.com';
+
+  beforeAll(async () => {
+    a = await h.account({ name: 'A' });
+    b = await h.account({ name: 'B' });
+    member = await h.member(a.accountId, 'editor', email);
+    await opens(member, a); // a last use, which B's doings must not show A
+    // B's owner adds A's member to B: the member's own key now opens B too.
+    const added = await req('POST', '/keys', b.key, { accountId: b.accountId, email, role: 'editor' });
+    expect(added.statusCode, added.body).toBe(201);
+    expect([await opens(member, a), await opens(member, b)]).toEqual([true, true]);
+    keyId = (await listed(a)).find((k) => k.prefix === member.slice(0, 8))!.id;
+  });
+
+  it('stays in the list of each account it opens, without a last use that may have been elsewhere', async () => {
+    for (const acct of [a, b]) {
+      const k = (await listed(acct)).find((x) => x.id === keyId);
+      expect(k).toMatchObject({ limited: false, lastUsedAt: null, revokedAt: null });
+    }
+  });
+
+  it('revoked by one account’s owner, is withdrawn from that account only, and stays withdrawn', async () => {
+    const res = await req('DELETE', `/keys?keyId=${keyId}`, a.key);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toEqual({ id: keyId, revoked: false, withdrawnFrom: [a.accountId] });
+    expect([await opens(member, a), await opens(member, b)]).toEqual([false, true]);
+    const accounts = (await req('GET', '/accounts', member)).json().data as { accountId: string }[];
+    expect(accounts.map((m) => m.accountId)).toEqual([b.accountId]);
+    expect((await listed(a)).find((k) => k.id === keyId)!.revokedAt).not.toBeNull();
+    expect((await listed(b)).find((k) => k.id === keyId)!.revokedAt).toBeNull();
+    // Asked again, the same answer; and removing and adding the member back does not reopen A.
+    expect((await req('DELETE', `/keys?keyId=${keyId}`, a.key)).json().data).toEqual(res.json().data);
+    const removed = await req('DELETE', `/members?accountId=${a.accountId}&email=${email}`, a.key);
+    expect(removed.statusCode, removed.body).toBe(200);
+    const back = await req('POST', '/keys', a.key, { accountId: a.accountId, email, role: 'editor' });
+    expect(back.statusCode, back.body).toBe(201);
+    expect([await opens(member, a), await opens(back.json().data.apiKey as string, a)]).toEqual([false, true]);
+    expect(await opens(member, b)).toBe(true);
+  });
+
+  it('revoked by the owner of the last account it opens, is revoked outright', async () => {
+    const res = await req('DELETE', `/keys?keyId=${keyId}`, b.key);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toEqual({ id: keyId, revoked: true, withdrawnFrom: [] });
+    const next = await req('GET', `/polls?accountId=${b.accountId}`, member);
+    expect([next.statusCode, next.json().code]).toEqual([401, 'unauthenticated']);
+  });
+});
+
+describe('revoking across accounts', () => {
+  it('a key that opens none of the caller’s accounts answers 404', async () => {
+    const a = await h.account();
+    const b = await h.account();
+    const theirs = (await listed(b))[0]!.id;
+    expect((await req('DELETE', `/keys?keyId=${theirs}`, a.key)).statusCode).toBe(404);
+  });
+
+  it('the key of a member who outranks the caller in a shared account is refused, even where it opens others', async () => {
+    // The owner of `first` also belongs to `second`; an admin of `first` is not in `second`.
+    const first = await h.account({ name: 'First' });
+    const second = await h.account({ name: 'Second' });
+    const owner = (await listed(first))[0]!;
+    const ownerEmail = (await req('GET', `/keys?accountId=${first.accountId}`, first.key)).json().data[0]
+      .email as string;
+    const joined = await req('POST', '/keys', second.key, {
+      accountId: second.accountId,
+      email: ownerEmail,
+      role: 'editor',
+    });
+    expect(joined.statusCode, joined.body).toBe(201);
+    const admin = await h.member(first.accountId, 'admin', 'first.admin@example.com');
+    const res = await req('DELETE', `/keys?keyId=${owner.id}`, admin);
+    expect([res.statusCode, res.json().code]).toEqual([403, 'role_forbidden']);
+    expect([await opens(first.key, first), await opens(first.key, second)]).toEqual([true, true]);
+  });
+
+  it('an editor may not withdraw another member’s key, and a withdrawal of one account leaves its other keys alone', async () => {
+    const a = await h.account();
+    const b = await h.account();
+    const email = 'shared.editor@example.com';
+    const member = await h.member(a.accountId, 'editor', email);
+    expect((await req('POST', '/keys', b.key, { accountId: b.accountId, email, role: 'editor' })).statusCode).toBe(201);
+    const editor = await h.member(a.accountId, 'editor');
+    const keyId = (await listed(a)).find((k) => k.prefix === member.slice(0, 8))!.id;
+    const res = await req('DELETE', `/keys?keyId=${keyId}`, editor);
+    expect([res.statusCode, res.json().code]).toEqual([403, 'role_forbidden']);
+    expect(await opens(member, a)).toBe(true);
+    // Withdrawn from A, the key made for A alone by A's owner still opens A.
+    const limited = await req('POST', '/keys', a.key, { accountId: a.accountId, email, role: 'editor' });
+    expect((await req('DELETE', `/keys?keyId=${keyId}`, a.key)).json().data.revoked).toBe(false);
+    expect([await opens(member, a), await opens(limited.json().data.apiKey as string, a)]).toEqual([false, true]);
+  });
+});
