@@ -17,7 +17,7 @@ export async function authenticate(deps: Pick<Deps, 'store' | 'clock'>, apiKey: 
 }
 
 /** Whether the caller's key opens the account, membership aside: not limited elsewhere, not withdrawn from it. */
-const keyOpens = (caller: Caller, accountId: string): boolean =>
+export const keyOpens = (caller: Caller, accountId: string): boolean =>
   (!caller.accountId || caller.accountId === accountId) && !caller.withdrawnFrom?.includes(accountId);
 
 /**

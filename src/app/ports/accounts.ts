@@ -40,8 +40,8 @@ export type KeyView = {
   role: Role;
   /** Made for this account only; otherwise the user's own key, opening each of their accounts. */
   limited: boolean;
-  createdAt: Date;
-  /** Null too for a key that opens an account the viewer neither owns nor administers. */
+  /** This and the last use are null for a key that also opens an account the viewer neither owns nor administers. */
+  createdAt: Date | null;
   lastUsedAt: Date | null;
   /** When it was revoked, or withdrawn from this account. */
   revokedAt: Date | null;
@@ -57,7 +57,9 @@ export interface KeyRepo {
     createdAt: Date;
   }): Promise<void>;
   /** The user a live key belongs to, the one account it is limited to, if any, and those it was withdrawn from. */
-  findByHash(hash: string): Promise<
+  findByHash(
+    hash: string,
+  ): Promise<
     | { keyId: string; userId: string; accountId: string | null; withdrawnFrom: string[]; lastUsedAt: Date | null }
     | undefined
   >;
@@ -66,13 +68,14 @@ export interface KeyRepo {
   get(
     id: string,
   ): Promise<
-    { id: string; userId: string; accountId: string | null; withdrawnFrom: string[]; revokedAt: Date | null } | undefined
+    | { id: string; userId: string; accountId: string | null; withdrawnFrom: string[]; revokedAt: Date | null }
+    | undefined
   >;
   /**
    * The keys of the account's members that open it or did, newest first: those limited to it,
    * and those limited to no account (withdrawn from it: revoked, as far as it goes). For a
-   * `viewer` (a user id; `viewerLimited` when their key opens this account only), the last use
-   * of a key that also opens an account the viewer neither owns nor administers is left out.
+   * `viewer` (a user id; `viewerLimited` when their key opens this account only), when a key that
+   * also opens an account the viewer neither owns nor administers was made and last used is left out.
    */
   listForAccount(
     accountId: string,

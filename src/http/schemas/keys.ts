@@ -24,11 +24,11 @@ export const ApiKey = Type.Object(
     limited: Type.Boolean({
       description: "made for this account only; false for the user's own key, which opens each of their accounts",
     }),
-    createdAt: Instant,
-    lastUsedAt: Nullable(
+    createdAt: Nullable(
       Instant,
-      "null too for a key of the user's own that also opens an account the caller neither owns nor administers",
+      "null for a key of the user's own that also opens an account the caller neither owns nor administers, as is lastUsedAt",
     ),
+    lastUsedAt: Nullable(Instant),
     revokedAt: Nullable(Instant, 'when it was revoked, or withdrawn from this account'),
   },
   { title: 'ApiKey' },

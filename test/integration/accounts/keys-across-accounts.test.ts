@@ -38,10 +38,10 @@ describe('a key of a member of two accounts', () => {
     keyId = (await listed(a)).find((k) => k.prefix === member.slice(0, 8))!.id;
   });
 
-  it('stays in the list of each account it opens, without a last use that may have been elsewhere', async () => {
+  it('stays in the list of each account it opens, without the dates that tell of its other accounts', async () => {
     for (const acct of [a, b]) {
       const k = (await listed(acct)).find((x) => x.id === keyId);
-      expect(k).toMatchObject({ limited: false, lastUsedAt: null, revokedAt: null });
+      expect(k).toMatchObject({ limited: false, createdAt: null, lastUsedAt: null, revokedAt: null });
     }
   });
 
@@ -64,16 +64,64 @@ describe('a key of a member of two accounts', () => {
     expect(await opens(member, b)).toBe(true);
   });
 
-  it('revoked by the owner of the last account it opens, is revoked outright', async () => {
+  it('withdrawn from an account, may not revoke the keys made for that account', async () => {
+    const limited = (await req('POST', '/keys', a.key, { accountId: a.accountId, email, role: 'editor' })).json().data
+      .apiKey as string;
+    const limitedId = (await listed(a)).find((k) => k.prefix === limited.slice(0, 8))!.id;
+    const res = await req('DELETE', `/keys?keyId=${limitedId}`, member);
+    expect([res.statusCode, res.json().code]).toEqual([404, 'not_found']);
+    expect(await opens(limited, a)).toBe(true);
+  });
+
+  it('revoked by the owner of the last account it opens, is revoked outright; asked again, the same', async () => {
     const res = await req('DELETE', `/keys?keyId=${keyId}`, b.key);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data).toEqual({ id: keyId, revoked: true, withdrawnFrom: [] });
     const next = await req('GET', `/polls?accountId=${b.accountId}`, member);
     expect([next.statusCode, next.json().code]).toEqual([401, 'unauthenticated']);
+    expect((await req('DELETE', `/keys?keyId=${keyId}`, a.key)).json().data).toEqual(res.json().data);
+    expect((await req('DELETE', `/keys?keyId=${keyId}`, b.key)).json().data).toEqual(res.json().data);
   });
 });
 
 describe('revoking across accounts', () => {
+  it('by one who administers every account the key opens revokes it outright at once', async () => {
+    const a = await h.account();
+    const b = await h.account();
+    const email = 'both.accounts@example.com';
+    const member = await h.member(a.accountId, 'editor', email);
+    expect((await req('POST', '/keys', b.key, { accountId: b.accountId, email, role: 'editor' })).statusCode).toBe(201);
+    const ownerEmail = (await req('GET', `/keys?accountId=${a.accountId}`, a.key)).json().data.at(-1).email as string;
+    expect(
+      (await req('POST', '/keys', b.key, { accountId: b.accountId, email: ownerEmail, role: 'admin' })).statusCode,
+    ).toBe(201);
+    const k = (await listed(a)).find((x) => x.prefix === member.slice(0, 8))!;
+    // A's owner administers both: the key's dates are theirs to see, and the revoke is outright.
+    expect(k.createdAt).not.toBeNull();
+    const res = await req('DELETE', `/keys?keyId=${k.id}`, a.key);
+    expect(res.json().data).toEqual({ id: k.id, revoked: true, withdrawnFrom: [] });
+    expect((await req('GET', `/polls?accountId=${b.accountId}`, member)).statusCode).toBe(401);
+  });
+
+  it('another account cannot stop an owner withdrawing a key from their own', async () => {
+    // B adds A's editor, and A's owner as read_only: A's owner may act in A, not in B.
+    const a = await h.account();
+    const b = await h.account();
+    const email = 'hostage@example.com';
+    const member = await h.member(a.accountId, 'editor', email);
+    const ownerEmail = (await req('GET', `/keys?accountId=${a.accountId}`, a.key)).json().data.at(-1).email as string;
+    for (const [who, role] of [
+      [email, 'editor'],
+      [ownerEmail, 'read_only'],
+    ] as const)
+      expect((await req('POST', '/keys', b.key, { accountId: b.accountId, email: who, role })).statusCode).toBe(201);
+    const keyId = (await listed(a)).find((k) => k.prefix === member.slice(0, 8))!.id;
+    const res = await req('DELETE', `/keys?keyId=${keyId}`, a.key);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toEqual({ id: keyId, revoked: false, withdrawnFrom: [a.accountId] });
+    expect([await opens(member, a), await opens(member, b)]).toEqual([false, true]);
+  });
+
   it('a key that opens none of the caller’s accounts answers 404', async () => {
     const a = await h.account();
     const b = await h.account();
@@ -113,6 +161,7 @@ describe('revoking across accounts', () => {
     expect(await opens(member, a)).toBe(true);
     // Withdrawn from A, the key made for A alone by A's owner still opens A.
     const limited = await req('POST', '/keys', a.key, { accountId: a.accountId, email, role: 'editor' });
+    expect(limited.statusCode, limited.body).toBe(201);
     expect((await req('DELETE', `/keys?keyId=${keyId}`, a.key)).json().data.revoked).toBe(false);
     expect([await opens(member, a), await opens(limited.json().data.apiKey as string, a)]).toEqual([false, true]);
   });

@@ -3744,12 +3744,12 @@ export interface components {
             role: "owner" | "admin" | "billing_admin" | "editor" | "read_only";
             /** @description made for this account only; false for the user's own key, which opens each of their accounts */
             limited: boolean;
-            /** Format: date-time */
-            createdAt: string;
             /**
              * Format: date-time
-             * @description null too for a key of the user's own that also opens an account the caller neither owns nor administers
+             * @description null for a key of the user's own that also opens an account the caller neither owns nor administers, as is lastUsedAt
              */
+            createdAt: string | null;
+            /** Format: date-time */
             lastUsedAt: string | null;
             /**
              * Format: date-time
