@@ -11,7 +11,14 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-type Listed = { id: string; prefix: string; limited: boolean; lastUsedAt: string | null; revokedAt: string | null };
+type Listed = {
+  id: string;
+  prefix: string;
+  limited: boolean;
+  createdAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+};
 const req = (method: 'GET' | 'POST' | 'DELETE', url: string, key: string, payload?: object) =>
   h.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
 const listed = async (acct: TestAccount): Promise<Listed[]> =>
