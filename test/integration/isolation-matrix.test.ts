@@ -164,6 +164,20 @@ async function world(name: string): Promise<World> {
   const listed = await h.app.inject({ url: `/keys?accountId=${acct.accountId}&limit=100`, headers: key });
   expect(listed.statusCode, listed.body).toBe(200);
   const ownerEmail = (listed.json().data as { email: string; role: string }[]).find((k) => k.role === 'owner')!.email;
+  // A second member who belongs to an account of their own too, their own key withdrawn from
+  // this one: a row of api_key_withdrawals.
+  const elsewhere = await h.account({ name: `${name} elsewhere` });
+  const sharedEmail = `${name.toLowerCase()}-shared@example.com`;
+  const sharedKeyId = await keyIdOf(await h.member(elsewhere.accountId, 'editor', sharedEmail));
+  const joined = await h.app.inject({
+    method: 'POST',
+    url: '/keys',
+    headers: key,
+    payload: { accountId: acct.accountId, email: sharedEmail, role: 'editor' },
+  });
+  expect(joined.statusCode, joined.body).toBe(201);
+  const withdrawn = await h.app.inject({ method: 'DELETE', url: `/keys?keyId=${sharedKeyId}`, headers: key });
+  expect(withdrawn.json().data, withdrawn.body).toMatchObject({ revoked: false, withdrawnFrom: [acct.accountId] });
   const hidden = (
     await h.app.inject({
       method: 'POST',
@@ -434,6 +448,7 @@ const ACCOUNT_TABLES = [
   'delivery_events',
   'recoveries',
   'alert_emails',
+  'api_key_withdrawals',
 ] as const;
 
 async function snapshot(accountId: string): Promise<Record<string, string[]>> {
@@ -549,16 +564,23 @@ describe("tenant isolation: B's owner key aimed at A's ids", () => {
    *   created (201); poll ids are unguessable, so the difference tells nothing;
    * - an email names a person, not A's data: B may make a key for anyone as a member of B (201).
    *   What B is handed must still open nothing of A (checked below);
-   * - that made A's member a member of B too, so B may remove them from B again (200); their
-   *   membership of A, and every key that opens A, stay as they were (checked below).
+   * - that made A's member a member of B too, so B may remove them from B again (200), and
+   *   withdraw from B that member's own key, which then opens B as well (200, withdrawn from B
+   *   alone: docs/operations.md, "API keys across accounts"); their membership of A, and every
+   *   key that opens A, stay as they were (checked below).
    */
   const FOREIGN_STATUS: Record<string, number> = {
     'POST /participant/responses body:answers/0/slideId': 400,
     'POST /participant/responses body:participantId': 201,
     'POST /keys body:email': 201,
     'DELETE /members query:email': 200,
+    'DELETE /keys query:keyId': 200,
   };
-  const NOT_COMPARABLE = new Set(['POST /commit body:data/id', 'DELETE /members query:email']);
+  const NOT_COMPARABLE = new Set([
+    'POST /commit body:data/id',
+    'DELETE /members query:email',
+    'DELETE /keys query:keyId',
+  ]);
 
   it('answers exactly as for a missing id (404 not_found, same problem), and shows nothing of A', async () => {
     const failures: string[] = [];
