@@ -89,6 +89,14 @@ export function newRandomId(prefix: IdPrefix, nowMs: number = Date.now()): strin
   return `${prefix}_${timePart(Math.floor(nowMs))}${randomBase62(14)}`;
 }
 
+/**
+ * An id that tells nothing, not even when it was made: a user's, which another account learns
+ * when it adds them by email (POST /keys), must not say whether they were a user already, or since when.
+ */
+export function newOpaqueId(prefix: IdPrefix): string {
+  return `${prefix}_${randomBase62(22)}`;
+}
+
 /** Every id of this kind made before `ms` sorts below this string, and none made at or after it does. */
 export function idsMadeBefore(prefix: IdPrefix, ms: number): string {
   return `${prefix}_${timePart(ms)}`;

@@ -1,5 +1,5 @@
 import { hashApiKey, keyPrefix, newApiKey } from '../../domain/api-key.js';
-import { newId } from '../../domain/ids.js';
+import { newId, newOpaqueId } from '../../domain/ids.js';
 import type { Store } from '../ports/index.js';
 
 /** A new key for the user: limited to `accountId` when given, else good in every account of theirs. */
@@ -25,7 +25,7 @@ export async function userFor(store: Store, email: string, now: Date): Promise<s
   const normalised = email.trim().toLowerCase();
   const existing = await store.users.findByEmail(normalised);
   if (existing) return existing.id;
-  const id = newId('usr', now.getTime());
+  const id = newOpaqueId('usr');
   await store.users.insert({ id, email: normalised, createdAt: now });
   return id;
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idsMadeBefore } from '../../../src/domain/ids.js';
 import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
 
 // A key of a user's own opens each account the user belongs to. Every account can cut such a
@@ -171,5 +172,27 @@ describe('revoking across accounts', () => {
     expect(limited.statusCode, limited.body).toBe(201);
     expect((await req('DELETE', `/keys?keyId=${keyId}`, a.key)).json().data.revoked).toBe(false);
     expect([await opens(member, a), await opens(limited.json().data.apiKey as string, a)]).toEqual([false, true]);
+  });
+});
+
+describe('adding a member by email', () => {
+  it('answers a user id that tells nothing of whether, or since when, they were a user', async () => {
+    const a = await h.account();
+    const b = await h.account();
+    const oldEmail = 'long.time.user@example.com';
+    await h.member(a.accountId, 'editor', oldEmail);
+    const madeAt = h.clock.now().getTime();
+    h.clock.advance(30 * 86_400_000);
+    const add = async (email: string) => {
+      const res = await req('POST', '/keys', b.key, { accountId: b.accountId, email, role: 'editor' });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().data.userId as string;
+    };
+    const ids = [await add(oldEmail), await add('brand.new.user@example.com')];
+    for (const id of ids) {
+      expect(id).toMatch(/^usr_[0-9A-Za-z]{22}$/);
+      // Not the time-ordered ids of other rows: neither starts with the time it was made.
+      for (const ms of [madeAt, h.clock.now().getTime()]) expect(id.slice(0, 12)).not.toBe(idsMadeBefore('usr', ms));
+    }
   });
 });
