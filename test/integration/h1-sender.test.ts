@@ -354,6 +354,14 @@ describe('h1 sender: connections', () => {
     expect((await s.send(req(r.port, { path: '/b' }))).outcome).toEqual({ kind: 'response', statusCode: 200 });
     expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/a', '/b', '/b']);
     expect(r.connections).toBe(2);
+    // Headers made at the write are made again for the second write.
+    let made = 0;
+    const again = await s.send({ ...req(r.port, { path: '/c' }), headers: () => ({ 'x-made': String(++made) }) });
+    expect(again.outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect(r.requests.slice(3).map((q) => [q.split(' ')[1], /x-made: (\d+)/.exec(q)?.[1]])).toEqual([
+      ['/c', '1'],
+      ['/c', '2'],
+    ]);
   });
 
   it('a reused connection closed after an interim answer: error reset, not sent again (the server heard it)', async () => {

@@ -18,7 +18,7 @@ const UNSAFE_VALUE = /[\r\n\0]/;
  * failure, its deadline, or (never written) the deadline spent queued, whichever comes first.
  */
 export type Attempt<C = unknown> = {
-  /** The request as written; made at the first write when its headers are a function (frame). */
+  /** The request as written: made at once for static headers, else at each write (frame). */
   bytes: string;
   frame: (() => string) | null;
   /** When it was queued, then when its own time began: its write, or its connection's opening. */
@@ -81,14 +81,13 @@ export function frameRequest(t: Target, body: string, headers: Record<string, st
 }
 
 /**
- * Makes its bytes at its first write, if they are not made yet; false, and the attempt settled
+ * Makes its bytes as it is written, if they are not made yet; false, and the attempt settled
  * failed, when its headers cannot be sent as given.
  */
 export function framed(a: Attempt): boolean {
-  if (!a.frame) return true;
+  if (a.bytes) return true;
   try {
-    a.bytes = a.frame();
-    a.frame = null;
+    a.bytes = a.frame!();
     return true;
   } catch (err) {
     failed(a, err);

@@ -246,6 +246,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       else if (conn.served > 0 && !conn.parser?.started && !a.retried && !a.timedOut && !closed) {
         a.retried = true;
         a.conn = null;
+        if (a.frame) a.bytes = ''; // signed afresh at its new write
         o.queue.unshift(a);
       } else failed(a, conn.error ?? new ClosedError());
     }
