@@ -27,13 +27,28 @@ async function burst(o: {
   logger?: Logger;
   metrics?: Metrics;
 }) {
+  // Each statement that gives deliveries back: the ids it gives.
+  const unclaims: string[][] = [];
   const { h, receiver } = env;
   receiver.script(o.path, [o.reply]);
   const { accountId } = await h.account({ name: o.path });
   await h.deps.store.accounts.setSigningSecretIfMissing(accountId, newSigningSecret(), new Date());
   const ids = await queueDue(h, accountId, receiver.url(o.path), o.count);
   const sender = createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: o.connections });
-  const deps = { ...h.deps, sender, delivery: { ...h.deps.delivery, deliveryTimeoutMs: o.deadlineMs } };
+  const store = h.deps.store;
+  const deliveries = {
+    ...store.deliveries,
+    unclaim: (ids: readonly string[], leaseToken: string, now: Date) => {
+      unclaims.push([...ids]);
+      return store.deliveries.unclaim(ids, leaseToken, now);
+    },
+  };
+  const deps = {
+    ...h.deps,
+    store: { ...store, deliveries },
+    sender,
+    delivery: { ...h.deps.delivery, deliveryTimeoutMs: o.deadlineMs },
+  };
   const controller = new AbortController();
   const runner = startDeliveryRunner(deps, controller.signal, {
     concurrency: 16,
@@ -52,7 +67,7 @@ async function burst(o: {
       await runner.done;
       await sender.close();
     })());
-  return { ids, rows, sent, stop };
+  return { ids, rows, sent, stop, unclaims };
 }
 
 it('a burst to a slow but timely endpoint is delivered with one attempt each, none a timeout', async () => {
@@ -126,6 +141,8 @@ it('a stopping worker gives back at once what it has not written, and waits only
     expect(rest.map((d) => [d!.status, d!.attemptCount])).toEqual(rest.map(() => ['pending', 0]));
     for (const d of rest) expect(d!.nextAttemptAt!.getTime()).toBeLessThanOrEqual(Date.now());
     expect(b.sent()).toHaveLength(1);
+    // Given back together, in one statement.
+    expect(b.unclaims.map((ids) => ids.length)).toEqual([4]);
   } finally {
     await b.stop();
   }
