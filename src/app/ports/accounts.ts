@@ -40,8 +40,8 @@ export type KeyView = {
   role: Role;
   /** Made for this account only; otherwise the user's own key, opening each of their accounts. */
   limited: boolean;
-  /** This and the last use are null for a key that also opens an account the viewer neither owns nor administers. */
-  createdAt: Date | null;
+  createdAt: Date;
+  /** Null too for a key that also opens an account the viewer neither owns nor administers. */
   lastUsedAt: Date | null;
   /** When it was revoked, or withdrawn from this account. */
   revokedAt: Date | null;
@@ -74,8 +74,8 @@ export interface KeyRepo {
   /**
    * The keys of the account's members that open it or did, newest first: those limited to it,
    * and those limited to no account (withdrawn from it: revoked, as far as it goes). For a
-   * `viewer` (a user id; `viewerLimited` when their key opens this account only), when a key that
-   * also opens an account the viewer neither owns nor administers was made and last used is left out.
+   * `viewer` (a user id; `viewerLimited` when their key opens this account only), the last use
+   * of a key that also opens an account the viewer neither owns nor administers is left out.
    */
   listForAccount(
     accountId: string,

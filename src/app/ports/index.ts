@@ -34,9 +34,11 @@ export interface Store {
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 }
 
-/** Who is calling: resolved from the API key by the http layer. */
-/** A key made for one account opens that account only (`accountId`); otherwise every account of the user. */
-/** Who calls: the key's user, the one account the key is limited to, if any, and the accounts it was withdrawn from. */
+/**
+ * Who is calling, resolved from the API key by the http layer: the key's user; the one account
+ * the key is limited to, if any (otherwise it opens every account of the user); and the
+ * accounts it was withdrawn from.
+ */
 export type Caller = { userId: string; keyId: string; accountId?: string | null; withdrawnFrom?: readonly string[] };
 
 export type DeliverySettings = {

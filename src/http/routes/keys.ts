@@ -56,7 +56,8 @@ export const keyRoutes =
       {
         schema: {
           tags,
-          summary: 'Revoke a key at once: its next request is refused',
+          summary:
+            "Revoke a key at once (its next request is refused), or withdraw a member's own key from the caller's accounts where it also opens others",
           querystring: RevokeKeyQuery,
           response: Answers({ 200: Data(KeyRevoked) }),
         },

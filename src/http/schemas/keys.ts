@@ -24,11 +24,11 @@ export const ApiKey = Type.Object(
     limited: Type.Boolean({
       description: "made for this account only; false for the user's own key, which opens each of their accounts",
     }),
-    createdAt: Nullable(
+    createdAt: Instant,
+    lastUsedAt: Nullable(
       Instant,
-      "null for a key of the user's own that also opens an account the caller neither owns nor administers, as is lastUsedAt",
+      "null too for a key of the user's own that also opens an account the caller neither owns nor administers: it may have been used there",
     ),
-    lastUsedAt: Nullable(Instant),
     revokedAt: Nullable(Instant, 'when it was revoked, or withdrawn from this account'),
   },
   { title: 'ApiKey' },
@@ -49,7 +49,7 @@ export const KeyRevoked = Type.Object(
     revoked: Type.Boolean({ description: 'true: it opens no account any more' }),
     withdrawnFrom: Type.Array(Type.String(), {
       description:
-        "when it also opens accounts the caller is not in: the caller's accounts it no longer opens (revoked false)",
+        'when it also opens accounts where the caller is not in or may not act: the accounts it was withdrawn from, where the caller may (revoked false)',
     }),
   },
   { title: 'KeyRevoked' },

@@ -2835,7 +2835,7 @@ export interface paths {
                 };
             };
         };
-        /** Revoke a key at once: its next request is refused */
+        /** Revoke a key at once (its next request is refused), or withdraw a member's own key from the caller's accounts where it also opens others */
         delete: {
             parameters: {
                 query: {
@@ -3744,12 +3744,12 @@ export interface components {
             role: "owner" | "admin" | "billing_admin" | "editor" | "read_only";
             /** @description made for this account only; false for the user's own key, which opens each of their accounts */
             limited: boolean;
+            /** Format: date-time */
+            createdAt: string;
             /**
              * Format: date-time
-             * @description null for a key of the user's own that also opens an account the caller neither owns nor administers, as is lastUsedAt
+             * @description null too for a key of the user's own that also opens an account the caller neither owns nor administers: it may have been used there
              */
-            createdAt: string | null;
-            /** Format: date-time */
             lastUsedAt: string | null;
             /**
              * Format: date-time
@@ -3770,7 +3770,7 @@ export interface components {
             id: string;
             /** @description true: it opens no account any more */
             revoked: boolean;
-            /** @description when it also opens accounts the caller is not in: the caller's accounts it no longer opens (revoked false) */
+            /** @description when it also opens accounts where the caller is not in or may not act: the accounts it was withdrawn from, where the caller may (revoked false) */
             withdrawnFrom: string[];
         };
         /** MemberRemoved */

@@ -79,8 +79,8 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
         .select((eb) => eb.fn.coalesce('k.revoked_at', 'w.withdrawn_at').as('revoked_at'))
         .select((eb) =>
           // A key of the user's own that also opens an account the viewer neither owns nor
-          // administers (any other, for a viewer whose key opens this account only): when it was
-          // made and last used tell of the user's other accounts, not this viewer's to see.
+          // administers (any other, for a viewer whose key opens this account only): its last use
+          // may have been there, which is not this viewer's to see.
           (viewer
             ? eb.and([
                 eb('k.account_id', 'is', null),
@@ -124,7 +124,7 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
           email: r.email,
           role: r.role as Role,
           limited: r.account_id !== null,
-          createdAt: r.use_elsewhere ? null : r.created_at,
+          createdAt: r.created_at,
           lastUsedAt: r.use_elsewhere ? null : r.last_used_at,
           revokedAt: r.revoked_at,
         })),

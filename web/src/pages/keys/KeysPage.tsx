@@ -191,9 +191,10 @@ function KeyRow({
                     </>
                   ) : (
                     <>
-                      Revoke {name} of {k.email}? It is the member&apos;s own key: from its next request it no longer
-                      opens this account, even if they are removed and added again. Where it opens other accounts of
-                      theirs that you do not administer, it keeps opening those. This cannot be undone.
+                      Revoke {name} of {k.email}? It is the member&apos;s own key. Where it opens other accounts of
+                      theirs that you do not administer, it is withdrawn from this account and your other accounts where
+                      you may revoke it, and keeps opening those others; a withdrawn key stays withdrawn if the member
+                      is removed and added again. This cannot be undone.
                     </>
                   )
                 }
