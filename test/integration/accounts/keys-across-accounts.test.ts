@@ -14,6 +14,7 @@ afterAll(() => h?.close());
 
 type Listed = {
   id: string;
+  email: string;
   prefix: string;
   limited: boolean;
   createdAt: string;
@@ -24,6 +25,22 @@ const req = (method: 'GET' | 'POST' | 'DELETE', url: string, key: string, payloa
   h.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
 const listed = async (acct: TestAccount): Promise<Listed[]> =>
   (await req('GET', `/keys?accountId=${acct.accountId}&limit=100`, acct.key)).json().data as Listed[];
+/** The email of the account's owner: that of its oldest key, made with the account. */
+const ownerEmailOf = async (acct: TestAccount) => (await listed(acct)).at(-1)!.email;
+/** Adds `email` to the account through POST /keys, by its owner; the key made. */
+const join = async (acct: TestAccount, email: string, role = 'editor') => {
+  const res = await req('POST', '/keys', acct.key, { accountId: acct.accountId, email, role });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().data.apiKey as string;
+};
+/** Accounts A and B, and an editor of A whom B added too: the member's own key opens both. */
+const sharedMember = async (email: string) => {
+  const a = await h.account();
+  const b = await h.account();
+  const member = await h.member(a.accountId, 'editor', email);
+  await join(b, email);
+  return { a, b, email, member };
+};
 const opens = async (key: string, acct: TestAccount) =>
   (await req('GET', `/polls?accountId=${acct.accountId}`, key)).statusCode === 200;
 
@@ -40,8 +57,7 @@ describe('a key of a member of two accounts', () => {
     member = await h.member(a.accountId, 'editor', email);
     await opens(member, a); // a last use, which B's doings must not show A
     // B's owner adds A's member to B: the member's own key now opens B too.
-    const added = await req('POST', '/keys', b.key, { accountId: b.accountId, email, role: 'editor' });
-    expect(added.statusCode, added.body).toBe(201);
+    await join(b, email);
     expect([await opens(member, a), await opens(member, b)]).toEqual([true, true]);
     keyId = (await listed(a)).find((k) => k.prefix === member.slice(0, 8))!.id;
   });
@@ -66,15 +82,13 @@ describe('a key of a member of two accounts', () => {
     expect((await req('DELETE', `/keys?keyId=${keyId}`, a.key)).json().data).toEqual(res.json().data);
     const removed = await req('DELETE', `/members?accountId=${a.accountId}&email=${email}`, a.key);
     expect(removed.statusCode, removed.body).toBe(200);
-    const back = await req('POST', '/keys', a.key, { accountId: a.accountId, email, role: 'editor' });
-    expect(back.statusCode, back.body).toBe(201);
-    expect([await opens(member, a), await opens(back.json().data.apiKey as string, a)]).toEqual([false, true]);
+    const back = await join(a, email);
+    expect([await opens(member, a), await opens(back, a)]).toEqual([false, true]);
     expect(await opens(member, b)).toBe(true);
   });
 
   it('withdrawn from an account, may not revoke the keys made for that account', async () => {
-    const limited = (await req('POST', '/keys', a.key, { accountId: a.accountId, email, role: 'editor' })).json().data
-      .apiKey as string;
+    const limited = await join(a, email);
     const limitedId = (await listed(a)).find((k) => k.prefix === limited.slice(0, 8))!.id;
     const res = await req('DELETE', `/keys?keyId=${limitedId}`, member);
     expect([res.statusCode, res.json().code]).toEqual([404, 'not_found']);
@@ -94,15 +108,8 @@ describe('a key of a member of two accounts', () => {
 
 describe('revoking across accounts', () => {
   it('by one who administers every account the key opens revokes it outright at once', async () => {
-    const a = await h.account();
-    const b = await h.account();
-    const email = 'both.accounts@example.com';
-    const member = await h.member(a.accountId, 'editor', email);
-    expect((await req('POST', '/keys', b.key, { accountId: b.accountId, email, role: 'editor' })).statusCode).toBe(201);
-    const ownerEmail = (await req('GET', `/keys?accountId=${a.accountId}`, a.key)).json().data.at(-1).email as string;
-    expect(
-      (await req('POST', '/keys', b.key, { accountId: b.accountId, email: ownerEmail, role: 'admin' })).statusCode,
-    ).toBe(201);
+    const { a, b, member } = await sharedMember('both.accounts@example.com');
+    await join(b, await ownerEmailOf(a), 'admin');
     await opens(member, b); // a last use, in B
     const k = (await listed(a)).find((x) => x.prefix === member.slice(0, 8))!;
     // A's owner administers both: the key's last use is theirs to see, and the revoke is outright.
@@ -114,16 +121,8 @@ describe('revoking across accounts', () => {
 
   it('another account cannot stop an owner withdrawing a key from their own', async () => {
     // B adds A's editor, and A's owner as read_only: A's owner may act in A, not in B.
-    const a = await h.account();
-    const b = await h.account();
-    const email = 'hostage@example.com';
-    const member = await h.member(a.accountId, 'editor', email);
-    const ownerEmail = (await req('GET', `/keys?accountId=${a.accountId}`, a.key)).json().data.at(-1).email as string;
-    for (const [who, role] of [
-      [email, 'editor'],
-      [ownerEmail, 'read_only'],
-    ] as const)
-      expect((await req('POST', '/keys', b.key, { accountId: b.accountId, email: who, role })).statusCode).toBe(201);
+    const { a, b, member } = await sharedMember('hostage@example.com');
+    await join(b, await ownerEmailOf(a), 'read_only');
     const keyId = (await listed(a)).find((k) => k.prefix === member.slice(0, 8))!.id;
     const res = await req('DELETE', `/keys?keyId=${keyId}`, a.key);
     expect(res.statusCode, res.body).toBe(200);
@@ -143,14 +142,7 @@ describe('revoking across accounts', () => {
     const first = await h.account({ name: 'First' });
     const second = await h.account({ name: 'Second' });
     const owner = (await listed(first))[0]!;
-    const ownerEmail = (await req('GET', `/keys?accountId=${first.accountId}`, first.key)).json().data[0]
-      .email as string;
-    const joined = await req('POST', '/keys', second.key, {
-      accountId: second.accountId,
-      email: ownerEmail,
-      role: 'editor',
-    });
-    expect(joined.statusCode, joined.body).toBe(201);
+    await join(second, owner.email);
     const admin = await h.member(first.accountId, 'admin', 'first.admin@example.com');
     const res = await req('DELETE', `/keys?keyId=${owner.id}`, admin);
     expect([res.statusCode, res.json().code]).toEqual([403, 'role_forbidden']);
@@ -158,21 +150,16 @@ describe('revoking across accounts', () => {
   });
 
   it('an editor may not withdraw another member’s key, and a withdrawal of one account leaves its other keys alone', async () => {
-    const a = await h.account();
-    const b = await h.account();
-    const email = 'shared.editor@example.com';
-    const member = await h.member(a.accountId, 'editor', email);
-    expect((await req('POST', '/keys', b.key, { accountId: b.accountId, email, role: 'editor' })).statusCode).toBe(201);
+    const { a, email, member } = await sharedMember('shared.editor@example.com');
     const editor = await h.member(a.accountId, 'editor');
     const keyId = (await listed(a)).find((k) => k.prefix === member.slice(0, 8))!.id;
     const res = await req('DELETE', `/keys?keyId=${keyId}`, editor);
     expect([res.statusCode, res.json().code]).toEqual([403, 'role_forbidden']);
     expect(await opens(member, a)).toBe(true);
     // Withdrawn from A, the key made for A alone by A's owner still opens A.
-    const limited = await req('POST', '/keys', a.key, { accountId: a.accountId, email, role: 'editor' });
-    expect(limited.statusCode, limited.body).toBe(201);
+    const limited = await join(a, email);
     expect((await req('DELETE', `/keys?keyId=${keyId}`, a.key)).json().data.revoked).toBe(false);
-    expect([await opens(member, a), await opens(limited.json().data.apiKey as string, a)]).toEqual([false, true]);
+    expect([await opens(member, a), await opens(limited, a)]).toEqual([false, true]);
   });
 });
 
