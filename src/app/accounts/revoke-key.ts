@@ -47,7 +47,7 @@ export async function revokeKey(deps: Deps, actor: Actor, keyId: string): Promis
     if (!shared.length) throw notFound('key');
     // Where the caller may act: managing the account, not outranked by the key's member there.
     let refusal: DomainError | undefined;
-    const mine = shared.filter(({ theirs, mine }) => {
+    const actable = shared.filter(({ theirs, mine }) => {
       try {
         const role = authorize(mine, 'manage_account').role;
         if (noHigher(theirs.role, role)) return true;
@@ -61,9 +61,9 @@ export async function revokeKey(deps: Deps, actor: Actor, keyId: string): Promis
       }
       return false;
     });
-    if (!mine.length) throw refusal!;
+    if (!actable.length) throw refusal!;
     if (key.revokedAt) return { id: key.id, revoked: true, withdrawnFrom: [] };
-    const acting = new Set(mine.map(({ theirs }) => theirs.accountId));
+    const acting = new Set(actable.map(({ theirs }) => theirs.accountId));
     if (reaches.every((m) => acting.has(m.accountId) || key.withdrawnFrom.includes(m.accountId))) return revoked();
     const withdrawnFrom = [...acting];
     await store.keys.withdraw(key.id, withdrawnFrom, now);

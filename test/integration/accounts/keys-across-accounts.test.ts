@@ -69,6 +69,16 @@ describe('a key of a member of two accounts', () => {
     }
   });
 
+  it('its member, an admin of one account, sees its own key’s last use there', async () => {
+    const email = 'admin.of.one@example.com';
+    const admin = await h.member(a.accountId, 'admin', email);
+    await join(b, email, 'read_only');
+    const listedByAdmin = (await req('GET', `/keys?accountId=${a.accountId}&limit=100`, admin)).json().data as Listed[];
+    expect(listedByAdmin.find((k) => k.prefix === admin.slice(0, 8))!.lastUsedAt).not.toBeNull();
+    // Another member's key that opens B, where this admin is no admin: its last use stays out.
+    expect(listedByAdmin.find((k) => k.id === keyId)!.lastUsedAt).toBeNull();
+  });
+
   it('revoked by one account’s owner, is withdrawn from that account only, and stays withdrawn', async () => {
     const res = await req('DELETE', `/keys?keyId=${keyId}`, a.key);
     expect(res.statusCode, res.body).toBe(200);

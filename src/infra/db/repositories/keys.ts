@@ -78,12 +78,14 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
         .select(['k.id', 'k.prefix', 'u.email', 'm.role', 'k.account_id', 'k.created_at', 'k.last_used_at'])
         .select((eb) => eb.fn.coalesce('k.revoked_at', 'w.withdrawn_at').as('revoked_at'))
         .select((eb) =>
-          // A key of the user's own that also opens an account the viewer neither owns nor
-          // administers (any other, for a viewer whose key opens this account only): its last use
-          // may have been there, which is not this viewer's to see.
+          // Another member's key of their own that also opens an account the viewer neither owns
+          // nor administers (any other, for a viewer whose key opens this account only, and then
+          // the viewer's own keys too: whoever made that key holds it): its last use may have been
+          // there, which is not this viewer's to see.
           (viewer
             ? eb.and([
                 eb('k.account_id', 'is', null),
+                ...(viewerLimited ? [] : [eb('k.user_id', '<>', viewer)]),
                 eb.exists(
                   eb
                     .selectFrom('memberships as other')
