@@ -3,6 +3,41 @@ import { flushDueBatches } from '../../../src/app/delivery/flush-batches.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
 
+/** A delivery's payload, as far as these tests read it. */
+type Body = {
+  type: string;
+  pollId: string;
+  participantId: string;
+  responses: Record<string, { value: unknown }>;
+  metadata: unknown;
+  submissionsComplete: boolean;
+  email: string | null;
+  emails: string[];
+};
+
+/** The payloads of a webhook's deliveries. */
+const bodiesOf = async (h: Harness, account: TestAccount, webhookId: string): Promise<Body[]> =>
+  (await h.deps.store.deliveries.list({ accountIds: [account.accountId], webhookId }, { limit: 50 })).data.map(
+    (d) => JSON.parse(d.body) as Body,
+  );
+
+/** A harness of its own with this batch window, a visible poll and a partial webhook to `url`. */
+async function withWebhook(
+  batchWindowMs: number,
+  url: string,
+  fn: (w: { h: Harness; acct: TestAccount; p: Awaited<ReturnType<typeof visiblePoll>>; hook: string }) => Promise<void>,
+): Promise<void> {
+  const h = await harness({ delivery: { batchWindowMs } });
+  try {
+    const acct = await h.account();
+    const p = await visiblePoll(h, acct);
+    const hook = (await createWebhook(h, acct, p.pollId, url)).data.id;
+    await fn({ h, acct, p, hook });
+  } finally {
+    await h.close();
+  }
+}
+
 // The flush reads what all its batches need a statement per kind (polls, respondents, answers),
 // so one flush mixes polls, webhooks and respondents: each batch must still become the delivery
 // of its own respondent's answers to its own webhook.
@@ -14,18 +49,6 @@ describe('flushing due batches', () => {
     acme = await h.account({ name: 'Acme' });
   });
   afterAll(() => h?.close());
-
-  const bodiesOf = async (webhookId: string) =>
-    (await h.deps.store.deliveries.list({ accountIds: [acme.accountId], webhookId }, { limit: 50 })).data.map(
-      (d) =>
-        JSON.parse(d.body) as {
-          pollId: string;
-          participantId: string;
-          responses: Record<string, { value: unknown }>;
-          metadata: unknown;
-          submissionsComplete: boolean;
-        },
-    );
 
   it('makes one delivery per batch, of its respondent’s answers to its webhook, across polls and in several rounds', async () => {
     const p1 = await visiblePoll(h, acme, { title: 'First' });
@@ -61,7 +84,7 @@ describe('flushing due batches', () => {
     expect(await flushDueBatches(h.deps, 3)).toBe(1);
     expect(await flushDueBatches(h.deps, 3)).toBe(0);
 
-    const toA = (await bodiesOf(a)).sort((x, y) => x.participantId.localeCompare(y.participantId));
+    const toA = (await bodiesOf(h, acme, a)).sort((x, y) => x.participantId.localeCompare(y.participantId));
     expect(
       toA.map((d) => [
         d.pollId,
@@ -79,7 +102,11 @@ describe('flushing due batches', () => {
     expect(toA[1]!.submissionsComplete).toBe(false);
     for (const hook of [b, c]) {
       expect(
-        (await bodiesOf(hook)).map((d) => [d.pollId, d.participantId, Object.values(d.responses).map((r) => r.value)]),
+        (await bodiesOf(h, acme, hook)).map((d) => [
+          d.pollId,
+          d.participantId,
+          Object.values(d.responses).map((r) => r.value),
+        ]),
       ).toEqual([[p2.pollId, 'r3', ['r3 on the second poll']]]);
     }
   });
@@ -102,18 +129,7 @@ describe('flushing due batches', () => {
     });
     h.clock.advance(h.deps.delivery.batchWindowMs + 1);
     expect(await flushDueBatches(h.deps, 10)).toBe(1);
-    const bodies = (
-      await h.deps.store.deliveries.list({ accountIds: [acme.accountId], webhookId: hook }, { limit: 50 })
-    ).data
-      .map(
-        (d) =>
-          JSON.parse(d.body) as {
-            responses: Record<string, { value: unknown }>;
-            email: string | null;
-            emails: string[];
-          },
-      )
-      .sort((x, y) => x.emails.length - y.emails.length);
+    const bodies = (await bodiesOf(h, acme, hook)).sort((x, y) => x.emails.length - y.emails.length);
     // The second delivery carries only its own answer, and both addresses, the earlier first.
     expect(bodies.map((b) => Object.keys(b.responses))).toEqual([[p.q2], [p.q1]]);
     expect(bodies[1]).toMatchObject({ email: 'early@example.com', emails: ['early@example.com', 'later@example.com'] });
@@ -121,48 +137,29 @@ describe('flushing due batches', () => {
 });
 
 describe('payload addresses without a batch window', () => {
-  it("gives each partial delivery the respondent's earlier addresses too", async () => {
-    const h = await harness({ delivery: { batchWindowMs: 0 } });
-    try {
-      const acct = await h.account();
-      const p = await visiblePoll(h, acct);
-      const hook = (await createWebhook(h, acct, p.pollId, 'https://hooks.example.com/unbatched')).data.id;
+  it("gives each partial delivery the respondent's earlier addresses too", () =>
+    withWebhook(0, 'https://hooks.example.com/unbatched', async ({ h, acct, p, hook }) => {
       await answer(h, { pollId: p.pollId, participantId: 'x', answers: [{ slideId: p.q2, value: 'x@example.com' }] });
       h.clock.advance(1);
       await answer(h, { pollId: p.pollId, participantId: 'x', answers: [{ slideId: p.q1, value: 'hello' }] });
-      const bodies = (
-        await h.deps.store.deliveries.list({ accountIds: [acct.accountId], webhookId: hook }, { limit: 50 })
-      ).data.map((d) => JSON.parse(d.body) as { responses: Record<string, unknown>; email: string | null });
+      const bodies = await bodiesOf(h, acct, hook);
       const later = bodies.find((b) => Object.keys(b.responses).includes(p.q1))!;
       expect(Object.keys(later.responses)).toEqual([p.q1]);
       expect(later.email).toBe('x@example.com');
-    } finally {
-      await h.close();
-    }
-  });
+    }));
 });
 
 // "On every submission": a submission that stores no answer but completes the respondent is one
 // too. A partial webhook hears of it (no answers, `submissionsComplete: true`); a submission that
 // neither answers nor completes makes nothing.
 describe('a partial webhook and a submission with no answers', () => {
-  type Body = { type: string; responses: Record<string, unknown>; submissionsComplete: boolean; email: string | null };
-  const sent = async (h: Harness, account: TestAccount, webhookId: string) =>
-    (await h.deps.store.deliveries.list({ accountIds: [account.accountId], webhookId }, { limit: 50 })).data.map(
-      (d) => JSON.parse(d.body) as Body,
-    );
-
   for (const batchWindowMs of [0, 1_000]) {
-    it(`goes out when it completes the respondent, and not otherwise (batch window ${batchWindowMs} ms)`, async () => {
-      const h = await harness({ delivery: { batchWindowMs } });
-      try {
-        const acct = await h.account();
-        const p = await visiblePoll(h, acct);
-        const hook = (await createWebhook(h, acct, p.pollId, 'https://hooks.example.com/empty')).data.id;
+    it(`goes out when it completes the respondent, and not otherwise (batch window ${batchWindowMs} ms)`, () =>
+      withWebhook(batchWindowMs, 'https://hooks.example.com/empty', async ({ h, acct, p, hook }) => {
         const flushed = async () => {
           h.clock.advance(batchWindowMs + 1);
           await flushDueBatches(h.deps, 10);
-          return sent(h, acct, hook);
+          return bodiesOf(h, acct, hook);
         };
         await answer(h, { pollId: p.pollId, participantId: 'x', answers: [{ slideId: p.q2, value: 'x@example.com' }] });
         expect(await flushed()).toHaveLength(1);
@@ -186,26 +183,16 @@ describe('a partial webhook and a submission with no answers', () => {
           submissionsComplete: true,
           email: 'x@example.com',
         });
-      } finally {
-        await h.close();
-      }
-    });
+      }));
   }
 
-  it('joins the open batch when the respondent answered within the window: one delivery, complete', async () => {
-    const h = await harness({ delivery: { batchWindowMs: 1_000 } });
-    try {
-      const acct = await h.account();
-      const p = await visiblePoll(h, acct);
-      const hook = (await createWebhook(h, acct, p.pollId, 'https://hooks.example.com/joined')).data.id;
+  it('joins the open batch when the respondent answered within the window: one delivery, complete', () =>
+    withWebhook(1_000, 'https://hooks.example.com/joined', async ({ h, acct, p, hook }) => {
       await answer(h, { pollId: p.pollId, participantId: 'y', answers: [{ slideId: p.q1, value: 'first' }] });
       await answer(h, { pollId: p.pollId, participantId: 'y', answers: [], complete: true });
       h.clock.advance(1_001);
       expect(await flushDueBatches(h.deps, 10)).toBe(1);
-      const bodies = await sent(h, acct, hook);
+      const bodies = await bodiesOf(h, acct, hook);
       expect(bodies.map((b) => [Object.keys(b.responses), b.submissionsComplete])).toEqual([[[p.q1], true]]);
-    } finally {
-      await h.close();
-    }
-  });
+    }));
 });
