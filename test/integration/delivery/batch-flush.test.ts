@@ -11,6 +11,7 @@ type Body = {
   responses: Record<string, { value: unknown }>;
   metadata: unknown;
   submissionsComplete: boolean;
+  timestamp: number;
   email: string | null;
   emails: string[];
 };
@@ -189,10 +190,14 @@ describe('a partial webhook and a submission with no answers', () => {
   it('joins the open batch when the respondent answered within the window: one delivery, complete', () =>
     withWebhook(1_000, 'https://hooks.example.com/joined', async ({ h, acct, p, hook }) => {
       await answer(h, { pollId: p.pollId, participantId: 'y', answers: [{ slideId: p.q1, value: 'first' }] });
+      h.clock.advance(400);
+      const completedAt = h.clock.now().getTime();
       await answer(h, { pollId: p.pollId, participantId: 'y', answers: [], complete: true });
-      h.clock.advance(1_001);
+      h.clock.advance(601);
       expect(await flushDueBatches(h.deps, 10)).toBe(1);
       const bodies = await bodiesOf(h, acct, hook);
       expect(bodies.map((b) => [Object.keys(b.responses), b.submissionsComplete])).toEqual([[[p.q1], true]]);
+      // The event's time is the completion's, the batch's latest submission.
+      expect(bodies[0]!.timestamp).toBe(completedAt);
     }));
 });
