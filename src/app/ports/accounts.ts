@@ -65,6 +65,10 @@ export interface KeyRepo {
   >;
   /** Records a use of the key, at most once a minute (a write per request would cost every request). */
   touch(id: string, now: Date): Promise<void>;
+  /**
+   * A key, row-locked until the transaction ends: revocations and withdrawals of one key take
+   * turns, so each decides on the withdrawals the one before it made.
+   */
   get(
     id: string,
   ): Promise<

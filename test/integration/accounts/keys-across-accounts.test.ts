@@ -129,6 +129,19 @@ describe('revoking across accounts', () => {
     expect((await req('GET', `/polls?accountId=${b.accountId}`, member)).statusCode).toBe(401);
   });
 
+  it('withdrawn by both its accounts at the same instant, is revoked outright by whichever comes second', async () => {
+    // Each withdrawal reads the others under the key's row lock: without it, both could read
+    // none and leave the key withdrawn everywhere, yet not revoked.
+    for (let i = 0; i < 4; i++) {
+      const { a, b, member } = await sharedMember(`at.once.${i}@example.com`);
+      const id = (await listed(a)).find((x) => x.prefix === member.slice(0, 8))!.id;
+      const answers = await Promise.all([a, b].map((acct) => req('DELETE', `/keys?keyId=${id}`, acct.key)));
+      expect(answers.map((r) => r.statusCode)).toEqual([200, 200]);
+      expect(answers.map((r) => (r.json().data as { revoked: boolean }).revoked).sort()).toEqual([false, true]);
+      expect((await req('GET', `/polls?accountId=${a.accountId}`, member)).json().code).toBe('unauthenticated');
+    }
+  });
+
   it('another account cannot stop an owner withdrawing a key from their own', async () => {
     // B adds A's editor, and A's owner as read_only: A's owner may act in A, not in B.
     const { a, b, member } = await sharedMember('hostage@example.com');

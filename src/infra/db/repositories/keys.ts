@@ -52,6 +52,9 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
         .execute();
     },
     async get(id) {
+      // The lock first, in a statement of its own: one that waited for it reads, under READ
+      // COMMITTED, with its own start's snapshot, so its withdrawals would miss those just committed.
+      await db.selectFrom('api_keys').select('id').where('id', '=', id).forUpdate().execute();
       const r = await db
         .selectFrom('api_keys as k')
         .select(['k.id', 'k.user_id', 'k.account_id', 'k.revoked_at', withdrawnFrom])
