@@ -1,4 +1,5 @@
 import { DomainError, invalid } from './errors.js';
+import { isAddress } from './email-address.js';
 import { CHOICE_TYPES, NON_ANSWERABLE, type Slide } from './slide.js';
 
 /** Checks an answer's value against its slide: the value shape each slide type takes; the error names the slide. */
@@ -40,8 +41,8 @@ export function checkAnswerValue(slide: Slide, value: unknown, path: string): vo
       if (typeof value !== 'string' || value.length > 2048 || !/^https?:\/\/\S+$/.test(value)) bad('a URL');
       return;
     case 'email-capture':
-      if (typeof value !== 'string' || value.length > 320 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value))
-        bad('an email address');
+      // One address as the payload finds them (email-address.ts), so `email` is the one typed.
+      if (typeof value !== 'string' || !isAddress(value)) bad('an email address');
       return;
     case 'date':
       if (typeof value !== 'string' || value.length > 128 || Number.isNaN(Date.parse(value))) bad('a date string');

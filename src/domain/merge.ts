@@ -1,6 +1,9 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Obj = Record<string, unknown>;
 
+/** How deeply a free-form value (metadata, an answer) may nest: checked on the way in, walked as deep on the way out. */
+export const MAX_NESTING = 32;
+
 export const isPlainObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Objects merge key by key, arrays and scalars replace; `undefined` never overrides. */

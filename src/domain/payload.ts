@@ -1,4 +1,5 @@
-import { isPlainObject } from './merge.js';
+import { addressesIn } from './email-address.js';
+import { isPlainObject, MAX_NESTING } from './merge.js';
 import type { SlideType } from './slide.js';
 
 export type EventType = 'submitted-responses' | 'completed-survey';
@@ -18,42 +19,16 @@ export type Payload = {
   emails: string[];
 };
 
-/** The characters of an address's local part (RFC 5322 atext, and the dot). */
-const LOCAL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.!#$%&'*+/=?^_`{|}~-";
-const IS_LOCAL = new Uint8Array(128);
-for (const c of LOCAL) IS_LOCAL[c.charCodeAt(0)] = 1;
-/** An address: a run of local-part characters, `@`, a domain of two or more labels. Sticky: tried at one place. */
-const ADDRESS_AT = new RegExp(
-  `[${LOCAL}]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+`,
-  'y',
-);
+/** The most addresses `emails` holds: the first found. Bounds a payload whatever a respondent gave. */
+export const MAX_EMAILS = 100;
 
-/**
- * The addresses in `text`, as a global search for ADDRESS_AT would find them, in time linear in
- * the text's length: the pattern is tried only at the start of the run of local-part characters
- * before each `@`. Searched from every position instead, a long run with no address in it costs
- * the square of its length: about 20 s for 150,000 characters.
- */
-function addressesIn(text: string, into: string[]): void {
-  let from = 0;
-  for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', Math.max(at + 1, from))) {
-    let start = at;
-    while (start > from && IS_LOCAL[text.charCodeAt(start - 1)] === 1) start--;
-    if (start === at) continue;
-    ADDRESS_AT.lastIndex = start;
-    const m = ADDRESS_AT.exec(text);
-    if (!m) continue;
-    into.push(m[0].toLowerCase());
-    from = ADDRESS_AT.lastIndex;
-  }
-}
-
-function collect(value: unknown, into: string[], depth = 0): void {
-  if (depth > 8) return;
-  if (typeof value === 'string') {
-    addressesIn(value, into);
-  } else if (Array.isArray(value)) value.forEach((v) => collect(v, into, depth + 1));
-  else if (isPlainObject(value)) Object.values(value).forEach((v) => collect(v, into, depth + 1));
+/** Adds the addresses in `value` to `found`; false once it holds MAX_EMAILS. */
+function collect(value: unknown, found: Set<string>, depth = 0): boolean {
+  if (depth > MAX_NESTING) return true;
+  if (typeof value === 'string') return addressesIn(value, (a) => found.add(a).size < MAX_EMAILS);
+  if (Array.isArray(value)) return value.every((v) => collect(v, found, depth + 1));
+  if (isPlainObject(value)) return Object.values(value).every((v) => collect(v, found, depth + 1));
+  return true;
 }
 
 /** Answers first, then participant metadata, then response metadata (each submission's, in order); deduplicated, order kept. */
@@ -62,11 +37,14 @@ export function extractEmails(
   participantMetadata: unknown,
   responseMetadata: unknown,
 ): string[] {
-  const found: string[] = [];
-  answers.forEach((a) => collect(a.value, found));
-  collect(participantMetadata, found);
-  collect(responseMetadata, found);
-  return [...new Set(found)];
+  const found = new Set<string>();
+  // Stops at the first source that fills the list.
+  void (
+    answers.every((a) => collect(a.value, found)) &&
+    collect(participantMetadata, found) &&
+    collect(responseMetadata, found)
+  );
+  return [...found];
 }
 
 export function buildPayload(input: {

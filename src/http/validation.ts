@@ -6,6 +6,7 @@ const Ajv = AjvModule.default;
 const addFormats = formatsModule.default;
 import type { FastifySchemaCompiler } from 'fastify';
 import { invalid } from '../domain/errors.js';
+import { MAX_NESTING } from '../domain/merge.js';
 import { UNSTORABLE_TEXT as UNSTORABLE } from '../domain/sanitize.js';
 
 function ajv(opts: Options) {
@@ -17,7 +18,7 @@ function ajv(opts: Options) {
 const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Free-form values (metadata, answers) are stored as jsonb and walked recursively later. */
-const MAX_DEPTH = 32;
+const MAX_DEPTH = MAX_NESTING;
 const TEXT = 'must not contain NUL characters or unpaired surrogates';
 
 /** Where a value holds something storage cannot take: such a string (value or key), a number that is not finite, or too deep a nesting. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { checkAnswerValue } from '../../src/domain/answer.js';
 import { DomainError } from '../../src/domain/errors.js';
-import { buildPayload, extractEmails, type AnswerForPayload } from '../../src/domain/payload.js';
+import { checkAnswerValue } from '../../src/domain/answer.js';
+import { buildPayload, extractEmails, MAX_EMAILS, type AnswerForPayload } from '../../src/domain/payload.js';
 import type { Slide, SlideType } from '../../src/domain/slide.js';
 
 const AT = new Date('2026-01-01T12:34:56.789Z');
@@ -69,9 +69,11 @@ describe('extractEmails', () => {
       ...new Set(
         [
           ...text.matchAll(
-            /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+/g,
+            /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~\-\p{L}\p{M}\p{N}]+@[A-Za-z0-9\p{L}\p{M}\p{N}](?:[A-Za-z0-9\p{L}\p{M}\p{N}-]{0,61}[A-Za-z0-9\p{L}\p{M}\p{N}])?(?:\.[A-Za-z0-9\p{L}\p{M}\p{N}](?:[A-Za-z0-9\p{L}\p{M}\p{N}-]{0,61}[A-Za-z0-9\p{L}\p{M}\p{N}])?)+/gu,
           ),
-        ].map((m) => m[0].toLowerCase()),
+        ]
+          .map((m) => m[0].toLowerCase())
+          .filter((a) => a.length <= 254),
       ),
     ];
     // Seeded, so a failure names a text that can be tried again.
@@ -79,7 +81,11 @@ describe('extractEmails', () => {
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
     // Characters and pieces, long labels among them (a label holds at most 63 characters).
     const pieces = [
-      ...'aZ09.-@@@ _!+é,',
+      ...'aZ09.-@@@ _!+é,ö"«»',
+      '\u0301', // a combining mark
+      '😀', // a surrogate pair, not a letter
+      '𝒜', // a surrogate pair, a letter
+      '例子',
       'x.co',
       'b'.repeat(61),
       'c'.repeat(62),
@@ -110,9 +116,53 @@ describe('extractEmails', () => {
     expect(extractEmails([{ value: 'a'.repeat(mib) }], {}, {})).toEqual([]);
     expect(extractEmails([], { k: `a@${'.'.repeat(mib)}@` }, {})).toEqual([]);
     expect(extractEmails([], {}, { k: 'a@'.repeat(mib / 2) })).toEqual([]);
-    expect(extractEmails([{ value: `${'x'.repeat(mib)}@example.com` }], {}, {})).toEqual([
-      `${'x'.repeat(mib)}@example.com`,
+    // Longer than an address may be (254 characters): none.
+    expect(extractEmails([{ value: `${'x'.repeat(mib)}@example.com` }], {}, {})).toEqual([]);
+  });
+
+  it('takes internationalised addresses whole, never a piece cut out of one', () => {
+    const text = 'jörg@example.com, Zoë.Ng@Example.com; mañana@exämple.es «bob@例子.公司» 𝒜b@x.org';
+    expect(extractEmails([{ value: text }], {}, {})).toEqual([
+      'jörg@example.com',
+      'zoë.ng@example.com',
+      'mañana@exämple.es',
+      'bob@例子.公司',
+      '𝒜b@x.org',
     ]);
+    // Punctuation of other scripts ends an address as ASCII punctuation does.
+    expect(extractEmails([{ value: '“ann@example.com”' }], {}, {})).toEqual(['ann@example.com']);
+  });
+
+  it('finds addresses as deep as a request may nest them', () => {
+    let deep: unknown = 'deep@example.com';
+    for (let i = 0; i < 30; i++) deep = { k: deep };
+    expect(extractEmails([], deep, {})).toEqual(['deep@example.com']);
+  });
+
+  it(`keeps the first ${MAX_EMAILS} addresses, and none longer than 254 characters`, () => {
+    const many = Array.from({ length: 150 }, (_, i) => `a${i}@example.com`);
+    const emails = extractEmails([{ value: many.slice(0, 60).join(' ') }], { m: many.slice(60).join(' ') }, {});
+    expect(emails).toEqual(many.slice(0, MAX_EMAILS));
+    const longest = `${'l'.repeat(64)}@${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(58)}.io`;
+    expect(longest).toHaveLength(254);
+    expect(extractEmails([{ value: `${longest} x${longest}` }], {}, {})).toEqual([longest]);
+  });
+});
+
+describe('an email-capture answer', () => {
+  const slide = { id: 'sld_1', type: 'email-capture', answers: [] } as unknown as Slide;
+  it('is one address as the payload finds them, internationalised ones included', () => {
+    for (const ok of ['ann@example.com', 'jörg@exämple.de', 'bob@例子.公司', 'a+tag@sub.example.co.uk'])
+      expect(() => checkAnswerValue(slide, ok, '/answers/0/value'), ok).not.toThrow();
+    for (const bad of [
+      'a"b@example.com',
+      'ann@example',
+      'ann@-x.com',
+      ' ann@example.com',
+      'a@b.c d@e.f',
+      'x'.repeat(250) + '@e.co',
+    ])
+      expect(() => checkAnswerValue(slide, bad, '/answers/0/value'), bad).toThrow(/an email address/);
   });
 });
 
