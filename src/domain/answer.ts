@@ -52,7 +52,7 @@ export function checkAnswerValue(slide: Slide, value: unknown, path: string): vo
   }
 }
 
-/** The most a submission's `metadata` or `participantMetadata` may hold, as JSON: each answer row keeps a copy of the metadata. */
+/** The most a submission's `metadata` or `participantMetadata` may hold, as JSON (stored once per submission: migration 017). */
 export const MAX_METADATA_BYTES = 16_384;
 
 /**

@@ -74,7 +74,8 @@ export function buildPayload(input: {
       ? extractEmails(
           input.respondent,
           input.participantMetadata,
-          input.respondent.map((r) => r.metadata),
+          // A submission's answers share its metadata (read once): walked once.
+          [...new Set(input.respondent.map((r) => r.metadata))],
         )
       : extractEmails(input.answers, input.participantMetadata, input.responseMetadata);
   // Several submissions (a batch, or a completed survey) merge their metadata in order: later keys win.

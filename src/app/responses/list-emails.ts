@@ -20,11 +20,7 @@ export async function listEmails(
     const responses = await deps.store.responses.ofParticipant(p.pollId, p.id);
     const emails = anonymous.get(p.pollId)
       ? []
-      : extractEmails(
-          responses,
-          p.metadata,
-          responses.map((r) => r.metadata),
-        );
+      : extractEmails(responses, p.metadata, [...new Set(responses.map((r) => r.metadata))]);
     data.push({ pollId: p.pollId, participantId: p.id, email: emails[0] ?? null, emails });
   }
   return { ...participants, data };

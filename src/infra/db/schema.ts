@@ -99,6 +99,8 @@ export interface ResponsesTable {
   slide_id: string;
   value: Json<unknown>;
   metadata: Json<Record<string, unknown>>;
+  /** The answer of the same submission that holds its metadata (this row's is then {}); null: its own. */
+  metadata_from: string | null;
   synthetic: boolean;
   created_at: Time;
 }

@@ -3,7 +3,8 @@ import type { AccountSecrets, BatchRepo } from '../../../app/ports/index.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { executeThenCommit, executeTogether } from '../pipelined-driver.js';
 import { deliveryInserts } from './deliveries.js';
-import { toParticipant, toResponse } from './participants.js';
+import { toParticipant } from './participants.js';
+import { respondentAnswers } from './response-metadata.js';
 
 /**
  * A flush takes four round trips on PostgreSQL whatever the number of batches: the claim, the
@@ -69,7 +70,7 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
       const [p, r, a, w] = await executeTogether(db, [participants.compile(db), responses.compile(db), ...forHandoff]);
       return {
         participants: (p!.rows as Selectable<ParticipantsTable>[]).map(toParticipant),
-        responses: (r!.rows as Selectable<ResponsesTable>[]).map(toResponse),
+        responses: respondentAnswers(r!.rows as Selectable<ResponsesTable>[]),
         secrets: (a?.rows ?? []) as AccountSecrets[],
         handOver: (w?.rows ?? []) as { id: string; url: string }[],
       };

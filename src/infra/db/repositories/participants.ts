@@ -1,8 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { ParticipantRow, ResponseRow } from '../../../domain/response.js';
+import type { ParticipantRow } from '../../../domain/response.js';
 import type { ResponseFilter } from '../../../app/ports/index.js';
-import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
+import type { DB, ParticipantsTable } from '../schema.js';
 import { json, toPage } from './page.js';
+import { pageOfAnswers, respondentAnswers } from './response-metadata.js';
 
 export const toParticipant = (r: Selectable<ParticipantsTable>): ParticipantRow => ({
   id: r.id,
@@ -15,18 +16,6 @@ export const toParticipant = (r: Selectable<ParticipantsTable>): ParticipantRow 
   completedAt: r.completed_at,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
-});
-
-export const toResponse = (r: Selectable<ResponsesTable>): ResponseRow => ({
-  id: r.id,
-  accountId: r.account_id,
-  pollId: r.poll_id,
-  participantId: r.participant_id,
-  slideId: r.slide_id,
-  value: r.value,
-  metadata: r.metadata,
-  synthetic: r.synthetic,
-  createdAt: r.created_at,
 });
 
 export const participantRow = (p: ParticipantRow) => ({
@@ -61,7 +50,7 @@ export function participantReads(db: Kysely<DB>) {
         .where('participant_id', '=', participantId)
         .orderBy('id')
         .execute();
-      return rows.map(toResponse);
+      return respondentAnswers(rows);
     },
     async list(f: ResponseFilter, page: { startCursor?: string | undefined; limit: number }) {
       let q = db.selectFrom('responses').selectAll();
@@ -74,7 +63,7 @@ export function participantReads(db: Kysely<DB>) {
         .orderBy('id')
         .limit(page.limit + 1)
         .execute();
-      return toPage(rows.map(toResponse), page);
+      return toPage(await pageOfAnswers(db, rows), page);
     },
     async listParticipants(
       f: { pollId?: string; accountId?: string },

@@ -3,6 +3,7 @@ import type { ResearchRepo, ResponseRepo } from '../../../app/ports/index.js';
 import type { DB } from '../schema.js';
 import { json } from './page.js';
 import { participantReads, participantRow } from './participants.js';
+import { metadataOnce } from './response-metadata.js';
 
 // Large research runs insert in slices so one statement stays well under the parameter limit.
 const CHUNK = 500;
@@ -28,6 +29,8 @@ export function responseRepo(db: Kysely<DB>): ResponseRepo {
       }
     },
     async insertResponses(rows) {
+      const stored = metadataOnce(rows);
+      let i = 0;
       for (const part of chunks(rows)) {
         await db
           .insertInto('responses')
@@ -39,7 +42,8 @@ export function responseRepo(db: Kysely<DB>): ResponseRepo {
               participant_id: r.participantId,
               slide_id: r.slideId,
               value: json(r.value),
-              metadata: json(r.metadata),
+              metadata: stored[i]!.metadata,
+              metadata_from: stored[i++]!.from,
               synthetic: r.synthetic,
               created_at: r.createdAt,
             })),

@@ -4,7 +4,8 @@ import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { executeThenCommit, executeTogether } from '../pipelined-driver.js';
 import { deliveryInserts } from './deliveries.js';
 import { cmp, iso, json } from './page.js';
-import { toParticipant, toResponse } from './participants.js';
+import { toParticipant } from './participants.js';
+import { metadataOnce, respondentAnswers } from './response-metadata.js';
 import { StaleReadError } from '../../../app/ports/stale-read.js';
 
 /** What the lock statement returns besides the participant's row. */
@@ -68,6 +69,7 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
         })),
       );
       const a = <T>(f: (x: (typeof rows)[number]) => T) => rows.map(f);
+      const stored = metadataOnce(rows);
       // A statement of its own, run after the lock: its snapshot is taken once the lock is held,
       // so it sees what a concurrent submission of the same respondent committed meanwhile (in
       // one statement with the lock, both could miss each other's answers and neither complete).
@@ -82,14 +84,14 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       // submission inserted has none to count (the usual one-go respondent costs no count).
       const answers = sql<Selectable<ResponsesTable>>`
         WITH ins AS (
-          INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
-          SELECT v.id, v.account_id, v.poll_id, v.participant_id, v.slide_id, v.value::jsonb, v.metadata::jsonb, v.synthetic, v.created_at
+          INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, metadata_from, synthetic, created_at)
+          SELECT v.id, v.account_id, v.poll_id, v.participant_id, v.slide_id, v.value::jsonb, v.metadata::jsonb, v.metadata_from, v.synthetic, v.created_at
           FROM unnest(
             ${a((x) => x.id)}::text[], ${a((x) => x.accountId)}::text[], ${a((x) => x.pollId)}::text[], ${a((x) => x.participantId)}::text[],
-            ${a((x) => x.slideId)}::text[], ${a((x) => JSON.stringify(x.value))}::text[], ${a((x) => json(x.metadata))}::text[],
-            ${a((x) => x.synthetic)}::boolean[], ${a((x) => iso(x.createdAt))}::timestamptz[], ${a((x) => x.reopens)}::boolean[],
-            ${a((x) => x.seq)}::text[], ${a((x) => x.room)}::int[]
-          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at, reopens, seq, room)
+            ${a((x) => x.slideId)}::text[], ${a((x) => JSON.stringify(x.value))}::text[], ${stored.map((m) => m.metadata)}::text[],
+            ${stored.map((m) => m.from)}::text[], ${a((x) => x.synthetic)}::boolean[], ${a((x) => iso(x.createdAt))}::timestamptz[],
+            ${a((x) => x.reopens)}::boolean[], ${a((x) => x.seq)}::text[], ${a((x) => x.room)}::int[]
+          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, metadata_from, synthetic, created_at, reopens, seq, room)
           JOIN participants p ON p.poll_id = v.poll_id AND p.id = v.participant_id
           WHERE (v.reopens OR NOT p.complete OR p.seq = v.seq)
             AND (p.seq = v.seq OR (SELECT count(*) FROM (
@@ -106,7 +108,7 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       const lockedRows = locked!.rows as (Selectable<ParticipantsTable> & Locked)[];
       return {
         participants: lockedRows.map(toParticipant),
-        answers: (listed!.rows as Selectable<ResponsesTable>[]).map(toResponse),
+        answers: respondentAnswers(listed!.rows as Selectable<ResponsesTable>[]),
         transaction: { id: lockedRows[0]!.xid, backendPid: lockedRows[0]!.backend_pid },
       };
     },
