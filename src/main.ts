@@ -15,7 +15,7 @@ import type { Plan, Role } from './domain/access.js';
 import { callAdminSocket, startAdminSocket, type AdminHandler } from './http/admin-socket.js';
 import { DataDirLockedError } from './infra/db/data-dir-lock.js';
 import type { Clock, DeliverySettings, Deps } from './app/ports/index.js';
-import { checkServePorts, type Config } from './config/index.js';
+import { checkServePorts, metricsOpenBeyondLoopback, type Config } from './config/index.js';
 import { buildApp, type App } from './http/app.js';
 import { openDatabase, type Database } from './infra/db/database.js';
 import { migrate } from './infra/db/migrate.js';
@@ -249,6 +249,11 @@ export async function runWorker(config: Config): Promise<{ stop(): Promise<void>
     },
     'canvass worker running',
   );
+  if (scrape && metricsOpenBeyondLoopback(config))
+    rt.logger.warn(
+      { metrics: scrape.url },
+      'GET /metrics answers without a token on a non-loopback address: set CANVASS_METRICS_TOKEN, or keep the port off the public network',
+    );
   return {
     stop: async () => {
       await worker.stop();
@@ -298,6 +303,11 @@ export async function serve(
     },
     'canvass serving',
   );
+  if (metricsOpenBeyondLoopback(config))
+    rt.logger.warn(
+      { metrics: scrape?.url ?? `${url}/metrics` },
+      'GET /metrics answers without a token on a non-loopback address: set CANVASS_METRICS_TOKEN, or keep the port off the public network',
+    );
   let stopping: Promise<void> | undefined;
   return {
     url,

@@ -113,6 +113,16 @@ export function checkServePorts(cfg: Config): void {
     throw new ConfigError('CANVASS_METRICS_PORT', `must differ from PORT (${cfg.port}): the API listens there`);
 }
 
+/**
+ * Whether GET /metrics would answer anyone who reaches HOST: no token, and an address other than
+ * a loopback one. Metrics count every account's traffic together; the process logs a warning.
+ */
+export function metricsOpenBeyondLoopback(cfg: Config): boolean {
+  if (cfg.metricsToken) return false;
+  const host = cfg.host.toLowerCase();
+  return !(host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
+}
+
 /** The only reader of process.env: everything else receives a frozen Config. */
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? 'info').trim();

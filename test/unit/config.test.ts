@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkServePorts, loadConfig } from '../../src/config/index.js';
+import { checkServePorts, loadConfig, metricsOpenBeyondLoopback } from '../../src/config/index.js';
 
 describe('CANVASS_ENDPOINT_CONNECTIONS: connections to one endpoint origin from all workers together', () => {
   it('is 32 unless set, and takes a whole number from 1 to 1,024', () => {
@@ -49,5 +49,15 @@ describe('values that would fail only later are refused at start, naming the var
       expect(loadConfig({ HOST: host }).host).toBe(host);
     refuses({ CANVASS_MAIL_FROM: 'Canvass alerts' }, 'CANVASS_MAIL_FROM');
     expect(loadConfig({ CANVASS_MAIL_FROM: 'Ops <ops@example.com>' }).mailFrom).toBe('Ops <ops@example.com>');
+  });
+});
+
+describe('GET /metrics open beyond loopback (a warning at start)', () => {
+  it('is so without a token on any address but a loopback one', () => {
+    const open = (env: Record<string, string>) => metricsOpenBeyondLoopback(loadConfig(env));
+    expect(open({})).toBe(false); // 127.0.0.1
+    for (const host of ['localhost', '::1', '127.0.0.53']) expect(open({ HOST: host }), host).toBe(false);
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'api.example.com']) expect(open({ HOST: host }), host).toBe(true);
+    expect(open({ HOST: '0.0.0.0', CANVASS_METRICS_TOKEN: 'secret' })).toBe(false);
   });
 });
