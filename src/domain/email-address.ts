@@ -3,7 +3,10 @@
  * email-capture answer must be one: a local part of RFC 5322 atext and dots, `@`, a domain of two
  * or more labels. Internationalised addresses (RFC 6531) count whole: letters, marks and digits of
  * any script belong to the local part and to the labels, so `jörg@exämple.de` is one address,
- * never `rg@…` cut out of it.
+ * never `rg@…` cut out of it. In running text, letters of scripts written without spaces between
+ * words (Chinese, Japanese, Korean particles, Thai, ...) border an address instead:
+ * `请发邮件到ann@example.com谢谢` holds `ann@example.com`. An address in such a script is found
+ * when it is a whole value (an email-capture answer, a metadata field), not inside a sentence.
  */
 
 /** The ASCII characters of an address's local part (RFC 5322 atext, and the dot). */
@@ -13,18 +16,43 @@ for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.
   IS_LOCAL[c.charCodeAt(0)] = 1;
 /** A letter, mark or digit of any script. */
 const WORD = '\\p{L}\\p{M}\\p{N}';
-const IS_WORD = new RegExp(`^[${WORD}]$`, 'u');
-const LABEL = `[A-Za-z0-9${WORD}](?:[A-Za-z0-9${WORD}-]{0,61}[A-Za-z0-9${WORD}])?`;
-const PATTERN = `[${LOCAL}${WORD}]+@${LABEL}(?:\\.${LABEL})+`;
-/** Sticky: tried at one place. */
-const ADDRESS_AT = new RegExp(PATTERN, 'uy');
-const WHOLE = new RegExp(`^${PATTERN}$`, 'u');
+/** Scripts written without spaces between words. */
+const UNSPACED = ['Han', 'Hiragana', 'Katakana', 'Hangul', 'Thai', 'Lao', 'Khmer', 'Myanmar', 'Tibetan']
+  .map((s) => `\\p{sc=${s}}`)
+  .join('');
+/**
+ * A letter, mark or digit beyond ASCII that belongs to an address in running text. Never an
+ * ASCII one, which the alternatives beside it match: two ways to match one character would make
+ * a failing match backtrack exponentially.
+ */
+const IN_TEXT = `(?![\\0-\\x7f${UNSPACED}])[${WORD}]`;
+
+const label = (c: string, inner: string) => `${c}(?:${inner}{0,61}${c})?`;
+const address = (local: string, c: string, inner: string) => `${local}+@${label(c, inner)}(?:\\.${label(c, inner)})+`;
+/** An address as a whole value: any script. */
+const WHOLE = new RegExp(`^${address(`[${LOCAL}${WORD}]`, `[A-Za-z0-9${WORD}]`, `[A-Za-z0-9${WORD}-]`)}$`, 'u');
+/** An address in running text; sticky: tried at one place. */
+const ADDRESS_AT = new RegExp(
+  address(`(?:[${LOCAL}]|${IN_TEXT})`, `(?:[A-Za-z0-9]|${IN_TEXT})`, `(?:[A-Za-z0-9-]|${IN_TEXT})`),
+  'uy',
+);
+const IS_IN_TEXT = new RegExp(`^${IN_TEXT}$`, 'u');
 
 /** The longest address kept (RFC 5321's path of 256 characters, less its angle brackets). */
 export const MAX_ADDRESS_LENGTH = 254;
 
+const UNSPACED_CHAR = new RegExp(`[${UNSPACED}]`, 'u');
+/**
+ * Whether each part (the local part, each label) keeps to one side: a script written without
+ * spaces, or ASCII and the others. `李@例子.公司` does; `请发邮件到ann@example.com谢谢` is a
+ * sentence around an address, not one.
+ */
+const unmixed = (value: string): boolean =>
+  !UNSPACED_CHAR.test(value) || value.split(/[@.]/).every((p) => !(UNSPACED_CHAR.test(p) && /[A-Za-z0-9]/.test(p)));
+
 /** Whether `value` is one address, nothing around it. */
-export const isAddress = (value: string): boolean => value.length <= MAX_ADDRESS_LENGTH && WHOLE.test(value);
+export const isAddress = (value: string): boolean =>
+  value.length <= MAX_ADDRESS_LENGTH && WHOLE.test(value) && unmixed(value);
 
 /** The length of the local-part character that ends just before `i` (a surrogate pair counts two), or 0. */
 function localCharBefore(text: string, i: number, from: number): number {
@@ -32,19 +60,20 @@ function localCharBefore(text: string, i: number, from: number): number {
   if (c < 128) return IS_LOCAL[c]!;
   if (c >= 0xdc00 && c <= 0xdfff && i - 2 >= from) {
     const h = text.charCodeAt(i - 2);
-    if (h >= 0xd800 && h <= 0xdbff) return IS_WORD.test(text.slice(i - 2, i)) ? 2 : 0;
+    if (h >= 0xd800 && h <= 0xdbff) return IS_IN_TEXT.test(text.slice(i - 2, i)) ? 2 : 0;
   }
-  return IS_WORD.test(text[i - 1]!) ? 1 : 0;
+  return IS_IN_TEXT.test(text[i - 1]!) ? 1 : 0;
 }
 
 /**
- * The addresses in `text`, lower-cased, as a global search for the address pattern would find
- * them (those longer than MAX_ADDRESS_LENGTH left out), in time linear in the text's length: the
+ * The addresses in `text`, lower-cased: the whole of it if it is one address, else those a global
+ * search for the running-text pattern would find (those longer than MAX_ADDRESS_LENGTH left out), in time linear in the text's length: the
  * pattern is tried only at the start of the run of local-part characters before each `@`.
  * Searched from every position instead, a long run with no address in it costs the square of its
  * length: about 20 s for 150,000 characters. Returns false once `take` says to stop.
  */
 export function addressesIn(text: string, take: (address: string) => boolean): boolean {
+  if (isAddress(text)) return take(text.toLowerCase());
   let from = 0;
   for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', Math.max(at + 1, from))) {
     let start = at;

@@ -65,17 +65,25 @@ describe('extractEmails', () => {
 
   it('finds what a global search for the address pattern finds, in any text', () => {
     // The pattern searched from every position: the reference for which addresses a text holds.
-    const reference = (text: string) => [
-      ...new Set(
-        [
-          ...text.matchAll(
-            /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~\-\p{L}\p{M}\p{N}]+@[A-Za-z0-9\p{L}\p{M}\p{N}](?:[A-Za-z0-9\p{L}\p{M}\p{N}-]{0,61}[A-Za-z0-9\p{L}\p{M}\p{N}])?(?:\.[A-Za-z0-9\p{L}\p{M}\p{N}](?:[A-Za-z0-9\p{L}\p{M}\p{N}-]{0,61}[A-Za-z0-9\p{L}\p{M}\p{N}])?)+/gu,
-          ),
-        ]
-          .map((m) => m[0].toLowerCase())
-          .filter((a) => a.length <= 254),
-      ),
-    ];
+    // A character of an address in running text: ASCII, or a letter, mark or digit of a script
+    // written with spaces between words.
+    const c =
+      '(?:[A-Za-z0-9]|(?![\\0-\\x7f\\p{sc=Han}\\p{sc=Hiragana}\\p{sc=Katakana}\\p{sc=Hangul}\\p{sc=Thai}\\p{sc=Lao}\\p{sc=Khmer}\\p{sc=Myanmar}\\p{sc=Tibetan}])[\\p{L}\\p{M}\\p{N}])';
+    const label = `${c}(?:(?:${c}|-){0,61}${c})?`;
+    const inText = new RegExp(`(?:[.!#$%&'*+/=?^_\`{|}~-]|${c})+@${label}(?:\\.${label})+`, 'gu');
+    const w = '[A-Za-z0-9\\p{L}\\p{M}\\p{N}]';
+    const whole = new RegExp(
+      `^[.!#$%&'*+/=?^_\`{|}~\\-\\p{L}\\p{M}\\p{N}A-Za-z0-9]+@${w}(?:[${w.slice(1, -1)}-]{0,61}${w})?(?:\\.${w}(?:[${w.slice(1, -1)}-]{0,61}${w})?)+$`,
+      'u',
+    );
+    const reference = (text: string) =>
+      text.length <= 254 &&
+      whole.test(text) &&
+      text
+        .split(/[@.]/)
+        .every((p) => !(/[\p{sc=Han}\p{sc=Hangul}\p{sc=Hiragana}\p{sc=Katakana}]/u.test(p) && /[A-Za-z0-9]/.test(p)))
+        ? [text.toLowerCase()]
+        : [...new Set([...text.matchAll(inText)].map((m) => m[0].toLowerCase()).filter((x) => x.length <= 254))];
     // Seeded, so a failure names a text that can be tried again.
     let seed = 20261128;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
@@ -86,6 +94,8 @@ describe('extractEmails', () => {
       '😀', // a surrogate pair, not a letter
       '𝒜', // a surrogate pair, a letter
       '例子',
+      'まで',
+      '으로',
       'x.co',
       'b'.repeat(61),
       'c'.repeat(62),
@@ -121,16 +131,31 @@ describe('extractEmails', () => {
   });
 
   it('takes internationalised addresses whole, never a piece cut out of one', () => {
-    const text = 'jörg@example.com, Zoë.Ng@Example.com; mañana@exämple.es «bob@例子.公司» 𝒜b@x.org';
+    const text = 'jörg@example.com, Zoë.Ng@Example.com; mañana@exämple.es «сергей@пример.рф» 𝒜b@x.org';
     expect(extractEmails([{ value: text }], {}, {})).toEqual([
       'jörg@example.com',
       'zoë.ng@example.com',
       'mañana@exämple.es',
-      'bob@例子.公司',
+      'сергей@пример.рф',
       '𝒜b@x.org',
     ]);
     // Punctuation of other scripts ends an address as ASCII punctuation does.
     expect(extractEmails([{ value: '“ann@example.com”' }], {}, {})).toEqual(['ann@example.com']);
+  });
+
+  it('in running text of a script written without spaces, takes the address and not its neighbours', () => {
+    for (const [text, found] of [
+      ['请发邮件到ann@example.com谢谢', 'ann@example.com'],
+      ['ann@example.com으로 보내주세요', 'ann@example.com'],
+      ['info@example.comまで', 'info@example.com'],
+      ['ติดต่อbob@example.orgครับ', 'bob@example.org'],
+    ])
+      expect(extractEmails([{ value: text }], {}, {}), text).toEqual([found]);
+    // An address in such a script is found as a whole value, not inside a sentence.
+    expect(extractEmails([{ value: 'bob@例子.公司' }], { contact: '李@例子.公司' }, {})).toEqual([
+      'bob@例子.公司',
+      '李@例子.公司',
+    ]);
   });
 
   it('finds addresses as deep as a request may nest them', () => {
@@ -152,9 +177,10 @@ describe('extractEmails', () => {
 describe('an email-capture answer', () => {
   const slide = { id: 'sld_1', type: 'email-capture', answers: [] } as unknown as Slide;
   it('is one address as the payload finds them, internationalised ones included', () => {
-    for (const ok of ['ann@example.com', 'jörg@exämple.de', 'bob@例子.公司', 'a+tag@sub.example.co.uk'])
+    for (const ok of ['ann@example.com', 'jörg@exämple.de', 'bob@例子.公司', '李@例子.公司', 'a+tag@sub.example.co.uk'])
       expect(() => checkAnswerValue(slide, ok, '/answers/0/value'), ok).not.toThrow();
     for (const bad of [
+      '请发邮件到ann@example.com谢谢',
       'a"b@example.com',
       'ann@example',
       'ann@-x.com',
