@@ -85,10 +85,11 @@ async function flushInTransaction(
     // The poll or webhook was deleted meanwhile (its batches go with it), or its answers are gone.
     // A batch made with no answers is the completion of a respondent by an empty submission.
     if (!found || !webhook || !participant || (b.responseIds.length && !answers.length)) continue;
-    // The event is the batch's latest submission: an answer, or a completion with no answer that
-    // joined it within its window (one before the window is older, one after went to the next batch).
+    // The event is the batch's latest submission: an answer, or a completion with no answer. A
+    // completion after the batch opened joined it (a completing submission joins the open batch
+    // until a flush claims it, under that flush's lock); one before it opened is older.
     const completed = participant.completedAt;
-    const opened = completed && completed > b.createdAt && completed <= b.flushAt ? completed : b.createdAt;
+    const opened = completed && completed > b.createdAt ? completed : b.createdAt;
     const at = answers.reduce((t, r) => (r.createdAt > t ? r.createdAt : t), opened);
     // Handed over, it goes to the URL read under the webhook's lock; queued due, a claim sends it
     // to the webhook's URL of the moment (delivery-queue.ts).

@@ -200,4 +200,15 @@ describe('a partial webhook and a submission with no answers', () => {
       // The event's time is the completion's, the batch's latest submission.
       expect(bodies[0]!.timestamp).toBe(completedAt);
     }));
+
+  it('is joined by a completion after the window but before a flush claims the batch, and takes its time', () =>
+    withWebhook(1_000, 'https://hooks.example.com/late', async ({ h, acct, p, hook }) => {
+      await answer(h, { pollId: p.pollId, participantId: 'z', answers: [{ slideId: p.q1, value: 'first' }] });
+      h.clock.advance(1_500); // due, not yet flushed
+      const completedAt = h.clock.now().getTime();
+      await answer(h, { pollId: p.pollId, participantId: 'z', answers: [], complete: true });
+      expect(await flushDueBatches(h.deps, 10)).toBe(1);
+      const bodies = await bodiesOf(h, acct, hook);
+      expect(bodies.map((b) => [b.submissionsComplete, b.timestamp])).toEqual([[true, completedAt]]);
+    }));
 });
