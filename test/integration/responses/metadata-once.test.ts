@@ -67,6 +67,9 @@ describe("a submission's metadata, stored once", () => {
           [cursor, more] = [body.endCursor, body.hasNextPage];
         }
         expect(read).toEqual(expected);
+        // A respondent's answers, as submissions and flushes read them: the holders among them.
+        const theirs = await h.deps.store.responses.ofParticipant(p.pollId, 'm1');
+        expect(new Map(theirs.map((r) => [r.id, r.metadata]))).toEqual(expected);
 
         const emails = await h.app.inject({
           method: 'GET',

@@ -21,16 +21,21 @@ export const toResponse = (r: Selectable<ResponsesTable>): ResponseRow => ({
  * others hold {} and name that one in `metadata_from`. The answers of one submission share one
  * metadata object, which is how they are told apart from another submission's equal metadata.
  */
-export function metadataOnce(rows: readonly Pick<ResponseRow, 'id' | 'metadata'>[]): {
+export function metadataOnce(rows: readonly Pick<ResponseRow, 'id' | 'pollId' | 'participantId' | 'metadata'>[]): {
   metadata: string;
   from: string | null;
 }[] {
-  const holders = new Map<object, string>();
+  // Per respondent: a holder is read with its respondent's answers (respondentAnswers), so one
+  // object shared by several respondents' rows gets a holder for each.
+  const holders = new Map<string, Map<object, string>>();
   return rows.map((r) => {
     if (!Object.keys(r.metadata).length) return { metadata: '{}', from: null };
-    const holder = holders.get(r.metadata);
+    const key = `${r.pollId}\u0000${r.participantId}`;
+    let theirs = holders.get(key);
+    if (!theirs) holders.set(key, (theirs = new Map()));
+    const holder = theirs.get(r.metadata);
     if (holder !== undefined) return { metadata: '{}', from: holder };
-    holders.set(r.metadata, r.id);
+    theirs.set(r.metadata, r.id);
     return { metadata: json(r.metadata), from: null };
   });
 }
