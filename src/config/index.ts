@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { BlockList, isIP } from 'node:net';
 import { DEFAULT_QUOTAS, type Quotas } from '../domain/quotas.js';
 
 export type Config = Readonly<{
@@ -120,8 +121,15 @@ export function checkServePorts(cfg: Config): void {
 export function metricsOpenBeyondLoopback(cfg: Config): boolean {
   if (cfg.metricsToken) return false;
   const host = cfg.host.toLowerCase();
-  return !(host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
+  const family = isIP(host);
+  if (!family) return host !== 'localhost';
+  return !LOOPBACK.check(host, family === 4 ? 'ipv4' : 'ipv6');
 }
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
 
 /** The only reader of process.env: everything else receives a frozen Config. */
 export function loadConfig(env: Env = process.env): Config {

@@ -56,7 +56,8 @@ describe('GET /metrics open beyond loopback (a warning at start)', () => {
   it('is so without a token on any address but a loopback one', () => {
     const open = (env: Record<string, string>) => metricsOpenBeyondLoopback(loadConfig(env));
     expect(open({})).toBe(false); // 127.0.0.1
-    for (const host of ['localhost', '::1', '127.0.0.53']) expect(open({ HOST: host }), host).toBe(false);
+    for (const host of ['localhost', '::1', '0:0:0:0:0:0:0:1', '127.0.0.53', '::ffff:127.0.0.1'])
+      expect(open({ HOST: host }), host).toBe(false);
     for (const host of ['0.0.0.0', '::', '10.0.0.5', 'api.example.com']) expect(open({ HOST: host }), host).toBe(true);
     expect(open({ HOST: '0.0.0.0', CANVASS_METRICS_TOKEN: 'secret' })).toBe(false);
   });
