@@ -24,7 +24,8 @@ export function bearer(req: FastifyRequest): string | undefined {
 
 /**
  * Runs before the body is parsed, so an unauthenticated caller learns nothing from validation.
- * Rate limits count per key, or per address for anonymous calls (an IPv6 one by its /64).
+ * Rate limits count per key, and per address for calls to public routes, with a key or without
+ * (an IPv6 address by its /64).
  * Failed authentications count per address, and per /64 with 16 times the budget, and an address past that budget is refused before its key is looked up, so
  * guessing keys costs no storage work.
  */
@@ -58,6 +59,10 @@ export function authHook(
       throw err;
     }
     limit(`key:${req.caller.keyId}`);
+    // A public route counts its address whether a key came or not: a key opens an account's
+    // own apiOnly polls, not a larger budget against other accounts' public ones (an account's
+    // owner can make many keys).
+    if (mode === 'optional') limit(`ip:${addressBucket(req.ip)}`);
   };
 }
 

@@ -66,6 +66,33 @@ describe('failed authentications are rate-limited per address', () => {
     expect(good.statusCode, good.body).toBe(200);
   });
 
+  it('counts a public route’s calls with a key against their address too: keys are no larger budget there', async () => {
+    const other = await h.account();
+    const keys = [await h.member(acme.accountId, 'editor'), await h.member(acme.accountId, 'admin')];
+    const poll = (
+      await h.app.inject({
+        method: 'POST',
+        url: '/poll',
+        headers: bearer(other.key),
+        payload: { accountId: other.accountId, title: 'Public' },
+      })
+    ).json().data;
+    const submit = (key: string | undefined) =>
+      app.inject({
+        method: 'POST',
+        url: '/participant/responses',
+        headers: key ? bearer(key) : {},
+        payload: { pollId: poll.id, answers: [] },
+        remoteAddress: '203.0.113.9',
+      });
+    // Each key has budget left, but the address runs out after BUDGET calls, whichever key made them.
+    const codes = [];
+    for (let i = 0; i < BUDGET + 1; i++) codes.push((await submit(keys[i % keys.length])).statusCode);
+    expect(codes.slice(0, BUDGET)).not.toContain(429);
+    expect(codes[BUDGET]).toBe(429);
+    expect((await submit(undefined)).statusCode).toBe(429);
+  });
+
   it('counts requests without any key too', async () => {
     for (let i = 0; i < BUDGET; i++) expect((await get(undefined, '203.0.113.8')).statusCode).toBe(401);
     const over = await get(undefined, '203.0.113.8');
