@@ -5,8 +5,10 @@
  * any script belong to the local part and to the labels, so `jörg@exämple.de` is one address,
  * never `rg@…` cut out of it. In running text, letters of scripts written without spaces between
  * words (Chinese, Japanese, Korean particles, Thai, ...) border an address instead:
- * `请发邮件到ann@example.com谢谢` holds `ann@example.com`. An address in such a script is found
- * when it is a whole value (an email-capture answer, a metadata field), not inside a sentence.
+ * `请发邮件到ann@example.com谢谢` holds `ann@example.com`. An address with a part in such a
+ * script is found when it is a whole value (an email-capture answer, a metadata field); inside a
+ * sentence, none is (never a shorter one cut out of it). A part mixing such a script with ASCII
+ * letters or digits (`请发邮件到ann`) makes no address.
  */
 
 /** The ASCII characters of an address's local part (RFC 5322 atext, and the dot). */
@@ -16,16 +18,20 @@ for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.
   IS_LOCAL[c.charCodeAt(0)] = 1;
 /** A letter, mark or digit of any script. */
 const WORD = '\\p{L}\\p{M}\\p{N}';
-/** Scripts written without spaces between words. */
+/**
+ * Scripts written without spaces between words, by Script_Extensions: the marks and signs they
+ * share with others (the prolonged sound mark ー, the voiced sound marks) count as theirs.
+ */
 const UNSPACED = ['Han', 'Hiragana', 'Katakana', 'Hangul', 'Thai', 'Lao', 'Khmer', 'Myanmar', 'Tibetan']
-  .map((s) => `\\p{sc=${s}}`)
+  .map((s) => `\\p{scx=${s}}`)
   .join('');
 /**
- * A letter, mark or digit beyond ASCII that belongs to an address in running text. Never an
- * ASCII one, which the alternatives beside it match: two ways to match one character would make
- * a failing match backtrack exponentially.
+ * A letter, mark or digit beyond ASCII that belongs to an address in running text (not a
+ * variation selector, which follows an ideograph). Never an ASCII one, which the alternatives
+ * beside it match: two ways to match one character would make a failing match backtrack
+ * exponentially.
  */
-const IN_TEXT = `(?![\\0-\\x7f${UNSPACED}])[${WORD}]`;
+const IN_TEXT = `(?![\\0-\\x7f${UNSPACED}\\p{Variation_Selector}])[${WORD}]`;
 
 const label = (c: string, inner: string) => `${c}(?:${inner}{0,61}${c})?`;
 const address = (local: string, c: string, inner: string) => `${local}+@${label(c, inner)}(?:\\.${label(c, inner)})+`;
@@ -52,7 +58,10 @@ const unmixed = (value: string): boolean =>
 
 /** Whether `value` is one address, nothing around it. */
 export const isAddress = (value: string): boolean =>
-  value.length <= MAX_ADDRESS_LENGTH && WHOLE.test(value) && unmixed(value);
+  value.length <= MAX_ADDRESS_LENGTH &&
+  WHOLE.test(value) &&
+  unmixed(value) &&
+  value.toLowerCase().length <= MAX_ADDRESS_LENGTH; // as it is kept: İ lower-cases to two units
 
 /** The length of the local-part character that ends just before `i` (a surrogate pair counts two), or 0. */
 function localCharBefore(text: string, i: number, from: number): number {
@@ -67,7 +76,8 @@ function localCharBefore(text: string, i: number, from: number): number {
 
 /**
  * The addresses in `text`, lower-cased: the whole of it if it is one address, else those a global
- * search for the running-text pattern would find (those longer than MAX_ADDRESS_LENGTH left out), in time linear in the text's length: the
+ * search for the running-text pattern would find (those longer than MAX_ADDRESS_LENGTH left out,
+ * and those whose domain goes on in a script written without spaces), in time linear in the text's length: the
  * pattern is tried only at the start of the run of local-part characters before each `@`.
  * Searched from every position instead, a long run with no address in it costs the square of its
  * length: about 20 s for 150,000 characters. Returns false once `take` says to stop.
@@ -83,7 +93,11 @@ export function addressesIn(text: string, take: (address: string) => boolean): b
     const m = ADDRESS_AT.exec(text);
     if (!m) continue;
     from = ADDRESS_AT.lastIndex;
-    if (m[0].length <= MAX_ADDRESS_LENGTH && !take(m[0].toLowerCase())) return false;
+    // A domain going on in a script written without spaces (`ann@example.com.中国`) is not cut
+    // short into another address: none is taken.
+    if (text[from] === '.' && UNSPACED_CHAR.test(String.fromCodePoint(text.codePointAt(from + 1) ?? 0))) continue;
+    const address = m[0].toLowerCase();
+    if (address.length <= MAX_ADDRESS_LENGTH && !take(address)) return false;
   }
   return true;
 }

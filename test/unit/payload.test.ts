@@ -66,9 +66,12 @@ describe('extractEmails', () => {
   it('finds what a global search for the address pattern finds, in any text', () => {
     // The pattern searched from every position: the reference for which addresses a text holds.
     // A character of an address in running text: ASCII, or a letter, mark or digit of a script
-    // written with spaces between words.
-    const c =
-      '(?:[A-Za-z0-9]|(?![\\0-\\x7f\\p{sc=Han}\\p{sc=Hiragana}\\p{sc=Katakana}\\p{sc=Hangul}\\p{sc=Thai}\\p{sc=Lao}\\p{sc=Khmer}\\p{sc=Myanmar}\\p{sc=Tibetan}])[\\p{L}\\p{M}\\p{N}])';
+    // written with spaces between words (by Script_Extensions), not a variation selector.
+    const unspaced = ['Han', 'Hiragana', 'Katakana', 'Hangul', 'Thai', 'Lao', 'Khmer', 'Myanmar', 'Tibetan']
+      .map((x) => `\\p{scx=${x}}`)
+      .join('');
+    const isUnspaced = new RegExp(`[${unspaced}]`, 'u');
+    const c = `(?:[A-Za-z0-9]|(?![\\0-\\x7f${unspaced}\\p{Variation_Selector}])[\\p{L}\\p{M}\\p{N}])`;
     const label = `${c}(?:(?:${c}|-){0,61}${c})?`;
     const inText = new RegExp(`(?:[.!#$%&'*+/=?^_\`{|}~-]|${c})+@${label}(?:\\.${label})+`, 'gu');
     const w = '[A-Za-z0-9\\p{L}\\p{M}\\p{N}]';
@@ -76,14 +79,25 @@ describe('extractEmails', () => {
       `^[.!#$%&'*+/=?^_\`{|}~\\-\\p{L}\\p{M}\\p{N}A-Za-z0-9]+@${w}(?:[${w.slice(1, -1)}-]{0,61}${w})?(?:\\.${w}(?:[${w.slice(1, -1)}-]{0,61}${w})?)+$`,
       'u',
     );
-    const reference = (text: string) =>
+    const isWhole = (text: string) =>
       text.length <= 254 &&
+      text.toLowerCase().length <= 254 &&
       whole.test(text) &&
-      text
-        .split(/[@.]/)
-        .every((p) => !(/[\p{sc=Han}\p{sc=Hangul}\p{sc=Hiragana}\p{sc=Katakana}]/u.test(p) && /[A-Za-z0-9]/.test(p)))
+      text.split(/[@.]/).every((p) => !(isUnspaced.test(p) && /[A-Za-z0-9]/.test(p)));
+    // A match whose domain goes on in such a script (`.中国`) is no address.
+    const goesOn = (text: string, end: number) =>
+      text[end] === '.' && isUnspaced.test(String.fromCodePoint(text.codePointAt(end + 1) ?? 0));
+    const reference = (text: string) =>
+      isWhole(text)
         ? [text.toLowerCase()]
-        : [...new Set([...text.matchAll(inText)].map((m) => m[0].toLowerCase()).filter((x) => x.length <= 254))];
+        : [
+            ...new Set(
+              [...text.matchAll(inText)]
+                .filter((m) => !goesOn(text, m.index + m[0].length))
+                .map((m) => m[0].toLowerCase())
+                .filter((x) => x.length <= 254),
+            ),
+          ];
     // Seeded, so a failure names a text that can be tried again.
     let seed = 20261128;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
@@ -96,6 +110,10 @@ describe('extractEmails', () => {
       '例子',
       'まで',
       '으로',
+      'ครับ',
+      'ー',
+      '.中国',
+      'İ',
       'x.co',
       'b'.repeat(61),
       'c'.repeat(62),
@@ -151,6 +169,18 @@ describe('extractEmails', () => {
       ['ติดต่อbob@example.orgครับ', 'bob@example.org'],
     ])
       expect(extractEmails([{ value: text }], {}, {}), text).toEqual([found]);
+    // Signs and marks such scripts share with others border an address too.
+    for (const text of [
+      'サーバーadmin@example.com',
+      'フ\u3099ロク\u3099admin@example.com',
+      '葛\u{E0100}admin@example.com',
+      'ｻｰﾊﾞｰadmin@example.com',
+    ])
+      expect(extractEmails([{ value: text }], {}, {}), text).toEqual(['admin@example.com']);
+    // Inside a sentence, one whose domain goes on in such a script is not cut short into another.
+    expect(extractEmails([{ value: 'email ann@mail.example.公司 now, or ann@example.com.中国 ok' }], {}, {})).toEqual(
+      [],
+    );
     // An address in such a script is found as a whole value, not inside a sentence.
     expect(extractEmails([{ value: 'bob@例子.公司' }], { contact: '李@例子.公司' }, {})).toEqual([
       'bob@例子.公司',
@@ -162,6 +192,13 @@ describe('extractEmails', () => {
     let deep: unknown = 'deep@example.com';
     for (let i = 0; i < 30; i++) deep = { k: deep };
     expect(extractEmails([], deep, {})).toEqual(['deep@example.com']);
+  });
+
+  it('keeps no address that lower-cases past 254 characters', () => {
+    const grows = `${'İ'.repeat(90)}@${'e'.repeat(60)}.${'f'.repeat(60)}.io`; // İ lower-cases to two units
+    expect(grows.length).toBeLessThanOrEqual(254);
+    expect(grows.toLowerCase().length).toBeGreaterThan(254);
+    expect(extractEmails([{ value: grows }, { value: `x ${grows} y` }], {}, {})).toEqual([]);
   });
 
   it(`keeps the first ${MAX_EMAILS} addresses, and none longer than 254 characters`, () => {
