@@ -24,8 +24,8 @@ export function bearer(req: FastifyRequest): string | undefined {
 
 /**
  * Runs before the body is parsed, so an unauthenticated caller learns nothing from validation.
- * Rate limits count per key, and per address for calls to public routes, with a key or without
- * (an IPv6 address by its /64).
+ * Rate limits count per key, and per address for calls without one (an IPv6 address by its
+ * /64); a public route's keyed calls count per address too, with 16 times the budget.
  * Failed authentications count per address, and per /64 with 16 times the budget, and an address past that budget is refused before its key is looked up, so
  * guessing keys costs no storage work.
  */
@@ -58,11 +58,14 @@ export function authHook(
       }
       throw err;
     }
+    // A public route's keyed calls also count per address, with 16 times the budget: a backend
+    // answering an apiOnly poll for many respondents sends them from one host, but an account's
+    // owner can make many keys, each no budget of its own against another account's public poll.
+    // Checked before the key counts, so that a call refused by its address spends nothing.
+    const keyed = mode === 'optional' ? `keyed:${addressBucket(req.ip)}` : undefined;
+    if (keyed) blockLimit.check(keyed);
     limit(`key:${req.caller.keyId}`);
-    // A public route counts its address whether a key came or not: a key opens an account's
-    // own apiOnly polls, not a larger budget against other accounts' public ones (an account's
-    // owner can make many keys).
-    if (mode === 'optional') limit(`ip:${addressBucket(req.ip)}`);
+    if (keyed) blockLimit(keyed);
   };
 }
 
