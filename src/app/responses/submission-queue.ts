@@ -62,17 +62,19 @@ export function createSubmissionQueue(
    * up to seconds to learn its outcome, and the others (refused at once in an outage) must not
    * wait behind it.
    */
-  async function write(group: Waiting[], again = false, release: () => void = () => {}): Promise<void> {
+  async function write(group: Waiting[], tries = 0, release: () => void = () => {}): Promise<void> {
     try {
       const settled = await submitGroup(deps, group, opts.outcome, release);
       settled.forEach((s, i) => (s.ok ? group[i]!.resolve(s.value) : group[i]!.reject(s.error)));
     } catch (err) {
       if (group.length === 1) {
-        // Its poll or a webhook was deleted between the read and the write: read afresh once,
-        // which answers as the deletion says (404, or that webhook left out), not a 500. Or the
-        // connection was lost with its COMMIT, which rolled back: nothing was stored.
-        if ((err instanceof StaleReadError || err instanceof CommitRolledBackError) && !again)
-          return write(group, true);
+        // Its poll or a webhook was deleted between the read and the write: read afresh, which
+        // answers as the deletion says (404, or that webhook left out), not a 500. Twice at most:
+        // a deadlock with a deletion not yet committed reads the poll still there, then meets
+        // the deletion's foreign key. Or the connection was lost with its COMMIT, which rolled
+        // back: nothing was stored.
+        if ((err instanceof StaleReadError || err instanceof CommitRolledBackError) && tries < 2)
+          return write(group, tries + 1);
         return group[0]!.reject(err);
       }
       // The group's transaction rolled back (a deadlock with another writer, or one submission
@@ -94,7 +96,7 @@ export function createSubmissionQueue(
         running--;
         pump();
       };
-      void write(group, false, release).finally(release);
+      void write(group, 0, release).finally(release);
     }
   }
 

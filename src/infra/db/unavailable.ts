@@ -14,9 +14,11 @@ const CODES = new Set([
   '08004',
   '08006', // connection exceptions
   '53300', // too many connections
+  '40P01',
+  '40001', // a deadlock or a serialisation failure: aborted for another transaction, done if tried again
 ]);
 
-/** True for errors that mean "the database cannot be reached right now", not "this request is wrong". */
+/** True for errors that mean "the database cannot do this right now", not "this request is wrong". */
 export function isStorageUnavailable(err: unknown): boolean {
   const seen = new Set<unknown>();
   let e = err;

@@ -21,8 +21,15 @@ function beforeDeadline<T>(deadline: number, p: Promise<T>): Promise<T> {
 }
 
 /** A foreign-key violation (SQLSTATE 23503): a poll or webhook the group read was deleted since. */
+/**
+ * A foreign key refused (23503): the poll or a webhook was deleted since it was read. Or a
+ * deadlock (40P01) with such a deletion, not yet committed: it locks the poll, then (its cascade)
+ * the respondents' rows, while a returning respondent's submission locks their row, then the
+ * poll's key for its answers. Either way the transaction rolled back and runs again.
+ */
 function staleRead(err: unknown): never {
-  throw (err as { code?: unknown } | null)?.code === '23503' ? new StaleReadError(err) : err;
+  const code = (err as { code?: unknown } | null)?.code;
+  throw code === '23503' || code === '40P01' ? new StaleReadError(err) : err;
 }
 
 /**
