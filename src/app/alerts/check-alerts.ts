@@ -164,6 +164,19 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
   });
 }
 
+/** Tries to record an email sent, RECORD_TRIES times over about a second and a half, then gives up with the error. */
+async function recordRetrying(deps: Deps, plan: Plan, mail: Parameters<typeof record>[2]): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await record(deps, plan, mail);
+    } catch (err) {
+      if (attempt >= RECORD_TRIES) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** (attempt - 1)));
+    }
+  }
+}
+const RECORD_TRIES = 4;
+
 /** An alert email sent and recorded, as the caller may log or count it. */
 export type SentAlert = {
   endpointId: string;
@@ -210,8 +223,15 @@ export async function checkAlerts(deps: Deps, limit = 50, onSent?: (email: SentA
       );
       continue;
     }
-    await release();
-    if (await record(deps, plan, mail)) {
+    // Recorded while still held: a brief database error here would otherwise let the hold run
+    // out, and another pass mail the same email again.
+    let recorded: boolean;
+    try {
+      recorded = await recordRetrying(deps, plan, mail);
+    } finally {
+      await release();
+    }
+    if (recorded) {
       sent++;
       const e = plan.endpoint;
       onSent?.({

@@ -84,6 +84,46 @@ describe('failure-alert emails across a crash between sending and recording', ()
   });
 });
 
+describe('a brief database error while the sent email is recorded', () => {
+  it('is tried again while the endpoint is still held: the email is recorded once, never sent twice', async () => {
+    const poll = await visiblePoll(h, acct);
+    const hook = await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/blip');
+    await h.deps.store.endpoints.recordGivenUp(hook.data.id, h.clock.now(), 'HTTP 500');
+    h.clock.advance(WINDOWS.quietMs + 1);
+    const sent: OutgoingMail[] = [];
+    const mailer: Mailer = { send: async (m) => void sent.push(m), close: async () => {} };
+    // The first transaction recording it fails as a dropped connection would; the next ones work.
+    const real = h.deps.store;
+    let failures = 1;
+    const blip: Store = {
+      ...real,
+      transaction: (fn) =>
+        real.transaction((tx) =>
+          fn({
+            ...tx,
+            alerts: {
+              ...tx.alerts,
+              insert: async (a) => {
+                if (failures-- > 0)
+                  throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
+                return tx.alerts.insert(a);
+              },
+            },
+          }),
+        ),
+    };
+    const deps: Deps = { ...h.deps, store: blip, mailer, alerts: WINDOWS };
+    expect(await checkAlerts(deps)).toBe(1);
+    h.clock.advance(SENDING_HOLD_MS);
+    expect(await checkAlerts(deps)).toBe(0);
+    expect(sent).toHaveLength(1);
+    const alerts = (
+      await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })
+    ).json().data as { endpointId: string; sequence: number }[];
+    expect(alerts.filter((a) => a.endpointId === hook.data.id).map((a) => a.sequence)).toEqual([1]);
+  });
+});
+
 describe('a new URL while the alert email is out', () => {
   it('leaves the alert unrecorded: the new URL starts healthy, with no email counted against it', async () => {
     const poll = await visiblePoll(h, acct);
