@@ -31,6 +31,9 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
     const seed = input.seed ?? Math.floor(Math.random() * 2 ** 31);
     const rand = seededRandom(seed);
     const runId = newId('run', now.getTime());
+    // One object for every answer: each synthetic respondent's answers are one submission, whose
+    // metadata is stored once (migration 017).
+    const metadata = { researchRunId: runId };
     const participants: ParticipantRow[] = [];
     const responses: ResponseRow[] = [];
     for (let n = 0; n < count; n++) {
@@ -56,7 +59,7 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
           participantId,
           slideId: slide.id,
           value: syntheticAnswer(slide, rand, n),
-          metadata: { researchRunId: runId },
+          metadata,
           synthetic: true,
           createdAt: now,
         });

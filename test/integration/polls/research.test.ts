@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   acme,
@@ -104,13 +105,16 @@ describe('synthetic polls and POST /research/start', () => {
 
   /** The answers of one run, participant by participant (ordered by the n behind each synthetic email). */
   async function answersOf(runId: string): Promise<Record<string, unknown>[]> {
-    const rows = await h.database.db
-      .selectFrom('responses')
-      .select(['participant_id', 'slide_id', 'value', 'metadata', 'synthetic'])
-      .where('poll_id', '=', synthetic.id)
-      .where('synthetic', '=', true)
-      .execute();
-    const mine = rows.filter((r) => (r.metadata as Json).researchRunId === runId);
+    // A run's respondents carry its id; each one's answers hold it once (migration 017).
+    const theirs = (await h.deps.store.responses.listParticipants({ pollId: synthetic.id }, { limit: 1000 })).data
+      .filter((p) => p.synthetic && p.metadata.researchRunId === runId)
+      .map((p) => p.id);
+    const mine = (await Promise.all(theirs.map((id) => h.deps.store.responses.ofParticipant(synthetic.id, id))))
+      .flat()
+      .map((r) => {
+        expect(r.metadata).toEqual({ researchRunId: runId });
+        return { participant_id: r.participantId, slide_id: r.slideId, value: r.value };
+      });
     const byParticipant = new Map<string, Record<string, unknown>>();
     for (const r of mine)
       byParticipant.set(r.participant_id, { ...byParticipant.get(r.participant_id), [r.slide_id]: r.value });
@@ -135,6 +139,12 @@ describe('synthetic polls and POST /research/start', () => {
     expect(data.id).toMatch(/^run_/);
     const answers = await answersOf(data.id);
     expect(answers).toHaveLength(7);
+    // The run's id is stored once per synthetic respondent, not once per answer (migration 017).
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM responses WHERE poll_id = ${synthetic.id} AND metadata->>'researchRunId' = ${data.id}`.execute(
+      h.database.db,
+    );
+    expect(rows[0]!.n).toBe(7);
     const slides = (await call('GET', `/slides?pollId=${synthetic.id}`, acme.key)).json().data as {
       id: string;
       type: string;
