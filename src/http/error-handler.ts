@@ -117,7 +117,7 @@ export function registerErrorHandling(app: FastifyInstance, isUnavailable: Unava
       );
     } else if (isUnavailable(err)) {
       req.log.warn({ err: err.message }, 'storage unavailable');
-      body = problem('unavailable', 'storage is unreachable right now; try again shortly');
+      body = problem('unavailable', 'storage cannot serve this right now; try again shortly');
       reply.header('retry-after', '5');
     } else body = fromFastify(err);
     if (!body) {

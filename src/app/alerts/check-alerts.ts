@@ -223,15 +223,11 @@ export async function checkAlerts(deps: Deps, limit = 50, onSent?: (email: SentA
       );
       continue;
     }
-    // Recorded while still held: a brief database error here would otherwise let the hold run
-    // out, and another pass mail the same email again.
-    let recorded: boolean;
-    try {
-      recorded = await recordRetrying(deps, plan, mail);
-    } finally {
-      await release();
-    }
-    if (recorded) {
+    // Renewals stop before the record, which clears the hold: one landing after it would set the
+    // hold again. At least three quarters of the hold are left, for the record's tries: a brief
+    // database error there would otherwise let the hold run out, and another pass mail it again.
+    await release();
+    if (await recordRetrying(deps, plan, mail)) {
       sent++;
       const e = plan.endpoint;
       onSent?.({

@@ -20,7 +20,6 @@ function beforeDeadline<T>(deadline: number, p: Promise<T>): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
-/** A foreign-key violation (SQLSTATE 23503): a poll or webhook the group read was deleted since. */
 /**
  * A foreign key refused (23503): the poll or a webhook was deleted since it was read. Or a
  * deadlock (40P01) with such a deletion, not yet committed: it locks the poll, then (its cascade)
