@@ -76,11 +76,11 @@ function localCharBefore(text: string, i: number, from: number): number {
 
 /**
  * The addresses in `text`, lower-cased: the whole of it if it is one address, else those a global
- * search for the running-text pattern would find (those longer than MAX_ADDRESS_LENGTH left out,
- * and those whose domain goes on in a script written without spaces), in time linear in the text's length: the
- * pattern is tried only at the start of the run of local-part characters before each `@`.
- * Searched from every position instead, a long run with no address in it costs the square of its
- * length: about 20 s for 150,000 characters. Returns false once `take` says to stop.
+ * search for the running-text pattern would find (less those longer than MAX_ADDRESS_LENGTH and
+ * those whose domain goes on in a script written without spaces), in time linear in the text's
+ * length: the pattern is tried only at the start of the run of local-part characters before each
+ * `@`. Searched from every position instead, a long run with no address in it costs the square of
+ * its length: about 20 s for 150,000 characters. Returns false once `take` says to stop.
  */
 export function addressesIn(text: string, take: (address: string) => boolean): boolean {
   if (isAddress(text)) return take(text.toLowerCase());

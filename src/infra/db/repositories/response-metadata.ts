@@ -68,9 +68,7 @@ export async function pageOfAnswers(
   rows: readonly Selectable<ResponsesTable>[],
 ): Promise<ResponseRow[]> {
   const holders = holdersIn(rows);
-  const missing = [
-    ...new Set(rows.flatMap((r) => (r.metadata_from !== null && !holders.has(r.metadata_from) ? [r] : []))),
-  ];
+  const missing = rows.filter((r) => r.metadata_from !== null && !holders.has(r.metadata_from));
   if (missing.length) {
     const found = await db
       .selectFrom('responses')
