@@ -24,6 +24,17 @@ afterAll(async () => {
   await h?.close();
 });
 
+type Insert = Store['alerts']['insert'];
+/** The harness's store, its alert emails recorded through `insert` (given the real one). */
+const recordingWith = (insert: (a: Parameters<Insert>[0], real: Insert) => ReturnType<Insert>): Store => {
+  const real = h.deps.store;
+  return {
+    ...real,
+    transaction: (fn) =>
+      real.transaction((tx) => fn({ ...tx, alerts: { ...tx.alerts, insert: (a) => insert(a, tx.alerts.insert) } })),
+  };
+};
+
 describe('failure-alert emails across a crash between sending and recording', () => {
   it('the email goes out again after the hold, and is recorded once', async () => {
     const poll = await visiblePoll(h, acct);
@@ -36,22 +47,9 @@ describe('failure-alert emails across a crash between sending and recording', ()
     const mailer: Mailer = { send: async (m) => void sent.push(m), close: async () => {} };
     const deps: Deps = { ...h.deps, mailer, alerts: WINDOWS };
     // The process "dies" once the email has left: the transaction recording it never commits.
-    const real = h.deps.store;
-    const dying: Store = {
-      ...real,
-      transaction: (fn) =>
-        real.transaction((tx) =>
-          fn({
-            ...tx,
-            alerts: {
-              ...tx.alerts,
-              insert: async () => {
-                throw new Error('killed after sending');
-              },
-            },
-          }),
-        ),
-    };
+    const dying = recordingWith(async () => {
+      throw new Error('killed after sending');
+    });
     await expect(checkAlerts({ ...deps, store: dying })).rejects.toThrow('killed after sending');
     expect(sent).toHaveLength(1);
     const stored = async () =>
@@ -93,25 +91,11 @@ describe('a brief database error while the sent email is recorded', () => {
     const sent: OutgoingMail[] = [];
     const mailer: Mailer = { send: async (m) => void sent.push(m), close: async () => {} };
     // The first transaction recording it fails as a dropped connection would; the next ones work.
-    const real = h.deps.store;
     let failures = 1;
-    const blip: Store = {
-      ...real,
-      transaction: (fn) =>
-        real.transaction((tx) =>
-          fn({
-            ...tx,
-            alerts: {
-              ...tx.alerts,
-              insert: async (a) => {
-                if (failures-- > 0)
-                  throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
-                return tx.alerts.insert(a);
-              },
-            },
-          }),
-        ),
-    };
+    const blip = recordingWith(async (a, insert) => {
+      if (failures-- > 0) throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
+      return insert(a);
+    });
     const deps: Deps = { ...h.deps, store: blip, mailer, alerts: WINDOWS };
     expect(await checkAlerts(deps)).toBe(1);
     h.clock.advance(SENDING_HOLD_MS);
