@@ -26,13 +26,14 @@ export function bearer(req: FastifyRequest): string | undefined {
  * Runs before the body is parsed, so an unauthenticated caller learns nothing from validation.
  * Rate limits count per key, and per address for calls without one (an IPv6 address by its
  * /64); a public route's keyed calls count per address too, with 16 times the budget.
- * Failed authentications count per address, and per /64 with 16 times the budget, and an address past that budget is refused before its key is looked up, so
- * guessing keys costs no storage work.
+ * Failed authentications count per address, and per /64 with 16 times the budget, and an
+ * address past that budget is refused before its key is looked up, so guessing keys costs no
+ * storage work. `wideLimit` keeps the budgets of 16 times.
  */
 export function authHook(
   deps: Pick<Deps, 'store' | 'clock'>,
   limit: RateLimiter = rateLimiter(0),
-  blockLimit: RateLimiter = rateLimiter(0),
+  wideLimit: RateLimiter = rateLimiter(0),
 ) {
   return async (req: FastifyRequest) => {
     const mode = req.routeOptions.config?.auth ?? 'required';
@@ -43,18 +44,18 @@ export function authHook(
       return;
     }
     // Per address, since a spent budget refuses good keys too and a /64 may be shared by a
-    // host's customers; and per /64 with a larger budget (blockLimit), so that addresses
+    // host's customers; and per /64 with 16 times the budget (wideLimit), so that addresses
     // rotated within one block still run out.
     const failures = `auth-failed:${req.ip}`;
     const blockFailures = `auth-failed:${addressBucket(req.ip)}`;
-    blockLimit.check(blockFailures);
+    wideLimit.check(blockFailures);
     limit.check(failures);
     try {
       req.caller = await authenticate(deps, key);
     } catch (err) {
       if (err instanceof DomainError && err.code === 'unauthenticated') {
         limit.spend(failures);
-        blockLimit.spend(blockFailures);
+        wideLimit.spend(blockFailures);
       }
       throw err;
     }
@@ -63,9 +64,9 @@ export function authHook(
     // owner can make many keys, each no budget of its own against another account's public poll.
     // Checked before the key counts, so that a call refused by its address spends nothing.
     const keyed = mode === 'optional' ? `keyed:${addressBucket(req.ip)}` : undefined;
-    if (keyed) blockLimit.check(keyed);
+    if (keyed) wideLimit.check(keyed);
     limit(`key:${req.caller.keyId}`);
-    if (keyed) blockLimit(keyed);
+    if (keyed) wideLimit(keyed);
   };
 }
 

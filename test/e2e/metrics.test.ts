@@ -373,6 +373,8 @@ describe('canvass worker: its metrics port', () => {
       const url = `http://127.0.0.1:${env.CANVASS_METRICS_PORT}/metrics`;
       expect(started).toMatchObject({ level: 30, concurrency: 64, metrics: url });
       expect(['pglite', 'postgres']).toContain(started.storage);
+      // Behind a token on loopback: no warning that the metrics are open.
+      expect(proc.output()).not.toMatch(/GET \/metrics answers without a token/);
 
       const open = await fetch(url);
       expect(open.status).toBe(401);
@@ -394,5 +396,29 @@ describe('canvass worker: its metrics port', () => {
     expect(proc.output()).toMatch(/"msg":"delivery runner drained"/);
     expect(proc.output()).toMatch(/"msg":"canvass worker stopped"/);
     // A fresh embedded directory is migrated at start, which takes a while on a busy machine.
+  }, 120_000);
+
+  it('warns at start when it serves GET /metrics beyond loopback without a token', async () => {
+    const env: Env = {
+      HOST: '0.0.0.0',
+      CANVASS_METRICS_PORT: String(await freePort()),
+      CANVASS_WORKER_CONCURRENCY: '8',
+      LOG_LEVEL: 'info',
+    };
+    const open = await processStorage(env, 'metrics-open');
+    const proc = spawnCanvass('canvass worker', ['worker'], env);
+    try {
+      await proc.waitForOutput(/canvass worker running/, 60_000);
+      const warned = proc
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as LogLine)
+        .find((l) => /GET \/metrics answers without a token/.test(String(l.msg)));
+      expect(warned, proc.output()).toMatchObject({ level: 40 });
+    } finally {
+      expect(await proc.stop(), proc.output()).toEqual({ code: 0, signal: null });
+      await open.drop();
+    }
   }, 120_000);
 });
