@@ -89,8 +89,8 @@ async function flushInTransaction(
     // completion after the batch opened joined it (a completing submission joins the open batch
     // until a flush claims it, under that flush's lock); one before it opened is older.
     const completed = participant.completedAt;
-    const opened = completed && completed > b.createdAt ? completed : b.createdAt;
-    const at = answers.reduce((t, r) => (r.createdAt > t ? r.createdAt : t), opened);
+    const latest = completed && completed > b.createdAt ? completed : b.createdAt;
+    const at = answers.reduce((t, r) => (r.createdAt > t ? r.createdAt : t), latest);
     // Handed over, it goes to the URL read under the webhook's lock; queued due, a claim sends it
     // to the webhook's URL of the moment (delivery-queue.ts).
     const lockedUrl = handOver.get(webhook.id);
