@@ -142,3 +142,29 @@ export const answersCapped = (stored: number, submitted: number) =>
     `this participant has stored ${stored} answers to this poll and may store ${MAX_ANSWERS_PER_RESPONDENT} at most: ` +
       `${submitted} more do not fit`,
   );
+
+/**
+ * What a respondent's stored answers to one poll may hold in all, as JSON: each answer's value
+ * and each submission's metadata. Every later submission, batch flush and GET /emails reads them
+ * back whole (a `complete` payload carries them all), so what a group of submissions or a flush
+ * holds in memory is bounded by it; a submission that would pass it is refused whole.
+ */
+export const MAX_RESPONDENT_BYTES = 1_048_576;
+
+/** The bytes a submission adds to its respondent's stored answers (MAX_RESPONDENT_BYTES). */
+export function submissionBytes(
+  answers: readonly { value: unknown }[],
+  metadata: Record<string, unknown> | undefined,
+): number {
+  // The metadata is stored once, with the first answer (migration 017), and not at all without one.
+  if (!answers.length) return 0;
+  return answers.reduce((n, a) => n + storedJsonBytes(a.value), metadata ? storedJsonBytes(metadata) : 0);
+}
+
+export const respondentBytesCapped = (submitted: number, stored: number | null) =>
+  new DomainError(
+    'limit_reached',
+    `this participant's answers to this poll may hold ${MAX_RESPONDENT_BYTES} bytes as JSON in all (values and ` +
+      `metadata): the ${submitted} bytes of this submission do not fit` +
+      (stored === null ? '' : ` beside the ${stored} stored`),
+  );

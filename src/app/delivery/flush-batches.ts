@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ClaimedDelivery, NewDelivery } from '../../domain/delivery.js';
+import { MAX_RESPONDENT_BYTES } from '../../domain/answer.js';
+import type { Batch, ClaimedDelivery, NewDelivery } from '../../domain/delivery.js';
 import { leaseMs } from './claim-deliveries.js';
 import { newDelivery } from './new-delivery.js';
 import type { Deps } from '../ports/index.js';
@@ -63,8 +64,11 @@ async function flushInTransaction(
   reserve: ((max: number) => number) | undefined,
 ): Promise<{ deliveries: number; batches: number; leased: ClaimedDelivery[] }> {
   const now = deps.clock.now();
-  const due = await store.batches.claimDue(now, limit);
-  if (!due.length) return { deliveries: 0, batches: 0, leased: [] };
+  const claimed = await store.batches.claimDue(now, limit);
+  if (!claimed.length) return { deliveries: 0, batches: 0, leased: [] };
+  // The rest stay locked, unflushed, until this commits, and go to the next flush, which the
+  // count of those claimed calls for at once.
+  const due = withinBytes(claimed);
   const polls = new Map(
     (await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]),
   );
@@ -143,5 +147,31 @@ async function flushInTransaction(
     due.map((b) => b.id),
     queued,
   );
-  return { deliveries: deliveries.length, batches: due.length, leased };
+  return { deliveries: deliveries.length, batches: claimed.length, leased };
+}
+
+/**
+ * What a flush reads of its respondents' stored answers at most, whatever its batch limit (a
+ * payload's addresses are gathered from every answer of the respondent): a flush holds them all
+ * at once. One batch is always taken.
+ */
+export const FLUSH_BYTES = 16 * MAX_RESPONDENT_BYTES;
+
+/** The first batches whose respondents' answers fit FLUSH_BYTES, each respondent counted once. */
+function withinBytes<B extends Batch & { respondentBytes: number | null }>(batches: readonly B[]): B[] {
+  const counted = new Set<string>();
+  let total = 0;
+  const out: B[] = [];
+  for (const b of batches) {
+    const key = respondentKey(b.pollId, b.participantId);
+    if (!counted.has(key)) {
+      // Not counted yet (stored before the count was kept): as much as a respondent may hold now.
+      const bytes = b.respondentBytes ?? MAX_RESPONDENT_BYTES;
+      if (out.length && total + bytes > FLUSH_BYTES) break;
+      counted.add(key);
+      total += bytes;
+    }
+    out.push(b);
+  }
+  return out;
 }

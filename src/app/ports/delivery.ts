@@ -86,8 +86,11 @@ export interface RecoveryRepo {
 export type AccountSecrets = { accountId: string; signingSecret: string | null; previousSecret: string | null };
 
 export interface BatchRepo {
-  /** Locks due batches for this transaction; others skip them. */
-  claimDue(now: Date, limit: number): Promise<Batch[]>;
+  /**
+   * Locks due batches for this transaction; others skip them. Each with what its respondent's
+   * stored answers hold as counted (null: not counted yet, or the respondent is gone).
+   */
+  claimDue(now: Date, limit: number): Promise<(Batch & { respondentBytes: number | null })[]>;
   /**
    * The batches' respondents and every answer of theirs (unknown ones left out), read together. With
    * `handoff`, also their accounts' signing secrets (previousSecret as a claim reads it) and

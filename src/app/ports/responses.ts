@@ -23,15 +23,23 @@ export interface SubmissionRepo {
    * Inserts the participants that do not exist and locks every one for this transaction; then
    * inserts their answers, except those of a participant already complete unless `reopens` (the
    * poll takes resubmissions) or its row was inserted here (its seq is the entry's), and those
-   * of a participant whose stored answers and these would together pass `maxAnswers`. Returns the
-   * stored participant rows, in any order, and every answer of those participants, the new ones
-   * included, in id order per participant. At most one entry per (pollId, participant id).
+   * of a participant whose stored answers and these would together pass `maxAnswers`, or whose
+   * stored answers' bytes (as counted by earlier submissions) and these `bytes` would pass
+   * `maxBytes`; the bytes of the answers added are counted for the participant. Returns the
+   * stored participant rows, in any order, with their bytes counted before this submission
+   * (null: not counted yet) at the same index, and every answer of those participants, the new
+   * ones included, in id order per participant. At most one entry per (pollId, participant id).
    * Also the transaction (null when there were no entries), for commitOutcome.
    */
   lockAndAddAnswers(
-    entries: { participant: ParticipantRow; responses: ResponseRow[]; reopens: boolean }[],
-    maxAnswers: number,
-  ): Promise<{ participants: ParticipantRow[]; answers: ResponseRow[]; transaction: WriteTransaction | null }>;
+    entries: { participant: ParticipantRow; responses: ResponseRow[]; reopens: boolean; bytes: number }[],
+    limits: { maxAnswers: number; maxBytes: number },
+  ): Promise<{
+    participants: ParticipantRow[];
+    answerBytes: (number | null)[];
+    answers: ResponseRow[];
+    transaction: WriteTransaction | null;
+  }>;
   /**
    * Stores participants' metadata, completion and updatedAt, adds answers to open batches
    * (opening those missing; at most one per webhook and participant), and inserts deliveries.

@@ -4,6 +4,9 @@ import {
   checkMergedMetadata,
   checkSubmissionLimits,
   MAX_ANSWERS_PER_RESPONDENT,
+  MAX_RESPONDENT_BYTES,
+  respondentBytesCapped,
+  submissionBytes,
 } from '../../domain/answer.js';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import { newId, newRandomId } from '../../domain/ids.js';
@@ -49,6 +52,8 @@ type Work = PollForSubmission & {
   newlyComplete: boolean;
   /** This submission inserted the participant row, complete already if its own answers complete it. */
   inserted: boolean;
+  /** What its answers add to the respondent's stored bytes (MAX_RESPONDENT_BYTES). */
+  bytes: number;
 };
 
 /** One respondent of one poll, as a map key. */
@@ -143,7 +148,9 @@ async function writeGroup(
     for (const [at, sub] of subs.entries()) {
       try {
         const loaded = await checkSubmission(store, polls.get(sub.input.pollId), sub, now);
-        work.push({ ...loaded, at, input: sub.input, ...fresh(loaded, sub.input, now) });
+        const bytes = submissionBytes(sub.input.answers, sub.input.metadata);
+        if (bytes > MAX_RESPONDENT_BYTES) throw respondentBytesCapped(bytes, null);
+        work.push({ ...loaded, at, input: sub.input, bytes, ...fresh(loaded, sub.input, now) });
       } catch (e) {
         refuse(out, at, e);
       }
@@ -152,12 +159,18 @@ async function writeGroup(
     // Inserted if new, locked either way: concurrent submissions of one respondent queue here.
     // The answers are added after the lock, so the listing sees what a concurrent submission of
     // the same respondent committed while this one waited; a refused respondent's are not added.
-    const { participants, answers, transaction } = await store.submissions.lockAndAddAnswers(
-      work.map((w) => ({ participant: w.participant, responses: w.responses, reopens: reopens(w.poll) })),
-      MAX_ANSWERS_PER_RESPONDENT,
+    const { participants, answerBytes, answers, transaction } = await store.submissions.lockAndAddAnswers(
+      work.map((w) => ({
+        participant: w.participant,
+        responses: w.responses,
+        reopens: reopens(w.poll),
+        bytes: w.bytes,
+      })),
+      { maxAnswers: MAX_ANSWERS_PER_RESPONDENT, maxBytes: MAX_RESPONDENT_BYTES },
     );
     written.transaction = transaction;
     const stored = new Map(participants.map((p) => [respondentKey(p.pollId, p.id), p]));
+    const counted = new Map(participants.map((p, i) => [respondentKey(p.pollId, p.id), answerBytes[i] ?? null]));
     work = work.filter((w) => {
       try {
         const row = stored.get(respondentKey(w.poll.id, w.participant.id))!;
@@ -182,9 +195,12 @@ async function writeGroup(
       // answers it skipped must fail rather than be acknowledged as saved.
       const added = new Set(w.all.map((r) => r.id));
       if (w.responses.every((r) => added.has(r.id))) return true;
-      if (listed.length + w.responses.length <= MAX_ANSWERS_PER_RESPONDENT)
-        throw new Error(`answers of participant ${w.participant.id} were not stored`);
-      refuse(out, w.at, answersCapped(listed.length, w.responses.length));
+      const bytes = counted.get(respondentKey(w.poll.id, w.participant.id)) ?? null;
+      if (listed.length + w.responses.length > MAX_ANSWERS_PER_RESPONDENT)
+        refuse(out, w.at, answersCapped(listed.length, w.responses.length));
+      else if (bytes !== null && bytes + w.bytes > MAX_RESPONDENT_BYTES)
+        refuse(out, w.at, respondentBytesCapped(w.bytes, bytes));
+      else throw new Error(`answers of participant ${w.participant.id} were not stored`);
       return false;
     });
 

@@ -89,6 +89,8 @@ export interface ParticipantsTable {
   completed_at: Time | null;
   created_at: Time;
   updated_at: Time;
+  /** What the stored answers hold as JSON (migration 019); null: not counted yet. */
+  answer_bytes: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ResponsesTable {

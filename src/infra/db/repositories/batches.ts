@@ -16,16 +16,23 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
     async claimDue(now, limit) {
       // SKIP LOCKED: two schedulers flushing at once each take different batches; a batch
       // whose flush commits is deleted in the same transaction, so it never flushes twice.
+      // With what each respondent's stored answers hold (migration 019), for the flush to take
+      // no more of them than it can hold.
       const rows = await db
-        .selectFrom('batches')
-        .selectAll()
-        .where('flush_at', '<=', now)
-        .orderBy('flush_at')
+        .selectFrom('batches as b')
+        .leftJoin('participants as p', (j) =>
+          j.onRef('p.poll_id', '=', 'b.poll_id').onRef('p.id', '=', 'b.participant_id'),
+        )
+        .selectAll('b')
+        .select('p.answer_bytes')
+        .where('b.flush_at', '<=', now)
+        .orderBy('b.flush_at')
         .limit(limit)
-        .forUpdate()
+        .forUpdate('b')
         .skipLocked()
         .execute();
       return rows.map((r) => ({
+        respondentBytes: r.answer_bytes,
         id: r.id,
         webhookId: r.webhook_id,
         endpointId: r.endpoint_id,

@@ -42,36 +42,39 @@ function staleRead(err: unknown): never {
 
 export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): SubmissionRepo {
   return {
-    async lockAndAddAnswers(entries, maxAnswers) {
-      if (!entries.length) return { participants: [], answers: [], transaction: null };
+    async lockAndAddAnswers(entries, { maxAnswers, maxBytes }) {
+      if (!entries.length) return { participants: [], answerBytes: [], answers: [], transaction: null };
       // ON CONFLICT DO UPDATE takes the row lock whether the row is new or not, and returns the
       // stored row: concurrent first submissions of one id queue here instead of colliding.
       // Rows are locked in key order, so groups sharing respondents cannot deadlock. Its columns
       // are named: a prepared statement whose result gains a column (a migration applied while
       // the process runs) fails on every call until the connection closes.
-      const ps = [...entries]
-        .sort((a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id))
-        .map((e) => e.participant);
+      const sorted = [...entries].sort(
+        (a, b) => cmp(a.participant.pollId, b.participant.pollId) || cmp(a.participant.id, b.participant.id),
+      );
+      const ps = sorted.map((e) => e.participant);
       const p = <T>(f: (x: (typeof ps)[number]) => T) => ps.map(f);
       // It also returns the transaction's id and its server process, for commitOutcome should the
       // COMMIT's answer be lost.
       const lock = sql<Selectable<ParticipantsTable> & Locked>`/* prepared:submission-lock */
-        INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
-        SELECT id, seq, poll_id, account_id, metadata::jsonb, synthetic, complete, completed_at, created_at, updated_at
+        INSERT INTO participants (id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at, answer_bytes)
+        SELECT id, seq, poll_id, account_id, metadata::jsonb, synthetic, complete, completed_at, created_at, updated_at, answer_bytes
         FROM unnest(
           ${p((x) => x.id)}::text[], ${p((x) => x.seq)}::text[], ${p((x) => x.pollId)}::text[], ${p((x) => x.accountId)}::text[],
           ${p((x) => json(x.metadata))}::text[], ${p((x) => x.synthetic)}::boolean[], ${p((x) => x.complete)}::boolean[],
-          ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.createdAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[]
-        ) AS v(id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at)
+          ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.createdAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[],
+          ${sorted.map((e) => e.bytes)}::int[]
+        ) AS v(id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at, answer_bytes)
         ON CONFLICT (poll_id, id) DO UPDATE SET updated_at = participants.updated_at
         RETURNING id, seq, poll_id, account_id, metadata, synthetic, complete, completed_at, created_at, updated_at,
-          pg_current_xact_id()::text AS xid, pg_backend_pid() AS backend_pid`;
+          answer_bytes, pg_current_xact_id()::text AS xid, pg_backend_pid() AS backend_pid`;
       const rows = entries.flatMap((e) =>
         e.responses.map((r) => ({
           ...r,
           reopens: e.reopens,
           seq: e.participant.seq,
           room: maxAnswers - e.responses.length,
+          bytes: e.bytes,
         })),
       );
       const a = <T>(f: (x: (typeof rows)[number]) => T) => rows.map(f);
@@ -88,6 +91,10 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       // the same for each of a submission's answers: all of them go in, or none, as the stored
       // ones leave room for all (room: maxAnswers less the submission's own). A row this
       // submission inserted has none to count (the usual one-go respondent costs no count).
+      // So with bytes: the respondent's count of what their answers hold (answer_bytes, null
+      // until counted) and the submission's may not pass maxBytes; the counted CTE adds the
+      // submission's to a stored row it adds answers to (an inserted row holds its own already),
+      // counting the stored answers first where they were not counted yet.
       const answers = sql<Selectable<ResponsesTable>>`
         WITH ins AS (
           INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, metadata_from, synthetic, created_at)
@@ -96,14 +103,22 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
             ${a((x) => x.id)}::text[], ${a((x) => x.accountId)}::text[], ${a((x) => x.pollId)}::text[], ${a((x) => x.participantId)}::text[],
             ${a((x) => x.slideId)}::text[], ${a((x) => JSON.stringify(x.value))}::text[], ${stored.map((m) => m.metadata)}::text[],
             ${stored.map((m) => m.from)}::text[], ${a((x) => x.synthetic)}::boolean[], ${a((x) => iso(x.createdAt))}::timestamptz[],
-            ${a((x) => x.reopens)}::boolean[], ${a((x) => x.seq)}::text[], ${a((x) => x.room)}::int[]
-          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, metadata_from, synthetic, created_at, reopens, seq, room)
+            ${a((x) => x.reopens)}::boolean[], ${a((x) => x.seq)}::text[], ${a((x) => x.room)}::int[], ${a((x) => x.bytes)}::int[]
+          ) AS v(id, account_id, poll_id, participant_id, slide_id, value, metadata, metadata_from, synthetic, created_at, reopens, seq, room, bytes)
           JOIN participants p ON p.poll_id = v.poll_id AND p.id = v.participant_id
           WHERE (v.reopens OR NOT p.complete OR p.seq = v.seq)
-            AND (p.seq = v.seq OR (SELECT count(*) FROM (
+            AND (p.seq = v.seq OR (coalesce(p.answer_bytes, 0) + v.bytes <= ${maxBytes} AND (SELECT count(*) FROM (
                   SELECT 1 FROM responses r WHERE r.poll_id = v.poll_id AND r.participant_id = v.participant_id
-                  LIMIT ${maxAnswers}) AS stored) <= v.room)
+                  LIMIT ${maxAnswers}) AS stored) <= v.room))
           RETURNING *
+        ), counted AS (
+          UPDATE participants p SET answer_bytes = k.bytes + coalesce(p.answer_bytes, (
+              SELECT coalesce(sum(octet_length(r.value::text) + octet_length(r.metadata::text)), 0)::int
+              FROM responses r WHERE r.poll_id = p.poll_id AND r.participant_id = p.id))
+          FROM unnest(${p((x) => x.pollId)}::text[], ${p((x) => x.id)}::text[], ${p((x) => x.seq)}::text[],
+            ${sorted.map((e) => e.bytes)}::int[]) AS k(poll_id, id, seq, bytes)
+          WHERE p.poll_id = k.poll_id AND p.id = k.id AND p.seq <> k.seq AND k.bytes > 0
+            AND EXISTS (SELECT 1 FROM ins WHERE ins.poll_id = k.poll_id AND ins.participant_id = k.id)
         )
         SELECT r.* FROM responses r
           JOIN unnest(${p((x) => x.pollId)}::text[], ${p((x) => x.id)}::text[]) AS k(poll_id, participant_id)
@@ -114,6 +129,7 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       const lockedRows = locked!.rows as (Selectable<ParticipantsTable> & Locked)[];
       return {
         participants: lockedRows.map(toParticipant),
+        answerBytes: lockedRows.map((r) => r.answer_bytes),
         answers: respondentAnswers(listed!.rows as Selectable<ResponsesTable>[]),
         transaction: { id: lockedRows[0]!.xid, backendPid: lockedRows[0]!.backend_pid },
       };
