@@ -156,7 +156,7 @@ export function buildPollBody(input: PollInput, account: AccountDefaults): PollB
       account.visibilitySettings,
       req.visibilitySettings,
     ),
-    targetingSettings: req.targetingSettings ?? null,
+    targetingSettings: settleTargeting(req.targetingSettings ?? null),
     schedule: req.schedule ?? null,
     languageSettings: req.languageSettings ?? null,
     actionLogic: req.actionLogic ?? [],
@@ -164,6 +164,33 @@ export function buildPollBody(input: PollInput, account: AccountDefaults): PollB
   checkSchedule(body.schedule);
   checkLanguageSettingsSize(body.languageSettings, null);
   return body;
+}
+
+/** The most keys `targetingSettings.metadata` holds, as stored (updates merge into it). */
+export const MAX_TARGETING_METADATA_KEYS = 100;
+
+/**
+ * `targetingSettings.metadata` merges key by key on update, so a key set to null is removed (as
+ * in a JSON merge patch), and the merged map may hold MAX_TARGETING_METADATA_KEYS at most (409
+ * limit_reached): the limit on one request alone would let updates pile keys up for ever.
+ */
+function settleTargeting(t: Obj | null): Obj | null {
+  const metadata = t?.metadata;
+  if (!t || typeof metadata !== 'object' || metadata === null) return t;
+  const kept = Object.fromEntries(Object.entries(metadata).filter(([, v]) => v !== null));
+  const count = Object.keys(kept).length;
+  if (count > MAX_TARGETING_METADATA_KEYS)
+    throw new DomainError(
+      'limit_reached',
+      `targetingSettings.metadata holds at most ${MAX_TARGETING_METADATA_KEYS} keys`,
+      [
+        {
+          path: '/targetingSettings/metadata',
+          message: `would hold ${count} keys with those stored, of at most ${MAX_TARGETING_METADATA_KEYS}; set a key to null to remove it`,
+        },
+      ],
+    );
+  return { ...t, metadata: kept };
 }
 
 export type PollPatch = Partial<Omit<PollInput, 'title'>> & { title?: string; isVisible?: boolean };
@@ -193,7 +220,7 @@ export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
     smsDisplaySettings: deepMerge(current.smsDisplaySettings, p.smsDisplaySettings),
     pageDisplaySettings: mergeOrKeep(current.pageDisplaySettings, p.pageDisplaySettings),
     visibilitySettings: deepMerge(current.visibilitySettings, p.visibilitySettings),
-    targetingSettings: mergeOrKeep(current.targetingSettings, p.targetingSettings),
+    targetingSettings: settleTargeting(mergeOrKeep(current.targetingSettings, p.targetingSettings)),
     schedule: p.schedule ?? current.schedule,
     languageSettings: p.languageSettings ?? current.languageSettings,
     actionLogic: p.actionLogic ?? current.actionLogic,

@@ -100,7 +100,12 @@ export const TargetingSettings = Lenient({
   referrers: List(Type.String({ minLength: 1, maxLength: 2048 }), 100),
   ipAddresses: List(Type.String({ minLength: 1, maxLength: 64 }), 1000),
   metadata: Opt(
-    Keyed('^.{1,100}$', Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]), 100),
+    // null removes a key on update (domain/poll.ts, settleTargeting).
+    Keyed(
+      '^.{1,100}$',
+      Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()]),
+      100,
+    ),
   ),
 });
 

@@ -534,6 +534,37 @@ describe('GET /poll, GET /polls, POST /poll/update, DELETE /poll', () => {
     expect(read.emailDisplaySettings.subject).toBe('Concurrent');
   });
 
+  it('targeting metadata merges up to 100 keys in all, and a key set to null is removed', async () => {
+    const id = created[1]!;
+    const keys = (from: number, n: number) =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${from + i}`, 'x'.repeat(1000)]));
+    const first = await call('POST', '/poll/update', pager.key, {
+      pollId: id,
+      targetingSettings: { percentage: 50, metadata: keys(0, 60) },
+    });
+    expect(first.statusCode, first.body).toBe(200);
+    const over = expectProblem(
+      await call('POST', '/poll/update', pager.key, { pollId: id, targetingSettings: { metadata: keys(60, 60) } }),
+      409,
+      'limit_reached',
+    );
+    expect(paths(over)).toContain('/targetingSettings/metadata');
+    const read = (await call('GET', `/poll?pollId=${id}`, pager.key)).json().data;
+    expect(Object.keys(read.targetingSettings.metadata)).toHaveLength(60);
+    // Twenty removed, forty added: 80 in all.
+    const removed = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, null]));
+    const res = await call('POST', '/poll/update', pager.key, {
+      pollId: id,
+      targetingSettings: { metadata: { ...removed, ...keys(60, 40) } },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const metadata = res.json().data.targetingSettings.metadata;
+    expect(Object.keys(metadata)).toHaveLength(80);
+    expect(metadata).not.toHaveProperty('k0');
+    expect(metadata.k99).toBe('x'.repeat(1000));
+    expect(res.json().data.targetingSettings.percentage).toBe(50);
+  });
+
   it('update refuses bad input', async () => {
     const id = created[1]!;
     expectProblem(
