@@ -125,3 +125,34 @@ it('a full batch of listed deliveries whose webhook was deleted resends nothing,
     await h.close();
   }
 });
+
+it('a recover repeated while the first is under way lists each lost delivery once, and lists it again once resent and lost', async () => {
+  const h = await harness();
+  try {
+    const acme = await h.account();
+    const poll = await visiblePoll(h, acme);
+    const hook = await createWebhook(h, acme, poll.pollId, 'https://hooks.example.com/recovered');
+    const ids = ['dlv_again_0', 'dlv_again_1', 'dlv_again_2'];
+    const madeAt = await givenUp(h, acme.accountId, poll.pollId, hook.data.id, ids);
+    const recover = (id: string) =>
+      h.deps.store.recoveries.create(
+        { id, accountId: acme.accountId, userId: acme.userId, createdAt: madeAt },
+        { webhookId: hook.data.id, since: new Date(0) },
+      );
+    expect(await recover('rcv_again_1')).toBe(3);
+    expect(await recover('rcv_again_2')).toBe(0);
+    expect(await recover('rcv_again_3')).toBe(0);
+    const db = h.database.db;
+    const items = await sql<{ n: string }>`SELECT count(*)::text AS n FROM recovery_items`.execute(db);
+    expect(items.rows[0]!.n).toBe('3');
+    expect((await runRecoveries(h.deps, 10)).resent).toBe(3);
+    // Resent, then given up on again: a new recover lists them again.
+    await sql`DELETE FROM delivery_queue WHERE delivery_id = ANY(${ids})`.execute(db);
+    await sql`UPDATE deliveries SET status = 'given_up' WHERE id = ANY(${ids})`.execute(db);
+    await sql`INSERT INTO lost_deliveries (delivery_id, endpoint_id, lost_at)
+      SELECT id, endpoint_id, ${madeAt} FROM deliveries WHERE id = ANY(${ids}) ON CONFLICT DO NOTHING`.execute(db);
+    expect(await recover('rcv_again_4')).toBe(3);
+  } finally {
+    await h.close();
+  }
+});

@@ -15,7 +15,8 @@ export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
       // a wide window walks the failures of the webhook or the poll's logic targets, not every
       // delivery they ever had. That time is the worker's clock and the window the API's: a day
       // of leeway keeps a delivery lost by a worker whose clock runs behind. A saved webhook's
-      // endpoint id is its webhook id.
+      // endpoint id is its webhook id. One still listed by a recover under way is left to it:
+      // a recover repeated (or two over one window) lists each lost delivery once.
       const endpoints = m.webhookId
         ? sql`l.endpoint_id = ${m.webhookId}`
         : sql`l.endpoint_id IN (SELECT e.id COLLATE "default" FROM endpoints e
@@ -28,7 +29,8 @@ export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
         SELECT ${r.id}, d.id FROM lost_deliveries l JOIN deliveries d ON d.id = l.delivery_id
         WHERE ${endpoints} AND l.lost_at >= ${new Date(Math.max(0, m.since.getTime() - 86_400_000))}
           AND d.account_id = ${r.accountId} AND ${target} AND d.status IN ('rejected', 'given_up') AND ${targetStands}
-          AND d.created_at >= ${m.since} ${m.until ? sql`AND d.created_at < ${m.until}` : sql``}`.execute(db);
+          AND d.created_at >= ${m.since} ${m.until ? sql`AND d.created_at < ${m.until}` : sql``}
+          AND NOT EXISTS (SELECT 1 FROM recovery_items i WHERE i.delivery_id = d.id)`.execute(db);
       return Number(res.numAffectedRows ?? 0n);
     },
 
