@@ -42,6 +42,10 @@ export async function commitPoll(
       const view = await logicViewFor(store, caller, winner.accountId);
       return { created: false, poll: view.poll({ ...winner, slides: [] }) };
     }
+    // Read again behind the insert: a deletion by another account that committed after the
+    // first read is seen now (the insert waited for it had it not committed), and undone.
+    const former = await store.polls.ownerOfDeleted(previewId);
+    if (former !== undefined && former !== input.accountId) throw notFound('poll');
     const signingSecret = await secretForLogic(store, poll.accountId, poll.actionLogic, poll.createdAt);
     return { created: true, poll, ...(signingSecret ? { signingSecret } : {}) };
   });

@@ -1,5 +1,5 @@
 import { checkRules } from '../../domain/logic.js';
-import { newId } from '../../domain/ids.js';
+import { newId, newRandomId } from '../../domain/ids.js';
 import { buildPollBody, cleanTitle, type Poll, type PollInput } from '../../domain/poll.js';
 import { requireAccount, requireWebhookRuleAccess } from '../access.js';
 import { checkRuleTargets } from '../webhooks/check-target.js';
@@ -21,7 +21,9 @@ export async function preparePoll(deps: Deps, caller: Caller, input: CreatePollI
   await checkRuleTargets(deps, body.actionLogic, '/actionLogic');
   const now = deps.clock.now();
   return {
-    id: id ?? newId('poll', now.getTime()),
+    // A preview's id is what POST /commit saves it under: random, so that another account
+    // cannot take it first from an id made just before.
+    id: id ?? (input.dryRun ? newRandomId : newId)('poll', now.getTime()),
     accountId: input.accountId,
     title: cleanTitle(input.title),
     isVisible: false,

@@ -101,6 +101,43 @@ describe('a commit', () => {
     expect(twice.json().data.id).toBe(once.json().data.id);
     expect(twice.json().data.accountId).toBe(b.accountId);
   });
+
+  it("of another account's poll id answers 404 when that poll's deletion commits between the commit's reads", async () => {
+    const live = (await post('/poll', { accountId: a.accountId, title: 'Deleted meanwhile' }, a.key)).json().data;
+    const preview = (await post('/poll', { accountId: b.accountId, title: 'B', dryRun: true }, b.key)).json().data;
+    // The deletion lands after the commit has looked for a tombstone, before it looks for the poll.
+    const polls = h.deps.store.polls;
+    const get = polls.get.bind(polls);
+    let deleted = false;
+    polls.get = async (id) => {
+      if (id === live.id && !deleted) {
+        deleted = true;
+        const del = await h.app.inject({ method: 'DELETE', url: `/poll?pollId=${id}`, headers: bearer(a.key) });
+        expect(del.statusCode, del.body).toBe(200);
+      }
+      return get(id);
+    };
+    try {
+      const res = await post('/commit', { data: { ...preview, id: live.id } }, b.key);
+      expect(deleted).toBe(true);
+      expect(res.statusCode, res.body).toBe(404);
+    } finally {
+      polls.get = get;
+    }
+    const stored = await h.database.db.selectFrom('polls').select('account_id').where('id', '=', live.id).execute();
+    expect(stored).toEqual([]);
+  });
+
+  it('of a preview whose id another account guesses from its own preview made just before is not taken by it', async () => {
+    const body = { accountId: b.accountId, title: 'B', dryRun: true };
+    const [x, y] = await Promise.all([post('/poll', body, b.key), post('/poll', body, b.key)]);
+    const ids = [x.json().data.id as string, y.json().data.id as string];
+    // Made in the same millisecond (the test clock stands still), yet not one after the other.
+    const digits = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    const value = (id: string) => [...id.slice(-14)].reduce((n, c) => n * 62n + BigInt(digits.indexOf(c)), 0n);
+    const [low, high] = ids.map(value).sort((m, n) => (m < n ? -1 : 1));
+    expect(high! - low!).toBeGreaterThan(1n);
+  });
 });
 
 describe('logic endpoints', () => {
