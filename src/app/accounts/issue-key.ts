@@ -25,7 +25,5 @@ export async function userFor(store: Store, email: string, now: Date): Promise<s
   const normalised = email.trim().toLowerCase();
   const existing = await store.users.findByEmail(normalised);
   if (existing) return existing.id;
-  const id = newOpaqueId('usr');
-  await store.users.insert({ id, email: normalised, createdAt: now });
-  return id;
+  return store.users.insertOrFind({ id: newOpaqueId('usr'), email: normalised, createdAt: now });
 }

@@ -23,7 +23,8 @@ export type AccountMembership = Membership & { accountName: string };
 
 export interface UserRepo {
   findByEmail(email: string): Promise<{ id: string; email: string } | undefined>;
-  insert(u: { id: string; email: string; createdAt: Date }): Promise<void>;
+  /** Inserts the user unless one has the email already (a concurrent insert included); the stored user's id. */
+  insertOrFind(u: { id: string; email: string; createdAt: Date }): Promise<string>;
   addMembership(m: { accountId: string; userId: string; role: Role; createdAt: Date }): Promise<void>;
   setRole(accountId: string, userId: string, role: Role): Promise<void>;
   membership(accountId: string, userId: string): Promise<Membership | undefined>;

@@ -207,4 +207,22 @@ describe('adding a member by email', () => {
       for (const ms of [madeAt, h.clock.now().getTime()]) expect(id.slice(0, 12)).not.toBe(idsMadeBefore('usr', ms));
     }
   });
+
+  // Each account's lock is its own, so the two inserts of the new user meet only at the email's
+  // unique index. PGlite runs them one after the other; the PostgreSQL pass is what tests it.
+  it('in two accounts at once, by an email no user has yet, adds one user to both', async () => {
+    for (let round = 0; round < 8; round++) {
+      const [a, b] = [await h.account(), await h.account()];
+      const email = `new.to.both.${round}@example.com`;
+      const res = await Promise.all(
+        [a, b].map((acct) => req('POST', '/keys', acct.key, { accountId: acct.accountId, email, role: 'editor' })),
+      );
+      expect(
+        res.map((r) => r.statusCode),
+        res.map((r) => r.body).join(),
+      ).toEqual([201, 201]);
+      const [x, y] = res.map((r) => r.json().data.userId as string);
+      expect(x).toBe(y);
+    }
+  });
 });

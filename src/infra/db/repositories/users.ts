@@ -7,8 +7,18 @@ export function userRepo(db: Kysely<DB>): UserRepo {
   return {
     findByEmail: (email) =>
       db.selectFrom('users').select(['id', 'email']).where('email', '=', email).executeTakeFirst(),
-    async insert(u) {
-      await db.insertInto('users').values({ id: u.id, email: u.email, created_at: u.createdAt }).execute();
+    async insertOrFind(u) {
+      // Two requests naming one new email at once (in two accounts, whose locks do not meet):
+      // the second waits for the first's insert and then reads its row, rather than failing.
+      const inserted = await db
+        .insertInto('users')
+        .values({ id: u.id, email: u.email, created_at: u.createdAt })
+        .onConflict((oc) => oc.column('email').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (inserted) return inserted.id;
+      const stored = await db.selectFrom('users').select('id').where('email', '=', u.email).executeTakeFirstOrThrow();
+      return stored.id;
     },
     async addMembership(m) {
       await db
