@@ -6,7 +6,7 @@ import type { Deps } from '../ports/index.js';
 /**
  * Removes a member from an account. Their access to it ends at once (every request checks the
  * membership); their keys made for it are revoked, and a user left in no account has every key
- * revoked. The last owner stays: an
+ * revoked, and their address leaves the account's alert recipients. The last owner stays: an
  * account is never without one.
  */
 export async function removeMember(
@@ -36,6 +36,14 @@ export async function removeMember(
     const revokedKeys = (await store.users.memberships(user.id)).length
       ? await store.keys.revoke({ userId: user.id, accountId: input.accountId }, now)
       : await store.keys.revoke({ userId: user.id }, now);
+    // Nor do they go on getting the account's failure alerts, which name its endpoints' URLs. A
+    // list left empty falls back to the owner, as an unset one does (docs/operations.md).
+    const account = await store.accounts.get(input.accountId);
+    const recipients = account?.notificationRecipients;
+    if (account && recipients?.includes(email)) {
+      const left = recipients.filter((r) => r !== email);
+      await store.accounts.setDefaults(account.id, account.defaults, left.length ? left : null, now);
+    }
     return { accountId: input.accountId, email, removed: true as const, revokedKeys };
   });
 }

@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const req = (method: 'GET' | 'POST' | 'DELETE', url: string, key: string, payload?: object) =>
+const req = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, key: string, payload?: object) =>
   h.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
 const polls = (key: string) => req('GET', `/polls?accountId=${acct.accountId}`, key);
 
@@ -145,5 +145,24 @@ describe('removing a member', () => {
     expect([last.statusCode, last.json().code]).toEqual([409, 'conflict']);
     const missing = await req('DELETE', `/members?accountId=${acct.accountId}&email=nobody@example.com`, acct.key);
     expect(missing.statusCode).toBe(404);
+  });
+
+  it('takes their address off the alert recipients, and a list left empty is unset', async () => {
+    const other = await h.account();
+    await h.member(other.accountId, 'admin', 'alerted@example.com');
+    await h.member(other.accountId, 'editor', 'also.alerted@example.com');
+    const settings = (recipients: string[]) =>
+      req('PATCH', '/account/settings', other.key, { accountId: other.accountId, notificationRecipients: recipients });
+    const recipients = async () =>
+      (await req('GET', `/account/settings?accountId=${other.accountId}`, other.key)).json().data
+        .notificationRecipients as string[] | null;
+    const remove = (email: string) =>
+      req('DELETE', `/members?accountId=${other.accountId}&email=${encodeURIComponent(email)}`, other.key);
+    expect((await settings(['Alerted@example.com', 'ops@example.com'])).statusCode).toBe(200);
+    expect((await remove('ALERTED@example.com')).statusCode).toBe(200);
+    expect(await recipients()).toEqual(['ops@example.com']);
+    expect((await settings(['also.alerted@example.com'])).statusCode).toBe(200);
+    expect((await remove('also.alerted@example.com')).statusCode).toBe(200);
+    expect(await recipients()).toBeNull();
   });
 });
