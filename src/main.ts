@@ -339,7 +339,10 @@ export function adminHandlers(deps: Deps): Record<string, AdminHandler> {
         role: str(a, 'role') as Role,
       }),
     'keys.list': (a) =>
-      listKeys(deps, 'operator', str(a, 'accountId'), { limit: 100, startCursor: a.startCursor as string | undefined }),
+      listKeys(deps, 'operator', str(a, 'accountId'), {
+        limit: typeof a.limit === 'number' ? a.limit : 100,
+        startCursor: a.startCursor as string | undefined,
+      }),
     'keys.revoke': (a) => revokeKey(deps, 'operator', str(a, 'keyId')),
     'members.remove': (a) => removeMember(deps, 'operator', { accountId: str(a, 'accountId'), email: str(a, 'email') }),
     'support.rotate-secret': (a) => rotateSigningSecret(deps, str(a, 'accountId')),

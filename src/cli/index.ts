@@ -21,6 +21,12 @@ const oneOf =
     return v as T;
   };
 
+const pageSize = (v: string): number => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1 || n > 100) throw new InvalidArgumentError('must be a whole number from 1 to 100');
+  return n;
+};
+
 function config(json: boolean): Config {
   try {
     return loadConfig();
@@ -213,17 +219,23 @@ keys
   .command('list')
   .description("the keys of an account's members (a prefix, never the key)")
   .requiredOption('--account <id>', 'account id')
+  .option('--limit <n>', 'keys per page, 1..100', pageSize, 100)
+  .option('--start-cursor <id>', 'the page after this key (endCursor of the page before)')
   .option('--json', 'print one JSON object')
-  .action((opts: { account: string; json?: boolean }) =>
-    admin(!!opts.json, 'keys.list', { accountId: opts.account }, (r: { data: KeyLine[] }) =>
-      r.data.length
-        ? r.data
-            .map(
-              (k) =>
-                `${k.id}  ${k.prefix ?? '(no prefix)'}…  ${k.email} (${k.role})  ${k.revokedAt ? `revoked ${String(k.revokedAt)}` : `last used ${k.lastUsedAt ? String(k.lastUsedAt) : 'never'}`}`,
-            )
-            .join('\n')
-        : 'no keys',
+  .action((opts: { account: string; limit: number; startCursor?: string; json?: boolean }) =>
+    admin(
+      !!opts.json,
+      'keys.list',
+      { accountId: opts.account, limit: opts.limit, ...(opts.startCursor ? { startCursor: opts.startCursor } : {}) },
+      (r: { data: KeyLine[]; hasNextPage: boolean; endCursor: string | null }) =>
+        (r.data.length
+          ? r.data
+              .map(
+                (k) =>
+                  `${k.id}  ${k.prefix ?? '(no prefix)'}…  ${k.email} (${k.role})  ${k.revokedAt ? `revoked ${String(k.revokedAt)}` : `last used ${k.lastUsedAt ? String(k.lastUsedAt) : 'never'}`}`,
+              )
+              .join('\n')
+          : 'no keys') + (r.hasNextPage ? `\nmore: --start-cursor ${r.endCursor}` : ''),
     ),
   );
 keys

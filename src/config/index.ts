@@ -133,9 +133,10 @@ LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
 
 /** The only reader of process.env: everything else receives a frozen Config. */
 export function loadConfig(env: Env = process.env): Config {
-  const logLevel = (env.LOG_LEVEL ?? 'info').trim();
+  // Empty counts as unset, as for every other variable.
+  const logLevel = env.LOG_LEVEL?.trim() || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
-  const host = (env.HOST ?? '127.0.0.1').trim();
+  const host = env.HOST?.trim() || '127.0.0.1';
   // An address or a host name to listen on, as the operating system resolves it.
   if (!/^[A-Za-z0-9.:%_-]+$/.test(host))
     throw new ConfigError('HOST', `expected an address or host name, got "${host}"`);

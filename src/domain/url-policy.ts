@@ -17,7 +17,7 @@ function refuse(path: string, raw: string, why: string): never {
  * notation (decimal, octal, hex, short forms) and IPv6 form, so the range check sees one shape.
  * Names are checked again on the resolved address at delivery.
  */
-export function checkEndpointUrl(raw: string, policy: UrlPolicy, path = 'url'): string {
+export function checkEndpointUrl(raw: string, policy: UrlPolicy, path = '/url'): string {
   const url = checkedUrl(raw, policy, path);
   // Percent-encoding can lengthen a URL: the limit holds for the form that is stored.
   if (url.length > 2048) refuse(path, raw, 'longer than 2048 characters once percent-encoded');

@@ -56,6 +56,11 @@ function charsetOf(contentType: string | undefined): string | undefined {
   return undefined;
 }
 
+const isDefaulted = (p: unknown): p is { required: boolean } => {
+  const q = p as { in?: unknown; required?: unknown; schema?: { default?: unknown } } | null;
+  return q?.in === 'query' && q.required === true && q.schema?.default !== undefined;
+};
+
 export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
     loggerInstance: typeof opts.logger === 'object' ? opts.logger : undefined,
@@ -138,6 +143,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'cvk_… API key' } } },
       security: [{ bearer: [] }],
+    },
+    // A query parameter with a default (a list's `limit`) may be left out: the default fills it.
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const { openapiObject } = document;
+      for (const item of Object.values(openapiObject.paths ?? {}))
+        for (const op of Object.values(item as Record<string, { parameters?: unknown[] }>))
+          for (const p of op.parameters ?? []) if (isDefaulted(p)) p.required = false;
+      return openapiObject;
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -58,6 +58,16 @@ describe.skipIf(onPostgres)('admin commands while the embedded server runs', () 
     );
     const id = listed.data.find((k) => k.email === 'helper@example.com')!.id;
     expect(JSON.stringify(listed)).not.toContain(made.apiKey);
+    // Paged: the owner's and the helper's keys, one a page.
+    type Page = { data: { id: string }[]; hasNextPage: boolean; endCursor: string | null };
+    const first = await runCanvassJson<Page>(['keys', 'list', '--account', accountId, '--limit', '1', '--json'], env);
+    expect(first).toMatchObject({ hasNextPage: true, endCursor: first.data[0]!.id });
+    const second = await runCanvassJson<Page>(
+      ['keys', 'list', '--account', accountId, '--limit', '1', '--start-cursor', first.endCursor!, '--json'],
+      env,
+    );
+    expect(second.hasNextPage).toBe(false);
+    expect([...first.data, ...second.data].map((k) => k.id).sort()).toEqual(listed.data.map((k) => k.id).sort());
     await runCanvassJson(['keys', 'revoke', '--key', id, '--json'], env);
     expect((await api('GET', `/polls?accountId=${accountId}`)).status).toBe(401);
 

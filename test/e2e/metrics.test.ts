@@ -408,7 +408,8 @@ describe('canvass worker: its metrics port', () => {
     const open = await processStorage(env, 'metrics-open');
     const proc = spawnCanvass('canvass worker', ['worker'], env);
     try {
-      await proc.waitForOutput(/canvass worker running/, 60_000);
+      // Logged just after the start line, which may reach the pipe in a chunk of its own.
+      await proc.waitForOutput(/GET \/metrics answers without a token/, 60_000);
       const warned = proc
         .output()
         .split('\n')

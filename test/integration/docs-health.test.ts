@@ -78,6 +78,16 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it("marks a list's limit, which defaults to 20, as one a client may leave out", () => {
+    const lists = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, { parameters?: { in: string; name: string; required?: boolean }[] }>)
+        .map(([method, o]) => ({ key: `${method} ${path}`, limit: o.parameters?.find((p) => p.name === 'limit') }))
+        .filter((x) => x.limit?.in === 'query'),
+    );
+    expect(lists.map((l) => l.key)).toContain('get /polls');
+    for (const l of lists) expect(l.limit!.required ?? false, l.key).toBe(false);
+  });
+
   it('documents the poll fields on POST /poll and POST /poll/update', () => {
     const create = op('post /poll')!.requestBody!.content['application/json']!.schema.properties!;
     for (const f of [

@@ -260,7 +260,7 @@ beforeAll(async () => {
   entries = [
     {
       name: 'POST /webhooks',
-      path: 'url',
+      path: '/url',
       send: (url) => post('POST', '/webhooks', { pollId, url, deliveryRule: 'partial' }),
     },
     {

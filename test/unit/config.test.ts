@@ -48,6 +48,8 @@ describe('values that would fail only later are refused at start, naming the var
     for (const host of ['0.0.0.0', '::', 'localhost', 'fe80::1%eth0'])
       expect(loadConfig({ HOST: host }).host).toBe(host);
     refuses({ CANVASS_MAIL_FROM: 'Canvass alerts' }, 'CANVASS_MAIL_FROM');
+    // Empty, as a deployment template leaves them, counts as unset.
+    expect(loadConfig({ HOST: '', LOG_LEVEL: ' ' })).toMatchObject({ host: '127.0.0.1', logLevel: 'info' });
     expect(loadConfig({ CANVASS_MAIL_FROM: 'Ops <ops@example.com>' }).mailFrom).toBe('Ops <ops@example.com>');
   });
 });

@@ -16,7 +16,7 @@ export async function createWebhook(
 ): Promise<{ webhook: WebhookView; signingSecret?: string }> {
   // Access first (a stranger learns nothing about the URL rules), then DNS outside the transaction.
   await requirePoll(deps.store, caller, input.pollId, 'manage_webhooks');
-  const url = await checkTargetUrl(deps, input.url.trim(), 'url');
+  const url = await checkTargetUrl(deps, input.url.trim(), '/url');
   return deps.store.transaction(async (store) => {
     const poll = await requirePoll(store, caller, input.pollId, 'manage_webhooks');
     // Locking the poll row serialises concurrent creations on one survey, so the cap holds.

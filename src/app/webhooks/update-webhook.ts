@@ -17,7 +17,7 @@ export type WebhookPatch = { webhookId: string; url?: string; deliveryRule?: Del
 export async function updateWebhook(deps: Deps, caller: Caller, patch: WebhookPatch): Promise<WebhookView> {
   // Access first (a stranger learns nothing about the URL rules), then DNS outside the transaction.
   await requireWebhook(deps.store, caller, patch.webhookId);
-  const url = patch.url === undefined ? undefined : await checkTargetUrl(deps, patch.url.trim(), 'url');
+  const url = patch.url === undefined ? undefined : await checkTargetUrl(deps, patch.url.trim(), '/url');
   return deps.store.transaction(async (store) => {
     // Locked, then read again under the lock: concurrent changes (a pause and a resume) queue
     // rather than each deciding from what the other is about to change.

@@ -170,7 +170,7 @@ export interface paths {
                             referrers?: string[];
                             ipAddresses?: string[];
                             metadata?: {
-                                [key: string]: string | number | boolean;
+                                [key: string]: string | number | boolean | (never | null);
                             };
                         };
                         schedule?: {
@@ -439,7 +439,7 @@ export interface paths {
                             referrers?: string[];
                             ipAddresses?: string[];
                             metadata?: {
-                                [key: string]: string | number | boolean;
+                                [key: string]: string | number | boolean | (never | null);
                             };
                         };
                         schedule?: {
@@ -672,7 +672,7 @@ export interface paths {
                                 referrers?: string[];
                                 ipAddresses?: string[];
                                 metadata?: {
-                                    [key: string]: string | number | boolean;
+                                    [key: string]: string | number | boolean | (never | null);
                                 };
                             } | null;
                             schedule?: {
@@ -791,7 +791,7 @@ export interface paths {
                 query: {
                     accountId: string;
                     startCursor?: string;
-                    limit: number;
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -963,7 +963,7 @@ export interface paths {
                             referrers?: string[];
                             ipAddresses?: string[];
                             metadata?: {
-                                [key: string]: string | number | boolean;
+                                [key: string]: string | number | boolean | (never | null);
                             };
                         };
                         schedule?: {
@@ -1830,11 +1830,11 @@ export interface paths {
         /** List webhooks of a poll or an account */
         get: {
             parameters: {
-                query: {
+                query?: {
                     pollId?: string;
                     accountId?: string;
                     startCursor?: string;
-                    limit: number;
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -1987,7 +1987,7 @@ export interface paths {
         /** Delivery log of a webhook or a poll, newest first */
         get: {
             parameters: {
-                query: {
+                query?: {
                     webhookId?: string;
                     pollId?: string;
                     accountId?: string;
@@ -1996,7 +1996,7 @@ export interface paths {
                     createdAfter?: string;
                     createdBefore?: string;
                     startCursor?: string;
-                    limit: number;
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -2447,13 +2447,13 @@ export interface paths {
         /** Responses of a poll or an account */
         get: {
             parameters: {
-                query: {
+                query?: {
                     pollId?: string;
                     accountId?: string;
                     createdAfter?: string;
                     createdBefore?: string;
                     startCursor?: string;
-                    limit: number;
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -2516,7 +2516,7 @@ export interface paths {
                 query: {
                     pollId: string;
                     startCursor?: string;
-                    limit: number;
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -2576,11 +2576,11 @@ export interface paths {
         /** Email addresses found per participant */
         get: {
             parameters: {
-                query: {
+                query?: {
                     pollId?: string;
                     accountId?: string;
                     startCursor?: string;
-                    limit: number;
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -2679,7 +2679,7 @@ export interface paths {
                 query: {
                     accountId: string;
                     startCursor?: string;
-                    limit: number;
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -2742,7 +2742,7 @@ export interface paths {
                 query: {
                     accountId: string;
                     startCursor?: string;
-                    limit: number;
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -3114,7 +3114,7 @@ export interface components {
                 referrers?: string[];
                 ipAddresses?: string[];
                 metadata?: {
-                    [key: string]: string | number | boolean;
+                    [key: string]: string | number | boolean | (never | null);
                 };
             } & {
                 [key: string]: unknown;
@@ -3323,7 +3323,7 @@ export interface components {
                 referrers?: string[];
                 ipAddresses?: string[];
                 metadata?: {
-                    [key: string]: string | number | boolean;
+                    [key: string]: string | number | boolean | (never | null);
                 };
             } & {
                 [key: string]: unknown;
