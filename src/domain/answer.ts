@@ -161,6 +161,18 @@ export function submissionBytes(
   return answers.reduce((n, a) => n + storedJsonBytes(a.value), metadata ? storedJsonBytes(metadata) : 0);
 }
 
+/**
+ * What stored answers hold in those bytes: each value, and each metadata object once (a
+ * submission's answers share one, read once).
+ */
+export function storedBytes(answers: readonly { value: unknown; metadata: Record<string, unknown> }[]): number {
+  const metadata = new Set(answers.map((a) => a.metadata).filter((m) => Object.keys(m).length));
+  let n = 0;
+  for (const a of answers) n += storedJsonBytes(a.value);
+  for (const m of metadata) n += storedJsonBytes(m);
+  return n;
+}
+
 export const respondentBytesCapped = (submitted: number, stored: number | null) =>
   new DomainError(
     'limit_reached',

@@ -172,14 +172,16 @@ export const MAX_TARGETING_METADATA_KEYS = 100;
 /**
  * `targetingSettings.metadata` merges key by key on update, so a key set to null is removed (as
  * in a JSON merge patch), and the merged map may hold MAX_TARGETING_METADATA_KEYS at most (409
- * limit_reached): the limit on one request alone would let updates pile keys up for ever.
+ * limit_reached) unless it does not grow: the limit on one request alone would let updates pile
+ * keys up for ever, and a poll that holds more already may still be updated and trimmed.
  */
-function settleTargeting(t: Obj | null): Obj | null {
+function settleTargeting(t: Obj | null, before: Obj | null = null): Obj | null {
   const metadata = t?.metadata;
   if (!t || typeof metadata !== 'object' || metadata === null) return t;
   const kept = Object.fromEntries(Object.entries(metadata).filter(([, v]) => v !== null));
   const count = Object.keys(kept).length;
-  if (count > MAX_TARGETING_METADATA_KEYS)
+  const had = before?.metadata && typeof before.metadata === 'object' ? Object.keys(before.metadata).length : 0;
+  if (count > MAX_TARGETING_METADATA_KEYS && count > had)
     throw new DomainError(
       'limit_reached',
       `targetingSettings.metadata holds at most ${MAX_TARGETING_METADATA_KEYS} keys`,
@@ -220,7 +222,10 @@ export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
     smsDisplaySettings: deepMerge(current.smsDisplaySettings, p.smsDisplaySettings),
     pageDisplaySettings: mergeOrKeep(current.pageDisplaySettings, p.pageDisplaySettings),
     visibilitySettings: deepMerge(current.visibilitySettings, p.visibilitySettings),
-    targetingSettings: settleTargeting(mergeOrKeep(current.targetingSettings, p.targetingSettings)),
+    targetingSettings: settleTargeting(
+      mergeOrKeep(current.targetingSettings, p.targetingSettings),
+      current.targetingSettings,
+    ),
     schedule: p.schedule ?? current.schedule,
     languageSettings: p.languageSettings ?? current.languageSettings,
     actionLogic: p.actionLogic ?? current.actionLogic,

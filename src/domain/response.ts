@@ -10,6 +10,8 @@ export type ParticipantRow = {
   completedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
+  /** What the stored answers hold as JSON (MAX_RESPONDENT_BYTES), when a submission counted them anew. */
+  answerBytes?: number;
 };
 
 export type ResponseRow = {

@@ -107,7 +107,7 @@ describe('checkEndpointUrl: refused with invalid_url', () => {
   ])('%s', (_why, raw) => {
     const e = thrown(() => checkEndpointUrl(raw, strict));
     expect(e.code).toBe('invalid_url');
-    expect(e.errors?.[0]?.path).toBe('url');
+    expect(e.errors?.[0]?.path).toBe('/url');
   });
 
   it('names the path it was given', () => {

@@ -165,7 +165,8 @@ function withinBytes<B extends Batch & { respondentBytes: number | null }>(batch
   for (const b of batches) {
     const key = respondentKey(b.pollId, b.participantId);
     if (!counted.has(key)) {
-      // Not counted yet (stored before the count was kept): as much as a respondent may hold now.
+      // Not counted yet (answered before migration 019, or by a research run): as much as a
+      // respondent may hold now.
       const bytes = b.respondentBytes ?? MAX_RESPONDENT_BYTES;
       if (out.length && total + bytes > FLUSH_BYTES) break;
       counted.add(key);

@@ -25,9 +25,9 @@ export interface SubmissionRepo {
    * poll takes resubmissions) or its row was inserted here (its seq is the entry's), and those
    * of a participant whose stored answers and these would together pass `maxAnswers`, or whose
    * stored answers' bytes (as counted by earlier submissions) and these `bytes` would pass
-   * `maxBytes`; the bytes of the answers added are counted for the participant. Returns the
-   * stored participant rows, in any order, with their bytes counted before this submission
-   * (null: not counted yet) at the same index, and every answer of those participants, the new
+   * `maxBytes` (an inserted participant's count is its entry's `bytes`). Returns the
+   * stored participant rows, in any order, with their stored answer_bytes at the same index (a
+   * stored row's count before this submission, an inserted row's its own; null: not counted yet), and every answer of those participants, the new
    * ones included, in id order per participant. At most one entry per (pollId, participant id).
    * Also the transaction (null when there were no entries), for commitOutcome.
    */
@@ -41,7 +41,7 @@ export interface SubmissionRepo {
     transaction: WriteTransaction | null;
   }>;
   /**
-   * Stores participants' metadata, completion and updatedAt, adds answers to open batches
+   * Stores participants' metadata, completion, updatedAt and answerBytes (when set), adds answers to open batches
    * (opening those missing; at most one per webhook and participant), and inserts deliveries.
    * The last statement of its transaction: the commit goes out with it.
    */

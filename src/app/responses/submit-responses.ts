@@ -6,6 +6,7 @@ import {
   MAX_ANSWERS_PER_RESPONDENT,
   MAX_RESPONDENT_BYTES,
   respondentBytesCapped,
+  storedBytes,
   submissionBytes,
 } from '../../domain/answer.js';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
@@ -194,8 +195,17 @@ async function writeGroup(
       // The statement decided by itself which answers to add; an accepted submission whose
       // answers it skipped must fail rather than be acknowledged as saved.
       const added = new Set(w.all.map((r) => r.id));
-      if (w.responses.every((r) => added.has(r.id))) return true;
       const bytes = counted.get(respondentKey(w.poll.id, w.participant.id)) ?? null;
+      if (w.responses.every((r) => added.has(r.id))) {
+        // A stored row's count grows by this submission's (an inserted one was inserted with it);
+        // one not counted yet counts what was stored before it.
+        if (!w.inserted && w.bytes)
+          w.participant = {
+            ...w.participant,
+            answerBytes: (bytes ?? storedBytes(listed.filter((r) => !current.has(r.id)))) + w.bytes,
+          };
+        return true;
+      }
       if (listed.length + w.responses.length > MAX_ANSWERS_PER_RESPONDENT)
         refuse(out, w.at, answersCapped(listed.length, w.responses.length));
       else if (bytes !== null && bytes + w.bytes > MAX_RESPONDENT_BYTES)
@@ -214,7 +224,9 @@ async function writeGroup(
       w.participant = { ...before, complete, completedAt: w.newlyComplete ? now : before.completedAt, updatedAt: now };
       // Nothing to write when the stored row already says it all: an inserted row holds this
       // submission's metadata and completion; an existing one changes with either.
-      const stale = w.inserted ? complete !== before.complete : w.newlyComplete || !!w.input.participantMetadata;
+      const stale = w.inserted
+        ? complete !== before.complete
+        : w.newlyComplete || !!w.input.participantMetadata || before.answerBytes !== undefined;
       if (stale) changed.push(w.participant);
     }
 

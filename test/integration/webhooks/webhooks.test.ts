@@ -133,7 +133,7 @@ describe('URL policy: a public https:// URL only (harness default: private targe
       return;
     }
     const p = expectProblem(res, 400, 'invalid_url');
-    expect(p.errors?.[0]?.path).toBe('url');
+    expect(p.errors?.[0]?.path).toBe('/url');
   });
 
   it('nothing was saved by the refusals', async () => {

@@ -15,8 +15,8 @@ export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
       // a wide window walks the failures of the webhook or the poll's logic targets, not every
       // delivery they ever had. That time is the worker's clock and the window the API's: a day
       // of leeway keeps a delivery lost by a worker whose clock runs behind. A saved webhook's
-      // endpoint id is its webhook id. One still listed by a recover under way is left to it:
-      // a recover repeated (or two over one window) lists each lost delivery once.
+      // endpoint id is its webhook id. One still listed by a recover under way (committed) is
+      // left to it: a recover repeated while the first is resending lists nothing twice.
       const endpoints = m.webhookId
         ? sql`l.endpoint_id = ${m.webhookId}`
         : sql`l.endpoint_id IN (SELECT e.id COLLATE "default" FROM endpoints e

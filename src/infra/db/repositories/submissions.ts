@@ -92,9 +92,8 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       // ones leave room for all (room: maxAnswers less the submission's own). A row this
       // submission inserted has none to count (the usual one-go respondent costs no count).
       // So with bytes: the respondent's count of what their answers hold (answer_bytes, null
-      // until counted) and the submission's may not pass maxBytes; the counted CTE adds the
-      // submission's to a stored row it adds answers to (an inserted row holds its own already),
-      // counting the stored answers first where they were not counted yet.
+      // until counted) and the submission's may not pass maxBytes. An inserted row holds its
+      // submission's count from its insert; a stored row's count is written by writeOutcome.
       const answers = sql<Selectable<ResponsesTable>>`
         WITH ins AS (
           INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, metadata_from, synthetic, created_at)
@@ -111,14 +110,6 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
                   SELECT 1 FROM responses r WHERE r.poll_id = v.poll_id AND r.participant_id = v.participant_id
                   LIMIT ${maxAnswers}) AS stored) <= v.room))
           RETURNING *
-        ), counted AS (
-          UPDATE participants p SET answer_bytes = k.bytes + coalesce(p.answer_bytes, (
-              SELECT coalesce(sum(octet_length(r.value::text) + octet_length(r.metadata::text)), 0)::int
-              FROM responses r WHERE r.poll_id = p.poll_id AND r.participant_id = p.id))
-          FROM unnest(${p((x) => x.pollId)}::text[], ${p((x) => x.id)}::text[], ${p((x) => x.seq)}::text[],
-            ${sorted.map((e) => e.bytes)}::int[]) AS k(poll_id, id, seq, bytes)
-          WHERE p.poll_id = k.poll_id AND p.id = k.id AND p.seq <> k.seq AND k.bytes > 0
-            AND EXISTS (SELECT 1 FROM ins WHERE ins.poll_id = k.poll_id AND ins.participant_id = k.id)
         )
         SELECT r.* FROM responses r
           JOIN unnest(${p((x) => x.pollId)}::text[], ${p((x) => x.id)}::text[]) AS k(poll_id, participant_id)
@@ -149,11 +140,13 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
       if (participants.length)
         ctes.push(sql`updated AS (
           UPDATE participants p
-          SET metadata = v.metadata::jsonb, complete = v.complete, completed_at = v.completed_at, updated_at = v.updated_at
+          SET metadata = v.metadata::jsonb, complete = v.complete, completed_at = v.completed_at, updated_at = v.updated_at,
+            answer_bytes = coalesce(v.answer_bytes, p.answer_bytes)
           FROM unnest(
             ${p((x) => x.pollId)}::text[], ${p((x) => x.id)}::text[], ${p((x) => json(x.metadata))}::text[],
-            ${p((x) => x.complete)}::boolean[], ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[]
-          ) AS v(poll_id, id, metadata, complete, completed_at, updated_at)
+            ${p((x) => x.complete)}::boolean[], ${p((x) => iso(x.completedAt))}::timestamptz[], ${p((x) => iso(x.updatedAt))}::timestamptz[],
+            ${p((x) => x.answerBytes ?? null)}::int[]
+          ) AS v(poll_id, id, metadata, complete, completed_at, updated_at, answer_bytes)
           WHERE p.poll_id = v.poll_id AND p.id = v.id
         )`);
       if (bs.length)
