@@ -1,4 +1,3 @@
-import dns from 'node:dns';
 import { setTimeout as delay } from 'node:timers/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
@@ -23,6 +22,7 @@ import { createSubmissionQueue } from './app/responses/submission-queue.js';
 import { isStorageUnavailable } from './infra/db/unavailable.js';
 import { createStore } from './infra/db/store.js';
 import { sql } from 'kysely';
+import { boundedResolver } from './infra/http-sender/bounded-resolver.js';
 import { createH1Sender } from './infra/http-sender/h1-sender.js';
 import { countWorkers, workerApplicationName } from './infra/db/worker-census.js';
 import { startConnectionSharing } from './worker/connection-share.js';
@@ -56,6 +56,8 @@ export type Runtime = {
   database: Database;
   deps: Deps;
   logger: Logger;
+  /** How endpoints' names resolve where private targets are refused (bounded-resolver.ts); the system's otherwise. */
+  resolver?: ReturnType<typeof boundedResolver>;
   close(): Promise<void>;
 };
 
@@ -107,15 +109,28 @@ export async function openRuntime(
     dataDir: config.dataDir,
     schema: opts.schema,
   });
+  // Given up after about 6 s (2 s, then 4 s): within a delivery's deadline, and a save's wait.
+  const resolver = config.allowPrivateTargets ? undefined : boundedResolver({ timeoutMs: 2_000, tries: 2 });
   const deps: Deps = {
     store: createStore(database.db),
     clock: opts.clock ?? systemClock,
     urlPolicy: { allowPrivateTargets: config.allowPrivateTargets },
     delivery: deliverySettings(config),
     quotas: config.quotas,
-    resolveHost: async (host) => (await dns.promises.lookup(host, { all: true })).map((a) => a.address),
+    // Only asked where private targets are refused (check-target.ts).
+    ...(resolver ? { resolveHost: async (host: string) => (await resolver(host)).map((a) => a.address) } : {}),
   };
-  return { config, database, deps, logger, close: () => database.close() };
+  return {
+    config,
+    database,
+    deps,
+    logger,
+    ...(resolver ? { resolver } : {}),
+    close: async () => {
+      resolver?.cancel();
+      await database.close();
+    },
+  };
 }
 
 /** Brings the schema up to date; returns the migrations applied. */
@@ -154,6 +169,7 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
   const sender = createH1Sender({
     allowPrivateTargets: rt.config.allowPrivateTargets,
     connectionsPerOrigin: rt.config.endpointConnections,
+    ...(rt.resolver ? { resolver: rt.resolver } : {}),
   });
   const mailer = rt.config.smtpUrl
     ? smtpMailer(rt.config.smtpUrl, rt.config.mailFrom)
