@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { PLANS, ROLES, type Plan, type Role } from '../domain/access.js';
+import { isAddress } from '../domain/email-address.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import {
   applyMigrations,
@@ -20,6 +21,27 @@ const oneOf =
     if (!values.includes(v as T)) throw new InvalidArgumentError(`${what} must be one of ${values.join(', ')}`);
     return v as T;
   };
+
+/**
+ * An operator's email, checked as the API checks one (which its schema does): an address the
+ * payloads would find, or a name at a host without dots (`owner@localhost`), so that a typo
+ * cannot become an owner whom failure alerts never reach.
+ */
+const emailArg = (v: string): string => {
+  const email = v.trim();
+  if (
+    email.length > 320 ||
+    !(isAddress(email) || /^[^\s@"]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(email))
+  )
+    throw new InvalidArgumentError('must be an email address');
+  return email;
+};
+
+const nameArg = (v: string): string => {
+  const name = v.trim();
+  if (!name || name.length > 200) throw new InvalidArgumentError('must be 1 to 200 characters once trimmed');
+  return name;
+};
 
 const pageSize = (v: string): number => {
   const n = Number(v);
@@ -172,8 +194,8 @@ program
 const accounts = program.command('accounts').description('manage accounts');
 accounts
   .command('create')
-  .requiredOption('--name <name>', 'account name')
-  .requiredOption('--owner-email <email>', "owner's email address")
+  .requiredOption('--name <name>', 'account name', nameArg)
+  .requiredOption('--owner-email <email>', "owner's email address", emailArg)
   .option('--plan <plan>', `one of ${PLANS.join(', ')}`, oneOf(PLANS, 'plan'), 'premium' as Plan)
   .option('--json', 'print one JSON object')
   .action((opts: { name: string; ownerEmail: string; plan: Plan; json?: boolean }) =>
@@ -203,7 +225,7 @@ const keys = program.command('keys').description('API keys');
 keys
   .command('create')
   .requiredOption('--account <id>', 'account id')
-  .requiredOption('--email <email>', "member's email (added to the account if new)")
+  .requiredOption('--email <email>', "member's email (added to the account if new)", emailArg)
   .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`, oneOf(ROLES, 'role'))
   .option('--json', 'print one JSON object')
   .action((opts: { account: string; email: string; role: Role; json?: boolean }) =>

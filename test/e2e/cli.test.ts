@@ -108,6 +108,23 @@ describe('arguments and environment are checked before storage is touched', () =
       // With --json the failure is still one JSON object on stdout.
       expect(oneObject(setPlan)).toEqual({ error: expect.stringMatching(/plan must be one of/) });
       expect(oneObject(role)).toEqual({ error: expect.stringMatching(/role must be one of/) });
+      // An email that is none, or a blank name, is refused the same way.
+      const [noEmail, blankName, badMember] = await Promise.all([
+        canvass(['accounts', 'create', '--name', 'N', '--owner-email', 'bob', '--json'], env),
+        canvass(['accounts', 'create', '--name', '  ', '--owner-email', 'n@example.com', '--json'], env),
+        canvass(
+          ['keys', 'create', '--account', 'acc_x', '--email', 'e@@example.com', '--role', 'editor', '--json'],
+          env,
+        ),
+      ]);
+      for (const [run, what] of [
+        [noEmail, /must be an email address/],
+        [blankName, /must be 1 to 200 characters/],
+        [badMember, /must be an email address/],
+      ] as const) {
+        expect(run.code, run.stderr).not.toBe(0);
+        expect(oneObject(run)).toEqual({ error: expect.stringMatching(what) });
+      }
       expect(existsSync(dir)).toBe(false);
     },
     SLOW,
