@@ -97,6 +97,13 @@ export function newOpaqueId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(22)}`;
 }
 
+/**
+ * idsMadeBefore where ids can tell that time (from 1970 until their 8 characters of time run
+ * out, in the year 8888); undefined before or after, where no id bounds a time.
+ */
+export const idBoundAt = (prefix: IdPrefix, ms: number): string | undefined =>
+  ms >= 0 && ms < 62 ** 8 ? idsMadeBefore(prefix, ms) : undefined;
+
 /** Every id of this kind made before `ms` sorts below this string, and none made at or after it does. */
 export function idsMadeBefore(prefix: IdPrefix, ms: number): string {
   return `${prefix}_${timePart(ms)}`;

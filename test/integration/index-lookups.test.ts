@@ -146,6 +146,15 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
     expect(plan).not.toMatch(/Seq Scan on responses/);
   });
 
+  it('a delivery log or answers list in a time window starts its index walk at the window', async () => {
+    const store = createStore(db);
+    const window = { createdAfter: new Date('2030-01-01T00:00:00Z'), createdBefore: new Date('2030-02-01T00:00:00Z') };
+    const log = await plansOf(() => store.deliveries.list({ accountIds: ['acc_w'], ...window }, { limit: 20 }));
+    expect(log).toMatch(/Index Cond: [^\n]*account_id[^\n]*id >= [^\n]*id < /);
+    const answers = await plansOf(() => store.responses.list({ pollId: 'poll_w', ...window }, { limit: 20 }));
+    expect(answers).toMatch(/Index Cond: [^\n]*poll_id[^\n]*id >= [^\n]*id < /);
+  });
+
   it("the purge finds old deliveries' attempts and events by delivery", async () => {
     const store = createStore(db);
     const plan = await plansOf(() => store.deliveries.purgeFinishedBefore(new Date(), 500));

@@ -96,6 +96,13 @@ describe('GET /responses', () => {
       `accountId=${reads.accountId}&createdAfter=${iso(t0)}&createdBefore=${iso(t0 + 7_200_000)}`,
     );
     expect(exact.data.map((r) => r.participantId)).toEqual(['p2', 'p2']);
+    // Times no id can tell (before 1970, after the year 8888) still bound only by time.
+    const wide = await list(
+      `accountId=${reads.accountId}&createdAfter=0001-01-01T00:00:00Z&createdBefore=9999-12-31T00:00:00Z`,
+    );
+    expect(wide.data.map((r) => r.id)).toEqual(ids);
+    expect((await list(`accountId=${reads.accountId}&createdBefore=1969-12-31T00:00:00Z`)).data).toEqual([]);
+    expect((await list(`accountId=${reads.accountId}&createdAfter=9000-01-01T00:00:00Z`)).data).toEqual([]);
     expectProblem(
       await call('GET', `/responses?accountId=${reads.accountId}&createdAfter=yesterday`, reads.key),
       400,

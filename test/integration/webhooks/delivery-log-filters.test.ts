@@ -34,6 +34,11 @@ describe('GET /webhooks/deliveries time filters', () => {
     const before = new Date(Date.parse(times[2]!) - 1).toISOString();
     expect(await list(`&createdAfter=${after}`)).toEqual([times[2], times[1]]);
     expect(await list(`&createdAfter=${after}&createdBefore=${before}`)).toEqual([times[1]]);
+    // Times no id can tell (before 1970, after the year 8888) still bound only by time.
+    expect(await list('&createdAfter=0001-01-01T00:00:00Z&createdBefore=9999-12-31T00:00:00Z')).toEqual(
+      [...times].reverse(),
+    );
+    expect(await list('&createdAfter=9000-01-01T00:00:00Z')).toEqual([]);
     const bad = await h.app.inject({
       url: `/webhooks/deliveries?webhookId=${hook.data.id}&createdAfter=yesterday`,
       headers: bearer(acct.key),

@@ -8,7 +8,7 @@ import {
 } from '../../../domain/delivery.js';
 import type { DeliveryRepo } from '../../../app/ports/index.js';
 import type { DeliverySource } from '../../../domain/webhook.js';
-import { idsMadeBefore } from '../../../domain/ids.js';
+import { idBoundAt, idsMadeBefore } from '../../../domain/ids.js';
 import type { EventType } from '../../../domain/payload.js';
 import type { AttemptsTable, DB, DeliveriesTable } from '../schema.js';
 import { deliveryControl } from './delivery-control.js';
@@ -211,8 +211,15 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
           ]),
         );
       }
+      // A delivery's id starts with its creation time (new-delivery.ts): bounded by id too, the
+      // walk of the account's, poll's or webhook's index starts and ends at the window, where a
+      // window far from now would otherwise walk every delivery to find none.
+      const after = f.createdAfter && idBoundAt('dlv', f.createdAfter.getTime());
+      const before = f.createdBefore && idBoundAt('dlv', f.createdBefore.getTime());
       if (f.createdAfter) q = q.where('d.created_at', '>', f.createdAfter);
       if (f.createdBefore) q = q.where('d.created_at', '<', f.createdBefore);
+      if (after) q = q.where('d.id', '>=', after);
+      if (before) q = q.where('d.id', '<', before);
       if (page.startCursor) q = q.where('d.id', '<', page.startCursor);
       // Newest first: a delivery log is read from the top.
       const rows = await q

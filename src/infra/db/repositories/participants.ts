@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { ParticipantRow } from '../../../domain/response.js';
 import type { ResponseFilter } from '../../../app/ports/index.js';
 import type { DB, ParticipantsTable } from '../schema.js';
+import { idBoundAt } from '../../../domain/ids.js';
 import { json, toPage } from './page.js';
 import { pageOfAnswers, respondentAnswers } from './response-metadata.js';
 
@@ -56,8 +57,14 @@ export function participantReads(db: Kysely<DB>) {
       let q = db.selectFrom('responses').selectAll();
       if (f.pollId) q = q.where('poll_id', '=', f.pollId);
       if (f.accountId) q = q.where('account_id', '=', f.accountId);
+      // An answer's id starts with its creation time: bounded by id too, the index walk starts
+      // and ends at the window (as the delivery log's, deliveries.ts).
+      const after = f.createdAfter && idBoundAt('rsp', f.createdAfter.getTime());
+      const before = f.createdBefore && idBoundAt('rsp', f.createdBefore.getTime());
       if (f.createdAfter) q = q.where('created_at', '>', f.createdAfter);
       if (f.createdBefore) q = q.where('created_at', '<', f.createdBefore);
+      if (after) q = q.where('id', '>=', after);
+      if (before) q = q.where('id', '<', before);
       if (page.startCursor) q = q.where('id', '>', page.startCursor);
       const rows = await q
         .orderBy('id')
