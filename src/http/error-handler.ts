@@ -130,6 +130,8 @@ export function registerErrorHandling(app: FastifyInstance, isUnavailable: Unava
     else if (typeof retryAfter === 'number' && Number.isFinite(retryAfter))
       reply.header('retry-after', String(retryAfter));
     if (err instanceof DomainError && err.code === 'unavailable') logRefusal(req, err.message);
+    // RFC 6750: a 401 names the scheme it asks for.
+    if (body.status === 401) reply.header('www-authenticate', 'Bearer realm="canvass"');
     void reply.status(body.status).type('application/problem+json').send(body);
   });
   app.setNotFoundHandler((req, reply) => {

@@ -92,6 +92,7 @@ describe('authentication and authorisation', () => {
       const res = await send(r, undefined);
       expect(res.statusCode, name).toBe(401);
       expectProblem(res, 401, 'unauthenticated');
+      expect(res.headers['www-authenticate'], name).toBe('Bearer realm="canvass"');
     }
     expectProblem(await call('POST', '/poll', undefined, { nonsense: true }), 401, 'unauthenticated');
   });
@@ -106,6 +107,7 @@ describe('authentication and authorisation', () => {
       const res = await send(r, undefined, headers);
       expect(res.statusCode, name).toBe(401);
       expectProblem(res, 401, 'unauthenticated');
+      expect(res.headers['www-authenticate'], name).toBe('Bearer realm="canvass"');
     }
   });
 
