@@ -19,7 +19,8 @@ import { startReceiver, type Received } from '../support/receiver.js';
  * errors, and without being restarted deliver every answer that was acknowledged, before, during
  * (none can be) and after the outage.
  *
- * It needs only the PostgreSQL ≥ 15 server binaries, so it runs in every pass.
+ * It needs only the PostgreSQL ≥ 15 server binaries; it runs in the PGlite pass (its cluster is
+ * its own, so one pass is enough).
  */
 
 const DEADLINE_MS = 2_000;
