@@ -5,8 +5,8 @@ import { classifyError } from '../../src/infra/http-sender/classify-error.js';
 
 /**
  * Endpoints' names resolved through c-ares against a real name server on loopback (UDP): one
- * that answers `*.ok.test` with 198.51.100.7, says `*.gone.test` does not exist, and never
- * answers anything else.
+ * that answers `*.ok.test` with 198.51.100.7, says `*.gone.test` does not exist, fails
+ * `*.broken.test` (SERVFAIL), and never answers anything else.
  */
 
 let server: dgram.Socket;
@@ -53,6 +53,7 @@ beforeAll(async () => {
     const reply = (b: Buffer) => server.send(b, from.port, from.address);
     if (q.name.endsWith('.ok.test')) reply(q.type === 1 ? answer(msg, 0, [198, 51, 100, 7]) : answer(msg, 0));
     else if (q.name.endsWith('.gone.test')) reply(answer(msg, 3));
+    else if (q.name.endsWith('.broken.test')) reply(answer(msg, 2));
     // Anything else: never answered.
   });
   await new Promise<void>((resolve) => server.bind(0, '127.0.0.1', resolve));
@@ -86,13 +87,20 @@ describe('the bounded resolver', () => {
     expect(await resolve('other.ok.test')).toEqual([{ address: '198.51.100.7', family: 4 }]);
     expect(settled).toBe(0);
     resolve.cancel();
-    for (const f of await Promise.all(silent)) expect(classifyError(f, false)).toBe('dns');
+    for (const f of await Promise.all(silent)) expect(classifyError(f, false)).toBe('timeout');
   });
 
-  it('gives up on a name whose server never answers after its tries, as a DNS failure', async () => {
+  it('gives up on a name whose server never answers after its tries, as a timeout (the main ladder)', async () => {
     const resolve = boundedResolver({ timeoutMs: 200, tries: 2, servers: [address] });
     const failed = await resolve('late.silent.test').catch((e: unknown) => e);
-    expect(failed).toMatchObject({ code: 'EAI_AGAIN', hostname: 'late.silent.test' });
+    expect(failed).toMatchObject({ code: 'ETIMEDOUT', hostname: 'late.silent.test' });
+    expect(classifyError(failed, false)).toBe('timeout');
+  });
+
+  it('reads a server that fails the query (SERVFAIL) as a DNS failure', async () => {
+    const resolve = boundedResolver({ timeoutMs: 1_000, tries: 1, servers: [address] });
+    const failed = await resolve('hooks.broken.test').catch((e: unknown) => e);
+    expect(failed).toMatchObject({ code: 'EAI_AGAIN' });
     expect(classifyError(failed, false)).toBe('dns');
   });
 

@@ -1,17 +1,25 @@
 import type { LookupAddress } from 'node:dns';
 import { Resolver } from 'node:dns/promises';
 
-/** A name that did not resolve, with getaddrinfo's codes (classify-error.ts reads them as `dns`). */
+const WORDS = {
+  ENOTFOUND: 'no such name',
+  EAI_AGAIN: 'its name servers failed',
+  ETIMEDOUT: 'no name server answered in time',
+} as const;
+
+/**
+ * A name that did not resolve, with getaddrinfo's codes, which classify-error.ts reads as `dns`
+ * (the DNS ladder); or no answer in time, read as a `timeout` (the main ladder), as a stalled
+ * getaddrinfo was once the attempt's deadline passed: a resolver slow for a while does not end
+ * the deliveries it meets late on their ladder.
+ */
 export class LookupError extends Error {
   constructor(
-    readonly code: 'ENOTFOUND' | 'EAI_AGAIN',
+    readonly code: keyof typeof WORDS,
     readonly hostname: string,
     options?: { cause?: unknown },
   ) {
-    super(
-      `${hostname}: ${code === 'ENOTFOUND' ? 'no such name' : 'its name servers failed or did not answer'}`,
-      options,
-    );
+    super(`${hostname}: ${WORDS[code]}`, options);
   }
 }
 
@@ -56,9 +64,13 @@ export function boundedResolver(opts: BoundedResolverOptions) {
     ];
     if (found.length) return found;
     const failed = [v4, v6].flatMap((r) => (r.status === 'rejected' ? [r.reason as { code?: string }] : []));
-    const missing = failed.every((e) => NO_SUCH_NAME.has(String(e.code)));
-    throw new LookupError(missing ? 'ENOTFOUND' : 'EAI_AGAIN', hostname, { cause: failed[0] });
+    const code = failed.every((e) => NO_SUCH_NAME.has(String(e.code)))
+      ? 'ENOTFOUND'
+      : failed.some((e) => e.code === 'ETIMEOUT' || e.code === 'ECANCELLED')
+        ? 'ETIMEDOUT'
+        : 'EAI_AGAIN';
+    throw new LookupError(code, hostname, { cause: failed[0] });
   };
-  // cancel(): every lookup under way fails at once (EAI_AGAIN), as at a process's stop.
+  // cancel(): every lookup under way fails at once, as not answered in time (a process's stop).
   return Object.assign(resolve, { cancel: () => resolver.cancel() });
 }
