@@ -67,12 +67,14 @@ export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]):
     ? await deps.store.deliveries.recordResults(rows, now)
     : await deps.store.transaction(async (store) => {
         const done = await store.deliveries.recordResults(rows, now);
+        // A test event that failed lost no respondent's answer: it charges no endpoint (alerts).
+        const tests = await store.deliveries.testsAmong(items.filter((_, i) => ends(i)).map((a) => a.delivery.id));
         // By endpoint and the URL attempted: one changed while the attempt was out is not charged
         // with its old URL's failure (an alert would name the new URL for it).
         const failed = new Map<string, { id: string; url: string; failure: string }>();
         items.forEach((a, i) => {
           const { endpointId: id, url } = a.delivery;
-          if (done.has(a.delivery.id) && ends(i))
+          if (done.has(a.delivery.id) && ends(i) && !tests.has(a.delivery.id))
             failed.set(`${id}\u0000${url}`, { id, url, failure: describeOutcome(a.sent.outcome) });
         });
         for (const [, f] of [...failed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))

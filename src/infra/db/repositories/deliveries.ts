@@ -241,6 +241,15 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       return toPage(rows.map(toDelivery), page);
     },
 
+    async testsAmong(ids) {
+      if (!ids.length) return new Set();
+      // In the default collation, as delivery_events_delivery is.
+      const r = await sql<{ id: string }>`
+        SELECT DISTINCT delivery_id AS id FROM delivery_events
+        WHERE delivery_id = ANY(${[...ids]}::text[]) AND kind = 'test'`.execute(db);
+      return new Set(r.rows.map((x) => x.id));
+    },
+
     async countLost(endpointId, since) {
       const r = await db
         .selectFrom('lost_deliveries')

@@ -218,8 +218,10 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
           FROM dequeued f WHERE d.id = f.delivery_id
           RETURNING d.id, d.endpoint_id, f.status, f.finished_at
         ), lost AS (
+          -- A test event (POST /webhooks/test) carries no respondent's answer: nothing is lost.
           INSERT INTO lost_deliveries (delivery_id, endpoint_id, lost_at)
-          SELECT id, endpoint_id, finished_at FROM finished WHERE status IN ('given_up', 'rejected')
+          SELECT f.id, f.endpoint_id, f.finished_at FROM finished f WHERE f.status IN ('given_up', 'rejected')
+            AND NOT EXISTS (SELECT 1 FROM delivery_events e WHERE e.delivery_id = f.id COLLATE "default" AND e.kind = 'test')
         ), attempt_rows AS (
           INSERT INTO attempts (id, delivery_id, number, sent_at, status_code, error, duration_ms, response_excerpt)
           SELECT * FROM unnest(
