@@ -8,7 +8,7 @@ import { loggableOrigin } from '../domain/url-policy.js';
 import { wakeableSleep } from './sleep.js';
 
 /** What a task may report to besides its return value (the work it did). */
-export type TaskContext = { logger: Logger; metrics?: Metrics };
+export type TaskContext = { logger: Logger; metrics?: Metrics; signal?: AbortSignal };
 
 /**
  * The work a pass did, whether more is left (by default: whenever it did any), and how much of
@@ -44,7 +44,7 @@ export const BATCH_FLUSH = batchFlushTask();
 export const ALERT_CHECK: SchedulerTask = {
   name: 'check-alerts',
   run: (deps, ctx) =>
-    checkAlerts(deps, 50, (email) => {
+    checkAlerts(deps, 50, ctx?.signal, (email) => {
       ctx?.metrics?.alertEmailSent(email.kind);
       ctx?.logger.warn(
         {
@@ -108,7 +108,7 @@ export function startScheduler(
     minGapMs?: number;
   },
 ): Promise<void> {
-  const ctx: TaskContext = { logger: opts.logger, metrics: opts.metrics };
+  const ctx: TaskContext = { logger: opts.logger, metrics: opts.metrics, signal };
   const idle = wakeableSleep(signal);
   // During an outage every tick fails the same way: log the first, then at most every 30 s.
   const lastLogged = new Map<string, number>();
@@ -136,6 +136,8 @@ export function startScheduler(
     while (!signal.aborted) {
       let again = false;
       for (const task of opts.tasks) {
+        // A stop starts no further task: stop() waits for the one under way only.
+        if (signal.aborted) break;
         try {
           const pass = await task.run(deps, ctx);
           const n = typeof pass === 'number' ? pass : pass.done;

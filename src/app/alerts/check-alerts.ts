@@ -197,13 +197,19 @@ export type SentAlert = {
  * mail server refuses its recipients) pauses that endpoint for a while without holding up the
  * others; the failures are thrown together at the end so the scheduler logs them.
  */
-export async function checkAlerts(deps: Deps, limit = 50, onSent?: (email: SentAlert) => void): Promise<number> {
+export async function checkAlerts(
+  deps: Deps,
+  limit = 50,
+  signal?: AbortSignal,
+  onSent?: (email: SentAlert) => void,
+): Promise<number> {
   const mailer = deps.mailer;
   const windows = deps.alerts;
   if (!mailer || !windows) return 0;
   let sent = 0;
   const failed: { endpointId: string; error: unknown }[] = [];
-  for (let i = 0; i < limit; i++) {
+  // A stop sends no further email: one the process were killed amid would go again later.
+  for (let i = 0; i < limit && !signal?.aborted; i++) {
     const plan = await planNext(deps, windows);
     if (plan === null) break;
     if (plan === 'handled') continue;

@@ -57,6 +57,9 @@ it('a reminder sent over a week after a loss counts only the losses of the week 
   };
   const lostIn = (i: number) => /Responses lost in the past week: (\d+)/.exec(mailBody(sink.messages[i]!.raw))?.[1];
   shift += HOUR;
+  // A process stopping sends no further email, though one is due.
+  expect(await checkAlerts(deps, 50, AbortSignal.abort())).toBe(0);
+  expect(sink.messages).toHaveLength(0);
   expect(await checkAlerts(deps)).toBe(1);
   expect(lostIn(0)).toBe('2');
   // A day later the first loss is seven days and an hour old: the reminder counts the second only.
