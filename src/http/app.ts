@@ -83,6 +83,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     reply.header('x-content-type-options', 'nosniff');
     done();
   });
+  // API answers are an account's data, some with a key or a secret in them: no cache keeps them.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (!reply.hasHeader('cache-control') && /json/.test(String(reply.getHeader('content-type') ?? '')))
+      reply.header('cache-control', 'no-store');
+    return payload;
+  });
   app.addHook('onResponse', async (req, reply) => {
     const ms = reply.elapsedTime;
     if (reply.statusCode >= 500)

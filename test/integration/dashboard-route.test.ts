@@ -25,6 +25,7 @@ beforeAll(() => {
   mkdirSync(path.join(dir, 'assets'));
   writeFileSync(path.join(dir, 'index.html'), INDEX);
   writeFileSync(path.join(dir, 'assets', 'index-abc123.js'), 'console.log(1)');
+  writeFileSync(path.join(dir, '.secret.json'), '{"dot-file": true}');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -64,10 +65,20 @@ describe('dashboard at /app, built', () => {
     expect(js.statusCode).toBe(200);
     expect(js.headers['content-type']).toMatch(/javascript/);
     expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
-    for (const url of ['/app/assets/index-old.js', '/app/../package.json', '/app/nope.css']) {
+    for (const url of [
+      '/app/assets/index-old.js',
+      '/app/../package.json',
+      '/app/nope.css',
+      // Refused by the file server (a directory, an encoded `..`, a dot-file): missing pages too.
+      '/app/assets/',
+      '/app/%2e%2e/package.json',
+      '/app/.secret.json',
+    ]) {
       const res = await app.inject({ url });
       expect(res.statusCode, url).toBe(404);
-      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.headers['content-type'], url).toMatch(/^application\/problem\+json/);
+      expect(res.json().code, url).toBe('not_found');
+      expect(res.body, url).not.toContain('dot-file');
     }
     expect((await app.inject({ method: 'POST', url: '/app/polls' })).statusCode).toBe(404);
     await app.close();

@@ -63,6 +63,8 @@ async function serve(app: FastifyInstance, root: string): Promise<void> {
       index: false,
       schemaHide: true,
       cacheControl: false,
+      // A dot-file a build may write (a manifest) is not served.
+      dotfiles: 'ignore',
       setHeaders(res, file) {
         // Hashed bundles never change; everything else is checked on each load.
         res.setHeader(
@@ -78,6 +80,15 @@ async function serve(app: FastifyInstance, root: string): Promise<void> {
   );
   // Any other /app/* path that is not a file is one of the app's own routes: index.html.
   // A missing file (an old bundle, a typo) stays a 404 problem document.
+  // A path the file server refuses (a directory, `..`): a missing page, as any other.
+  app.setErrorHandler(async (err: { statusCode?: number }, req, reply) => {
+    if (err.statusCode === 403)
+      return reply
+        .status(404)
+        .type('application/problem+json')
+        .send(problem('not_found', `no route ${req.method} ${req.url.split('?')[0]!}`));
+    throw err;
+  });
   app.setNotFoundHandler(async (req, reply) => {
     const p = req.url.split('?')[0]!;
     const last = p.split('/').pop() ?? '';

@@ -36,6 +36,8 @@ describe('API keys', () => {
       role: 'editor',
     });
     expect(made.statusCode, made.body).toBe(201);
+    // Shown once, and kept by no cache on the way.
+    expect(made.headers['cache-control']).toBe('no-store');
     const key = made.json().data.apiKey as string;
     expect(key).toMatch(/^cvk_/);
     expect((await polls(key)).statusCode).toBe(200);

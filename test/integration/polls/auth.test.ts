@@ -93,6 +93,7 @@ describe('authentication and authorisation', () => {
       expect(res.statusCode, name).toBe(401);
       expectProblem(res, 401, 'unauthenticated');
       expect(res.headers['www-authenticate'], name).toBe('Bearer realm="canvass"');
+      expect(res.headers['cache-control'], name).toBe('no-store');
     }
     expectProblem(await call('POST', '/poll', undefined, { nonsense: true }), 401, 'unauthenticated');
   });
@@ -108,6 +109,7 @@ describe('authentication and authorisation', () => {
       expect(res.statusCode, name).toBe(401);
       expectProblem(res, 401, 'unauthenticated');
       expect(res.headers['www-authenticate'], name).toBe('Bearer realm="canvass"');
+      expect(res.headers['cache-control'], name).toBe('no-store');
     }
   });
 
