@@ -761,6 +761,21 @@ describe('dashboard at /app', () => {
     expect(await accountsStatus(adminKey)).toBe(401);
     expect(admin.errors).toEqual([expect.stringMatching(/status of 401[\s\S]*\/accounts/)]);
     await admin.tab.close();
+
+    // A key revoked elsewhere while a dashboard is open signs that dashboard out at its next call.
+    const laterKey = await h.member(acct.accountId, 'admin', 'later-admin@example.com');
+    const later = await signedIn(laterKey);
+    const listedKeys = (
+      await h.app.inject({ url: `/keys?accountId=${acct.accountId}&limit=100`, headers: bearer(acct.key) })
+    ).json().data as { id: string; prefix: string }[];
+    const laterId = listedKeys.find((k) => k.prefix === laterKey.slice(0, 8))!.id;
+    const revoked = await h.app.inject({ method: 'DELETE', url: `/keys?keyId=${laterId}`, headers: bearer(acct.key) });
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    await later.tab.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Polls' }).click();
+    await later.tab.getByText('That API key is no longer accepted; sign in again.').waitFor();
+    await later.tab.getByLabel('API key').waitFor();
+    expect(await later.tab.evaluate("sessionStorage.getItem('canvass.apiKey')")).toBeNull();
+    await later.tab.close();
   }, 60_000);
 
   it('works 375 px wide: no sideways scrolling, every control reachable', async () => {

@@ -24,7 +24,17 @@ export function App() {
   const main = useRef<HTMLElement>(null);
 
   const [secret, setSecret] = useState<string | null>(null);
-  const api = useMemo(() => (key ? createApi(key, { onSigningSecret: setSecret }) : null), [key]);
+  // A key revoked while the dashboard is open signs it out at its next call, on any page.
+  const api = useMemo(
+    () =>
+      key
+        ? createApi(key, {
+            onSigningSecret: setSecret,
+            onUnauthorized: () => signOut('That API key is no longer accepted; sign in again.'),
+          })
+        : null,
+    [key],
+  );
 
   // A key kept from earlier in this tab: check it again and list its accounts.
   useEffect(() => {
@@ -94,6 +104,8 @@ export function App() {
   const switchAccount = (id: string) => {
     storeAccount(id);
     setAccountId(id);
+    // A signing secret shown once belongs to the account it was made for.
+    setSecret(null);
     navigate(`${BASE}/`);
   };
 

@@ -77,6 +77,8 @@ export type ApiOptions = {
    * (a first webhook, or a first trigger-webhook logic rule on a poll or slide) returns it once.
    */
   onSigningSecret?: (secret: string) => void;
+  /** Called when the API no longer accepts the key (a 401): revoked or withdrawn meanwhile. */
+  onUnauthorized?: () => void;
 };
 
 /**
@@ -115,7 +117,7 @@ function unreadable(method: string, answered: Response, err: unknown): ApiError 
   );
 }
 
-export function createApi(key: string, { base = '', onSigningSecret }: ApiOptions = {}): Api {
+export function createApi(key: string, { base = '', onSigningSecret, onUnauthorized }: ApiOptions = {}): Api {
   /** Sends a request and reads its answer with `read`, both under one deadline (API_TIMEOUT_S). */
   async function call<T>(
     method: string,
@@ -135,6 +137,7 @@ export function createApi(key: string, { base = '', onSigningSecret }: ApiOption
         signal: limit.signal,
       });
       limit.progress();
+      if (res.status === 401) onUnauthorized?.();
       if (!res.ok) throw await toError(res);
       return await read(res, limit.progress);
     } catch (err) {
