@@ -233,6 +233,15 @@ describe("a queued delivery whose webhook's URL changed after it was queued", ()
     expect(claimed.find((d) => d.id === deliveryId)?.url).toBe('https://new.example/hook');
     expect(await deliveryRow(deliveryId)).toEqual({ status: 'pending', url: 'https://new.example/hook' });
   });
+
+  it('keeps the newer URL when a claim that read an older one records it late', async () => {
+    const { webhookId, deliveryId } = await seedDelivery(h.database.db, acme.accountId, h.clock.now());
+    await sql`UPDATE webhooks SET url = 'https://newer.example/hook' WHERE id = ${webhookId}`.execute(h.database.db);
+    await sql`UPDATE deliveries SET url = 'https://newer.example/hook' WHERE id = ${deliveryId}`.execute(h.database.db);
+    // The retarget a claim runs with the URL it read before the newer one committed.
+    expect(await h.deps.store.deliveries.retarget(webhookId, 'https://new.example/hook')).toBe(0);
+    expect(await deliveryRow(deliveryId)).toEqual({ status: 'pending', url: 'https://newer.example/hook' });
+  });
 });
 
 describe("an attempt to a webhook's old URL that ends its delivery after the URL changed", () => {

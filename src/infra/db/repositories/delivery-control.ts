@@ -73,9 +73,12 @@ export function deliveryControl(db: Kysely<DB>): Control {
     // itself, so that one a batch record finished while this waited for it keeps the URL it was
     // sent to: after the wait only the updated row's own conditions are checked again.
     async retarget(webhookId, url) {
+      // Only while the webhook still has that URL: a claim's retarget, run outside any lock with
+      // the URL it read, must not write back an older URL over a change committed since.
       const res = await sql`UPDATE deliveries d SET url = ${url}
         WHERE d.webhook_id = ${webhookId} AND d.status = 'pending'
-          AND EXISTS (SELECT 1 FROM delivery_queue q WHERE q.delivery_id = d.id)`.execute(db);
+          AND EXISTS (SELECT 1 FROM delivery_queue q WHERE q.delivery_id = d.id)
+          AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = ${webhookId} AND w.url = ${url})`.execute(db);
       return Number(res.numAffectedRows ?? 0n);
     },
 
