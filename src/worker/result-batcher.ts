@@ -1,6 +1,22 @@
 import { recordAttempts, type AttemptReport } from '../app/delivery/record-attempts.js';
 import { type SentAttempt } from '../app/delivery/send-attempt.js';
 import type { Deps } from '../app/ports/index.js';
+import { AbortedForAnotherError } from '../app/ports/aborted-for-another.js';
+
+/**
+ * Tries a batch's record again, twice at most, when PostgreSQL aborted it for another transaction
+ * (a deadlock with a deletion's cancel, say): nothing of it was written, and its leases still
+ * hold. Given up, its deliveries stay leased and are sent again once the leases run out.
+ */
+async function recordRetrying(deps: Deps, items: readonly SentAttempt[]): Promise<AttemptReport[]> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await recordAttempts(deps, items);
+    } catch (e) {
+      if (tries >= 3 || !(e instanceof AbortedForAnotherError)) throw e;
+    }
+  }
+}
 
 /**
  * Gathers sent attempts and records them together: one transaction per batch instead of one
@@ -37,7 +53,7 @@ export function resultBatcher(
     const batch = queue.splice(0, opts.maxBatch);
     try {
       const items = batch.map((w) => w.item);
-      const reports = await recordAttempts(deps, items);
+      const reports = await recordRetrying(deps, items);
       batch.forEach((w, i) => w.resolve(reports[i]!));
       opts.onRecorded?.(items, reports);
     } catch (e) {

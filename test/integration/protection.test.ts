@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App } from '../../src/http/app.js';
 import { retentionTask } from '../../src/worker/scheduler.js';
 import { newId } from '../../src/domain/ids.js';
+import { AbortedForAnotherError } from '../../src/app/ports/aborted-for-another.js';
 import { isStorageUnavailable } from '../../src/infra/db/unavailable.js';
 import { bearer, harness, type Harness, type TestAccount, testApp } from '../support/app.js';
 import { onPostgres } from '../support/db.js';
@@ -129,6 +130,24 @@ describe('storage outage', () => {
     expect(isStorageUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isStorageUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
     expect(isStorageUnavailable(new TypeError('x is undefined'))).toBe(false);
+  });
+
+  it('a transaction PostgreSQL aborts for another (a deadlock) comes out typed, and still answers 503', async () => {
+    const deadlock = Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    const failing = await h.deps.store
+      .transaction(async () => {
+        throw deadlock;
+      })
+      .catch((e: unknown) => e);
+    expect(failing).toBeInstanceOf(AbortedForAnotherError);
+    expect((failing as Error).cause).toBe(deadlock);
+    expect(isStorageUnavailable(failing)).toBe(true);
+    const other = await h.deps.store
+      .transaction(async () => {
+        throw new TypeError('x is undefined');
+      })
+      .catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(TypeError);
   });
 });
 

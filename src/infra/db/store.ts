@@ -8,6 +8,7 @@ import { slideRepo } from './repositories/slides.js';
 import { submissionRepo } from './repositories/submissions.js';
 import { userRepo } from './repositories/users.js';
 import { alertRepo } from './repositories/alerts.js';
+import { asAbortedForAnother } from './unavailable.js';
 import { batchRepo } from './repositories/batches.js';
 import { deliveryRepo } from './repositories/deliveries.js';
 import { endpointRepo } from './repositories/endpoints.js';
@@ -41,6 +42,11 @@ export function createStore(db: Kysely<DB>, opts: { nested?: boolean } = {}): St
     transaction: (fn) =>
       db.isTransaction
         ? fn(createStore(db, { nested: true }))
-        : db.transaction().execute((trx) => fn(createStore(trx))),
+        : db
+            .transaction()
+            .execute((trx) => fn(createStore(trx)))
+            .catch((err: unknown) => {
+              throw asAbortedForAnother(err);
+            }),
   };
 }

@@ -1,3 +1,5 @@
+import { AbortedForAnotherError } from '../../app/ports/aborted-for-another.js';
+
 const CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -17,6 +19,15 @@ const CODES = new Set([
   '40P01',
   '40001', // a deadlock or a serialisation failure: aborted for another transaction, done if tried again
 ]);
+
+/**
+ * PostgreSQL's abort of a transaction for another's sake (a deadlock, a serialisation failure)
+ * as the typed error the use cases and the worker know; anything else as it is.
+ */
+export function asAbortedForAnother(err: unknown): unknown {
+  const code = String((err as { code?: unknown } | null)?.code ?? '');
+  return code === '40P01' || code === '40001' ? new AbortedForAnotherError(err) : err;
+}
 
 /** True for errors that mean "the database cannot do this right now", not "this request is wrong". */
 export function isStorageUnavailable(err: unknown): boolean {

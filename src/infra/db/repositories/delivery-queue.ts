@@ -5,6 +5,7 @@ import type { DeliverySource } from '../../../domain/webhook.js';
 import type { DB, DeliveriesTable } from '../schema.js';
 import { executeTogether } from '../pipelined-driver.js';
 import { arrayLiteral, iso } from './page.js';
+import { asAbortedForAnother } from '../unavailable.js';
 
 /**
  * The settings the claim and the batch record run under, sent ahead of them (queueStatement):
@@ -242,7 +243,10 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
           )
         )
         SELECT delivery_id AS id FROM retried UNION ALL SELECT id FROM finished`;
-      const res = await queueStatement(record);
+      // On its own (a batch with no give-up), a deadlock aborts this statement alone.
+      const res = await queueStatement(record).catch((err: unknown) => {
+        throw asAbortedForAnother(err);
+      });
       return new Set(res.rows.map((r) => r.id));
     },
   };
