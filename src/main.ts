@@ -109,7 +109,8 @@ export async function openRuntime(
     dataDir: config.dataDir,
     schema: opts.schema,
   });
-  // Given up after about 6 s (2 s, then 4 s): within a delivery's deadline, and a save's wait.
+  // Given up after about 6 s per name server (2 s, then 4 s); a connection's own deadline ends a
+  // delivery's attempt sooner if it comes first.
   const resolver = config.allowPrivateTargets ? undefined : boundedResolver({ timeoutMs: 2_000, tries: 2 });
   const deps: Deps = {
     store: createStore(database.db),

@@ -23,9 +23,9 @@ const oneOf =
   };
 
 /**
- * An operator's email, checked as the API checks one (which its schema does): an address the
- * payloads would find, or a name at a host without dots (`owner@localhost`), so that a typo
- * cannot become an owner whom failure alerts never reach.
+ * An operator's email: an address the payloads would find (internationalised ones included,
+ * which the API's schema does not take), or a name at a host without dots (`owner@localhost`),
+ * so that a typo cannot become an owner whom failure alerts never reach.
  */
 const emailArg = (v: string): string => {
   const email = v.trim();

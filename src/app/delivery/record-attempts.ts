@@ -66,10 +66,10 @@ export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]):
   const applied = !items.some((_, i) => ends(i))
     ? await deps.store.deliveries.recordResults(rows, now)
     : await deps.store.transaction(async (store) => {
-        // Every endpoint the batch may update (a success's health, a give-up's), locked at once in
-        // id order: the statement's successes and the give-ups after it, each set in order but
-        // not the two together, let two workers' batches each hold what the other waits for.
-        await store.endpoints.lockInOrder(items.map((a) => a.delivery.endpointId));
+        // The statement locks its successes' endpoints, then the give-ups below theirs, each set in
+        // id order but not the two together: two workers' batches may deadlock here, and the one
+        // aborted is recorded again (result-batcher.ts). Locking every endpoint first would put
+        // endpoints before deliveries, against the order a webhook's deletion takes them.
         const done = await store.deliveries.recordResults(rows, now);
         // A test event that failed lost no respondent's answer: it charges no endpoint (alerts).
         const tests = await store.deliveries.testsAmong(items.filter((_, i) => ends(i)).map((a) => a.delivery.id));

@@ -56,8 +56,6 @@ export interface EndpointRepo {
    * the endpoint still points there: a failure of its old URL says nothing of a new one.
    */
   recordGivenUp(id: string, at: Date, failure: string, url?: string): Promise<void>;
-  /** Row locks for the rest of the transaction, taken in id order. */
-  lockInOrder(ids: readonly string[]): Promise<void>;
   delete(id: string): Promise<void>;
   /** Every endpoint of a poll, saved webhooks' and logic-triggered ones': they go with it. */
   deleteByPoll(accountId: string, pollId: string): Promise<void>;

@@ -7,7 +7,8 @@ import { requireWebhook } from './webhook-view.js';
 export type RecoverInput = { webhookId?: string; pollId?: string; since: Date; until?: Date };
 
 /**
- * Lists every rejected or given-up delivery of a target created in [since, until) for resending,
+ * Lists every rejected or given-up delivery of a target created in [since, until) for resending
+ * (test events aside: they lost no answer), but those a recover under way has listed already,
  * in one transaction, and answers how many. The resending is done by the scheduler (see
  * runRecoveries), each delivery in the transaction that removes it from the list, so a restart
  * carries on with what is left and no delivery is resent twice by one recover.

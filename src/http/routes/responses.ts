@@ -111,6 +111,7 @@ export const responseRoutes =
         );
         return reply
           .type('text/csv; charset=utf-8')
+          .header('cache-control', 'no-store')
           .header('content-disposition', `attachment; filename="responses-${req.query.pollId}.csv"`)
           .send(stream);
       },

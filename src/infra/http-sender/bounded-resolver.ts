@@ -1,5 +1,6 @@
-import type { LookupAddress } from 'node:dns';
+import { ADDRCONFIG, type LookupAddress } from 'node:dns';
 import { Resolver } from 'node:dns/promises';
+import os from 'node:os';
 
 const WORDS = {
   ENOTFOUND: 'no such name',
@@ -9,9 +10,9 @@ const WORDS = {
 
 /**
  * A name that did not resolve, with getaddrinfo's codes, which classify-error.ts reads as `dns`
- * (the DNS ladder); or no answer in time, read as a `timeout` (the main ladder), as a stalled
- * getaddrinfo was once the attempt's deadline passed: a resolver slow for a while does not end
- * the deliveries it meets late on their ladder.
+ * (the DNS ladder); or no answer in time, read as a `timeout` (the main ladder), as a lookup
+ * that outlasts the attempt's deadline is: a resolver slow for a while does not end the
+ * deliveries it meets late on their ladder.
  */
 export class LookupError extends Error {
   constructor(
@@ -33,19 +34,39 @@ export type BoundedResolverOptions = {
   servers?: string[];
 };
 
+/** The address families this host has a non-internal interface for, read at most every 10 s. */
+let families: { at: number; v4: boolean; v6: boolean } | undefined;
+function configuredFamilies(): { v4: boolean; v6: boolean } {
+  if (!families || Date.now() - families.at > 10_000) {
+    const all = Object.values(os.networkInterfaces()).flatMap((list) => list ?? []);
+    const external = all.filter((i) => !i.internal);
+    families = {
+      at: Date.now(),
+      v4: external.some((i) => i.family === 'IPv4'),
+      v6: external.some((i) => i.family === 'IPv6'),
+    };
+  }
+  return families;
+}
+
 /**
  * Resolves endpoints' host names through c-ares (dns.Resolver) rather than getaddrinfo
  * (dns.lookup). A getaddrinfo call holds one of libuv's four pool threads until the name's
- * servers answer or give up, so four names whose servers never answer, saved by anyone who may
- * manage webhooks, held up every other account's new connections; c-ares queries wait on the
- * event loop, each given up after `tries` × `timeoutMs`. It reads no /etc/hosts: `localhost`
- * and its subdomains answer loopback (RFC 6761), every other name is the DNS's. Used where
- * private targets are refused, where /etc/hosts names nothing a delivery may reach.
+ * servers answer or give up, so four names whose servers never answer, which anyone who may
+ * manage webhooks can save, would hold up every other account's new connections; c-ares
+ * queries wait on the event loop, each given up after `tries` rounds of `timeoutMs` (doubling)
+ * per name server. It reads no /etc/hosts: `localhost` and its subdomains answer loopback (RFC
+ * 6761), every other name is the DNS's. Used where private targets are refused, where
+ * /etc/hosts names nothing a delivery may reach. With ADDRCONFIG (as net.connect asks), a
+ * family this host has no interface for is not asked, as getaddrinfo leaves it out.
  */
 export function boundedResolver(opts: BoundedResolverOptions) {
   const resolver = new Resolver({ timeout: opts.timeoutMs, tries: opts.tries });
   if (opts.servers) resolver.setServers(opts.servers);
-  const resolve = async (hostname: string, options: { family?: number | string } = {}): Promise<LookupAddress[]> => {
+  const resolve = async (
+    hostname: string,
+    options: { family?: number | string; hints?: number } = {},
+  ): Promise<LookupAddress[]> => {
     const name = hostname.replace(/\.$/, '').toLowerCase();
     if (name === 'localhost' || name.endsWith('.localhost'))
       return [
@@ -53,9 +74,13 @@ export function boundedResolver(opts: BoundedResolverOptions) {
         { address: '::1', family: 6 },
       ];
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
+    const configured = (options.hints ?? 0) & ADDRCONFIG ? configuredFamilies() : { v4: true, v6: true };
+    // A host with neither (no network at all) asks for both, as getaddrinfo then does.
+    const ask4 = family !== 6 && (configured.v4 || !configured.v6);
+    const ask6 = family !== 4 && (configured.v6 || !configured.v4);
     const [v4, v6] = await Promise.allSettled([
-      family === 6 ? Promise.resolve([]) : resolver.resolve4(name),
-      family === 4 ? Promise.resolve([]) : resolver.resolve6(name),
+      ask4 ? resolver.resolve4(name) : Promise.resolve([]),
+      ask6 ? resolver.resolve6(name) : Promise.resolve([]),
     ]);
     // IPv4 first, as most endpoints are reached.
     const found = [

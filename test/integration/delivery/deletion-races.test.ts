@@ -242,6 +242,21 @@ describe("a queued delivery whose webhook's URL changed after it was queued", ()
     expect(await h.deps.store.deliveries.retarget(webhookId, 'https://new.example/hook')).toBe(0);
     expect(await deliveryRow(deliveryId)).toEqual({ status: 'pending', url: 'https://newer.example/hook' });
   });
+
+  it.skipIf(!onPostgres)('keeps the newer URL when a claim records an older one while the change commits', async () => {
+    const { webhookId, deliveryId } = await seedDelivery(h.database.db, acme.accountId, h.clock.now());
+    let late: Promise<number> | undefined;
+    await h.deps.store.transaction(async (store) => {
+      // The change as updateWebhook makes it, not yet committed when the claim's retarget runs.
+      await store.webhooks.lock(webhookId);
+      await store.webhooks.update(webhookId, { url: 'https://newer.example/hook' });
+      await store.deliveries.retarget(webhookId, 'https://newer.example/hook');
+      late = h.deps.store.deliveries.retarget(webhookId, 'https://old.example/hook');
+      await untilSettledOrWaiting(h.database.db, late, 'UPDATE deliveries d SET url');
+    });
+    expect(await late).toBe(0);
+    expect(await deliveryRow(deliveryId)).toEqual({ status: 'pending', url: 'https://newer.example/hook' });
+  });
 });
 
 describe("an attempt to a webhook's old URL that ends its delivery after the URL changed", () => {

@@ -78,6 +78,7 @@ describe('GET /responses/export', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/csv/);
     expect(res.headers['content-disposition']).toContain('attachment');
+    expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body.split('\r\n')[0]).toBe(HEADER.join(','));
     const rows = parseCsv(res.body);
     expect(rows[0]).toEqual(HEADER);

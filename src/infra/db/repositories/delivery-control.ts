@@ -74,11 +74,13 @@ export function deliveryControl(db: Kysely<DB>): Control {
     // sent to: after the wait only the updated row's own conditions are checked again.
     async retarget(webhookId, url) {
       // Only while the webhook still has that URL: a claim's retarget, run outside any lock with
-      // the URL it read, must not write back an older URL over a change committed since.
+      // the URL it read, must not write back an older URL over a change committed since. FOR
+      // SHARE waits for a change under way and reads its URL (a plain subquery would keep the
+      // statement's snapshot).
       const res = await sql`UPDATE deliveries d SET url = ${url}
         WHERE d.webhook_id = ${webhookId} AND d.status = 'pending'
           AND EXISTS (SELECT 1 FROM delivery_queue q WHERE q.delivery_id = d.id)
-          AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = ${webhookId} AND w.url = ${url})`.execute(db);
+          AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = ${webhookId} AND w.url = ${url} FOR SHARE)`.execute(db);
       return Number(res.numAffectedRows ?? 0n);
     },
 

@@ -103,16 +103,6 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
     async deleteByPoll(accountId, pollId) {
       await db.deleteFrom('endpoints').where('account_id', '=', accountId).where('poll_id', '=', pollId).execute();
     },
-    async lockInOrder(ids) {
-      if (!ids.length) return;
-      await db
-        .selectFrom('endpoints')
-        .select('id')
-        .where('id', 'in', [...new Set(ids)])
-        .orderBy('id')
-        .forUpdate()
-        .execute();
-    },
     async recordGivenUp(id, at, failure, url) {
       let q = db.updateTable('endpoints').set({ last_given_up_at: at, last_failure: failure }).where('id', '=', id);
       if (url !== undefined) q = q.where('url', '=', url);
