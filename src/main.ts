@@ -121,17 +121,11 @@ export async function openRuntime(
     // Only asked where private targets are refused (check-target.ts).
     ...(resolver ? { resolveHost: async (host: string) => (await resolver(host)).map((a) => a.address) } : {}),
   };
-  return {
-    config,
-    database,
-    deps,
-    logger,
-    ...(resolver ? { resolver } : {}),
-    close: async () => {
-      resolver?.cancel();
-      await database.close();
-    },
+  const close = async () => {
+    resolver?.cancel();
+    await database.close();
   };
+  return { config, database, deps, logger, ...(resolver ? { resolver } : {}), close };
 }
 
 /** Brings the schema up to date; returns the migrations applied. */
