@@ -151,19 +151,9 @@ export const answersCapped = (stored: number, submitted: number) =>
  */
 export const MAX_RESPONDENT_BYTES = 1_048_576;
 
-/** The bytes a submission adds to its respondent's stored answers (MAX_RESPONDENT_BYTES). */
-export function submissionBytes(
-  answers: readonly { value: unknown }[],
-  metadata: Record<string, unknown> | undefined,
-): number {
-  // The metadata is stored once, with the first answer (migration 017), and not at all without one.
-  if (!answers.length) return 0;
-  return answers.reduce((n, a) => n + storedJsonBytes(a.value), metadata ? storedJsonBytes(metadata) : 0);
-}
-
 /**
- * What stored answers hold in those bytes: each value, and each metadata object once (a
- * submission's answers share one, read once).
+ * What answers hold in those bytes, stored or about to be: each value, and each metadata object
+ * once (a submission's answers share one, stored once: migration 017; none without an answer).
  */
 export function storedBytes(answers: readonly { value: unknown; metadata: Record<string, unknown> }[]): number {
   const metadata = new Set(answers.map((a) => a.metadata).filter((m) => Object.keys(m).length));

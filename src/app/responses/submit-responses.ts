@@ -7,7 +7,6 @@ import {
   MAX_RESPONDENT_BYTES,
   respondentBytesCapped,
   storedBytes,
-  submissionBytes,
 } from '../../domain/answer.js';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import { newId, newRandomId } from '../../domain/ids.js';
@@ -149,9 +148,11 @@ async function writeGroup(
     for (const [at, sub] of subs.entries()) {
       try {
         const loaded = await checkSubmission(store, polls.get(sub.input.pollId), sub, now);
-        const bytes = submissionBytes(sub.input.answers, sub.input.metadata);
+        const made = fresh(loaded, sub.input, now);
+        // Its answers as they will be stored: each value, and the submission's metadata once.
+        const bytes = storedBytes(made.responses);
         if (bytes > MAX_RESPONDENT_BYTES) throw respondentBytesCapped(bytes, null);
-        work.push({ ...loaded, at, input: sub.input, bytes, ...fresh(loaded, sub.input, now) });
+        work.push({ ...loaded, at, input: sub.input, bytes, ...made });
       } catch (e) {
         refuse(out, at, e);
       }

@@ -78,8 +78,6 @@ async function serve(app: FastifyInstance, root: string): Promise<void> {
   app.get('/', { ...hide, prefixTrailingSlash: 'slash' }, async (_req, reply) =>
     hasDist ? sendIndex(reply) : notBuilt(reply),
   );
-  // Any other /app/* path that is not a file is one of the app's own routes: index.html.
-  // A missing file (an old bundle, a typo) stays a 404 problem document.
   // A path the file server refuses (a directory, `..`): a missing page, as any other.
   app.setErrorHandler(async (err: { statusCode?: number }, req, reply) => {
     if (err.statusCode === 403)
@@ -89,6 +87,8 @@ async function serve(app: FastifyInstance, root: string): Promise<void> {
         .send(problem('not_found', `no route ${req.method} ${req.url.split('?')[0]!}`));
     throw err;
   });
+  // Any other /app/* path that is not a file is one of the app's own routes: index.html.
+  // A missing file (an old bundle, a typo) stays a 404 problem document.
   app.setNotFoundHandler(async (req, reply) => {
     const p = req.url.split('?')[0]!;
     const last = p.split('/').pop() ?? '';
