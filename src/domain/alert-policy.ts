@@ -22,12 +22,15 @@ export type AlertDecision = { send: 'first' | 'reminder' } | { send: null };
 /**
  * healthy → alerted: no success for a full quiet period and at least one delivery given up on
  * since the last success. alerted → alerted: a reminder each reminder period, three emails at
- * most. (A success resets the endpoint to healthy when it is recorded, not here.)
+ * most, and never within a quiet period of a resume, so that the deliveries a resume lets go
+ * are tried before anyone is told again. (A success resets the endpoint to healthy when it is
+ * recorded, not here.)
  */
 export function decideAlert(h: EndpointHealth, now: Date, w: AlertWindows): AlertDecision {
   const t = now.getTime();
   if (h.state === 'alerted') {
     if (h.alertEmailsSent >= MAX_ALERT_EMAILS || !h.lastAlertAt) return { send: null };
+    if (h.quietSince && t - h.quietSince.getTime() < w.quietMs) return { send: null };
     return t - h.lastAlertAt.getTime() >= w.reminderMs ? { send: 'reminder' } : { send: null };
   }
   if (!h.lastGivenUpAt) return { send: null };

@@ -72,6 +72,7 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
               eb('state', '=', 'alerted'),
               eb('alert_emails_sent', '<', 3),
               eb('last_alert_at', '<=', reminderBefore),
+              eb.or([eb('quiet_since', 'is', null), eb('quiet_since', '<=', quietBefore)]),
             ]),
           ]),
         )
