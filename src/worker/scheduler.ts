@@ -58,6 +58,13 @@ export const ALERT_CHECK: SchedulerTask = {
         },
         'alert email sent',
       );
+      // A recipient the mail server refused (an unknown or full mailbox) never gets the email:
+      // the account's notification recipients need correcting.
+      if (email.refused.length)
+        ctx?.logger.warn(
+          { endpointId: email.endpointId, refused: email.refused },
+          'alert email refused for some recipients: correct the account notification recipients',
+        );
     }),
 };
 

@@ -234,6 +234,7 @@ describe('outbox mailer (no SMTP_URL)', () => {
 
 describe('SMTP alerts from the scheduler', () => {
   const stop = new AbortController();
+  const logged: Json[] = [];
   let scheduler: Promise<void>;
   beforeAll(() => {
     const deps: Deps = {
@@ -244,7 +245,8 @@ describe('SMTP alerts from the scheduler', () => {
     scheduler = startScheduler(deps, stop.signal, {
       tickMs: 50,
       tasks: [ALERT_CHECK],
-      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      // Warnings are kept: the test of a recipient refused reads its log line.
+      logger: pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line) as Json) }),
     });
   });
   afterAll(async () => {
@@ -482,5 +484,32 @@ describe('SMTP alerts from the scheduler', () => {
     );
     expect(await alertsOf(bad)).toEqual([]);
     expect(await healthOf(bad, badPoll.pollId)).toMatchObject({ state: 'healthy', alertEmailsSent: 0 });
+  });
+
+  it('an email the mail server refuses for one recipient goes to the others, is kept as sent to them, and the refusal is logged', async () => {
+    const acct = await h.account();
+    const settings = await h.app.inject({
+      method: 'PATCH',
+      url: '/account/settings',
+      headers: bearer(acct.key),
+      payload: { accountId: acct.accountId, notificationRecipients: ['nobody@example.org', 'ops@example.org'] },
+    });
+    expect(settings.statusCode, settings.body).toBe(200);
+    receiver.script('/gone-partly', [{ status: 410 }]);
+    const poll = await visiblePoll(h, acct);
+    const hook = await createWebhook(h, acct, poll.pollId, receiver.url('/gone-partly'));
+    await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'z' }] });
+    await finalStatus(acct, '/gone-partly', 1, 'rejected');
+
+    const [m] = await waitMails('ops@example.org', 1, QUIET + 5_000);
+    expect(m!.to).toEqual(['ops@example.org']);
+    const [stored] = await storedAlerts(acct, 1);
+    expect(stored!.recipients).toEqual(['ops@example.org']);
+    const line = await until(
+      async () => logged.find((l) => l.endpointId === hook.data.id && Array.isArray(l.refused)),
+      (l) => l !== undefined,
+    );
+    expect(line!.msg).toMatch(/refused for some recipients/);
+    expect(line!.refused).toEqual([{ address: 'nobody@example.org', reason: expect.stringMatching(/^550 /) }]);
   });
 });

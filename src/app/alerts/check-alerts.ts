@@ -3,7 +3,7 @@ import { composeAlertEmail, type AlertContent } from '../../domain/alert-email.j
 import { newId } from '../../domain/ids.js';
 import { describeConditions } from '../../domain/logic-eval.js';
 import type { Endpoint } from '../../domain/webhook.js';
-import type { Deps, Store } from '../ports/index.js';
+import type { Deps, MailReceipt, Store } from '../ports/index.js';
 
 const WEEK_MS = 7 * 86_400_000;
 const RULE_WORDS = {
@@ -187,6 +187,8 @@ export type SentAlert = {
   sequence: number;
   /** How many addresses it went to. */
   recipients: number;
+  /** The addresses the mail server refused, with its reply: they did not get the email. */
+  refused: MailReceipt['refused'];
 };
 
 /**
@@ -218,8 +220,10 @@ export async function checkAlerts(
       deliveryTimeoutMs: deps.delivery.deliveryTimeoutMs,
     });
     const release = keepHeld(deps, plan.endpoint.id, holdMs(windows, SENDING_HOLD_MS));
+    let refused: MailReceipt['refused'];
     try {
-      await mailer.send({ to: plan.to, ...mail });
+      ({ refused } = await mailer.send({ to: plan.to, ...mail }));
+      if (refused.length >= plan.to.length) throw new Error(`every recipient refused: ${refused[0]?.reason}`);
     } catch (error) {
       await release();
       failed.push({ endpointId: plan.endpoint.id, error });
@@ -233,7 +237,11 @@ export async function checkAlerts(
     // hold again. At least three quarters of the hold are left, for the record's tries: a brief
     // database error there would otherwise let the hold run out, and another pass mail it again.
     await release();
-    if (await recordRetrying(deps, plan, mail)) {
+    // Kept as sent: to those the mail server took. Those it refused are named in the log line,
+    // not mailed again (the others have it already).
+    const gone = new Set(refused.map((r) => r.address));
+    const to = plan.to.filter((a) => !gone.has(a));
+    if (await recordRetrying(deps, { ...plan, to }, mail)) {
       sent++;
       const e = plan.endpoint;
       onSent?.({
@@ -243,7 +251,8 @@ export async function checkAlerts(
         url: e.url,
         kind: plan.kind,
         sequence: plan.sequence,
-        recipients: plan.to.length,
+        recipients: to.length,
+        refused,
       });
     }
   }

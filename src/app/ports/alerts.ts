@@ -4,8 +4,12 @@ import type { AlertEmail } from '../../domain/alert-email.js';
 
 export type OutgoingMail = { to: string[]; subject: string; text: string; html: string };
 
+/** The recipients a mail server refused while it took the message for the others. */
+export type MailReceipt = { refused: { address: string; reason: string }[] };
+
 export interface Mailer {
-  send(mail: OutgoingMail): Promise<void>;
+  /** Throws when nobody can be sent the email; some recipients refused are named in the receipt. */
+  send(mail: OutgoingMail): Promise<MailReceipt>;
   close(): Promise<void>;
 }
 

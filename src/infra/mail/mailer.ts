@@ -1,7 +1,21 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
-import type { Mailer, OutgoingMail } from '../../app/ports/index.js';
+import type { Mailer, MailReceipt, OutgoingMail } from '../../app/ports/index.js';
+
+type SmtpInfo = {
+  rejected?: (string | { address: string })[];
+  rejectedErrors?: { recipient?: string; response?: string; message: string }[];
+};
+
+/** The recipients the server answered RCPT TO with a refusal, each with its reply. */
+function refusedOf(info: SmtpInfo): MailReceipt['refused'] {
+  const reasons = new Map((info.rejectedErrors ?? []).map((e) => [e.recipient, e.response ?? e.message]));
+  return (info.rejected ?? []).map((r) => {
+    const address = typeof r === 'string' ? r : r.address;
+    return { address, reason: reasons.get(address) ?? 'refused' };
+  });
+}
 
 /** SMTP through nodemailer (SMTP_URL). */
 export function smtpMailer(url: string, from: string): Mailer {
@@ -13,8 +27,16 @@ export function smtpMailer(url: string, from: string): Mailer {
     socketTimeout: 30_000,
   } as Parameters<typeof nodemailer.createTransport>[0]);
   return {
+    // nodemailer fails a message only when every recipient is refused; it sends to the rest.
     async send(mail: OutgoingMail) {
-      await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+      const info = (await transport.sendMail({
+        from,
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+      })) as SmtpInfo;
+      return { refused: refusedOf(info) };
     },
     async close() {
       transport.close();
@@ -38,6 +60,7 @@ export function outboxMailer(dir: string, from: string): Mailer {
       mkdirSync(dir, { recursive: true });
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${++n}.eml`;
       writeFileSync(path.join(dir, name), info.message);
+      return { refused: [] };
     },
     async close() {},
   };

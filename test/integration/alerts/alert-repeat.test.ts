@@ -44,7 +44,7 @@ describe('failure-alert emails across a crash between sending and recording', ()
     h.clock.advance(WINDOWS.quietMs + 1);
 
     const sent: OutgoingMail[] = [];
-    const mailer: Mailer = { send: async (m) => void sent.push(m), close: async () => {} };
+    const mailer: Mailer = { send: async (m) => (sent.push(m), { refused: [] }), close: async () => {} };
     const deps: Deps = { ...h.deps, mailer, alerts: WINDOWS };
     // The process "dies" once the email has left: the transaction recording it never commits.
     const dying = recordingWith(async () => {
@@ -89,7 +89,7 @@ describe('a brief database error while the sent email is recorded', () => {
     await h.deps.store.endpoints.recordGivenUp(hook.data.id, h.clock.now(), 'HTTP 500');
     h.clock.advance(WINDOWS.quietMs + 1);
     const sent: OutgoingMail[] = [];
-    const mailer: Mailer = { send: async (m) => void sent.push(m), close: async () => {} };
+    const mailer: Mailer = { send: async (m) => (sent.push(m), { refused: [] }), close: async () => {} };
     // The first transaction recording it fails as a dropped connection would; the next ones work.
     let failures = 1;
     const blip = recordingWith(async (a, insert) => {
@@ -127,6 +127,7 @@ describe('a new URL while the alert email is out', () => {
         });
         expect(moved.statusCode, moved.body).toBe(200);
         sent.push(m);
+        return { refused: [] };
       },
       close: async () => {},
     };
@@ -159,6 +160,7 @@ describe('another delivery given up while the alert email is out', () => {
       send: async (m) => {
         await h.deps.store.endpoints.recordGivenUp(webhookId, h.clock.now(), 'HTTP 500');
         sent.push(m);
+        return { refused: [] };
       },
       close: async () => {},
     };
@@ -191,6 +193,7 @@ describe('an SMTP send that outlasts the hold', () => {
           started();
           await finished;
           sent.push(m);
+          return { refused: [] };
         },
         close: async () => {},
       };
@@ -215,7 +218,7 @@ describe('an SMTP send that outlasts the hold', () => {
       const advancedTo = h.clock.now().getTime();
       while (!holds.some((until) => until > advancedTo)) await new Promise((r) => setTimeout(r, 20));
       const other: OutgoingMail[] = [];
-      const quick: Mailer = { send: async (m) => void other.push(m), close: async () => {} };
+      const quick: Mailer = { send: async (m) => (other.push(m), { refused: [] }), close: async () => {} };
       expect(await checkAlerts({ ...h.deps, mailer: quick, alerts: windows })).toBe(0);
       finish();
       expect(await first).toBe(1);

@@ -28,7 +28,7 @@ beforeAll(async () => {
   await h.deps.store.endpoints.recordGivenUp(hook.data.id, h.clock.now(), 'HTTP 500');
   const windows = { quietMs: 60_000, reminderMs: 600_000 };
   h.clock.advance(windows.quietMs + 1);
-  const mailer: Mailer = { send: async () => {}, close: async () => {} };
+  const mailer: Mailer = { send: async () => ({ refused: [] }), close: async () => {} };
   const deps: Deps = { ...h.deps, mailer, alerts: windows };
   expect(await checkAlerts(deps)).toBe(1);
 });
