@@ -142,12 +142,12 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
 
   // Counted once per batch written: a tally, not a metric update per attempt.
   const report = (items: readonly SentAttempt[], reports: readonly AttemptReport[]) => {
-    const tally: AttemptTally = { delivered: 0, retry: 0, rejected: 0, given_up: 0, lease_lost: 0 };
+    const tally: AttemptTally = { delivered: 0, retry: 0, rejected: 0, given_up: 0, cancelled: 0, lease_lost: 0 };
     let ended: Ended[] | undefined;
     for (let i = 0; i < reports.length; i++) {
       const r = reports[i]!;
       if (!r.applied) {
-        tally.lease_lost++;
+        tally[r.cancelled ? 'cancelled' : 'lease_lost']++;
         continue;
       }
       const next = r.decision.next;

@@ -293,6 +293,25 @@ describe('metrics and warn lines after a delivery run', () => {
       await limited.close();
     }
   });
+
+  it('counts an attempt whose delivery a deletion cancelled while it was out as cancelled, not lease_lost', async () => {
+    receiver.script('/slow', [{ status: 200, delayMs: 1_000 }]);
+    const poll = await visiblePoll(hm, acct);
+    const hook = (await createWebhook(hm, acct, poll.pollId, receiver.url('/slow'))).data.id;
+    const before = await scrape(api);
+    await answer(hm, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'slow' }] });
+    await receiver.waitFor((r) => r.some((x) => x.path === '/slow'));
+    const del = await api.inject({ method: 'DELETE', url: `/webhooks?id=${hook}`, headers: bearer(acct.key) });
+    expect(del.statusCode, del.body).toBe(200);
+    const counted = (s: Sample[], outcome: string) =>
+      value(s, 'canvass_delivery_attempts_total', { outcome }) -
+      value(before, 'canvass_delivery_attempts_total', { outcome });
+    await until('the attempt recorded', async () => counted(await scrape(api), 'cancelled') >= 1, 10_000, 50);
+    const s = await scrape(api);
+    expect(counted(s, 'cancelled')).toBe(1);
+    expect(counted(s, 'lease_lost')).toBe(0);
+    expect(counted(s, 'delivered')).toBe(0);
+  });
 });
 
 describe('the backlog gauges', () => {

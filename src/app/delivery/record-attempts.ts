@@ -21,7 +21,17 @@ function resultOf(decision: Decision, now: Date): AttemptResult {
   }
 }
 
-export type AttemptReport = { deliveryId: string; attempt: number; decision: Decision; applied: boolean };
+/**
+ * What a recorded attempt came to. One not applied decided nothing: its delivery was cancelled
+ * while it was out (a deletion), or another worker had taken it over (its lease ran out).
+ */
+export type AttemptReport = {
+  deliveryId: string;
+  attempt: number;
+  decision: Decision;
+  applied: boolean;
+  cancelled?: boolean;
+};
 
 function attemptRow(a: SentAttempt): Attempt {
   const o = a.sent.outcome;
@@ -85,10 +95,14 @@ export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]):
           await store.endpoints.recordGivenUp(f.id, now, f.failure, f.url);
         return done;
       });
+  // Rare (a deletion, a lease run out): read afterwards, off the batch's own statement.
+  const missed = items.filter((a) => !applied.has(a.delivery.id)).map((a) => a.delivery.id);
+  const cancelled = missed.length ? await deps.store.deliveries.cancelledAmong(missed) : new Set<string>();
   return items.map((a, i) => ({
     deliveryId: a.delivery.id,
     attempt: a.delivery.attemptCount,
     decision: decisions[i]!,
     applied: applied.has(a.delivery.id),
+    ...(cancelled.has(a.delivery.id) ? { cancelled: true } : {}),
   }));
 }

@@ -163,6 +163,8 @@ export interface DeliveryRepo {
   recordResults(items: ResultRow[], now: Date): Promise<Set<string>>;
   /** Those of `ids` that are test events (POST /webhooks/test). */
   testsAmong(ids: readonly string[]): Promise<Set<string>>;
+  /** Those of `ids` cancelled, or gone with their poll (a deletion took them while leased). */
+  cancelledAmong(ids: readonly string[]): Promise<Set<string>>;
   /** When the next pending (or leased) delivery falls due, if any: lets an idle worker sleep exactly that long. */
   nextDueAt(): Promise<Date | null>;
   /** Gives a leased delivery back (a stopping worker that could not finish it): due now. */

@@ -2,11 +2,11 @@ import type { Decision } from '../../domain/retry-policy.js';
 import type { AlertEmail } from '../../domain/alert-email.js';
 
 /**
- * What an attempt came to, as counted: the next step its result set for the delivery, or
- * `lease_lost` when another worker had taken the delivery over (its attempt is logged, but
- * decides nothing).
+ * What an attempt came to, as counted: the next step its result set for the delivery, or, for
+ * one that decides nothing (its attempt is logged), `cancelled` when a deletion cancelled the
+ * delivery while the attempt was out, `lease_lost` when another worker had taken it over.
  */
-export type AttemptOutcomeLabel = Decision['next'] | 'lease_lost';
+export type AttemptOutcomeLabel = Decision['next'] | 'cancelled' | 'lease_lost';
 
 export type AttemptTally = Record<AttemptOutcomeLabel, number>;
 

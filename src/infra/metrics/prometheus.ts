@@ -6,7 +6,14 @@ export type Backlog = { due: number; oldestDueAt: Date | null };
 
 export type PrometheusMetrics = Metrics & { registry: Registry };
 
-const OUTCOMES: readonly AttemptOutcomeLabel[] = ['delivered', 'retry', 'rejected', 'given_up', 'lease_lost'];
+const OUTCOMES: readonly AttemptOutcomeLabel[] = [
+  'delivered',
+  'retry',
+  'rejected',
+  'given_up',
+  'cancelled',
+  'lease_lost',
+];
 const FINISHED = ['delivered', 'rejected', 'given_up'] as const;
 
 /**
@@ -24,7 +31,7 @@ export function prometheusMetrics(opts: {
 
   const attempts = new Counter({
     name: 'canvass_delivery_attempts_total',
-    help: 'Delivery attempts recorded, by what they came to: delivered, retry, rejected, given_up, or lease_lost (another worker had taken the delivery over)',
+    help: 'Delivery attempts recorded, by what they came to: delivered, retry, rejected, given_up, cancelled (a deletion cancelled the delivery while the attempt was out), or lease_lost (another worker had taken the delivery over)',
     labelNames: ['outcome'],
     registers,
   });

@@ -250,6 +250,14 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       return new Set(r.rows.map((x) => x.id));
     },
 
+    async cancelledAmong(ids) {
+      if (!ids.length) return new Set();
+      const r = await sql<{ id: string }>`
+        SELECT v.id FROM unnest(${[...ids]}::text[]) AS v(id)
+        WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = v.id AND d.status <> 'cancelled')`.execute(db);
+      return new Set(r.rows.map((x) => x.id));
+    },
+
     async countLost(endpointId, since) {
       const r = await db
         .selectFrom('lost_deliveries')
