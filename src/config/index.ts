@@ -57,6 +57,22 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   return n;
 }
 
+/**
+ * Finished deliveries are kept a week at least: alert emails count the responses lost in the
+ * past week from the deliveries kept, and a shorter retention would undercount them.
+ */
+const MIN_RETENTION_MS = 7 * 86_400_000;
+
+function retention(env: Env): number {
+  const n = int(env, 'CANVASS_RETENTION_MS', 30 * 86_400_000, 0, 3650 * 86_400_000);
+  if (n < MIN_RETENTION_MS)
+    throw new ConfigError(
+      'CANVASS_RETENTION_MS',
+      `must be at least ${MIN_RETENTION_MS} (7 days: alert emails count the responses lost in the past week), got ${n}`,
+    );
+  return n;
+}
+
 /** The longest delay a ladder may hold: a year; far longer would make no writable due time. */
 const MAX_LADDER_DELAY_MS = 365 * 86_400_000;
 
@@ -165,7 +181,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretOverlapMs: int(env, 'CANVASS_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
     allowPrivateTargets: bool(env, 'CANVASS_ALLOW_PRIVATE_TARGETS', false),
     logLevel,
-    retentionMs: int(env, 'CANVASS_RETENTION_MS', 30 * 86_400_000, 60_000, 3650 * 86_400_000),
+    retentionMs: retention(env),
     rateLimitPerMinute: int(env, 'CANVASS_RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
     workerConcurrency: int(env, 'CANVASS_WORKER_CONCURRENCY', 512, 1, 10_000),
     endpointConnections: int(env, 'CANVASS_ENDPOINT_CONNECTIONS', 32, 1, 1_024),

@@ -26,6 +26,13 @@ describe('values that would fail only later are refused at start, naming the var
     expect(loadConfig({ CANVASS_DNS_RETRY_LADDER_MS: '1,31536000000' }).dnsRetryLadderMs).toEqual([1, 31_536_000_000]);
   });
 
+  it('a retention shorter than the week alert emails count lost responses over', () => {
+    refuses({ CANVASS_RETENTION_MS: '86400000' }, 'CANVASS_RETENTION_MS');
+    refuses({ CANVASS_RETENTION_MS: '604799999' }, 'CANVASS_RETENTION_MS');
+    expect(loadConfig({ CANVASS_RETENTION_MS: '604800000' }).retentionMs).toBe(604_800_000);
+    expect(loadConfig({}).retentionMs).toBe(30 * 86_400_000);
+  });
+
   it('a metrics token that is blank or has a space in it (no bearer header can carry it)', () => {
     refuses({ CANVASS_METRICS_TOKEN: '   ' }, 'CANVASS_METRICS_TOKEN');
     refuses({ CANVASS_METRICS_TOKEN: 'two words' }, 'CANVASS_METRICS_TOKEN');
