@@ -44,7 +44,8 @@ async function contentFor(store: Store, e: Endpoint, now: Date): Promise<AlertCo
     trigger,
     configuredIn,
     whatWentWrong: e.lastFailure ?? 'unknown',
-    responsesLostPastWeek: await store.deliveries.countLost(e.id, new Date(now.getTime() - WEEK_MS)),
+    // Those lost at the URL the email names: a new URL starts the endpoint's alerts afresh.
+    responsesLostPastWeek: await store.deliveries.countLost(e.id, new Date(now.getTime() - WEEK_MS), e.url),
   };
 }
 

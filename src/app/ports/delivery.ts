@@ -210,8 +210,8 @@ export interface DeliveryRepo {
   addEvents(events: DeliveryEvent[]): Promise<void>;
   /** A delivery's events, oldest first, with the email of the user who asked. */
   events(deliveryId: string): Promise<(DeliveryEvent & { userEmail: string | null })[]>;
-  /** Deliveries given up or rejected for an endpoint since a time (alerts: responses lost). */
-  countLost(endpointId: string, since: Date): Promise<number>;
+  /** Deliveries of an endpoint given up or rejected since `since`; with `url`, only those sent to it. */
+  countLost(endpointId: string, since: Date, url?: string): Promise<number>;
   purgeFinishedBefore(before: Date, limit: number): Promise<number>;
 }
 

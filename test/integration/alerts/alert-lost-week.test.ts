@@ -73,3 +73,47 @@ it('a reminder sent over a week after a loss counts only the losses of the week 
     ['first', 2],
   ]);
 });
+
+it('after a change of URL, an email counts only the responses lost at the URL it names', async () => {
+  const { h, acct, receiver } = env;
+  receiver.script('/gone-old', [{ status: 410 }]);
+  receiver.script('/gone-new', [{ status: 410 }]);
+  const poll = await visiblePoll(h, acct);
+  const hook = (await createWebhook(h, acct, poll.pollId, receiver.url('/gone-old'))).data.id;
+  const rejected = (n: number) =>
+    expect
+      .poll(
+        async () =>
+          (
+            await h.app.inject({
+              url: `/webhooks/deliveries?webhookId=${hook}&status=rejected`,
+              headers: bearer(acct.key),
+            })
+          ).json().data.length,
+        { timeout: 20_000, interval: 50 },
+      )
+      .toBe(n);
+  await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'lost at the old URL' }] });
+  await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'lost there too' }] });
+  await rejected(2);
+  const moved = await h.app.inject({
+    method: 'POST',
+    url: '/webhooks/update',
+    headers: bearer(acct.key),
+    payload: { webhookId: hook, url: receiver.url('/gone-new') },
+  });
+  expect(moved.statusCode, moved.body).toBe(200);
+  await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'lost at the new URL' }] });
+  await rejected(3);
+
+  const deps: Deps = {
+    ...h.deps,
+    mailer: smtpMailer(sink.url, 'Canvass <alerts@localhost>'),
+    alerts: { quietMs: DAY, reminderMs: 30 * DAY },
+  };
+  shift += DAY + HOUR;
+  await checkAlerts(deps);
+  const mails = sink.messages.map((m) => mailBody(m.raw)).filter((b) => b.includes('/gone-new'));
+  expect(mails).toHaveLength(1);
+  expect(/Responses lost in the past week: (\d+)/.exec(mails[0]!)?.[1]).toBe('1');
+});

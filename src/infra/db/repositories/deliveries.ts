@@ -258,13 +258,23 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       return new Set(r.rows.map((x) => x.id));
     },
 
-    async countLost(endpointId, since) {
-      const r = await db
-        .selectFrom('lost_deliveries')
+    async countLost(endpointId, since, url) {
+      let q = db
+        .selectFrom('lost_deliveries as l')
         .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('endpoint_id', '=', endpointId)
-        .where('lost_at', '>=', since)
-        .executeTakeFirstOrThrow();
+        .where('l.endpoint_id', '=', endpointId)
+        .where('l.lost_at', '>=', since);
+      if (url !== undefined)
+        q = q.where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('deliveries as d')
+              .select('d.id')
+              .whereRef('d.id', '=', 'l.delivery_id')
+              .where('d.url', '=', url),
+          ),
+        );
+      const r = await q.executeTakeFirstOrThrow();
       return Number(r.n);
     },
 
