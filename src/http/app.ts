@@ -8,7 +8,7 @@ import { DomainError } from '../domain/errors.js';
 import { authHook } from './auth.js';
 import { countingSubmissions, registerMetrics, type MetricsOptions } from './metrics.js';
 import { rateLimiter } from './rate-limit.js';
-import { frameworkErrors, registerErrorHandling } from './error-handler.js';
+import { frameworkErrors, refuseWhileClosing, registerErrorHandling } from './error-handler.js';
 import { accountRoutes } from './routes/accounts.js';
 import { alertRoutes } from './routes/alerts.js';
 import { keyRoutes } from './routes/keys.js';
@@ -69,7 +69,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     // A client that trickles its request (or never finishes it) is cut off, not waited on.
     connectionTimeout: opts.requestTimeoutMs ?? 30_000,
     requestTimeout: opts.requestTimeoutMs ?? 30_000,
-    return503OnClosing: true,
+    // refuseWhileClosing answers those instead, as a problem like every other error.
+    return503OnClosing: false,
     // Two info lines per request cost more than they tell at thousands of requests a second;
     // errors and slow requests are logged by the hooks below instead.
     logController: new LogController({ disableRequestLogging: true }),
@@ -83,6 +84,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     reply.header('x-content-type-options', 'nosniff');
     done();
   });
+  refuseWhileClosing(app);
   // API answers are an account's data, some with a key or a secret in them: no cache keeps them.
   app.addHook('onSend', async (_req, reply, payload) => {
     if (!reply.hasHeader('cache-control') && /json/.test(String(reply.getHeader('content-type') ?? '')))
@@ -91,7 +93,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   app.addHook('onResponse', async (req, reply) => {
     const ms = reply.elapsedTime;
-    if (reply.statusCode >= 500)
+    // A 503 is an outage or an overload, logged where it is decided at most once a second
+    // (error-handler.ts): at thousands a second, a line each would bury everything else.
+    if (reply.statusCode >= 500 && reply.statusCode !== 503)
       req.log.error({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'request failed');
     else if (ms > 1000)
       req.log.warn({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'slow request');

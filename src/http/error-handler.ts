@@ -78,16 +78,43 @@ export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: F
 export type UnavailableCheck = (err: unknown) => boolean;
 
 /**
- * Refusals under overload come by the thousand a second: one warning a second says so, with
- * how many were refused since the last.
+ * Refusals under overload or an outage come by the thousand a second: one warning a second of
+ * each kind says so, with how many were refused since the last. (The 503 answers themselves are
+ * not logged one by one: app.ts.)
  */
-let refusals = { lastLogged: 0, since: 0 };
-function logRefusal(req: FastifyRequest, detail: string): void {
-  refusals.since++;
+const refusals = new Map<string, { lastLogged: number; since: number }>();
+function logRefusal(req: FastifyRequest, msg: 'unavailable' | 'storage unavailable', detail: string): void {
+  const r = refusals.get(msg) ?? { lastLogged: 0, since: 0 };
+  r.since++;
   const now = Date.now();
-  if (now - refusals.lastLogged < 1000) return;
-  req.log.warn({ detail, refused: refusals.since }, 'unavailable');
-  refusals = { lastLogged: now, since: 0 };
+  if (now - r.lastLogged >= 1000) {
+    req.log.warn({ detail, refused: r.since }, msg);
+    r.lastLogged = now;
+    r.since = 0;
+  }
+  refusals.set(msg, r);
+}
+
+/**
+ * A request that reaches a closing server (pipelined behind another, or on a kept-alive
+ * connection) is refused as any outage is: a 503 problem with Retry-After, and Fastify closes
+ * the connection behind it, so the client sends it again elsewhere.
+ */
+export function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!closing) return done();
+    logRefusal(req, 'unavailable', 'the server is shutting down');
+    void reply
+      .status(503)
+      .header('retry-after', '1')
+      .type('application/problem+json')
+      .send(problem('unavailable', 'the server is shutting down; send the request again'));
+  });
 }
 
 export function registerErrorHandling(app: FastifyInstance, isUnavailable: UnavailableCheck = () => false): void {
@@ -116,7 +143,7 @@ export function registerErrorHandling(app: FastifyInstance, isUnavailable: Unava
         'storage was lost while this was being saved, and it may have been stored: check before sending it again',
       );
     } else if (isUnavailable(err)) {
-      req.log.warn({ err: err.message }, 'storage unavailable');
+      logRefusal(req, 'storage unavailable', err.message);
       body = problem('unavailable', 'storage cannot serve this right now; try again shortly');
       reply.header('retry-after', '5');
     } else body = fromFastify(err);
@@ -129,7 +156,7 @@ export function registerErrorHandling(app: FastifyInstance, isUnavailable: Unava
     if (body.code === 'rate_limited') reply.header('retry-after', String(retryAfter ?? 60));
     else if (typeof retryAfter === 'number' && Number.isFinite(retryAfter))
       reply.header('retry-after', String(retryAfter));
-    if (err instanceof DomainError && err.code === 'unavailable') logRefusal(req, err.message);
+    if (err instanceof DomainError && err.code === 'unavailable') logRefusal(req, 'unavailable', err.message);
     // RFC 6750: a 401 names the scheme it asks for.
     if (body.status === 401) reply.header('www-authenticate', 'Bearer realm="canvass"');
     void reply.status(body.status).type('application/problem+json').send(body);
