@@ -103,3 +103,20 @@ export function buildPayload(input: {
     emails,
   };
 }
+
+/** A JSON string token, as JSON.stringify writes one. */
+const STRING = '"(?:[^"\\\\]|\\\\.)*"';
+
+/**
+ * The end of a serialised payload: `email` and `emails` are its last two keys (buildPayload
+ * writes them so), and no string token can hold an unescaped quote, so this matches only the
+ * payload's own two fields. One pattern for JavaScript and PostgreSQL's regular expressions.
+ */
+export const ADDRESSES_AT_END = `,"email":(?:null|${STRING}),"emails":\\[(?:${STRING}(?:,${STRING})*)?\\]\\}$`;
+
+/** The same end, with no address: what an anonymous poll's payload says. */
+export const NO_ADDRESSES_AT_END = ',"email":null,"emails":[]}';
+
+/** A serialised payload as an anonymous poll would send it; the rest of its bytes unchanged. */
+export const withoutAddresses = (body: string): string =>
+  body.replace(new RegExp(ADDRESSES_AT_END), NO_ADDRESSES_AT_END);

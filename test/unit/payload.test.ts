@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { checkAnswerValue } from '../../src/domain/answer.js';
-import { buildPayload, extractEmails, MAX_EMAILS, type AnswerForPayload } from '../../src/domain/payload.js';
+import {
+  buildPayload,
+  extractEmails,
+  MAX_EMAILS,
+  withoutAddresses,
+  type AnswerForPayload,
+} from '../../src/domain/payload.js';
 import type { Slide, SlideType } from '../../src/domain/slide.js';
 
 const AT = new Date('2026-01-01T12:34:56.789Z');
@@ -508,5 +514,42 @@ describe('checkAnswerValue', () => {
   it('names the path it was given', () => {
     const e = thrown(() => checkAnswerValue(slide('star-rating'), 'five', '/answers/7/value'));
     expect(e.errors).toEqual([{ path: '/answers/7/value', message: expect.stringContaining('sld_starrating') }]);
+  });
+});
+
+describe('withoutAddresses', () => {
+  // Answers and metadata that look like the payload's own fields, inside strings and objects.
+  const tricky = (anonymous: boolean) =>
+    buildPayload({
+      type: 'submitted-responses',
+      accountId: 'acc_1',
+      pollId: 'poll_1',
+      participantId: 'par_1',
+      anonymous,
+      participantMetadata: { email: 'p@example.org', note: 'a "quoted" \\ back\\slash' },
+      responseMetadata: [{ nested: { email: 'x@example.org', emails: ['y@example.org'] } }],
+      answers: [
+        {
+          slideId: 's1',
+          title: 'T',
+          type: 'short-answer',
+          value: '","email":null,"emails":[]} ann@example.com',
+          createdAt: AT,
+        },
+        { slideId: 's2', title: 'E', type: 'email-capture', value: 'bob+"x"@example.com', createdAt: AT },
+      ],
+      complete: false,
+      at: AT,
+    });
+
+  it('turns a payload into the bytes an anonymous poll sends, whatever its answers hold', () => {
+    const named = JSON.stringify(tricky(false));
+    expect(JSON.parse(named).emails.length).toBeGreaterThan(2);
+    expect(withoutAddresses(named)).toBe(JSON.stringify(tricky(true)));
+  });
+
+  it('leaves one with no address as it is', () => {
+    const body = JSON.stringify(tricky(true));
+    expect(withoutAddresses(body)).toBe(body);
   });
 });

@@ -66,6 +66,9 @@ export async function updatePoll(
       updatedAt: deps.clock.now(),
     };
     await store.polls.update(pollId, fields);
+    // "Anonymous: email null, emails []" holds for events queued before the switch too, from
+    // their next attempt (README, Webhooks).
+    if (body.settings.anonymous && !current.settings.anonymous) await store.deliveries.withholdAddresses(pollId);
     // A Trigger webhook action removed, or moved to another URL, takes its queued deliveries
     // with it, as a deleted webhook does (README, Webhooks).
     await store.deliveries.cancelLogic(

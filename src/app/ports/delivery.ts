@@ -207,6 +207,11 @@ export interface DeliveryRepo {
    * delivered (a recover, which listed it failed, and it has been resent and delivered since).
    */
   reopen(id: string, now: Date, failedOnly?: boolean): Promise<number | undefined>;
+  /**
+   * A poll made anonymous: its queued deliveries' bodies say `email: null, emails: []` from
+   * their next attempt, the rest of their bytes unchanged. Returns how many changed.
+   */
+  withholdAddresses(pollId: string): Promise<number>;
   addEvents(events: DeliveryEvent[]): Promise<void>;
   /** A delivery's events, oldest first, with the email of the user who asked. */
   events(deliveryId: string): Promise<(DeliveryEvent & { userEmail: string | null })[]>;

@@ -1,13 +1,29 @@
 import { sql, type Kysely } from 'kysely';
 import { PARKED_UNTIL } from '../../../domain/delivery.js';
+import { ADDRESSES_AT_END, NO_ADDRESSES_AT_END } from '../../../domain/payload.js';
 import type { DeliveryRepo } from '../../../app/ports/index.js';
 import type { DB } from '../schema.js';
 import { targetStands } from './logic-target.js';
 
 type Control = Pick<
   DeliveryRepo,
-  'park' | 'cancelLeased' | 'parkWebhook' | 'unparkWebhook' | 'retarget' | 'reopen' | 'addEvents' | 'events'
+  | 'park'
+  | 'cancelLeased'
+  | 'parkWebhook'
+  | 'unparkWebhook'
+  | 'retarget'
+  | 'withholdAddresses'
+  | 'reopen'
+  | 'addEvents'
+  | 'events'
 >;
+
+/** A body that already ends with no address. */
+const NO_ADDRESSES_AT_END_PATTERN = ',"email":null,"emails":\\[\\]\\}$';
+
+/** A delivery body with its addresses withheld (domain/payload.ts), in SQL. */
+const withheld = (body: ReturnType<typeof sql.ref>) =>
+  sql`regexp_replace(${body}, ${ADDRESSES_AT_END}, ${NO_ADDRESSES_AT_END})`;
 
 /** What people do to deliveries: park and unpark (pause), retarget (a new URL), reopen (resend), and its log. */
 export function deliveryControl(db: Kysely<DB>): Control {
@@ -84,6 +100,13 @@ export function deliveryControl(db: Kysely<DB>): Control {
       return Number(res.numAffectedRows ?? 0n);
     },
 
+    // A queued delivery's row says 'pending'; one already leased keeps the body its worker read.
+    async withholdAddresses(pollId) {
+      const res = await sql`UPDATE deliveries d SET body = ${withheld(sql.ref('d.body'))}
+        WHERE d.poll_id = ${pollId} AND d.status = 'pending' AND d.body !~ ${NO_ADDRESSES_AT_END_PATTERN}`.execute(db);
+      return Number(res.numAffectedRows ?? 0n);
+    },
+
     /**
      * The delivery row is locked by its update, so two resends of one delivery queue it once:
      * the second finds it no longer finished. A saved webhook's delivery goes to the webhook's
@@ -94,6 +117,7 @@ export function deliveryControl(db: Kysely<DB>): Control {
      * committed is waited for and its outcome read, and one that comes later waits for this to
      * commit, so its retarget or cancel sees the reopened delivery. Without the locks a resend
      * could queue a delivery to a URL just replaced, or for a webhook or poll just deleted.
+     * A delivery of a poll made anonymous since goes again with its addresses withheld.
      */
     async reopen(id, now, failedOnly = false) {
       if (!db.isTransaction) return db.transaction().execute((trx) => deliveryControl(trx).reopen(id, now, failedOnly));
@@ -104,7 +128,9 @@ export function deliveryControl(db: Kysely<DB>): Control {
       const res = await sql<{ attempt_count: number }>`
         WITH reopened AS (
           UPDATE deliveries d SET status = 'pending', finished_at = NULL,
-            url = coalesce((SELECT w.url FROM webhooks w WHERE w.id = d.webhook_id FOR SHARE), d.url)
+            url = coalesce((SELECT w.url FROM webhooks w WHERE w.id = d.webhook_id FOR SHARE), d.url),
+            body = CASE WHEN (SELECT p.body->'settings'->'anonymous' = 'true'::jsonb FROM polls p WHERE p.id = d.poll_id)
+              THEN ${withheld(sql.ref('d.body'))} ELSE d.body END
           WHERE d.id = ${id} AND d.status IN ${finished}
             AND NOT EXISTS (SELECT 1 FROM delivery_queue WHERE delivery_id = ${id})
             AND (d.webhook_id IS NULL OR EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id FOR SHARE))
