@@ -13,7 +13,7 @@ import {
   VERSION,
   type Runtime,
 } from '../main.js';
-import { fail, print } from './output.js';
+import { describeError, fail, print } from './output.js';
 
 const oneOf =
   <T extends string>(values: readonly T[], what: string) =>
@@ -60,7 +60,7 @@ function config(json: boolean): Config {
 
 function explain(json: boolean, e: unknown): never {
   // Start-up refusals (a locked data directory, a schema behind) and domain errors say what to do.
-  fail(json, e instanceof Error ? e.message : String(e));
+  fail(json, describeError(e));
 }
 
 /** Runs an operator command against storage; logs go to stderr so stdout holds only the answer. */
@@ -71,15 +71,20 @@ async function withRuntime(
 ): Promise<void> {
   const cfg = config(json);
   let rt: Runtime | undefined;
+  let failed: { error: unknown } | undefined;
   try {
     rt = await openRuntime(cfg, { schema: opts.schema, logger: createLogger(cfg, 2) });
     await fn(rt);
   } catch (e) {
-    explain(json, e);
-  } finally {
-    await rt?.close();
+    failed = { error: e };
   }
+  // Closed before the exit, a failure too: embedded storage lets go of its data directory.
+  await rt?.close().catch(() => {});
+  if (failed) explain(json, failed.error);
 }
+
+/** A time as the API writes it, whether it came as a Date (storage) or as text (the server's socket). */
+const isoTime = (t: unknown): string => (t instanceof Date ? t.toISOString() : String(t));
 
 type KeyLine = {
   id: string;
@@ -254,7 +259,7 @@ keys
           ? r.data
               .map(
                 (k) =>
-                  `${k.id}  ${k.prefix ?? '(no prefix)'}…  ${k.email} (${k.role})  ${k.revokedAt ? `revoked ${String(k.revokedAt)}` : `last used ${k.lastUsedAt ? String(k.lastUsedAt) : 'never'}`}`,
+                  `${k.id}  ${k.prefix ?? '(no prefix)'}…  ${k.email} (${k.role})  ${k.revokedAt ? `revoked ${isoTime(k.revokedAt)}` : `last used ${k.lastUsedAt ? isoTime(k.lastUsedAt) : 'never'}`}`,
               )
               .join('\n')
           : 'no keys') + (r.hasNextPage ? `\nmore: --start-cursor ${r.endCursor}` : ''),

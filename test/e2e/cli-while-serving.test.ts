@@ -6,6 +6,7 @@ import { seededDataDir } from '../support/pglite-template.js';
 import {
   apiClient,
   freePort,
+  runCanvass,
   runCanvassJson,
   spawnCanvass,
   waitForHttp,
@@ -70,6 +71,11 @@ describe.skipIf(onPostgres)('admin commands while the embedded server runs', () 
     expect([...first.data, ...second.data].map((k) => k.id).sort()).toEqual(listed.data.map((k) => k.id).sort());
     await runCanvassJson(['keys', 'revoke', '--key', id, '--json'], env);
     expect((await api('GET', `/polls?accountId=${accountId}`)).status).toBe(401);
+    // Times read through the server print as they do read from storage: ISO 8601.
+    const human = await runCanvass(['keys', 'list', '--account', accountId], env);
+    expect(human.split('\n').find((l) => l.startsWith(id))).toMatch(
+      / revoked \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/,
+    );
 
     const again = await runCanvassJson<{ apiKey: string }>(
       ['keys', 'create', '--account', accountId, '--email', 'leaver@example.com', '--role', 'read_only', '--json'],

@@ -354,6 +354,38 @@ describe('embedded storage: serve, the directory lock and operator commands', ()
   );
 
   it(
+    'keys list prints times as ISO 8601 text',
+    async () => {
+      succeeded(
+        await canvass(
+          [
+            'keys',
+            'create',
+            '--account',
+            created.accountId,
+            '--email',
+            'brief@example.com',
+            '--role',
+            'read_only',
+            '--json',
+          ],
+          env,
+        ),
+      );
+      const listed = succeeded(await canvass(['keys', 'list', '--account', created.accountId, '--json'], env)) as {
+        data: { id: string; email: string }[];
+      };
+      const id = listed.data.find((k) => k.email === 'brief@example.com')!.id;
+      succeeded(await canvass(['keys', 'revoke', '--key', id, '--json'], env));
+      const human = await canvass(['keys', 'list', '--account', created.accountId], env);
+      expect(human.code, human.stderr).toBe(0);
+      const line = human.stdout.split('\n').find((l) => l.startsWith(id));
+      expect(line).toMatch(/ revoked \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    },
+    SLOW,
+  );
+
+  it(
     'migrate --json on a directory that is up to date applies nothing',
     async () => {
       expect(succeeded(await canvass(['migrate', '--json'], env))).toEqual({ applied: [] });

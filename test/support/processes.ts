@@ -84,8 +84,8 @@ export function spawnCanvass(name: string, args: string[], env: Env): CanvassPro
   };
 }
 
-/** A one-shot `canvass … --json` command: its exit code and the JSON object it printed. */
-export async function runCanvassJson<T>(args: string[], env: Env): Promise<T> {
+/** A one-shot `canvass …` command that must succeed: what it printed on stdout. */
+export async function runCanvass(args: string[], env: Env): Promise<string> {
   const child = spawn(process.execPath, [...CLI, ...args], {
     cwd: ROOT,
     env: childEnv(env),
@@ -97,7 +97,12 @@ export async function runCanvassJson<T>(args: string[], env: Env): Promise<T> {
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
   const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
   if (code !== 0) throw new Error(`canvass ${args.join(' ')} exited ${code}:\n${stdout}\n${stderr}`);
-  return JSON.parse(stdout) as T;
+  return stdout;
+}
+
+/** A one-shot `canvass … --json` command that must succeed: the JSON object it printed. */
+export async function runCanvassJson<T>(args: string[], env: Env): Promise<T> {
+  return JSON.parse(await runCanvass(args, env)) as T;
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
