@@ -130,11 +130,12 @@ async function planNext(
 }
 
 /**
- * Phase 3: record the email, unless the endpoint changed meanwhile: a success, another
- * scheduler, or a new URL (which starts its alert state afresh: the email was about the old one).
+ * Phase 3: record the email. It was sent, so it is kept whatever happened meanwhile; the
+ * endpoint counts it only if nothing changed it since: a success, another scheduler, or a new
+ * URL (which starts its alert state afresh: the email was about the old one).
  */
-async function record(deps: Deps, plan: Plan, mail: { subject: string; text: string; html: string }): Promise<boolean> {
-  return deps.store.transaction(async (store) => {
+async function record(deps: Deps, plan: Plan, mail: { subject: string; text: string; html: string }): Promise<void> {
+  await deps.store.transaction(async (store) => {
     const e = plan.endpoint;
     const cur = await store.alerts.lockEndpoint(e.id);
     const unchanged =
@@ -143,10 +144,6 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
       cur.state === e.state &&
       cur.alertEmailsSent === e.alertEmailsSent &&
       cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
-    if (!unchanged) {
-      if (cur) await store.alerts.hold(e.id, null);
-      return false;
-    }
     await store.alerts.insert({
       id: newId('alr', plan.now.getTime()),
       accountId: e.accountId,
@@ -160,13 +157,13 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
       details: plan.content,
       sentAt: plan.now,
     });
-    await store.alerts.markAlerted(e.id, plan.sequence, plan.now);
-    return true;
+    if (unchanged) await store.alerts.markAlerted(e.id, plan.sequence, plan.now);
+    else if (cur) await store.alerts.hold(e.id, null);
   });
 }
 
 /** Tries to record an email sent, RECORD_TRIES times over about a second and a half, then gives up with the error. */
-async function recordRetrying(deps: Deps, plan: Plan, mail: Parameters<typeof record>[2]): Promise<boolean> {
+async function recordRetrying(deps: Deps, plan: Plan, mail: Parameters<typeof record>[2]): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await record(deps, plan, mail);
@@ -242,20 +239,19 @@ export async function checkAlerts(
     // not mailed again (the others have it already).
     const gone = new Set(refused.map((r) => r.address));
     const to = plan.to.filter((a) => !gone.has(a));
-    if (await recordRetrying(deps, { ...plan, to }, mail)) {
-      sent++;
-      const e = plan.endpoint;
-      onSent?.({
-        endpointId: e.id,
-        webhookId: e.webhookId,
-        pollId: e.pollId,
-        url: e.url,
-        kind: plan.kind,
-        sequence: plan.sequence,
-        recipients: to.length,
-        refused,
-      });
-    }
+    await recordRetrying(deps, { ...plan, to }, mail);
+    sent++;
+    const e = plan.endpoint;
+    onSent?.({
+      endpointId: e.id,
+      webhookId: e.webhookId,
+      pollId: e.pollId,
+      url: e.url,
+      kind: plan.kind,
+      sequence: plan.sequence,
+      recipients: to.length,
+      refused,
+    });
   }
   if (failed.length) {
     const first = failed[0]!.error;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Mailer, OutgoingMail, Deps, Store } from '../../../src/app/ports/index.js';
 import { checkAlerts } from '../../../src/app/alerts/check-alerts.js';
@@ -109,7 +110,7 @@ describe('a brief database error while the sent email is recorded', () => {
 });
 
 describe('a new URL while the alert email is out', () => {
-  it('leaves the alert unrecorded: the new URL starts healthy, with no email counted against it', async () => {
+  it('keeps the email sent, and the new URL starts healthy, with no email counted against it', async () => {
     const poll = await visiblePoll(h, acct);
     const hook = await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/before-move');
     const webhookId = hook.data.id;
@@ -131,7 +132,7 @@ describe('a new URL while the alert email is out', () => {
       },
       close: async () => {},
     };
-    expect(await checkAlerts({ ...h.deps, mailer, alerts: WINDOWS })).toBe(0);
+    expect(await checkAlerts({ ...h.deps, mailer, alerts: WINDOWS })).toBe(1);
     expect(sent).toHaveLength(1);
     const health = (
       (await h.app.inject({ url: `/webhooks?pollId=${poll.pollId}`, headers: bearer(acct.key) })).json().data as {
@@ -143,8 +144,44 @@ describe('a new URL while the alert email is out', () => {
     expect(health.health).toMatchObject({ state: 'healthy', alertEmailsSent: 0 });
     const alerts = (
       await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })
-    ).json().data as { endpointId: string }[];
-    expect(alerts.filter((a) => a.endpointId === webhookId)).toEqual([]);
+    ).json().data as { endpointId: string; subject: string; details: { endpoint: string } }[];
+    expect(alerts.filter((a) => a.endpointId === webhookId)).toEqual([
+      expect.objectContaining({
+        subject: sent[0]!.subject,
+        details: expect.objectContaining({ endpoint: 'https://hooks.example.com/before-move' }),
+      }),
+    ]);
+    // Nothing more for the new URL until it fails a quiet period of its own.
+    h.clock.advance(WINDOWS.quietMs + 1);
+    expect(await checkAlerts({ ...h.deps, mailer, alerts: WINDOWS })).toBe(0);
+  });
+});
+
+describe('a success while the alert email is out', () => {
+  it('keeps the email sent, and the endpoint stays healthy, with no email counted against it', async () => {
+    const poll = await visiblePoll(h, acct);
+    const hook = await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/healed');
+    const webhookId = hook.data.id;
+    await h.deps.store.endpoints.recordGivenUp(webhookId, h.clock.now(), 'HTTP 500');
+    h.clock.advance(WINDOWS.quietMs + 1);
+    const sent: OutgoingMail[] = [];
+    const mailer: Mailer = {
+      send: async (m) => {
+        // As a delivery's success records it (delivery-queue.ts).
+        await sql`UPDATE endpoints SET last_success_at = ${h.clock.now()}, state = 'healthy', alert_emails_sent = 0
+          WHERE id = ${webhookId}`.execute(h.database.db);
+        sent.push(m);
+        return { refused: [] };
+      },
+      close: async () => {},
+    };
+    expect(await checkAlerts({ ...h.deps, mailer, alerts: WINDOWS })).toBe(1);
+    const [endpoint] = await h.deps.store.endpoints.getMany(acct.accountId, [webhookId]);
+    expect(endpoint).toMatchObject({ state: 'healthy', alertEmailsSent: 0 });
+    const alerts = (
+      await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })
+    ).json().data as { endpointId: string; sequence: number }[];
+    expect(alerts.filter((a) => a.endpointId === webhookId).map((a) => a.sequence)).toEqual([1]);
   });
 });
 
