@@ -1,4 +1,4 @@
-import { decideAlert, MAX_ALERT_EMAILS } from '../../domain/alert-policy.js';
+import { decideAlert } from '../../domain/alert-policy.js';
 import { composeAlertEmail, type AlertContent } from '../../domain/alert-email.js';
 import { newId } from '../../domain/ids.js';
 import { describeConditions } from '../../domain/logic-eval.js';
@@ -115,8 +115,9 @@ async function planNext(
     const sequence = e.state === 'alerted' ? e.alertEmailsSent + 1 : 1;
     const content = await contentFor(store, e, now);
     if (!content) {
-      // The poll, webhook or rule is gone: nothing is configured to alert about any more.
-      await store.alerts.markAlerted(e.id, MAX_ALERT_EMAILS, now);
+      // The Trigger webhook action is gone: its failures are nobody's to mend. Forgotten, not
+      // silenced, so that an action added again at that URL is alerted about when it fails anew.
+      await store.endpoints.startAfresh(e.id, now);
       return 'handled';
     }
     const to = await recipientsFor(store, e.accountId);

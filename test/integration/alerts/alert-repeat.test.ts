@@ -266,3 +266,45 @@ describe('an SMTP send that outlasts the hold', () => {
     }
   });
 });
+
+describe('a Trigger webhook action removed while its endpoint is due an alert', () => {
+  it('sends no email and forgets its failures, so the action added again is alerted about when it fails anew', async () => {
+    const url = 'https://hooks.example.com/removed-action';
+    const poll = await visiblePoll(h, acct);
+    const setActions = async (actionLogic: object[]) => {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/poll/update',
+        headers: bearer(acct.key),
+        payload: { pollId: poll.pollId, actionLogic },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    await setActions([{ on: 'complete', action: { type: 'trigger-webhook', url } }]);
+    const endpointId = await h.deps.store.endpoints.ensureLogic({
+      id: 'end_removed_action',
+      accountId: acct.accountId,
+      pollId: poll.pollId,
+      source: 'survey-logic',
+      slideId: null,
+      url,
+      createdAt: h.clock.now(),
+    });
+    await h.deps.store.endpoints.recordGivenUp(endpointId, h.clock.now(), 'HTTP 404');
+    await setActions([]);
+    h.clock.advance(WINDOWS.quietMs + 1);
+    const sent: OutgoingMail[] = [];
+    const mailer: Mailer = { send: async (m) => (sent.push(m), { refused: [] }), close: async () => {} };
+    const deps: Deps = { ...h.deps, mailer, alerts: WINDOWS };
+    await checkAlerts(deps);
+    expect(sent.filter((m) => m.text.includes(url))).toEqual([]);
+    const [forgotten] = await h.deps.store.endpoints.getMany(acct.accountId, [endpointId]);
+    expect(forgotten).toMatchObject({ state: 'healthy', alertEmailsSent: 0, lastGivenUpAt: null });
+
+    await setActions([{ on: 'complete', action: { type: 'trigger-webhook', url } }]);
+    await h.deps.store.endpoints.recordGivenUp(endpointId, h.clock.now(), 'HTTP 404');
+    h.clock.advance(WINDOWS.quietMs + 1);
+    await checkAlerts(deps);
+    expect(sent.filter((m) => m.text.includes(url))).toHaveLength(1);
+  });
+});

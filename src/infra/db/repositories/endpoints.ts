@@ -82,10 +82,13 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
       await db.deleteFrom('endpoints').where('id', '=', id).execute();
     },
     async moveTo(id, url, now) {
+      await endpointRepo(db).startAfresh(id, now, url);
+    },
+    async startAfresh(id, now, url) {
       await db
         .updateTable('endpoints')
         .set({
-          url,
+          ...(url !== undefined ? { url } : {}),
           state: 'healthy',
           last_given_up_at: null,
           last_failure: null,
