@@ -221,11 +221,13 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
       metrics,
       onWork: () => runner.wake(),
     });
-  // Batches on a loop of their own: it wakes as each window ends, and the other tasks keep to the tick.
+  // Batches on a loop of their own: it wakes as each window ends, and the other tasks keep to the
+  // tick. Alert emails too: a slow or unreachable mail server holds up no recover.
   const schedulers = [
     scheduled([batchFlushTask(500, runner)]),
-    scheduled([recoverTask(rt.config.recoverBatch), ALERT_CHECK, retentionTask(rt.config.retentionMs)]),
+    scheduled([recoverTask(rt.config.recoverBatch), retentionTask(rt.config.retentionMs)]),
   ];
+  const alerting = scheduled([ALERT_CHECK]);
   let stopping: Promise<void> | undefined;
   return {
     wake: () => runner.wake(),
@@ -233,6 +235,8 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
       (stopping ??= (async () => {
         controller.abort();
         await Promise.all([runner.done, ...schedulers, sharing?.done]);
+        // An email still on its way is waited for 2 s at most: unrecorded, it is sent again later.
+        await Promise.race([alerting, delay(2_000, undefined, { ref: false })]);
         // The presence goes last: until its attempts are done, this worker keeps its share.
         await listener?.close();
         await sender.close();
