@@ -77,13 +77,15 @@ export async function testDatabase(): Promise<Database> {
  * Storage brought up to just before `migration` (e.g. '008'), as a database of that release
  * would be: for tests of what a migration does to existing rows. Closing drops it.
  */
-export async function databaseBefore(migration: string): Promise<Database> {
+export async function databaseBefore(migration: string): Promise<Database & { url?: string }> {
   const dir = fileURLToPath(new URL('../../src/infra/db/migrations/', import.meta.url));
   let database: Database;
   let drop = async () => {};
+  let url: string | undefined;
   if (onPostgres) {
     const made = await createPgDatabase();
     drop = made.drop;
+    url = made.url;
     database = await openDatabase({ databaseUrl: made.url, dataDir: '', schema: 'none', poolSize: 2 });
   } else {
     database = await openDatabase({ dataDir: '', memory: true, schema: 'none' });
@@ -98,6 +100,7 @@ export async function databaseBefore(migration: string): Promise<Database> {
   }
   return {
     ...database,
+    ...(url ? { url } : {}),
     async close() {
       await database.close();
       await drop();
