@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flushDueBatches } from '../../src/app/delivery/flush-batches.js';
@@ -361,6 +362,31 @@ describe('the backlog gauges', () => {
     s = await scrape(api, null);
     expect(value(s, 'canvass_deliveries_due')).toBe(2);
     expect(value(s, 'canvass_delivery_oldest_due_seconds')).toBe(90);
+  });
+
+  it('read NaN when the database does not answer in time, and the scrape still carries every other metric', async () => {
+    // A transaction holding the queue (embedded: its one connection; PostgreSQL: the table's lock).
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    const tx = h.database.db.transaction().execute(async (trx) => {
+      await sql`LOCK TABLE delivery_queue IN ACCESS EXCLUSIVE MODE`.execute(trx);
+      held();
+      await gate;
+    });
+    await holding;
+    try {
+      const s = await scrape(api, null);
+      expect(value(s, 'canvass_deliveries_due')).toBeNaN();
+      expect(value(s, 'canvass_delivery_oldest_due_seconds')).toBeNaN();
+      expect(value(s, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+      expect(s.some((x) => x.name === 'canvass_delivery_attempts_total')).toBe(true);
+    } finally {
+      release();
+      await tx;
+    }
+    expect(value(await scrape(api, null), 'canvass_deliveries_due')).toBe(2);
   });
 });
 

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AttemptOutcomeLabel, AttemptTally, Metrics } from '../../app/ports/metrics.js';
 
@@ -24,6 +25,8 @@ const FINISHED = ['delivered', 'rejected', 'given_up'] as const;
 export function prometheusMetrics(opts: {
   now: () => Date;
   backlog?: (now: Date) => Promise<Backlog>;
+  /** How long a scrape waits for the backlog query before its gauges read NaN (2 s). */
+  backlogWaitMs?: number;
 }): PrometheusMetrics {
   const registry = new Registry();
   const registers = [registry];
@@ -86,12 +89,18 @@ export function prometheusMetrics(opts: {
 
   const backlog = opts.backlog;
   if (backlog) {
-    // Both gauges are collected in the same scrape: they share one query in flight.
+    // Both gauges are collected in the same scrape: they share one query in flight. A database
+    // that does not answer (packets dropped, the pool's connections stuck) makes them NaN after
+    // a short wait, rather than making the scrape time out and lose every other metric; the
+    // query still out serves the next scrapes until it settles, so they never pile up.
     let reading: Promise<Backlog | undefined> | undefined;
-    const read = () =>
-      (reading ??= backlog(opts.now())
+    const waitMs = opts.backlogWaitMs ?? 2_000;
+    const read = () => {
+      reading ??= backlog(opts.now())
         .catch(() => undefined)
-        .finally(() => (reading = undefined)));
+        .finally(() => (reading = undefined));
+      return Promise.race([reading, delay(waitMs, undefined, { ref: false })]);
+    };
     new Gauge({
       name: 'canvass_deliveries_due',
       help: 'Unfinished deliveries due now and not leased by a worker (parked ones of paused webhooks excluded)',
