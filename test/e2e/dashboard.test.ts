@@ -966,4 +966,65 @@ describe('dashboard at /app', () => {
     await slow.close();
     expect(errors).toEqual([]);
   }, 60_000);
+
+  it('offers an editor no Trigger webhook action, nor the deletion of a slide or poll that holds one', async () => {
+    // Beta's owner makes a poll whose survey logic and one slide's logic trigger webhooks.
+    const asOwner = async (url: string, payload: object) => {
+      const res = await h.app.inject({ method: 'POST', url, headers: bearer(beta.key), payload });
+      expect(res.statusCode, res.body).toBeLessThan(300);
+      return res.json().data as { id: string };
+    };
+    const trigger = (path: string) => ({ type: 'trigger-webhook', url: `https://hooks.example.com/${path}` });
+    const poll = await asOwner('/poll', {
+      accountId: beta.accountId,
+      title: 'Guarded survey',
+      actionLogic: [{ on: 'complete', action: trigger('survey') }],
+    });
+    await asOwner('/slide', {
+      pollId: poll.id,
+      type: 'short-answer',
+      title: 'Guarded slide',
+      logic: [{ match: 'all', conditions: [{ op: 'answered' }], action: trigger('question') }],
+    });
+    await asOwner('/slide', { pollId: poll.id, type: 'short-answer', title: 'Plain slide' });
+
+    // The owner of Acme is Beta's editor.
+    const tab = await context.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await signIn(tab);
+      await tab.getByLabel('Account', { exact: true }).selectOption(beta.accountId);
+      await tab.getByRole('link', { name: 'Guarded survey' }).click();
+      const del = tab.getByRole('button', { name: 'Delete this poll' });
+      await del.waitFor();
+      expect(await del.isDisabled()).toBe(true);
+      await tab.getByText('Its logic triggers webhooks: owners, admins and billing admins delete it.').waitFor();
+
+      await tab.getByRole('link', { name: 'Slides' }).click();
+      const guarded = tab.getByRole('button', { name: 'Delete slide Guarded slide' });
+      await guarded.waitFor();
+      expect(await guarded.isDisabled()).toBe(true);
+      expect(await tab.getByRole('button', { name: 'Delete slide Plain slide' }).isDisabled()).toBe(false);
+      await tab.getByText('Its logic triggers a webhook: owners, admins and billing admins delete it.').waitFor();
+
+      await tab.getByRole('button', { name: 'Add a logic rule' }).click();
+      const actions = await tab.getByLabel('Then', { exact: true }).locator('option').allTextContents();
+      expect(actions).toEqual(['Continue', 'Skip to a slide', 'End the survey']);
+      await tab.getByText('A rule that triggers a webhook is added by owners, admins and billing admins.').waitFor();
+      await shot('25-editor-guarded', tab);
+
+      // The owner, in Acme, is offered all of them.
+      await tab.getByLabel('Account', { exact: true }).selectOption(acct.accountId);
+      await tab.getByRole('link', { name: 'Checkout survey' }).first().click();
+      await tab.getByRole('link', { name: 'Slides' }).click();
+      await tab.getByRole('button', { name: 'Add a logic rule' }).click();
+      expect(await tab.getByLabel('Then', { exact: true }).locator('option').allTextContents()).toContain(
+        'Trigger a webhook',
+      );
+    } finally {
+      await tab.close();
+    }
+    expect(errors).toEqual([]);
+  });
 });

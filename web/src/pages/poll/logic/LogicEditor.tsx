@@ -24,17 +24,23 @@ function actionOf(type: LogicAction['type'], slides: Slide[]): LogicAction {
   return { type };
 }
 
-/** Question logic: rules on this slide's answer, each with conditions and one action. */
+/**
+ * Question logic: rules on this slide's answer, each with conditions and one action. A Trigger
+ * webhook action is webhook management: offered only to the roles that may save one (`canTrigger`).
+ */
 export function LogicEditor({
   rules,
   onChange,
   slides,
+  canTrigger,
 }: {
   rules: DraftRule[];
   onChange: (rules: DraftRule[]) => void;
   slides: Slide[];
+  canTrigger: boolean;
 }) {
   const set = (i: number, rule: DraftRule) => onChange(rules.map((r, j) => (j === i ? rule : r)));
+  const actions = canTrigger ? ACTIONS : ACTIONS.filter((a) => a.type !== 'trigger-webhook');
   return (
     <fieldset className="logic">
       <legend>Question logic</legend>
@@ -112,7 +118,7 @@ export function LogicEditor({
               value={rule.action.type}
               onChange={(e) => set(i, { ...rule, action: actionOf(e.target.value as LogicAction['type'], slides) })}
             >
-              {ACTIONS.map((a) => (
+              {actions.map((a) => (
                 <option key={a.type} value={a.type}>
                   {a.label}
                 </option>
@@ -155,6 +161,9 @@ export function LogicEditor({
       <button type="button" onClick={() => onChange([...rules, emptyRule()])}>
         Add a logic rule
       </button>
+      {!canTrigger && (
+        <p className="muted small">A rule that triggers a webhook is added by owners, admins and billing admins.</p>
+      )}
     </fieldset>
   );
 }

@@ -2,6 +2,7 @@ import type { Poll } from '../../../api/types';
 import { ErrorNote, When } from '../../../ui/components';
 import { useAction } from '../../../ui/hooks';
 import { href, navigate } from '../../../ui/router';
+import { WEBHOOK_ROLES } from '../../../ui/roles';
 import { useSession } from '../../../ui/session';
 import './overview.css';
 
@@ -15,6 +16,12 @@ export function PollOverview({ poll }: { poll: Poll }) {
     navigate(href({ name: 'polls' }));
   });
   const languages = Object.keys(poll.languageSettings?.languages ?? {});
+  // A poll's Trigger webhook actions go with it: webhook management (README, API overview). Saved
+  // webhooks, which an editor does not see, are the API's to refuse.
+  const triggers = [...(poll.actionLogic ?? []), ...(poll.slides ?? []).flatMap((s) => s.logic ?? [])].some(
+    (r) => r.action.type === 'trigger-webhook',
+  );
+  const guarded = triggers && !WEBHOOK_ROLES.includes(account.role);
   return (
     <section aria-labelledby="overview-title">
       <h2 id="overview-title">Overview</h2>
@@ -47,9 +54,20 @@ export function PollOverview({ poll }: { poll: Poll }) {
       {account.role !== 'read_only' && (
         <div className="danger-zone">
           <ErrorNote>{remove.error}</ErrorNote>
-          <button type="button" className="danger" onClick={() => void remove.go()} disabled={remove.busy}>
+          <button
+            type="button"
+            className="danger"
+            onClick={() => void remove.go()}
+            disabled={remove.busy || guarded}
+            aria-describedby={guarded ? 'delete-guarded' : undefined}
+          >
             Delete this poll
           </button>
+          {guarded && (
+            <p id="delete-guarded" className="muted small">
+              Its logic triggers webhooks: owners, admins and billing admins delete it.
+            </p>
+          )}
         </div>
       )}
     </section>

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { SLIDE_TYPES, type CreateSlideBody, type LogicRule, type Slide, type SlideType } from '../../../api/types';
 import { ErrorNote } from '../../../ui/components';
 import { useAction } from '../../../ui/hooks';
+import { WEBHOOK_ROLES } from '../../../ui/roles';
 import { useSession } from '../../../ui/session';
 import { LogicEditor, type DraftRule } from '../logic/LogicEditor';
 import { CHOICE_TYPES, conditionValue } from '../logic/logic';
@@ -10,7 +11,7 @@ const MULTI_TYPES: SlideType[] = ['question', 'checkbox', 'dropdown'];
 
 /** Adds a slide (POST /slide) with its answers and question logic. */
 export function SlideForm({ pollId, slides, onAdded }: { pollId: string; slides: Slide[]; onAdded: () => void }) {
-  const { api } = useSession();
+  const { api, account } = useSession();
   const [type, setType] = useState<SlideType>('question');
   const [title, setTitle] = useState('');
   const [subtitle, setSubtitle] = useState('');
@@ -80,7 +81,12 @@ export function SlideForm({ pollId, slides, onAdded }: { pollId: string; slides:
           chosen
         </label>
       )}
-      <LogicEditor rules={rules} onChange={setRules} slides={slides} />
+      <LogicEditor
+        rules={rules}
+        onChange={setRules}
+        slides={slides}
+        canTrigger={WEBHOOK_ROLES.includes(account.role)}
+      />
       <ErrorNote>{add.error}</ErrorNote>
       <button type="submit" className="primary" disabled={add.busy}>
         {add.busy ? 'Adding…' : 'Add slide'}

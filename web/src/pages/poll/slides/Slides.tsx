@@ -1,6 +1,7 @@
 import type { Slide } from '../../../api/types';
 import { ErrorNote, StatusNote } from '../../../ui/components';
 import { useAction, useLoad } from '../../../ui/hooks';
+import { WEBHOOK_ROLES } from '../../../ui/roles';
 import { useSession } from '../../../ui/session';
 import { describeRule } from '../logic/logic';
 import { SlideForm } from './SlideForm';
@@ -17,6 +18,9 @@ export function Slides({ pollId }: { pollId: string }) {
   });
   const list = slides.data ?? [];
   const canWrite = account.role !== 'read_only';
+  // Deleting a slide removes its Trigger webhook actions: webhook management (README, API overview).
+  const guarded = (s: Slide) =>
+    !WEBHOOK_ROLES.includes(account.role) && !!s.logic?.some((r) => r.action.type === 'trigger-webhook');
 
   return (
     <section aria-labelledby="slides-title">
@@ -37,11 +41,18 @@ export function Slides({ pollId }: { pollId: string }) {
                   className="danger"
                   onClick={() => void remove.go(s)}
                   aria-label={`Delete slide ${s.title}`}
+                  disabled={guarded(s)}
+                  aria-describedby={guarded(s) ? `guarded-${s.id}` : undefined}
                 >
                   Delete
                 </button>
               )}
             </div>
+            {canWrite && guarded(s) && (
+              <p id={`guarded-${s.id}`} className="muted small">
+                Its logic triggers a webhook: owners, admins and billing admins delete it.
+              </p>
+            )}
             {s.subtitle && <p>{s.subtitle}</p>}
             <p className="muted mono small">{s.id}</p>
             {s.answers.length > 0 && (
