@@ -296,7 +296,8 @@ describe('metrics and warn lines after a delivery run', () => {
   });
 
   it('counts an attempt whose delivery a deletion cancelled while it was out as cancelled, not lease_lost', async () => {
-    receiver.script('/slow', [{ status: 200, delayMs: 1_000 }]);
+    let reply!: () => void;
+    receiver.script('/slow', [{ status: 200, until: new Promise<void>((r) => (reply = r)) }]);
     const poll = await visiblePoll(hm, acct);
     const hook = (await createWebhook(hm, acct, poll.pollId, receiver.url('/slow'))).data.id;
     const before = await scrape(api);
@@ -304,6 +305,7 @@ describe('metrics and warn lines after a delivery run', () => {
     await receiver.waitFor((r) => r.some((x) => x.path === '/slow'));
     const del = await api.inject({ method: 'DELETE', url: `/webhooks?id=${hook}`, headers: bearer(acct.key) });
     expect(del.statusCode, del.body).toBe(200);
+    reply();
     const counted = (s: Sample[], outcome: string) =>
       value(s, 'canvass_delivery_attempts_total', { outcome }) -
       value(before, 'canvass_delivery_attempts_total', { outcome });

@@ -4,9 +4,10 @@ import { serverTls } from './tls.js';
 
 export type Received = { path: string; headers: Record<string, string>; rawBody: string; at: number };
 
-/** What the receiver does for one request: answer with a status (after a delay), or hang up. */
+/** What the receiver does for one request: answer with a status (after a delay, or once `until` settles), or hang up. */
 export type Reply =
-  { status: number; delayMs?: number; body?: string; headers?: Record<string, string> } | { destroy: true };
+  | { status: number; delayMs?: number; until?: Promise<void>; body?: string; headers?: Record<string, string> }
+  | { destroy: true };
 
 /**
  * A real HTTPS endpoint on loopback serving the test CA's certificate. Each path has a script
@@ -50,7 +51,8 @@ export async function startReceiver(): Promise<{
             .writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers })
             .end(reply.body ?? `status ${reply.status}`);
       };
-      if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
+      if (reply.until) void reply.until.then(send);
+      else if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
       else send();
     });
   });

@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { decideAlert } from '../../domain/alert-policy.js';
 import { composeAlertEmail, type AlertContent } from '../../domain/alert-email.js';
 import { newId } from '../../domain/ids.js';
@@ -87,6 +88,8 @@ function keepHeld(deps: Deps, endpointId: string, ms: number): () => Promise<voi
 }
 
 type Plan = {
+  /** The email's id, made once: a record tried again inserts it once. */
+  id: string;
   endpoint: Endpoint;
   kind: 'first' | 'reminder';
   sequence: number;
@@ -126,7 +129,7 @@ async function planNext(
       return 'handled';
     }
     await store.alerts.hold(e.id, new Date(now.getTime() + holdMs(windows, SENDING_HOLD_MS)));
-    return { endpoint: e, kind: decision.send, sequence, to, content, now };
+    return { id: newId('alr', now.getTime()), endpoint: e, kind: decision.send, sequence, to, content, now };
   });
 }
 
@@ -146,7 +149,7 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
       cur.alertEmailsSent === e.alertEmailsSent &&
       cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
     await store.alerts.insert({
-      id: newId('alr', plan.now.getTime()),
+      id: plan.id,
       accountId: e.accountId,
       endpointId: e.id,
       webhookId: e.webhookId,
@@ -175,6 +178,14 @@ async function recordRetrying(deps: Deps, plan: Plan, mail: Parameters<typeof re
   }
 }
 const RECORD_TRIES = 4;
+
+/** An address as a mail server may echo it: the domain in ASCII (punycode), lower case. */
+function comparable(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at < 0
+    ? address
+    : `${address.slice(0, at)}@${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`.toLowerCase();
+}
 
 /** An alert email sent and recorded, as the caller may log or count it. */
 export type SentAlert = {
@@ -238,8 +249,8 @@ export async function checkAlerts(
     await release();
     // Kept as sent: to those the mail server took. Those it refused are named in the log line,
     // not mailed again (the others have it already).
-    const gone = new Set(refused.map((r) => r.address));
-    const to = plan.to.filter((a) => !gone.has(a));
+    const gone = new Set(refused.map((r) => comparable(r.address)));
+    const to = plan.to.filter((a) => !gone.has(comparable(a)));
     await recordRetrying(deps, { ...plan, to }, mail);
     sent++;
     const e = plan.endpoint;

@@ -97,7 +97,10 @@ export async function recordAttempts(deps: Deps, items: readonly SentAttempt[]):
       });
   // Rare (a deletion, a lease run out): read afterwards, off the batch's own statement.
   const missed = items.filter((a) => !applied.has(a.delivery.id)).map((a) => a.delivery.id);
-  const cancelled = missed.length ? await deps.store.deliveries.cancelledAmong(missed) : new Set<string>();
+  // Only for counting: a failed read counts them as leases lost rather than fail a committed batch.
+  const cancelled = missed.length
+    ? await deps.store.deliveries.cancelledAmong(missed).catch(() => new Set<string>())
+    : new Set<string>();
   return items.map((a, i) => ({
     deliveryId: a.delivery.id,
     attempt: a.delivery.attemptCount,

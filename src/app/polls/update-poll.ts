@@ -29,7 +29,8 @@ export async function updatePoll(
     );
     await checkRuleTargets(deps, actionLogic, '/actionLogic', current.actionLogic);
   }
-  return deps.store.transaction(async (store) => {
+  let madeAnonymous = false;
+  const updated = await deps.store.transaction(async (store) => {
     const current = await requirePollForUpdate(store, caller, pollId);
     const manages = await managesWebhooks(store, caller, current.accountId);
     // Masked URLs stand for what is stored now, under the lock.
@@ -68,7 +69,8 @@ export async function updatePoll(
     await store.polls.update(pollId, fields);
     // "Anonymous: email null, emails []" holds for events queued before the switch too, from
     // their next attempt (README, Webhooks).
-    if (body.settings.anonymous && !current.settings.anonymous) await store.deliveries.withholdAddresses(pollId);
+    madeAnonymous = !!body.settings.anonymous && !current.settings.anonymous;
+    if (madeAnonymous) await store.deliveries.withholdAddresses(pollId);
     // A Trigger webhook action removed, or moved to another URL, takes its queued deliveries
     // with it, as a deleted webhook does (README, Webhooks).
     await store.deliveries.cancelLogic(
@@ -96,4 +98,13 @@ export async function updatePoll(
     };
     return { poll: logicView(manages).poll(poll), ...(signingSecret ? { signingSecret } : {}) };
   });
+  // A submission that read the poll before the switch waited for its lock to add answers, and
+  // writes its deliveries once the switch commits: a second pass, behind the poll's lock again
+  // (which waits for such submissions to commit), withholds their addresses too.
+  if (madeAnonymous)
+    await deps.store.transaction(async (store) => {
+      await requirePollForUpdate(store, caller, pollId);
+      await store.deliveries.withholdAddresses(pollId);
+    });
+  return updated;
 }

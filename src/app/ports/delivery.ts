@@ -61,7 +61,7 @@ export interface EndpointRepo {
   deleteByPoll(accountId: string, pollId: string): Promise<void>;
   /** A saved webhook's endpoint at a new URL: its alert state starts afresh. */
   moveTo(id: string, url: string, now: Date): Promise<void>;
-  /** Its alert state starts afresh (at `url`, when given): the failures so far are forgotten. */
+  /** Its alert state starts afresh (at `url`, when given): the failures and losses so far are forgotten. */
   startAfresh(id: string, now: Date, url?: string): Promise<void>;
   /** Quiet time for alerts counts from `now` at the earliest (a resumed webhook). */
   restartQuiet(id: string, now: Date): Promise<void>;

@@ -25,6 +25,14 @@ afterAll(async () => {
   await h?.close();
 });
 
+const alertsOf = async (endpointId: string) =>
+  (
+    (await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })).json().data as {
+      endpointId: string;
+      sequence: number;
+    }[]
+  ).filter((a) => a.endpointId === endpointId);
+
 type Insert = Store['alerts']['insert'];
 /** The harness's store, its alert emails recorded through `insert` (given the real one). */
 const recordingWith = (insert: (a: Parameters<Insert>[0], real: Insert) => ReturnType<Insert>): Store => {
@@ -106,6 +114,33 @@ describe('a brief database error while the sent email is recorded', () => {
       await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })
     ).json().data as { endpointId: string; sequence: number }[];
     expect(alerts.filter((a) => a.endpointId === hook.data.id).map((a) => a.sequence)).toEqual([1]);
+  });
+});
+
+describe('a COMMIT of the record whose answer is lost', () => {
+  it('records the email once when the record is tried again', async () => {
+    const poll = await visiblePoll(h, acct);
+    const hook = await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/lost-ack');
+    await h.deps.store.endpoints.recordGivenUp(hook.data.id, h.clock.now(), 'HTTP 500');
+    h.clock.advance(WINDOWS.quietMs + 1);
+    const mailer: Mailer = { send: async () => ({ refused: [] }), close: async () => {} };
+    // The first record commits, and then its connection drops before the answer arrives.
+    const real = h.deps.store;
+    let lose = true;
+    const store: Store = {
+      ...real,
+      transaction: async (fn) => {
+        const r = await real.transaction(fn);
+        if (lose && (await alertsOf(hook.data.id)).length > 0) {
+          lose = false;
+          throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
+        }
+        return r;
+      },
+    };
+    expect(await checkAlerts({ ...h.deps, store, mailer, alerts: WINDOWS })).toBe(1);
+    expect(lose).toBe(false);
+    expect((await alertsOf(hook.data.id)).map((a) => a.sequence)).toEqual([1]);
   });
 });
 
@@ -291,6 +326,13 @@ describe('a Trigger webhook action removed while its endpoint is due an alert', 
       createdAt: h.clock.now(),
     });
     await h.deps.store.endpoints.recordGivenUp(endpointId, h.clock.now(), 'HTTP 404');
+    // A delivery to it lost, as a give-up records one.
+    await sql`INSERT INTO deliveries (id, account_id, poll_id, endpoint_id, source, url, participant_id, type, status, body, created_at, finished_at)
+      VALUES ('dlv_removed_action', ${acct.accountId}, ${poll.pollId}, ${endpointId}, 'survey-logic', ${url}, 'par_x',
+        'completed-survey', 'given_up', '{}', ${h.clock.now()}, ${h.clock.now()})`.execute(h.database.db);
+    await sql`INSERT INTO lost_deliveries (delivery_id, endpoint_id, lost_at)
+      VALUES ('dlv_removed_action', ${endpointId}, ${h.clock.now()})`.execute(h.database.db);
+    expect(await h.deps.store.deliveries.countLost(endpointId, new Date(0))).toBe(1);
     await setActions([]);
     h.clock.advance(WINDOWS.quietMs + 1);
     const sent: OutgoingMail[] = [];
@@ -306,5 +348,7 @@ describe('a Trigger webhook action removed while its endpoint is due an alert', 
     h.clock.advance(WINDOWS.quietMs + 1);
     await checkAlerts(deps);
     expect(sent.filter((m) => m.text.includes(url))).toHaveLength(1);
+    // The losses before the removal are not counted in it.
+    expect(await h.deps.store.deliveries.countLost(endpointId, new Date(0))).toBe(0);
   });
 });

@@ -41,6 +41,8 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
           details: json(a.details),
           sent_at: a.sentAt,
         })
+        // A record tried again after a lost acknowledgement of its COMMIT keeps one row (the id is the plan's).
+        .onConflict((oc) => oc.column('id').doNothing())
         .execute();
     },
     async list(accountId, page) {

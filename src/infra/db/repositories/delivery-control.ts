@@ -101,9 +101,12 @@ export function deliveryControl(db: Kysely<DB>): Control {
     },
 
     // A queued delivery's row says 'pending'; one already leased keeps the body its worker read.
+    // Joined to the queue, so the planner may walk the backlog rather than the poll's history.
     async withholdAddresses(pollId) {
       const res = await sql`UPDATE deliveries d SET body = ${withheld(sql.ref('d.body'))}
-        WHERE d.poll_id = ${pollId} AND d.status = 'pending' AND d.body !~ ${NO_ADDRESSES_AT_END_PATTERN}`.execute(db);
+        FROM delivery_queue q
+        WHERE q.delivery_id = d.id AND d.poll_id = ${pollId} AND d.status = 'pending'
+          AND d.body !~ ${NO_ADDRESSES_AT_END_PATTERN}`.execute(db);
       return Number(res.numAffectedRows ?? 0n);
     },
 

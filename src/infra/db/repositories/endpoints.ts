@@ -85,6 +85,8 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
       await endpointRepo(db).startAfresh(id, now, url);
     },
     async startAfresh(id, now, url) {
+      // Its losses so far are no longer counted in an email ("responses lost in the past week").
+      await db.deleteFrom('lost_deliveries').where('endpoint_id', '=', id).execute();
       await db
         .updateTable('endpoints')
         .set({
