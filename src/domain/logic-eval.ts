@@ -2,40 +2,55 @@ import type { Action, Condition, QuestionRule, SurveyRule } from './logic.js';
 
 const isAnswered = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
 
-function sameValue(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x) => b.includes(x));
-  if (typeof a === 'string' && typeof b === 'string') return a.trim().toLowerCase() === b.trim().toLowerCase();
-  return a === b;
+/** A value as the comparisons read it: strings by their trimmed lower case, anything else as it is. */
+const key = (v: unknown): unknown => (typeof v === 'string' ? `s:${v.trim().toLowerCase()}` : v);
+
+/**
+ * An answer made ready for many conditions: its items as comparison keys, and its text in lower
+ * case, each worked out once. A slide's rules may hold a hundred values (checkRules): each is a
+ * lookup, not a pass over the answer.
+ */
+type PreparedAnswer = { value: unknown; keys?: Set<unknown>; lower?: string };
+
+const prepareAnswer = (value: unknown): PreparedAnswer => ({ value });
+
+const keysOf = (a: PreparedAnswer): Set<unknown> => (a.keys ??= new Set((a.value as unknown[]).map(key)));
+const lowerOf = (a: PreparedAnswer): string => (a.lower ??= (a.value as string).toLowerCase());
+
+/** Equal as the rules read it: the same items (in any order), or the same text whatever its case. */
+function sameValue(a: PreparedAnswer, b: unknown): boolean {
+  const v = a.value;
+  if (Array.isArray(v) && Array.isArray(b)) return v.length === b.length && v.every((x) => b.includes(x));
+  return key(v) === key(b);
 }
 
 /** One condition against an answer value, in the shapes respondents send (checkAnswerValue, answer.ts). */
-export function conditionHolds(c: Condition, value: unknown): boolean {
+export const conditionHolds = (c: Condition, value: unknown): boolean => holds(c, prepareAnswer(value));
+
+function holds(c: Condition, a: PreparedAnswer): boolean {
+  const value = a.value;
   switch (c.op) {
     case 'answered':
       return isAnswered(value);
     case 'equals':
-      return (
-        isAnswered(value) &&
-        (Array.isArray(value) && !Array.isArray(c.value)
-          ? value.length === 1 && sameValue(value[0], c.value)
-          : sameValue(value, c.value))
-      );
+      if (!isAnswered(value)) return false;
+      return Array.isArray(value) && !Array.isArray(c.value)
+        ? value.length === 1 && sameValue(prepareAnswer(value[0]), c.value)
+        : sameValue(a, c.value);
     case 'not-equals':
-      return isAnswered(value) && !conditionHolds({ op: 'equals', value: c.value }, value);
+      return isAnswered(value) && !holds({ op: 'equals', value: c.value }, a);
     case 'contains':
-      if (Array.isArray(value))
-        return Array.isArray(c.value)
-          ? c.value.every((x) => value.some((v) => sameValue(v, x)))
-          : value.some((v) => sameValue(v, c.value));
-      return (
-        typeof value === 'string' && typeof c.value === 'string' && value.toLowerCase().includes(c.value.toLowerCase())
-      );
+      if (Array.isArray(value)) {
+        const keys = keysOf(a);
+        return Array.isArray(c.value) ? c.value.every((x) => keys.has(key(x))) : keys.has(key(c.value));
+      }
+      return typeof value === 'string' && typeof c.value === 'string' && lowerOf(a).includes(c.value.toLowerCase());
     case 'gt':
     case 'lt': {
-      const a = typeof value === 'number' ? value : Number(value);
-      const b = typeof c.value === 'number' ? c.value : Number(c.value);
-      if (!isAnswered(value) || Number.isNaN(a) || Number.isNaN(b)) return false;
-      return c.op === 'gt' ? a > b : a < b;
+      const x = typeof value === 'number' ? value : Number(value);
+      const y = typeof c.value === 'number' ? c.value : Number(c.value);
+      if (!isAnswered(value) || Number.isNaN(x) || Number.isNaN(y)) return false;
+      return c.op === 'gt' ? x > y : x < y;
     }
   }
 }
@@ -47,22 +62,29 @@ function matches(match: 'all' | 'any', results: boolean[]): boolean {
 
 /** The question rules of a slide that hold for this answer, in order. */
 export function firingQuestionRules(rules: readonly QuestionRule[], value: unknown): QuestionRule[] {
+  const a = prepareAnswer(value);
   return rules.filter((r) =>
     matches(
       r.match,
-      r.conditions.map((c) => conditionHolds(c, value)),
+      r.conditions.map((c) => holds(c, a)),
     ),
   );
 }
 
 /** Survey action rules (on complete) that hold, given every answer by slide id. */
 export function firingSurveyRules(rules: readonly SurveyRule[], answers: ReadonlyMap<string, unknown>): SurveyRule[] {
+  const prepared = new Map<string, PreparedAnswer>();
+  const answerOf = (slideId: string) => {
+    let a = prepared.get(slideId);
+    if (!a) prepared.set(slideId, (a = prepareAnswer(answers.get(slideId))));
+    return a;
+  };
   return rules.filter(
     (r) =>
       r.on === 'complete' &&
       matches(
         r.match ?? 'all',
-        (r.conditions ?? []).map((c) => conditionHolds(c, answers.get(c.slideId))),
+        (r.conditions ?? []).map((c) => holds(c, answerOf(c.slideId))),
       ),
   );
 }

@@ -29,8 +29,9 @@ export function checkRules<R extends QuestionRule | SurveyRule>(
   pollSlideIds: ReadonlySet<string>,
   policy: UrlPolicy,
   basePath: string,
-  saved: readonly { action: Action }[] = [],
+  saved: readonly { action: Action; conditions?: readonly Condition[] }[] = [],
 ): R[] {
+  checkLogicSize(rules, saved, basePath);
   const errors: FieldError[] = [];
   const kept = savedUrls(saved);
   const normalised = rules.map((rule, i) =>
@@ -56,6 +57,48 @@ export function checkRules<R extends QuestionRule | SurveyRule>(
   if (errors.length)
     throw new DomainError('validation_failed', 'the logic refers to something that does not exist', errors);
   return normalised;
+}
+
+/**
+ * The most condition values one list of rules (a slide's, or a poll's survey logic) holds, an
+ * array counting its items, and the most characters of text among them. Each submission weighs
+ * every answered slide's rules: bounded, a poll of 200 slides costs milliseconds, not minutes.
+ */
+export const MAX_LOGIC_VALUES = 100;
+export const MAX_LOGIC_CHARS = 10_000;
+
+function logicSize(rules: readonly { conditions?: readonly Condition[] }[]): { values: number; chars: number } {
+  let values = 0;
+  let chars = 0;
+  for (const r of rules)
+    for (const c of r.conditions ?? [])
+      for (const v of Array.isArray(c.value) ? (c.value as unknown[]) : c.value === undefined ? [] : [c.value]) {
+        values++;
+        if (typeof v === 'string') chars += v.length;
+      }
+  return { values, chars };
+}
+
+/** Refuses rules over the logic size bounds, unless they hold no more than the rules they replace. */
+function checkLogicSize(
+  rules: readonly { conditions?: readonly Condition[] }[],
+  saved: readonly { conditions?: readonly Condition[] }[],
+  basePath: string,
+): void {
+  const now = logicSize(rules);
+  const before = logicSize(saved);
+  const over = (n: number, max: number, was: number) => n > max && n > was;
+  if (over(now.values, MAX_LOGIC_VALUES, before.values) || over(now.chars, MAX_LOGIC_CHARS, before.chars))
+    throw new DomainError(
+      'limit_reached',
+      `the rules hold ${now.values} condition values of ${now.chars} characters; at most ${MAX_LOGIC_VALUES} values of ${MAX_LOGIC_CHARS} characters`,
+      [
+        {
+          path: basePath,
+          message: `at most ${MAX_LOGIC_VALUES} condition values, ${MAX_LOGIC_CHARS} characters in all`,
+        },
+      ],
+    );
 }
 
 /** The Trigger webhook URLs of a list of rules. */
