@@ -9,6 +9,13 @@ import type { ResearchRun } from '../../domain/research.js';
 
 export type StartResearchInput = { pollId: string; participants?: number; seed?: number };
 
+/**
+ * What one run writes in its one transaction, whatever the poll's slides: its answers, and their
+ * values as JSON (a multi-choice slide of long titles makes large ones). docs/operations.md, Quotas.
+ */
+const MAX_RUN_ANSWERS = 20_000;
+const MAX_RUN_BYTES = 16 * 1024 * 1024;
+
 /** Generates synthetic respondents for a synthetic poll; the same seed gives the same answers. */
 export async function startResearch(deps: Deps, caller: Caller, input: StartResearchInput): Promise<ResearchRun> {
   return deps.store.transaction(async (store) => {
@@ -27,6 +34,11 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
         `a poll holds at most ${quota} synthetic participants; this one has ${held}, so ${Math.max(0, quota - held)} more at most`,
       );
     const slides = answerableSlides(await store.slides.listByPoll(poll.id));
+    if (count * slides.length > MAX_RUN_ANSWERS)
+      throw new DomainError(
+        'limit_reached',
+        `a research run makes at most ${MAX_RUN_ANSWERS} answers; with ${slides.length} answerable slides, ${Math.floor(MAX_RUN_ANSWERS / slides.length)} participants at most`,
+      );
     const now = deps.clock.now();
     const seed = input.seed ?? Math.floor(Math.random() * 2 ** 31);
     const rand = seededRandom(seed);
@@ -36,6 +48,7 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
     const metadata = { researchRunId: runId };
     const participants: ParticipantRow[] = [];
     const responses: ResponseRow[] = [];
+    let bytes = 0;
     for (let n = 0; n < count; n++) {
       const participantId = newRandomId('prt', now.getTime());
       participants.push({
@@ -52,13 +65,20 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
         updatedAt: now,
       });
       for (const slide of slides) {
+        const value = syntheticAnswer(slide, rand, n);
+        bytes += Buffer.byteLength(JSON.stringify(value));
+        if (bytes > MAX_RUN_BYTES)
+          throw new DomainError(
+            'limit_reached',
+            `a research run stores at most ${MAX_RUN_BYTES} bytes of answers; this poll's slides pass it at participant ${n + 1}`,
+          );
         responses.push({
           id: newId('rsp', now.getTime()),
           accountId: poll.accountId,
           pollId: poll.id,
           participantId,
           slideId: slide.id,
-          value: syntheticAnswer(slide, rand, n),
+          value,
           metadata,
           synthetic: true,
           createdAt: now,

@@ -216,4 +216,25 @@ describe('synthetic polls and POST /research/start', () => {
       'not_found',
     );
   });
+
+  it('a run makes at most 20,000 answers, and stores at most 16 MiB of them: past either, 409 and nothing stored', async () => {
+    const wide = await createPoll(acme, { title: 'Wide synthetic', isSynthetic: true });
+    for (let i = 0; i < 21; i++) await addSlide(wide.id, { type: 'star-rating', title: `Rate ${i}` });
+    const many = await call('POST', '/research/start', acme.key, { pollId: wide.id, participants: 1000 });
+    expect(expectProblem(many, 409, 'limit_reached').detail).toMatch(
+      /at most 20000 answers; .* 952 participants at most/,
+    );
+    const fits = await call('POST', '/research/start', acme.key, { pollId: wide.id, participants: 952 });
+    expect(fits.statusCode, fits.body).toBe(201);
+
+    const heavy = await createPoll(acme, { title: 'Heavy synthetic', isSynthetic: true });
+    const titles = Array.from({ length: 100 }, (_, i) => ({ title: `${i}`.padEnd(500, 'x') }));
+    await addSlide(heavy.id, { type: 'checkbox', title: 'Pick many', multi: true, answers: titles });
+    const big = await call('POST', '/research/start', acme.key, { pollId: heavy.id, participants: 1000 });
+    expect(expectProblem(big, 409, 'limit_reached').detail).toMatch(/at most 16777216 bytes of answers/);
+    const stored = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM participants WHERE poll_id = ${heavy.id}`.execute(h.database.db);
+    expect(stored.rows[0]!.n).toBe(0);
+  });
 });
