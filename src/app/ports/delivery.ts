@@ -191,7 +191,8 @@ export interface DeliveryRepo {
   get(id: string): Promise<Delivery | undefined>;
   attempts(deliveryId: string): Promise<Attempt[]>;
   lastAttempt(deliveryId: string): Promise<Attempt | undefined>;
-  list(filter: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>>;
+  /** The log, newest first; with `withBody` false each delivery's body is left unread (''). */
+  list(filter: DeliveryFilter, page: PageRequest, withBody?: boolean): Promise<Page<Delivery>>;
   /** Puts leased deliveries of a paused webhook back, parked, their attempt not counted. */
   park(ids: string[], leaseToken: string, now: Date): Promise<void>;
   /** Cancels leased deliveries whose webhook is gone, their attempt not counted; returns how many. */

@@ -41,6 +41,6 @@ export async function listDeliveries(
     ]);
   }
   const { accountId: _a, ...rest } = filter;
-  const result = await deps.store.deliveries.list({ accountIds: [accountId], ...rest }, page);
+  const result = await deps.store.deliveries.list({ accountIds: [accountId], ...rest }, page, false);
   return { ...result, data: result.data.map(summary) };
 }

@@ -81,11 +81,27 @@ export function deliveryInserts(rows: readonly NewDelivery[]) {
 
 export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
   // Deliveries with their queue row, if still queued (see toDelivery).
-  const withQueue = () =>
+  const withQueue = (withBody = true) =>
     db
       .selectFrom('deliveries as d')
       .leftJoin('delivery_queue as q', 'q.delivery_id', 'd.id')
-      .selectAll('d')
+      .select(withBody ? sql<string>`d.body`.as('body') : sql<string>`''`.as('body'))
+      .select([
+        'd.id',
+        'd.account_id',
+        'd.poll_id',
+        'd.webhook_id',
+        'd.endpoint_id',
+        'd.source',
+        'd.url',
+        'd.participant_id',
+        'd.type',
+        'd.status',
+        'd.attempt_count',
+        'd.dns_failures',
+        'd.created_at',
+        'd.finished_at',
+      ])
       .select(['q.next_attempt_at', 'q.lease_token', 'q.attempt_count as queued_attempts']);
 
   // Takes the matching deliveries off the queue and finishes them `cancelled`, their counts kept.
@@ -194,8 +210,9 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
       return r && toAttempt(r);
     },
 
-    async list(f, page) {
-      let q = withQueue().where('d.account_id', 'in', f.accountIds);
+    // A log page lists deliveries, not what they carried: a body may hold megabytes of answers.
+    async list(f, page, withBody = true) {
+      let q = withQueue(withBody).where('d.account_id', 'in', f.accountIds);
       if (f.webhookId) q = q.where('d.webhook_id', '=', f.webhookId);
       if (f.pollId) q = q.where('d.poll_id', '=', f.pollId);
       if (f.statuses?.length) {
