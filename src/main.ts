@@ -148,7 +148,7 @@ export async function buildHttp(rt: Runtime, metrics?: PrometheusMetrics): Promi
       return true;
     },
   });
-  app.addHook('onClose', async () => {
+  app.addHook('preClose', async () => {
     draining = true;
   });
   return app;

@@ -85,6 +85,19 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     done();
   });
   refuseWhileClosing(app);
+  // A route that takes no body has no media type to refuse in a request that sends none: some
+  // clients send a Content-Type on every request, a DELETE included.
+  app.addHook('onRequest', (req, _reply, done) => {
+    const h = req.headers;
+    if (
+      h['content-type'] !== undefined &&
+      !req.routeOptions.schema?.body &&
+      h['transfer-encoding'] === undefined &&
+      (h['content-length'] ?? '0') === '0'
+    )
+      delete h['content-type'];
+    done();
+  });
   // API answers are an account's data, some with a key or a secret in them: no cache keeps them.
   app.addHook('onSend', async (_req, reply, payload) => {
     if (!reply.hasHeader('cache-control') && /json/.test(String(reply.getHeader('content-type') ?? '')))

@@ -71,7 +71,13 @@ export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: F
     req.log.error({ err }, 'unhandled error');
     body = internalProblem();
   }
-  void reply.status(body.status).type('application/problem+json').send(body);
+  // Sent before any hook runs: the headers every answer carries are set here.
+  void reply
+    .status(body.status)
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
+    .type('application/problem+json')
+    .send(body);
 }
 
 /** Tells outages of a dependency (storage) apart from bugs: those answer 503, not 500. */
@@ -106,8 +112,10 @@ export function refuseWhileClosing(app: FastifyInstance): void {
     closing = true;
     done();
   });
+  // The probes answer for themselves: liveness while the process runs, readiness its own 503.
+  const probes = new Set(['/healthz', '/readyz']);
   app.addHook('onRequest', (req, reply, done) => {
-    if (!closing) return done();
+    if (!closing || probes.has(req.routeOptions.url ?? '')) return done();
     logRefusal(req, 'unavailable', 'the server is shutting down');
     void reply
       .status(503)
@@ -158,7 +166,9 @@ export function registerErrorHandling(app: FastifyInstance, isUnavailable: Unava
       reply.header('retry-after', String(retryAfter));
     if (err instanceof DomainError && err.code === 'unavailable') logRefusal(req, 'unavailable', err.message);
     // RFC 6750: a 401 names the scheme it asks for.
-    if (body.status === 401) reply.header('www-authenticate', 'Bearer realm="canvass"');
+    // A route that names its own realm (the metrics token's) keeps it.
+    if (body.status === 401 && !reply.hasHeader('www-authenticate'))
+      reply.header('www-authenticate', 'Bearer realm="canvass"');
     void reply.status(body.status).type('application/problem+json').send(body);
   });
   app.setNotFoundHandler((req, reply) => {

@@ -93,6 +93,45 @@ describe('a closing server', () => {
   });
 });
 
+describe('the probes of a closing server', () => {
+  it('answer for themselves: /readyz with its own document, not the refusal', async () => {
+    let closing = false;
+    const app = await testApp({ deps: h.deps, logger: false, ready: async () => !closing });
+    let entered!: () => void;
+    const inFlight = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    app.get('/test-gate', async () => {
+      entered();
+      await gate;
+      return { ok: true };
+    });
+    let closingSeen!: () => void;
+    const seen = new Promise<void>((r) => (closingSeen = r));
+    app.addHook('preClose', (done) => {
+      closing = true;
+      closingSeen();
+      done();
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as net.AddressInfo).port;
+    const answer = exchange(
+      port,
+      'GET /test-gate HTTP/1.1\r\nHost: t\r\n\r\n',
+      'GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n',
+    );
+    await inFlight;
+    const closed = app.close();
+    await seen;
+    release();
+    const raw = await answer;
+    await closed;
+    const second = raw.split(/(?=HTTP\/1\.1 )/)[1]!;
+    expect(second).toMatch(/^HTTP\/1\.1 503 /);
+    expect(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'unavailable' });
+  });
+});
+
 describe('503 answers in the log', () => {
   it('a storage outage is a warning at most once a second with the count refused, and no error line per request', async () => {
     const log = capturedLogger();

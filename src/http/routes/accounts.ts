@@ -20,7 +20,8 @@ export const accountRoutes =
       {
         schema: {
           tags,
-          summary: 'The accounts your key is a member of, with your role',
+          summary: 'The accounts your key is a member of, with your role (every one: not paged)',
+          querystring: Strict({}),
           response: Answers({ 200: Data(Memberships) }),
         },
       },

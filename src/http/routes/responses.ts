@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Readable } from 'node:stream';
@@ -35,7 +36,8 @@ export const responseRoutes =
           tags,
           summary: 'Submit answers (public for visible polls; apiOnly polls need a key of the account)',
           body: SubmitBody,
-          security: [],
+          // A key is optional: none for a public poll, one of the poll's account for an apiOnly one.
+          security: [{}, { bearer: [] }],
           response: Answers({ 201: Data(SubmitResult) }),
         },
       },
@@ -98,7 +100,20 @@ export const responseRoutes =
     );
     app.get(
       '/responses/export',
-      { schema: { tags, summary: 'All responses of a poll as CSV (streamed)', querystring: PollQuery } },
+      {
+        schema: {
+          tags,
+          summary: 'All responses of a poll as CSV (streamed)',
+          querystring: PollQuery,
+          response: Answers({
+            // Streamed: the body is sent as it is read, never serialised against this schema.
+            200: Type.Unsafe<string | Readable>({
+              description: 'one row per answer, a header row first',
+              content: { 'text/csv': { schema: { type: 'string' } } },
+            }),
+          }),
+        },
+      },
       async (req, reply) => {
         const rows = exportResponsesCsv(deps, callerOf(req), req.query.pollId);
         // Pull the first chunk before answering so that a 404 is still a problem document.

@@ -124,7 +124,7 @@ export const Delivery = Type.Object(
     finishedAt: Nullable(Instant),
     test: Type.Optional(
       Type.Boolean({
-        description: 'made by a test event, not by a respondent (absent from POST /webhooks/delivery/resend)',
+        description: 'made by a test event (POST /webhooks/test), not by a respondent; a resent one stays a test',
       }),
     ),
   },

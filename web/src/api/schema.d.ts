@@ -1547,7 +1547,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The accounts your key is a member of, with your role */
+        /** The accounts your key is a member of, with your role (every one: not paged) */
         get: {
             parameters: {
                 query?: never;
@@ -2649,12 +2649,32 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description one row per answer, a header row first */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A problem document (RFC 9457) */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
                 };
             };
         };
@@ -3575,7 +3595,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             finishedAt: string | null;
-            /** @description made by a test event, not by a respondent (absent from POST /webhooks/delivery/resend) */
+            /** @description made by a test event (POST /webhooks/test), not by a respondent; a resent one stays a test */
             test?: boolean;
         };
         /** Attempt */
