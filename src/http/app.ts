@@ -153,9 +153,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       );
       return;
     }
+    req.bodyBytes = body.length;
     parseJson(req, text, done);
   });
   app.decorateRequest('caller', null);
+  app.decorateRequest('bodyBytes', 0);
 
   await app.register(swagger, {
     openapi: {

@@ -9,6 +9,8 @@ export type AuthMode = 'required' | 'optional' | 'none';
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null;
+    /** The size of the JSON body as received, in bytes (0 with none). */
+    bodyBytes: number;
   }
   interface FastifyContextConfig {
     auth?: AuthMode;

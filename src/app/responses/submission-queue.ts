@@ -11,7 +11,10 @@ import { checkSubmissionLimits } from '../../domain/answer.js';
 import { StaleReadError } from '../ports/stale-read.js';
 import { CommitRolledBackError } from '../ports/commit-outcome-unknown.js';
 
-export type SubmissionQueue = { submit(caller: Caller | null, input: SubmitInput): Promise<SubmitResult> };
+export type SubmissionQueue = {
+  /** `bytes`: the size of the request it came in, held in memory until it is written. */
+  submit(caller: Caller | null, input: SubmitInput, bytes?: number): Promise<SubmitResult>;
+};
 
 type Waiting = { caller: Caller | null; input: SubmitInput; resolve(r: SubmitResult): void; reject(e: unknown): void };
 
@@ -29,9 +32,14 @@ export function createSubmissionQueue(
     parallel?: number;
     minSecondGroup?: number;
     maxWaiting?: number;
+    maxBytes?: number;
     outcome?: OutcomeWait;
   } = {},
 ): SubmissionQueue {
+  // What the submissions not yet written may hold together: 1,024 bodies of up to 1 MiB each
+  // (and their parsed objects, several times larger) would exhaust the heap.
+  const maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
+  let heldBytes = 0;
   const maxGroup = opts.maxGroup ?? 64;
   const parallel = opts.parallel ?? 2;
   const minSecond = opts.minSecondGroup ?? 8;
@@ -101,7 +109,7 @@ export function createSubmissionQueue(
   }
 
   return {
-    submit(caller, input) {
+    submit(caller, input, bytes = 0) {
       // A submission over the limits never takes a place in the queue (the group checks again,
       // for other callers of submitGroup).
       try {
@@ -118,8 +126,26 @@ export function createSubmissionQueue(
             { retryAfter: 1 },
           ),
         );
+      // One alone is always taken, whatever its size (the body limit bounds it).
+      if (heldBytes > 0 && heldBytes + bytes > maxBytes)
+        return Promise.reject(
+          Object.assign(
+            new DomainError(
+              'unavailable',
+              `submissions of ${heldBytes} bytes are waiting to be written; try again shortly`,
+            ),
+            { retryAfter: 1 },
+          ),
+        );
+      heldBytes += bytes;
+      const settled = () => void (heldBytes -= bytes);
       return new Promise<SubmitResult>((resolve, reject) => {
-        waiting.push({ caller, input, resolve, reject });
+        waiting.push({
+          caller,
+          input,
+          resolve: (r) => (settled(), resolve(r)),
+          reject: (e) => (settled(), reject(e)),
+        });
         pump();
       });
     },

@@ -41,7 +41,8 @@ export const responseRoutes =
           response: Answers({ 201: Data(SubmitResult) }),
         },
       },
-      async (req, reply) => reply.status(201).send({ data: await submissions.submit(req.caller, req.body) }),
+      async (req, reply) =>
+        reply.status(201).send({ data: await submissions.submit(req.caller, req.body, req.bodyBytes) }),
     );
     app.get(
       '/responses',

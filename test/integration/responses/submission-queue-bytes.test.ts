@@ -1,0 +1,98 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSubmissionQueue } from '../../../src/app/responses/submission-queue.js';
+import { DomainError } from '../../../src/domain/errors.js';
+import { buildApp } from '../../../src/http/app.js';
+import { harness, type Harness, type TestAccount } from '../../support/app.js';
+import { visiblePoll } from '../../support/fixtures.js';
+
+/**
+ * The submissions waiting to be written hold their bodies in memory (README, errors: 503): past
+ * a byte budget, a new one is refused with 503 and Retry-After rather than the process running
+ * out of heap; one alone is always taken, and those taken are all written.
+ */
+
+let h: Harness;
+let acct: TestAccount;
+beforeAll(async () => {
+  h = await harness();
+  acct = await h.account();
+});
+afterAll(() => h?.close());
+
+describe('the submission queue’s byte budget', () => {
+  it('refuses a submission past it while the database is held, and writes those it took once it answers', async () => {
+    const poll = await visiblePoll(h, acct);
+    const queue = createSubmissionQueue(h.deps, { parallel: 1, maxBytes: 3_000 });
+    const submit = (value: string) =>
+      queue.submit(null, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value }] }, 1_000);
+    // A transaction holding the table the submissions write (embedded: its one connection too).
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    const tx = h.database.db.transaction().execute(async (trx) => {
+      await sql`LOCK TABLE participants IN ACCESS EXCLUSIVE MODE`.execute(trx);
+      held();
+      await gate;
+    });
+    await holding;
+
+    const taken = [submit('one'), submit('two'), submit('three')];
+    const refused = await submit('four').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(DomainError);
+    expect(refused).toMatchObject({ code: 'unavailable', retryAfter: 1 });
+
+    release();
+    await tx;
+    const written = await Promise.all(taken);
+    expect(written.map((r) => r.responseIds.length)).toEqual([1, 1, 1]);
+    // Their bytes are given back: a new one is taken again.
+    expect((await submit('five')).responseIds).toHaveLength(1);
+  });
+
+  it('takes one alone whatever its size', async () => {
+    const poll = await visiblePoll(h, acct);
+    const queue = createSubmissionQueue(h.deps, { maxBytes: 10 });
+    const r = await queue.submit(null, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'big' }] }, 5_000);
+    expect(r.responseIds).toHaveLength(1);
+  });
+
+  it('is given the size of each request by POST /participant/responses', async () => {
+    const poll = await visiblePoll(h, acct);
+    const app = await buildApp({
+      deps: h.deps,
+      logger: false,
+      submissions: createSubmissionQueue(h.deps, { maxBytes: 150 }),
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    const tx = h.database.db.transaction().execute(async (trx) => {
+      await sql`LOCK TABLE participants IN ACCESS EXCLUSIVE MODE`.execute(trx);
+      held();
+      await gate;
+    });
+    await holding;
+    try {
+      const send = () =>
+        app.inject({
+          method: 'POST',
+          url: '/participant/responses',
+          payload: { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x'.repeat(100) }] },
+        });
+      // Whichever reaches the queue first is taken (alone, whatever its size); the other is refused.
+      const both = [send(), send()];
+      const refused = await Promise.race(both);
+      expect(refused.statusCode, refused.body).toBe(503);
+      expect(refused.headers['retry-after']).toBe('1');
+      release();
+      expect((await Promise.all(both)).map((r) => r.statusCode).sort()).toEqual([201, 503]);
+    } finally {
+      release();
+      await tx;
+      await app.close();
+    }
+  });
+});
