@@ -41,8 +41,12 @@ function holds(c: Condition, a: PreparedAnswer): boolean {
       return isAnswered(value) && !holds({ op: 'equals', value: c.value }, a);
     case 'contains':
       if (Array.isArray(value)) {
+        const wanted: unknown[] = Array.isArray(c.value) ? c.value : [c.value];
+        // Scalars are looked up; an array among them (or NaN, which equals nothing) is compared item by item.
+        if (wanted.some((x) => Array.isArray(x) || Number.isNaN(x)) || value.some(Array.isArray))
+          return wanted.every((x) => value.some((v) => sameValue(prepareAnswer(v), x)));
         const keys = keysOf(a);
-        return Array.isArray(c.value) ? c.value.every((x) => keys.has(key(x))) : keys.has(key(c.value));
+        return wanted.every((x) => keys.has(key(x)));
       }
       return typeof value === 'string' && typeof c.value === 'string' && lowerOf(a).includes(c.value.toLowerCase());
     case 'gt':

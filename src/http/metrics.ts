@@ -33,8 +33,8 @@ export function registerMetrics(app: FastifyInstance, opts: MetricsOptions): voi
 
 /** The submission queue, counting each submission it accepts. */
 export const countingSubmissions = (queue: SubmissionQueue, metrics: Metrics): SubmissionQueue => ({
-  async submit(caller, input) {
-    const r = await queue.submit(caller, input);
+  async submit(caller, input, bytes) {
+    const r = await queue.submit(caller, input, bytes);
     metrics.submissionAccepted();
     return r;
   },

@@ -41,7 +41,7 @@ export type ApiRoute = {
   method: InjectMethod;
   path: string;
   tags: string[];
-  /** Answers without a key (`security: []`). */
+  /** Answers without a key (`security: []`, or a key optional: an empty requirement `{}` among them). */
   isPublic: boolean;
   query: Parameter[];
   body?: Schema;
@@ -68,7 +68,9 @@ export async function apiRoutes(app: App): Promise<ApiRoute[]> {
         method: method.toUpperCase() as InjectMethod, // one of METHODS
         path,
         tags: op.tags ?? [],
-        isPublic: Array.isArray(op.security) && op.security.length === 0,
+        isPublic:
+          Array.isArray(op.security) &&
+          (op.security.length === 0 || op.security.some((r) => Object.keys(r as object).length === 0)),
         query: (op.parameters ?? []).filter((p) => p.in === 'query'),
         body: op.requestBody?.content?.['application/json']?.schema,
       });

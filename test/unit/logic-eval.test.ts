@@ -76,6 +76,17 @@ describe('conditionHolds: contains', () => {
     expect(holds('contains', 'Re', ['Blue', 'Red'])).toBe(false);
   });
 
+  it('compares items as the rules compare values: text whatever its case and spaces, others exactly', () => {
+    expect(holds('contains', ' RED ', ['blue', 'red'])).toBe(true);
+    expect(holds('contains', 2, ['2', 3])).toBe(false);
+    expect(holds('contains', 3, ['2', 3])).toBe(true);
+    expect(holds('contains', true, [true])).toBe(true);
+    // Arrays within are compared item by item, in any order; NaN equals nothing.
+    expect(holds('contains', [['a', 'b']], [['b', 'a']])).toBe(true);
+    expect(holds('contains', [['a']], [['b']])).toBe(false);
+    expect(holds('contains', Number.NaN, [Number.NaN])).toBe(false);
+  });
+
   it('with an array value, needs every item present', () => {
     expect(holds('contains', ['Red', 'Blue'], ['Blue', 'Green', 'Red'])).toBe(true);
     expect(holds('contains', ['Red', 'Blue'], ['Blue', 'Green'])).toBe(false);

@@ -29,8 +29,7 @@ export async function updatePoll(
     );
     await checkRuleTargets(deps, actionLogic, '/actionLogic', current.actionLogic);
   }
-  let madeAnonymous = false;
-  const updated = await deps.store.transaction(async (store) => {
+  return deps.store.transaction(async (store) => {
     const current = await requirePollForUpdate(store, caller, pollId);
     const manages = await managesWebhooks(store, caller, current.accountId);
     // Masked URLs stand for what is stored now, under the lock.
@@ -68,9 +67,10 @@ export async function updatePoll(
     };
     await store.polls.update(pollId, fields);
     // "Anonymous: email null, emails []" holds for events queued before the switch too, from
-    // their next attempt (README, Webhooks).
-    madeAnonymous = !!body.settings.anonymous && !current.settings.anonymous;
-    if (madeAnonymous) await store.deliveries.withholdAddresses(pollId);
+    // their next attempt (README, Webhooks). The poll's lock has waited for the submissions that
+    // read it before (under a key share lock): their deliveries are here. A batch flush under
+    // way is not waited for (docs/architecture.md).
+    if (body.settings.anonymous && !current.settings.anonymous) await store.deliveries.withholdAddresses(pollId);
     // A Trigger webhook action removed, or moved to another URL, takes its queued deliveries
     // with it, as a deleted webhook does (README, Webhooks).
     await store.deliveries.cancelLogic(
@@ -98,13 +98,4 @@ export async function updatePoll(
     };
     return { poll: logicView(manages).poll(poll), ...(signingSecret ? { signingSecret } : {}) };
   });
-  // A submission that read the poll before the switch waited for its lock to add answers, and
-  // writes its deliveries once the switch commits: a second pass, behind the poll's lock again
-  // (which waits for such submissions to commit), withholds their addresses too.
-  if (madeAnonymous)
-    await deps.store.transaction(async (store) => {
-      await requirePollForUpdate(store, caller, pollId);
-      await store.deliveries.withholdAddresses(pollId);
-    });
-  return updated;
 }

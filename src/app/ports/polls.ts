@@ -25,7 +25,8 @@ export interface PollRepo {
    */
   lockForResearch(id: string): Promise<void>;
   /** Polls with their slides (in order) and webhooks, in one round trip: what submissions need. Unknown ids are left out. */
-  getForSubmission(ids: string[]): Promise<PollForSubmission[]>;
+  /** With `keyShare`, under a key share lock on each poll (a submission's read). */
+  getForSubmission(ids: string[], keyShare?: boolean): Promise<PollForSubmission[]>;
   /** Deletes the poll and keeps its id as its account's for good (see ownerOfDeleted). */
   delete(id: string, accountId: string, at: Date): Promise<boolean>;
   /** The account a deleted poll id belonged to: such an id is never given to another account. */

@@ -142,7 +142,10 @@ async function writeGroup(
 ) {
   await deps.store.transaction(async (store) => {
     const polls = new Map(
-      (await store.polls.getForSubmission([...new Set(subs.map((s) => s.input.pollId))])).map((p) => [p.poll.id, p]),
+      (await store.polls.getForSubmission([...new Set(subs.map((s) => s.input.pollId))], true)).map((p) => [
+        p.poll.id,
+        p,
+      ]),
     );
     let work: Work[] = [];
     for (const [at, sub] of subs.entries()) {

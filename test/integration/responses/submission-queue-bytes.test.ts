@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSubmissionQueue } from '../../../src/app/responses/submission-queue.js';
 import { DomainError } from '../../../src/domain/errors.js';
 import { buildApp } from '../../../src/http/app.js';
+import { prometheusMetrics } from '../../../src/infra/metrics/prometheus.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { visiblePoll } from '../../support/fixtures.js';
 
@@ -58,41 +59,45 @@ describe('the submission queue’s byte budget', () => {
     expect(r.responseIds).toHaveLength(1);
   });
 
-  it('is given the size of each request by POST /participant/responses', async () => {
-    const poll = await visiblePoll(h, acct);
-    const app = await buildApp({
-      deps: h.deps,
-      logger: false,
-      submissions: createSubmissionQueue(h.deps, { maxBytes: 150 }),
-    });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let held!: () => void;
-    const holding = new Promise<void>((r) => (held = r));
-    const tx = h.database.db.transaction().execute(async (trx) => {
-      await sql`LOCK TABLE participants IN ACCESS EXCLUSIVE MODE`.execute(trx);
-      held();
-      await gate;
-    });
-    await holding;
-    try {
-      const send = () =>
-        app.inject({
-          method: 'POST',
-          url: '/participant/responses',
-          payload: { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x'.repeat(100) }] },
-        });
-      // Whichever reaches the queue first is taken (alone, whatever its size); the other is refused.
-      const both = [send(), send()];
-      const refused = await Promise.race(both);
-      expect(refused.statusCode, refused.body).toBe(503);
-      expect(refused.headers['retry-after']).toBe('1');
-      release();
-      expect((await Promise.all(both)).map((r) => r.statusCode).sort()).toEqual([201, 503]);
-    } finally {
-      release();
-      await tx;
-      await app.close();
-    }
-  });
+  it.each([false, true])(
+    'is given the size of each request by POST /participant/responses (metrics on: %s)',
+    async (counted) => {
+      const poll = await visiblePoll(h, acct);
+      const app = await buildApp({
+        deps: h.deps,
+        logger: false,
+        submissions: createSubmissionQueue(h.deps, { maxBytes: 150 }),
+        ...(counted ? { metrics: { metrics: prometheusMetrics({ now: () => new Date() }) } } : {}),
+      });
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let held!: () => void;
+      const holding = new Promise<void>((r) => (held = r));
+      const tx = h.database.db.transaction().execute(async (trx) => {
+        await sql`LOCK TABLE participants IN ACCESS EXCLUSIVE MODE`.execute(trx);
+        held();
+        await gate;
+      });
+      await holding;
+      try {
+        const send = () =>
+          app.inject({
+            method: 'POST',
+            url: '/participant/responses',
+            payload: { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x'.repeat(100) }] },
+          });
+        // Whichever reaches the queue first is taken (alone, whatever its size); the other is refused.
+        const both = [send(), send()];
+        const refused = await Promise.race(both);
+        expect(refused.statusCode, refused.body).toBe(503);
+        expect(refused.headers['retry-after']).toBe('1');
+        release();
+        expect((await Promise.all(both)).map((r) => r.statusCode).sort()).toEqual([201, 503]);
+      } finally {
+        release();
+        await tx;
+        await app.close();
+      }
+    },
+  );
 });

@@ -78,7 +78,12 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     async lockForResearch(id) {
       await db.selectFrom('polls').select('id').where('id', '=', id).forNoKeyUpdate().execute();
     },
-    async getForSubmission(ids) {
+    async getForSubmission(ids, keyShare = false) {
+      // `keyShare` (a submission's read, whose answers' foreign keys take that lock anyway): a
+      // change of the poll under way (its FOR UPDATE: making it anonymous, say) is waited for
+      // and read as it leaves the poll, and one that comes later waits for the deliveries made
+      // from this read to commit, so that it sees them. A batch flush, which has locked its
+      // batches first, reads without it: a poll's deletion takes the poll, then its batches.
       // One round trip for a whole group of submissions: slides and webhooks come along as
       // JSON arrays of their rows. `p.id COLLATE "default"`: a poll's id is in "C", its slides'
       // and webhooks' poll_id in the default collation, and compared in "C" the lookup could not
@@ -91,7 +96,8 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
         SELECT p.*,
           (SELECT coalesce(json_agg(s ORDER BY s.idx, s.id), '[]'::json) FROM slides s WHERE s.poll_id = p.id COLLATE "default") AS slide_rows,
           (SELECT coalesce(json_agg(w ORDER BY w.id), '[]'::json) FROM webhooks w WHERE w.poll_id = p.id COLLATE "default") AS webhook_rows
-        FROM polls p WHERE p.id = ANY(${ids}::text[])`.execute(db);
+        FROM polls p WHERE p.id = ANY(${ids}::text[])
+        ${keyShare ? sql`FOR KEY SHARE OF p` : sql``}`.execute(db);
       return r.rows.map(({ slide_rows, webhook_rows, ...poll }) => ({
         poll: toPoll(poll),
         slides: slide_rows.map((s) =>

@@ -1,0 +1,61 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { harness, type Harness, type TestAccount } from '../../support/app.js';
+import { onPostgres } from '../../support/db.js';
+import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
+
+/**
+ * A submission that arrives while its poll is being made anonymous (docs/architecture.md, races):
+ * it reads the poll under a key share lock, so it waits for the change and sends no address.
+ * PostgreSQL only: the embedded database runs one transaction at a time.
+ */
+describe.skipIf(!onPostgres)('a submission under way when its poll is made anonymous', () => {
+  let h: Harness;
+  let acct: TestAccount;
+  beforeAll(async () => {
+    h = await harness();
+    acct = await h.account();
+  });
+  afterAll(() => h?.close());
+
+  it('waits for the change under way and sends no address', async () => {
+    const poll = await visiblePoll(h, acct);
+    await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/on-complete', 'complete');
+    // The change under way: the poll locked as POST /poll/update locks it, and made anonymous.
+    let commit!: () => void;
+    const committing = new Promise<void>((r) => (commit = r));
+    let locked!: () => void;
+    const locking = new Promise<void>((r) => (locked = r));
+    const change = h.database.db.transaction().execute(async (trx) => {
+      await sql`SELECT id FROM polls WHERE id = ${poll.pollId} FOR UPDATE`.execute(trx);
+      await sql`UPDATE polls SET body = jsonb_set(body, '{settings,anonymous}', 'true'::jsonb)
+        WHERE id = ${poll.pollId}`.execute(trx);
+      locked();
+      await committing;
+    });
+    await locking;
+
+    const submitting = answer(h, {
+      pollId: poll.pollId,
+      answers: [{ slideId: poll.q2, value: 'ann@example.com' }],
+      complete: true,
+    });
+    await expect
+      .poll(
+        async () =>
+          (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`.execute(h.database.db))
+            .rows[0]!.n,
+        { timeout: 10_000, interval: 20 },
+      )
+      .toBeGreaterThan(0);
+    commit();
+    await change;
+    await submitting;
+
+    const made = (
+      await h.deps.store.deliveries.list({ accountIds: [acct.accountId], pollId: poll.pollId }, { limit: 10 })
+    ).data;
+    expect(made).toHaveLength(1);
+    expect(JSON.parse(made[0]!.body)).toMatchObject({ email: null, emails: [] });
+  });
+});
