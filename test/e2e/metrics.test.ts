@@ -14,6 +14,7 @@ import { prometheusMetrics, type PrometheusMetrics } from '../../src/infra/metri
 import { ALERT_CHECK, startScheduler } from '../../src/worker/scheduler.js';
 import { bearer, harness, testApp, type Harness, type TestAccount } from '../support/app.js';
 import { until } from '../support/e2e.js';
+import { holdTransaction } from '../support/hold.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
 import { freePort, processStorage, spawnCanvass, type Env } from '../support/processes.js';
 import { startReceiver } from '../support/receiver.js';
@@ -368,16 +369,9 @@ describe('the backlog gauges', () => {
 
   it('read NaN when the database does not answer in time, and the scrape still carries every other metric', async () => {
     // A transaction holding the queue (embedded: its one connection; PostgreSQL: the table's lock).
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let held!: () => void;
-    const holding = new Promise<void>((r) => (held = r));
-    const tx = h.database.db.transaction().execute(async (trx) => {
-      await sql`LOCK TABLE delivery_queue IN ACCESS EXCLUSIVE MODE`.execute(trx);
-      held();
-      await gate;
-    });
-    await holding;
+    const hold = await holdTransaction(h.database.db, (trx) =>
+      sql`LOCK TABLE delivery_queue IN ACCESS EXCLUSIVE MODE`.execute(trx),
+    );
     try {
       const s = await scrape(api, null);
       expect(value(s, 'canvass_deliveries_due')).toBeNaN();
@@ -385,8 +379,7 @@ describe('the backlog gauges', () => {
       expect(value(s, 'process_cpu_seconds_total')).toBeGreaterThan(0);
       expect(s.some((x) => x.name === 'canvass_delivery_attempts_total')).toBe(true);
     } finally {
-      release();
-      await tx;
+      await hold.release();
     }
     expect(value(await scrape(api, null), 'canvass_deliveries_due')).toBe(2);
   });

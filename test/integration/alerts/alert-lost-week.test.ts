@@ -24,25 +24,28 @@ beforeAll(async () => {
 });
 afterAll(() => sink?.close());
 
+/** Waits until the webhook's log holds `n` rejected deliveries. */
+const rejectedCount = (webhookId: string, n: number) =>
+  expect
+    .poll(
+      async () =>
+        (
+          await env.h.app.inject({
+            url: `/webhooks/deliveries?webhookId=${webhookId}&status=rejected`,
+            headers: bearer(env.acct.key),
+          })
+        ).json().data.length,
+      { timeout: 20_000, interval: 50 },
+    )
+    .toBe(n);
+
 it('a reminder sent over a week after a loss counts only the losses of the week before it', async () => {
   const { h, acct, receiver } = env;
   const path = '/gone-for-a-week';
   receiver.script(path, [{ status: 410 }]);
   const poll = await visiblePoll(h, acct);
   const hook = (await createWebhook(h, acct, poll.pollId, receiver.url(path))).data.id;
-  const rejected = (n: number) =>
-    expect
-      .poll(
-        async () =>
-          (
-            await h.app.inject({
-              url: `/webhooks/deliveries?webhookId=${hook}&status=rejected`,
-              headers: bearer(acct.key),
-            })
-          ).json().data.length,
-        { timeout: 20_000, interval: 50 },
-      )
-      .toBe(n);
+  const rejected = (n: number) => rejectedCount(hook, n);
 
   await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'lost first' }] });
   await rejected(1);
@@ -80,19 +83,7 @@ it('after a change of URL, an email counts only the responses lost at the URL it
   receiver.script('/gone-new', [{ status: 410 }]);
   const poll = await visiblePoll(h, acct);
   const hook = (await createWebhook(h, acct, poll.pollId, receiver.url('/gone-old'))).data.id;
-  const rejected = (n: number) =>
-    expect
-      .poll(
-        async () =>
-          (
-            await h.app.inject({
-              url: `/webhooks/deliveries?webhookId=${hook}&status=rejected`,
-              headers: bearer(acct.key),
-            })
-          ).json().data.length,
-        { timeout: 20_000, interval: 50 },
-      )
-      .toBe(n);
+  const rejected = (n: number) => rejectedCount(hook, n);
   await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'lost at the old URL' }] });
   await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'lost there too' }] });
   await rejected(2);

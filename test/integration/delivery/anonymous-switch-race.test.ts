@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
+import { holdTransaction } from '../../support/hold.js';
 
 /**
  * A submission that arrives while its poll is being made anonymous (docs/architecture.md, races):
@@ -22,18 +23,11 @@ describe.skipIf(!onPostgres)('a submission under way when its poll is made anony
     const poll = await visiblePoll(h, acct);
     await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/on-complete', 'complete');
     // The change under way: the poll locked as POST /poll/update locks it, and made anonymous.
-    let commit!: () => void;
-    const committing = new Promise<void>((r) => (commit = r));
-    let locked!: () => void;
-    const locking = new Promise<void>((r) => (locked = r));
-    const change = h.database.db.transaction().execute(async (trx) => {
+    const change = await holdTransaction(h.database.db, async (trx) => {
       await sql`SELECT id FROM polls WHERE id = ${poll.pollId} FOR UPDATE`.execute(trx);
       await sql`UPDATE polls SET body = jsonb_set(body, '{settings,anonymous}', 'true'::jsonb)
         WHERE id = ${poll.pollId}`.execute(trx);
-      locked();
-      await committing;
     });
-    await locking;
 
     const submitting = answer(h, {
       pollId: poll.pollId,
@@ -48,8 +42,7 @@ describe.skipIf(!onPostgres)('a submission under way when its poll is made anony
         { timeout: 10_000, interval: 20 },
       )
       .toBeGreaterThan(0);
-    commit();
-    await change;
+    await change.release();
     await submitting;
 
     const made = (

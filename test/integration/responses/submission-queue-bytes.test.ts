@@ -6,6 +6,7 @@ import { buildApp } from '../../../src/http/app.js';
 import { prometheusMetrics } from '../../../src/infra/metrics/prometheus.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { visiblePoll } from '../../support/fixtures.js';
+import { holdTransaction } from '../../support/hold.js';
 
 /**
  * The submissions waiting to be written hold their bodies in memory (README, errors: 503): past
@@ -21,31 +22,24 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
+/** A transaction holding the table submissions write (embedded: its one connection too). */
+const holdParticipants = () =>
+  holdTransaction(h.database.db, (trx) => sql`LOCK TABLE participants IN ACCESS EXCLUSIVE MODE`.execute(trx));
+
 describe('the submission queue’s byte budget', () => {
   it('refuses a submission past it while the database is held, and writes those it took once it answers', async () => {
     const poll = await visiblePoll(h, acct);
     const queue = createSubmissionQueue(h.deps, { parallel: 1, maxBytes: 3_000 });
     const submit = (value: string) =>
       queue.submit(null, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value }] }, 1_000);
-    // A transaction holding the table the submissions write (embedded: its one connection too).
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let held!: () => void;
-    const holding = new Promise<void>((r) => (held = r));
-    const tx = h.database.db.transaction().execute(async (trx) => {
-      await sql`LOCK TABLE participants IN ACCESS EXCLUSIVE MODE`.execute(trx);
-      held();
-      await gate;
-    });
-    await holding;
+    const hold = await holdParticipants();
 
     const taken = [submit('one'), submit('two'), submit('three')];
     const refused = await submit('four').catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(DomainError);
     expect(refused).toMatchObject({ code: 'unavailable', retryAfter: 1 });
 
-    release();
-    await tx;
+    await hold.release();
     const written = await Promise.all(taken);
     expect(written.map((r) => r.responseIds.length)).toEqual([1, 1, 1]);
     // Their bytes are given back: a new one is taken again.
@@ -69,16 +63,7 @@ describe('the submission queue’s byte budget', () => {
         submissions: createSubmissionQueue(h.deps, { maxBytes: 150 }),
         ...(counted ? { metrics: { metrics: prometheusMetrics({ now: () => new Date() }) } } : {}),
       });
-      let release!: () => void;
-      const gate = new Promise<void>((r) => (release = r));
-      let held!: () => void;
-      const holding = new Promise<void>((r) => (held = r));
-      const tx = h.database.db.transaction().execute(async (trx) => {
-        await sql`LOCK TABLE participants IN ACCESS EXCLUSIVE MODE`.execute(trx);
-        held();
-        await gate;
-      });
-      await holding;
+      const hold = await holdParticipants();
       try {
         const send = () =>
           app.inject({
@@ -91,11 +76,10 @@ describe('the submission queue’s byte budget', () => {
         const refused = await Promise.race(both);
         expect(refused.statusCode, refused.body).toBe(503);
         expect(refused.headers['retry-after']).toBe('1');
-        release();
+        await hold.release();
         expect((await Promise.all(both)).map((r) => r.statusCode).sort()).toEqual([201, 503]);
       } finally {
-        release();
-        await tx;
+        await hold.release();
         await app.close();
       }
     },
