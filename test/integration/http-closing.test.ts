@@ -48,87 +48,66 @@ function exchange(port: number, first: string, then: string): Promise<string> {
   });
 }
 
+/**
+ * What a server answers, once it has begun to close, to `path` asked on a connection kept alive
+ * from a request that was in flight when the close began (with `ready` as its readiness).
+ */
+async function askedWhileClosing(path: string, ready?: (closing: boolean) => boolean): Promise<string> {
+  let closing = false;
+  const app = await testApp({ deps: h.deps, logger: false, ...(ready ? { ready: async () => ready(closing) } : {}) });
+  let entered!: () => void;
+  const inFlight = new Promise<void>((r) => (entered = r));
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  app.get('/test-gate', async () => {
+    entered();
+    await gate;
+    return { ok: true };
+  });
+  let closingSeen!: () => void;
+  const seen = new Promise<void>((r) => (closingSeen = r));
+  // Registered after the app's own, so it runs once the app knows it is closing.
+  app.addHook('preClose', (done) => {
+    closing = true;
+    closingSeen();
+    done();
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as net.AddressInfo).port;
+  const answer = exchange(
+    port,
+    'GET /test-gate HTTP/1.1\r\nHost: t\r\n\r\n',
+    `GET ${path} HTTP/1.1\r\nHost: t\r\n\r\n`,
+  );
+  await inFlight;
+  const closed = app.close();
+  await seen;
+  release();
+  const raw = await answer;
+  await closed;
+  const [first, second] = raw.split(/(?=HTTP\/1\.1 )/);
+  expect(first).toMatch(/^HTTP\/1\.1 200 /);
+  return second!;
+}
+
+const bodyOf = (raw: string) => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+
 describe('a closing server', () => {
   it('answers a request on a kept-alive connection with a 503 problem and Retry-After, then closes the connection', async () => {
-    const app = await testApp({ deps: h.deps, logger: false });
-    let entered!: () => void;
-    const inFlight = new Promise<void>((r) => (entered = r));
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    app.get('/test-gate', async () => {
-      entered();
-      await gate;
-      return { ok: true };
-    });
-    let closingSeen!: () => void;
-    const closing = new Promise<void>((r) => (closingSeen = r));
-    // Registered after the app's own, so it runs once the app knows it is closing.
-    app.addHook('preClose', (done) => {
-      closingSeen();
-      done();
-    });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (app.server.address() as net.AddressInfo).port;
-
-    const answer = exchange(
-      port,
-      'GET /test-gate HTTP/1.1\r\nHost: t\r\n\r\n',
-      'GET /polls?accountId=acc_x HTTP/1.1\r\nHost: t\r\n\r\n',
-    );
-    await inFlight;
-    const closed = app.close();
-    await closing;
-    release();
-    const raw = await answer;
-    await closed;
-
-    const [first, second] = raw.split(/(?=HTTP\/1\.1 )/);
-    expect(first).toMatch(/^HTTP\/1\.1 200 /);
+    const second = await askedWhileClosing('/polls?accountId=acc_x');
     expect(second).toMatch(/^HTTP\/1\.1 503 /);
     expect(second).toMatch(/\r\ncontent-type: application\/problem\+json/i);
     expect(second).toMatch(/\r\nretry-after: 1\r\n/i);
     expect(second).toMatch(/\r\nconnection: close\r\n/i);
-    const body = JSON.parse(second!.slice(second!.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
-    expect(body).toMatchObject({ status: 503, code: 'unavailable', type: '/problems/unavailable' });
+    expect(bodyOf(second)).toMatchObject({ status: 503, code: 'unavailable', type: '/problems/unavailable' });
   });
 });
 
 describe('the probes of a closing server', () => {
   it('answer for themselves: /readyz with its own document, not the refusal', async () => {
-    let closing = false;
-    const app = await testApp({ deps: h.deps, logger: false, ready: async () => !closing });
-    let entered!: () => void;
-    const inFlight = new Promise<void>((r) => (entered = r));
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    app.get('/test-gate', async () => {
-      entered();
-      await gate;
-      return { ok: true };
-    });
-    let closingSeen!: () => void;
-    const seen = new Promise<void>((r) => (closingSeen = r));
-    app.addHook('preClose', (done) => {
-      closing = true;
-      closingSeen();
-      done();
-    });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (app.server.address() as net.AddressInfo).port;
-    const answer = exchange(
-      port,
-      'GET /test-gate HTTP/1.1\r\nHost: t\r\n\r\n',
-      'GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n',
-    );
-    await inFlight;
-    const closed = app.close();
-    await seen;
-    release();
-    const raw = await answer;
-    await closed;
-    const second = raw.split(/(?=HTTP\/1\.1 )/)[1]!;
+    const second = await askedWhileClosing('/readyz', (closing) => !closing);
     expect(second).toMatch(/^HTTP\/1\.1 503 /);
-    expect(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'unavailable' });
+    expect(bodyOf(second)).toEqual({ status: 'unavailable' });
   });
 });
 
