@@ -2,7 +2,7 @@ import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { checkRules, checkWebhookTargets, savedUrls, webhookTargets } from '../../domain/logic.js';
 import { stripHtml } from '../../domain/sanitize.js';
-import { checkPosRule, CHOICE_TYPES, type Slide } from '../../domain/slide.js';
+import { checkPollSlideBytes, checkPosRule, CHOICE_TYPES, type Slide } from '../../domain/slide.js';
 import { requirePoll, requirePollForUpdate } from '../access.js';
 import type { Caller, Deps, PollRow, Store } from '../ports/index.js';
 
@@ -26,13 +26,16 @@ export function cleanAnswers(answers: { id?: string; title: string }[], now: num
   return cleaned;
 }
 
-/** Checks a slide against its poll; returns its logic with webhook URLs normalised. */
+/**
+ * Checks a slide against its poll; returns its logic with webhook URLs normalised. `saved` is
+ * the slide as stored, when it is changed.
+ */
 export function checkSlide(
   deps: Deps,
   slide: Slide,
   poll: Pick<PollRow, 'pageRules' | 'actionLogic'>,
   others: Slide[],
-  saved: Slide['logic'] = [],
+  saved: Slide | null = null,
 ): Slide['logic'] {
   checkPosRule(poll.pageRules, [...others.map((s) => s.type), slide.type]);
   if (CHOICE_TYPES.has(slide.type) && slide.type !== 'binary' && slide.answers.length === 0) {
@@ -43,10 +46,11 @@ export function checkSlide(
     new Set([...others.map((s) => s.id), slide.id]),
     deps.urlPolicy,
     '/logic',
-    saved,
+    saved?.logic ?? [],
   );
   const besides = webhookTargets(others, poll.actionLogic);
-  checkWebhookTargets(besides + savedUrls(logic).size, besides + savedUrls(saved).size, '/logic');
+  checkWebhookTargets(besides + savedUrls(logic).size, besides + savedUrls(saved?.logic ?? []).size, '/logic');
+  checkPollSlideBytes({ ...slide, logic }, others, saved);
   return logic;
 }
 

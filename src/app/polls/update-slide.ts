@@ -46,7 +46,7 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
       idx: p.idx !== undefined ? Math.min(p.idx, others.length) : all.findIndex((s) => s.id === current.id),
       updatedAt: now,
     };
-    slide.logic = checkSlide(deps, slide, poll, others, current.logic);
+    slide.logic = checkSlide(deps, slide, poll, others, current);
     await requireWebhookRuleAccess(store, caller, poll.accountId, current.logic, slide.logic, deps.urlPolicy);
     await renumber(store, [...others.slice(0, slide.idx), slide, ...others.slice(slide.idx)], slide.id);
     await store.slides.update(slide);

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_WEBHOOK_TARGETS } from '../../../src/domain/logic.js';
-import { MAX_SLIDES } from '../../../src/domain/slide.js';
-import { acme, call, createPoll, expectProblem, usePollsApi } from '../../support/polls-api.js';
+import { sql } from 'kysely';
+import { MAX_POLL_SLIDE_BYTES, MAX_SLIDES, slideBytes, type Slide } from '../../../src/domain/slide.js';
+import { acme, call, createPoll, expectProblem, h, usePollsApi } from '../../support/polls-api.js';
 
 /**
  * What one poll may hold, since every submission reads all of it and may send a delivery to
- * each Trigger webhook target it matches: slides, and Trigger webhook targets (a URL on a
- * slide, or in the survey logic). Past either, a write is 409 limit_reached.
+ * each Trigger webhook target it matches: slides, their bytes, and Trigger webhook targets (a
+ * URL on a slide, or in the survey logic). Past any, a write is 409 limit_reached.
  */
 
 usePollsApi();
@@ -70,5 +71,65 @@ describe('a poll', () => {
     // Removing targets is always taken.
     const fewer = await post('/slide/update', { slideId: first.json().data.id, logic: [hook(0)] });
     expect(fewer.statusCode, fewer.body).toBe(200);
+  });
+
+  describe(`holds at most ${MAX_POLL_SLIDE_BYTES} bytes of slides`, () => {
+    // At the request schema's sizes, in a two-byte character: about 125 KB a slide.
+    const fat = (n: number) => ({
+      type: 'question',
+      title: `${n}`.padEnd(1000, 'é'),
+      subtitle: 'é'.repeat(2000),
+      answers: Array.from({ length: 100 }, (_, j) => ({ id: `a${j}`, title: `${j}`.padEnd(500, 'é') })),
+    });
+    const sizeOf = (s: ReturnType<typeof fat>) =>
+      slideBytes({ ...s, type: 'question', subtitle: s.subtitle, multi: false, logic: [] });
+    const stored = async (pollId: string) =>
+      (await h.deps.store.slides.listByPoll(pollId)).reduce((n: number, s: Slide) => n + slideBytes(s), 0);
+
+    it('refuses a slide, or a change of one, that would take the poll past them; one that does not grow is taken', async () => {
+      const pollId = await newPoll();
+      const ids: string[] = [];
+      let n = 0;
+      while ((await stored(pollId)) + sizeOf(fat(n)) <= MAX_POLL_SLIDE_BYTES) {
+        const res = await post('/slide', { pollId, ...fat(n++) });
+        expect(res.statusCode, res.body).toBe(201);
+        ids.push(res.json().data.id);
+      }
+      expect(ids.length).toBeGreaterThan(1);
+      const over = await post('/slide', { pollId, ...fat(n) });
+      expect(expectProblem(over, 409, 'limit_reached').errors).toEqual([
+        { path: '/', message: expect.stringContaining(`of at most ${MAX_POLL_SLIDE_BYTES}`) },
+      ]);
+      // The room left takes a small slide; a change that grows it past the bound does not.
+      const small = await post('/slide', { pollId, type: 'short-answer', title: 'Small' });
+      expect(small.statusCode, small.body).toBe(201);
+      const grown = await post('/slide/update', { slideId: small.json().data.id, ...fat(n) });
+      expectProblem(grown, 409, 'limit_reached');
+      // Moving a slide, or making it smaller, is always taken.
+      const moved = await post('/slide/update', { slideId: ids[1], idx: 0 });
+      expect(moved.statusCode, moved.body).toBe(200);
+      const smaller = await post('/slide/update', { slideId: ids[0], subtitle: 'short' });
+      expect(smaller.statusCode, smaller.body).toBe(200);
+      expect(await stored(pollId)).toBeLessThanOrEqual(MAX_POLL_SLIDE_BYTES);
+    });
+
+    it('lets a poll saved larger be edited, as long as the edit does not grow it', async () => {
+      const pollId = await newPoll();
+      const a = (await post('/slide', { pollId, type: 'short-answer', title: 'A' })).json().data.id;
+      const b = (await post('/slide', { pollId, type: 'short-answer', title: 'B' })).json().data.id;
+      await sql`UPDATE slides SET subtitle = ${'x'.repeat(MAX_POLL_SLIDE_BYTES)} WHERE id = ${a}`.execute(
+        h.database.db,
+      );
+      const same = await post('/slide/update', { slideId: b, title: 'C' });
+      expect(same.statusCode, same.body).toBe(200);
+      const longer = await post('/slide/update', { slideId: b, title: 'Longer' });
+      expectProblem(longer, 409, 'limit_reached');
+      const added = await post('/slide', { pollId, type: 'short-answer', title: 'D' });
+      expectProblem(added, 409, 'limit_reached');
+      const shrunk = await post('/slide/update', { slideId: a, subtitle: 'short' });
+      expect(shrunk.statusCode, shrunk.body).toBe(200);
+      const after = await post('/slide', { pollId, type: 'short-answer', title: 'D' });
+      expect(after.statusCode, after.body).toBe(201);
+    });
   });
 });
