@@ -52,6 +52,18 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
     return plans.join('\n');
   }
 
+  it("a page of GET /emails reads its respondents' answers by the respondent index", async () => {
+    const store = createStore(db);
+    const plan = await plansOf(() =>
+      store.responses.ofParticipants([
+        { pollId: 'poll_a', participantId: 'p1' },
+        { pollId: 'poll_b', participantId: 'p2' },
+      ]),
+    );
+    expect(plan).toMatch(/responses_participant/);
+    expect(plan).not.toMatch(/Seq Scan on responses/);
+  });
+
   it("the read of a poll for submission reaches its slides and webhooks by their poll's index", async () => {
     const store = createStore(db);
     const plan = await plansOf(() => store.polls.getForSubmission(['poll_a', 'poll_b']));

@@ -27,6 +27,8 @@ export interface PollRepo {
   /** Polls with their slides (in order) and webhooks, in one round trip: what submissions need. Unknown ids are left out. */
   /** With `keyShare`, under a key share lock on each poll (a submission's read). */
   getForSubmission(ids: string[], keyShare?: boolean): Promise<PollForSubmission[]>;
+  /** Which of these polls are anonymous (settings.anonymous), read without the rest of them. */
+  anonymousAmong(ids: readonly string[]): Promise<Set<string>>;
   /** Deletes the poll and keeps its id as its account's for good (see ownerOfDeleted). */
   delete(id: string, accountId: string, at: Date): Promise<boolean>;
   /** The account a deleted poll id belonged to: such an id is never given to another account. */

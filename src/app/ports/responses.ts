@@ -12,6 +12,16 @@ export interface ResponseRepo {
   ofParticipant(pollId: string, participantId: string): Promise<ResponseRow[]>;
   list(filter: ResponseFilter, page: PageRequest): Promise<Page<ResponseRow>>;
   listParticipants(filter: { pollId?: string; accountId?: string }, page: PageRequest): Promise<Page<ParticipantRow>>;
+  /**
+   * A page as listParticipants gives it, each participant with what their stored answers hold
+   * as counted by submissions (answer_bytes; null: not counted yet).
+   */
+  listParticipantsWithBytes(
+    filter: { pollId?: string; accountId?: string },
+    page: PageRequest,
+  ): Promise<Page<{ participant: ParticipantRow; storedBytes: number | null }>>;
+  /** The answers of several respondents in one read, in id order. */
+  ofParticipants(respondents: readonly { pollId: string; participantId: string }[]): Promise<ResponseRow[]>;
 }
 
 /** The writes of a group of submissions: two round trips, whatever the group's size. */

@@ -1,8 +1,17 @@
+import { MAX_RESPONDENT_BYTES } from '../../domain/answer.js';
 import { extractEmails } from '../../domain/payload.js';
 import type { Caller, Deps, Page, PageRequest } from '../ports/index.js';
 import { type Scope, authorizeScope } from './authorize-scope.js';
+import { byRespondent, respondentKey } from './submit-responses.js';
 
 export type ParticipantEmails = { pollId: string; participantId: string; email: string | null; emails: string[] };
+
+/**
+ * What one page reads of its respondents' stored answers at most (each holds up to
+ * MAX_RESPONDENT_BYTES): past it the page ends early, with hasNextPage. One respondent is
+ * always listed.
+ */
+export const EMAILS_PAGE_BYTES = 8 * MAX_RESPONDENT_BYTES;
 
 /** Addresses found per participant, by the webhook payload's rule (extractEmails); none for an anonymous poll. */
 export async function listEmails(
@@ -12,16 +21,40 @@ export async function listEmails(
   page: PageRequest,
 ): Promise<Page<ParticipantEmails>> {
   const s = await authorizeScope(deps, caller, scope);
-  const participants = await deps.store.responses.listParticipants(s, page);
-  const data: ParticipantEmails[] = [];
-  const anonymous = new Map<string, boolean>();
-  for (const p of participants.data) {
-    if (!anonymous.has(p.pollId)) anonymous.set(p.pollId, !!(await deps.store.polls.get(p.pollId))?.settings.anonymous);
-    const responses = await deps.store.responses.ofParticipant(p.pollId, p.id);
-    const emails = anonymous.get(p.pollId)
+  const found = await deps.store.responses.listParticipantsWithBytes(s, page);
+  const kept = withinBytes(found.data);
+  const participants = kept.map((k) => k.participant);
+  const trimmed = kept.length < found.data.length;
+  const anonymous = await deps.store.polls.anonymousAmong([...new Set(participants.map((p) => p.pollId))]);
+  // Anonymous polls' answers are not read: their addresses are never listed.
+  const answers = byRespondent(
+    await deps.store.responses.ofParticipants(
+      participants.filter((p) => !anonymous.has(p.pollId)).map((p) => ({ pollId: p.pollId, participantId: p.id })),
+    ),
+  );
+  const data = participants.map((p) => {
+    const responses = answers.get(respondentKey(p.pollId, p.id)) ?? [];
+    const emails = anonymous.has(p.pollId)
       ? []
       : extractEmails(responses, p.metadata, [...new Set(responses.map((r) => r.metadata))]);
-    data.push({ pollId: p.pollId, participantId: p.id, email: emails[0] ?? null, emails });
+    return { pollId: p.pollId, participantId: p.id, email: emails[0] ?? null, emails };
+  });
+  return {
+    data,
+    hasNextPage: found.hasNextPage || trimmed,
+    endCursor: trimmed ? participants[participants.length - 1]!.seq : found.endCursor,
+  };
+}
+
+/** The first participants whose stored answers fit EMAILS_PAGE_BYTES; one not yet counted weighs as much as it may hold. */
+function withinBytes<T extends { storedBytes: number | null }>(rows: readonly T[]): T[] {
+  let total = 0;
+  const out: T[] = [];
+  for (const r of rows) {
+    const bytes = r.storedBytes ?? MAX_RESPONDENT_BYTES;
+    if (out.length && total + bytes > EMAILS_PAGE_BYTES) break;
+    total += bytes;
+    out.push(r);
   }
-  return { ...participants, data };
+  return out;
 }

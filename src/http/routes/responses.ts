@@ -90,6 +90,8 @@ export const responseRoutes =
         schema: {
           tags,
           summary: 'Email addresses found per participant',
+          description:
+            "A page ends early, with hasNextPage, once its respondents' stored answers pass 8 MiB; one respondent is always listed.",
           querystring: ScopeQuery,
           response: Answers({ 200: Page(ParticipantEmails) }),
         },

@@ -1,4 +1,7 @@
+import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { EMAILS_PAGE_BYTES } from '../../../src/app/responses/list-emails.js';
+import { MAX_RESPONDENT_BYTES } from '../../../src/domain/answer.js';
 import type { TestAccount } from '../../support/app.js';
 import { answer, visiblePoll } from '../../support/fixtures.js';
 import { acme, call, expectProblem, h, rival, useResponsesApi, type Json } from '../../support/responses-api.js';
@@ -224,5 +227,55 @@ describe('GET /emails', () => {
     expectProblem(await call('GET', `/emails?accountId=${acct.accountId}`, rival.key), 404, 'not_found');
     expectProblem(await call('GET', `/emails?pollId=${p1.pollId}`, rival.key), 404, 'not_found');
     expectProblem(await call('GET', '/emails', acct.key), 400, 'validation_failed');
+  });
+
+  it('keeps each respondent to their own poll: one participant id in two polls lists each its own addresses', async () => {
+    const acct = await h.account({ name: 'Same ids' });
+    const p1 = await visiblePoll(h, acct);
+    const p2 = await visiblePoll(h, acct);
+    h.clock.advance(1);
+    await answer(h, { pollId: p1.pollId, participantId: 'x', answers: [{ slideId: p1.q2, value: 'one@example.com' }] });
+    h.clock.advance(1);
+    await answer(h, { pollId: p2.pollId, participantId: 'x', answers: [{ slideId: p2.q2, value: 'two@example.com' }] });
+    const data = (await call('GET', `/emails?accountId=${acct.accountId}`, acct.key)).json().data;
+    expect(data).toEqual([
+      { pollId: p1.pollId, participantId: 'x', email: 'one@example.com', emails: ['one@example.com'] },
+      { pollId: p2.pollId, participantId: 'x', email: 'two@example.com', emails: ['two@example.com'] },
+    ]);
+  });
+
+  it(`ends a page early once its respondents' stored answers would pass ${EMAILS_PAGE_BYTES} bytes; one not counted weighs ${MAX_RESPONDENT_BYTES}`, async () => {
+    const poll = await visiblePoll(h, acme);
+    const ids = ['r0', 'r1', 'r2', 'r3', 'r4'];
+    for (const id of ids) {
+      h.clock.advance(1);
+      await answer(h, {
+        pollId: poll.pollId,
+        participantId: id,
+        answers: [{ slideId: poll.q2, value: `${id}@example.com` }],
+      });
+    }
+    // As counted by submissions: a third of the page each for r0..r2; r3 never counted; r4 small.
+    const third = Math.floor(EMAILS_PAGE_BYTES / 3);
+    await sql`UPDATE participants SET answer_bytes = CASE id WHEN 'r3' THEN NULL WHEN 'r4' THEN 10 ELSE ${third} END
+      WHERE poll_id = ${poll.pollId}`.execute(h.database.db);
+    const pages: string[][] = [];
+    let cursor: string | null = null;
+    for (;;) {
+      const res = await call(
+        'GET',
+        `/emails?pollId=${poll.pollId}&limit=100${cursor ? `&startCursor=${cursor}` : ''}`,
+        acme.key,
+      );
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json();
+      pages.push(body.data.map((d: { participantId: string; email: string }) => `${d.participantId} ${d.email}`));
+      if (!body.hasNextPage) break;
+      cursor = body.endCursor;
+    }
+    expect(pages).toEqual([
+      ['r0 r0@example.com', 'r1 r1@example.com', 'r2 r2@example.com'],
+      ['r3 r3@example.com', 'r4 r4@example.com'],
+    ]);
   });
 });

@@ -2573,7 +2573,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Email addresses found per participant */
+        /**
+         * Email addresses found per participant
+         * @description A page ends early, with hasNextPage, once its respondents' stored answers pass 8 MiB; one respondent is always listed.
+         */
         get: {
             parameters: {
                 query?: {

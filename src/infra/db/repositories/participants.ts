@@ -1,7 +1,7 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ParticipantRow } from '../../../domain/response.js';
 import type { ResponseFilter } from '../../../app/ports/index.js';
-import type { DB, ParticipantsTable } from '../schema.js';
+import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { idBoundAt } from '../../../domain/ids.js';
 import { json, toPage } from './page.js';
 import { pageOfAnswers, respondentAnswers } from './response-metadata.js';
@@ -76,17 +76,46 @@ export function participantReads(db: Kysely<DB>) {
       f: { pollId?: string; accountId?: string },
       page: { startCursor?: string | undefined; limit: number },
     ) {
-      let q = db.selectFrom('participants').selectAll();
-      if (f.pollId) q = q.where('poll_id', '=', f.pollId);
-      if (f.accountId) q = q.where('account_id', '=', f.accountId);
-      if (page.startCursor) q = q.where('seq', '>', page.startCursor);
-      const rows = await q
-        .orderBy('seq')
-        .limit(page.limit + 1)
-        .execute();
-      const hasNextPage = rows.length > page.limit;
-      const data = (hasNextPage ? rows.slice(0, page.limit) : rows).map(toParticipant);
-      return { data, hasNextPage, endCursor: data.length ? data[data.length - 1]!.seq : null };
+      const found = await pageOfParticipants(db, f, page);
+      return { ...found, data: found.data.map(toParticipant) };
+    },
+    async listParticipantsWithBytes(
+      f: { pollId?: string; accountId?: string },
+      page: { startCursor?: string | undefined; limit: number },
+    ) {
+      const found = await pageOfParticipants(db, f, page);
+      return {
+        ...found,
+        data: found.data.map((r) => ({ participant: toParticipant(r), storedBytes: r.answer_bytes })),
+      };
+    },
+    async ofParticipants(respondents: readonly { pollId: string; participantId: string }[]) {
+      if (!respondents.length) return [];
+      // Arrays, not IN lists: the statement's text is the same whatever the page's size.
+      const r = await sql<Selectable<ResponsesTable>>`
+        SELECT * FROM responses
+        WHERE (poll_id, participant_id) IN (SELECT * FROM unnest(${respondents.map((x) => x.pollId)}::text[], ${respondents.map((x) => x.participantId)}::text[]))
+        ORDER BY id`.execute(db);
+      return respondentAnswers(r.rows);
     },
   };
+}
+
+/** Participants in seq order (the opaque cursor), limit + 1 read to learn whether more follow. */
+async function pageOfParticipants(
+  db: Kysely<DB>,
+  f: { pollId?: string; accountId?: string },
+  page: { startCursor?: string | undefined; limit: number },
+) {
+  let q = db.selectFrom('participants').selectAll();
+  if (f.pollId) q = q.where('poll_id', '=', f.pollId);
+  if (f.accountId) q = q.where('account_id', '=', f.accountId);
+  if (page.startCursor) q = q.where('seq', '>', page.startCursor);
+  const rows = await q
+    .orderBy('seq')
+    .limit(page.limit + 1)
+    .execute();
+  const hasNextPage = rows.length > page.limit;
+  const data = hasNextPage ? rows.slice(0, page.limit) : rows;
+  return { data, hasNextPage, endCursor: data.length ? data[data.length - 1]!.seq : null };
 }

@@ -112,6 +112,14 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
         ),
       }));
     },
+    async anonymousAmong(ids) {
+      if (!ids.length) return new Set<string>();
+      const r = await sql<{ id: string }>`
+        SELECT id FROM polls WHERE id = ANY(${[...ids]}::text[]) AND body->'settings'->'anonymous' = 'true'::jsonb`.execute(
+        db,
+      );
+      return new Set(r.rows.map((x) => x.id));
+    },
     async delete(id, accountId, at) {
       const r = await db
         .deleteFrom('polls')
