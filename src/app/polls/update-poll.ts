@@ -67,9 +67,8 @@ export async function updatePoll(
     };
     await store.polls.update(pollId, fields);
     // "Anonymous: email null, emails []" holds for events queued before the switch too, from
-    // their next attempt (README, Webhooks). The poll's lock has waited for the submissions that
-    // read it before (under a key share lock): their deliveries are here. A batch flush under
-    // way is not waited for (docs/architecture.md).
+    // their next attempt (README, Webhooks). The poll's lock has waited for the submissions and
+    // batch flushes that read it before (under a key share lock): their deliveries are here.
     if (body.settings.anonymous && !current.settings.anonymous) await store.deliveries.withholdAddresses(pollId);
     // A Trigger webhook action removed, or moved to another URL, takes its queued deliveries
     // with it, as a deleted webhook does (README, Webhooks).

@@ -1,14 +1,18 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flushDueBatches } from '../../../src/app/delivery/flush-batches.js';
+import { createStore } from '../../../src/infra/db/store.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
 import { holdTransaction } from '../../support/hold.js';
 
 /**
- * A submission that arrives while its poll is being made anonymous (docs/architecture.md, races):
- * it reads the poll under a key share lock, so it waits for the change and sends no address.
- * PostgreSQL only: the embedded database runs one transaction at a time.
+ * A submission, or a batch flush, under way while its poll is being made anonymous
+ * (docs/architecture.md, races): a submission reads the poll under a key share lock, so it waits
+ * for the change; a flush, which has locked its batches first, leaves the poll's batches to the
+ * next flush. Neither sends an address. PostgreSQL only: the embedded database runs one
+ * transaction at a time.
  */
 describe.skipIf(!onPostgres)('a submission under way when its poll is made anonymous', () => {
   let h: Harness;
@@ -50,5 +54,29 @@ describe.skipIf(!onPostgres)('a submission under way when its poll is made anony
     ).data;
     expect(made).toHaveLength(1);
     expect(JSON.parse(made[0]!.body)).toMatchObject({ email: null, emails: [] });
+  });
+
+  it('leaves a due batch to the next flush while the change is under way, and that flush sends no address', async () => {
+    const poll = await visiblePoll(h, acct);
+    await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/on-answer', 'partial');
+    await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q2, value: 'bob@example.com' }] });
+    h.clock.advance(60_000);
+    // The change under way, as POST /poll/update makes it: the poll locked and made anonymous,
+    // and the queued deliveries' addresses withheld, then not yet committed.
+    const change = await holdTransaction(h.database.db, async (trx) => {
+      await sql`SELECT id FROM polls WHERE id = ${poll.pollId} FOR UPDATE`.execute(trx);
+      await sql`UPDATE polls SET body = jsonb_set(body, '{settings,anonymous}', 'true'::jsonb)
+        WHERE id = ${poll.pollId}`.execute(trx);
+      await createStore(trx, { nested: true }).deliveries.withholdAddresses(poll.pollId);
+    });
+    const made = async () =>
+      (await h.deps.store.deliveries.list({ accountIds: [acct.accountId], pollId: poll.pollId }, { limit: 10 }, true))
+        .data;
+    // Not waited for: the flush ends at once, with the batch left.
+    expect(await flushDueBatches(h.deps)).toBe(0);
+    await change.release();
+    expect(await flushDueBatches(h.deps)).toBe(1);
+    const [delivery] = await made();
+    expect(JSON.parse(delivery!.body)).toMatchObject({ email: null, emails: [] });
   });
 });

@@ -38,6 +38,35 @@ function bodyOf(p: PollBody): PollBody {
 }
 
 export function pollRepo(db: Kysely<DB>): PollRepo {
+  // One round trip for a whole group of submissions: slides and webhooks come along as JSON
+  // arrays of their rows. `p.id COLLATE "default"`: a poll's id is in "C", its slides' and
+  // webhooks' poll_id in the default collation, and compared in "C" the lookup could not use
+  // their poll_id indexes (a scan of every slide and webhook per poll; see docs/performance.md).
+  async function forSubmission(ids: string[], lock: ReturnType<typeof sql>) {
+    if (!ids.length) return [];
+    const r = await sql<
+      Selectable<PollsTable> & { slide_rows: JsonRow<SlidesTable>[]; webhook_rows: JsonRow<WebhooksTable>[] }
+    >`
+      SELECT p.*,
+        (SELECT coalesce(json_agg(s ORDER BY s.idx, s.id), '[]'::json) FROM slides s WHERE s.poll_id = p.id COLLATE "default") AS slide_rows,
+        (SELECT coalesce(json_agg(w ORDER BY w.id), '[]'::json) FROM webhooks w WHERE w.poll_id = p.id COLLATE "default") AS webhook_rows
+      FROM polls p WHERE p.id = ANY(${ids}::text[])
+      ${lock}`.execute(db);
+    return r.rows.map(({ slide_rows, webhook_rows, ...poll }) => ({
+      poll: toPoll(poll),
+      slides: slide_rows.map((s) =>
+        toSlide({ ...s, created_at: new Date(s.created_at), updated_at: new Date(s.updated_at) }),
+      ),
+      webhooks: webhook_rows.map((w) =>
+        toWebhook({
+          ...w,
+          created_at: new Date(w.created_at),
+          paused_at: w.paused_at === null ? null : new Date(w.paused_at),
+        }),
+      ),
+    }));
+  }
+
   return {
     async insert(p) {
       // The poll's trigger counts it (migration 015); the count is read behind the insert, in
@@ -82,35 +111,20 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
       // `keyShare` (a submission's read, whose answers' foreign keys take that lock anyway): a
       // change of the poll under way (its FOR UPDATE: making it anonymous, say) is waited for
       // and read as it leaves the poll, and one that comes later waits for the deliveries made
-      // from this read to commit, so that it sees them. A batch flush, which has locked its
-      // batches first, reads without it: a poll's deletion takes the poll, then its batches.
-      // One round trip for a whole group of submissions: slides and webhooks come along as
-      // JSON arrays of their rows. `p.id COLLATE "default"`: a poll's id is in "C", its slides'
-      // and webhooks' poll_id in the default collation, and compared in "C" the lookup could not
-      // use their poll_id indexes (a scan of every slide and webhook per poll; see
-      // docs/performance.md).
-      if (!ids.length) return [];
-      const r = await sql<
-        Selectable<PollsTable> & { slide_rows: JsonRow<SlidesTable>[]; webhook_rows: JsonRow<WebhooksTable>[] }
-      >`
-        SELECT p.*,
-          (SELECT coalesce(json_agg(s ORDER BY s.idx, s.id), '[]'::json) FROM slides s WHERE s.poll_id = p.id COLLATE "default") AS slide_rows,
-          (SELECT coalesce(json_agg(w ORDER BY w.id), '[]'::json) FROM webhooks w WHERE w.poll_id = p.id COLLATE "default") AS webhook_rows
-        FROM polls p WHERE p.id = ANY(${ids}::text[])
-        ${keyShare ? sql`FOR KEY SHARE OF p` : sql``}`.execute(db);
-      return r.rows.map(({ slide_rows, webhook_rows, ...poll }) => ({
-        poll: toPoll(poll),
-        slides: slide_rows.map((s) =>
-          toSlide({ ...s, created_at: new Date(s.created_at), updated_at: new Date(s.updated_at) }),
-        ),
-        webhooks: webhook_rows.map((w) =>
-          toWebhook({
-            ...w,
-            created_at: new Date(w.created_at),
-            paused_at: w.paused_at === null ? null : new Date(w.paused_at),
-          }),
-        ),
-      }));
+      // from this read to commit, so that it sees them.
+      return forSubmission(ids, keyShare ? sql`FOR KEY SHARE OF p` : sql``);
+    },
+    async getForFlush(ids) {
+      // The same lock, not waited for: a flush has locked its batches, and a poll's deletion
+      // takes the poll, then its batches. A poll held by a change is left to the next flush,
+      // which reads it as the change leaves it (made anonymous, its addresses withheld).
+      const polls = await forSubmission(ids, sql`FOR KEY SHARE OF p SKIP LOCKED`);
+      const read = new Set(polls.map((p) => p.poll.id));
+      const missing = ids.filter((id) => !read.has(id));
+      if (!missing.length) return { polls, held: new Set<string>() };
+      // Skipped, or deleted: one that is still there (its deletion not committed) is held.
+      const r = await sql<{ id: string }>`SELECT id FROM polls WHERE id = ANY(${missing}::text[])`.execute(db);
+      return { polls, held: new Set(r.rows.map((x) => x.id)) };
     },
     async anonymousAmong(ids) {
       if (!ids.length) return new Set<string>();
