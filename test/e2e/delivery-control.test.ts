@@ -147,6 +147,22 @@ describe('recover', () => {
     expect(early.body.data).toEqual({ resent: 0 });
   });
 
+  it('resends the window to the URL corrected since the deliveries were lost', async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const { webhookId, ids } = await givenUp('/recover-wrong', 2);
+    receiver.script('/recover-fixed', [{ status: 200 }]);
+    const fixed = await call('POST', '/webhooks/update', { webhookId, url: receiver.url('/recover-fixed') });
+    expect(fixed.status).toBe(200);
+    const res = await call('POST', '/webhooks/recover', { webhookId, since });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    expect(res.body.data).toEqual({ resent: 2 });
+    await until('both delivered', async () => (await deliveriesOf(webhookId, 'delivered')).length === 2);
+    for (const id of ids) {
+      expect(at('/recover-fixed', id).map((r) => r.headers['x-service-attempt'])).toEqual(['4']);
+      expect(at('/recover-wrong', id)).toHaveLength(3);
+    }
+  });
+
   it('refuses a window that ends before it starts, and a request naming no target', async () => {
     const bad = await call('POST', '/webhooks/recover', { since: '2026-01-02T00:00:00Z' });
     expect([bad.status, bad.body.code]).toEqual([400, 'validation_failed']);

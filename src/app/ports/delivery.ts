@@ -59,10 +59,10 @@ export interface EndpointRepo {
   delete(id: string): Promise<void>;
   /** Every endpoint of a poll, saved webhooks' and logic-triggered ones': they go with it. */
   deleteByPoll(accountId: string, pollId: string): Promise<void>;
-  /** A saved webhook's endpoint at a new URL: its alert state starts afresh. */
+  /** A saved webhook's endpoint at a new URL: its alert state starts afresh; its losses stay for a recover to resend. */
   moveTo(id: string, url: string, now: Date): Promise<void>;
-  /** Its alert state starts afresh (at `url`, when given): the failures and losses so far are forgotten. */
-  startAfresh(id: string, now: Date, url?: string): Promise<void>;
+  /** Its alert state starts afresh: the failures and losses so far are forgotten. */
+  startAfresh(id: string, now: Date): Promise<void>;
   /** Quiet time for alerts counts from `now` at the earliest (a resumed webhook). */
   restartQuiet(id: string, now: Date): Promise<void>;
 }

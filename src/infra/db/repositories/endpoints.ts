@@ -22,6 +22,23 @@ export const toEndpoint = (r: Selectable<EndpointsTable>): Endpoint => ({
 });
 
 export function endpointRepo(db: Kysely<DB>): EndpointRepo {
+  /** Its alert state starts afresh (at `url`, when given). */
+  const healthyAgain = async (id: string, now: Date, url?: string) => {
+    await db
+      .updateTable('endpoints')
+      .set({
+        ...(url !== undefined ? { url } : {}),
+        state: 'healthy',
+        last_given_up_at: null,
+        last_failure: null,
+        alert_emails_sent: 0,
+        last_alert_at: null,
+        alert_hold_until: null,
+        quiet_since: now,
+      })
+      .where('id', '=', id)
+      .execute();
+  };
   return {
     async insert(e) {
       await db
@@ -82,25 +99,14 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
       await db.deleteFrom('endpoints').where('id', '=', id).execute();
     },
     async moveTo(id, url, now) {
-      await endpointRepo(db).startAfresh(id, now, url);
+      // Its losses stay listed: a recover of a window resends them, to the new URL. The
+      // email's count of the past week's losses is taken at the URL it names (countLost).
+      await healthyAgain(id, now, url);
     },
-    async startAfresh(id, now, url) {
+    async startAfresh(id, now) {
       // Its losses so far are no longer counted in an email ("responses lost in the past week").
       await db.deleteFrom('lost_deliveries').where('endpoint_id', '=', id).execute();
-      await db
-        .updateTable('endpoints')
-        .set({
-          ...(url !== undefined ? { url } : {}),
-          state: 'healthy',
-          last_given_up_at: null,
-          last_failure: null,
-          alert_emails_sent: 0,
-          last_alert_at: null,
-          alert_hold_until: null,
-          quiet_since: now,
-        })
-        .where('id', '=', id)
-        .execute();
+      await healthyAgain(id, now);
     },
     async restartQuiet(id, now) {
       await db.updateTable('endpoints').set({ quiet_since: now }).where('id', '=', id).execute();
