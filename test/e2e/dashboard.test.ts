@@ -352,6 +352,33 @@ describe('dashboard at /app', () => {
       headers: bearer(acct.key),
     });
     expect(fr.json().data.translations).toEqual({ title: 'Le paiement, ça s’est bien passé ?' });
+    // Another language, chosen while its texts are on their way: the first one's texts are
+    // never shown, nor saved, under it. (Languages list in the order the poll stores them.)
+    const de = await h.app.inject({
+      method: 'POST',
+      url: '/poll/translations/update',
+      headers: bearer(acct.key),
+      payload: { pollId, language: 'de', translations: { title: 'Lief die Zahlung gut?' } },
+    });
+    expect(de.statusCode, de.body).toBe(200);
+    await page.reload();
+    const language = page.getByLabel('Language', { exact: true });
+    await page.getByLabel('Text for title').waitFor();
+    const [first, other] = (await language.inputValue()) === 'de' ? ['de', 'fr'] : ['fr', 'de'];
+    let answerOther!: () => void;
+    const held = new Promise<void>((r) => (answerOther = r));
+    const isOther = (u: URL) => u.pathname === '/poll/translations' && u.searchParams.get('language') === other;
+    await page.route(isOther, async (r) => (await held, await r.continue()));
+    await language.selectOption(other!);
+    await page.getByText(`Loading the ${other} texts…`).waitFor();
+    expect(await page.getByRole('button', { name: `Save ${other}` }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: `Save ${first}` }).count()).toBe(0);
+    expect(await page.getByLabel('Text for title').count()).toBe(0);
+    answerOther();
+    await expect
+      .poll(() => page.getByLabel('Text for title').inputValue(), { timeout: 5_000 })
+      .toBe(other === 'de' ? 'Lief die Zahlung gut?' : 'Le paiement, ça s’est bien passé ?');
+    await page.unroute(isOther);
 
     // Webhooks: the first shows the account's signing secret once; a second one fails for good.
     await page.getByRole('link', { name: 'Webhooks' }).click();
@@ -579,9 +606,23 @@ describe('dashboard at /app', () => {
       'Checkout survey',
     );
     await page.getByRole('heading', { name: 'Delivery log', level: 1 }).waitFor();
-    await page.getByRole('checkbox', { name: 'rejected' }).check();
-    await page.getByRole('checkbox', { name: 'given up' }).check();
     const rows = page.locator('table.deliveries tbody tr');
+    await expect.poll(() => rows.count(), { timeout: 5_000 }).toBeGreaterThan(0);
+    // A filter whose load fails shows its error, and none of the unfiltered rows under it.
+    const filtered = (u: URL) => u.pathname === '/webhooks/deliveries' && u.searchParams.has('status');
+    await page.route(filtered, (r) =>
+      r.fulfill({
+        status: 503,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'injected' }),
+      }),
+    );
+    await page.getByRole('checkbox', { name: 'rejected' }).check();
+    await page.getByText('injected').first().waitFor();
+    expect(await rows.count()).toBe(0);
+    await page.unroute(filtered);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !e.includes('503')));
+    await page.getByRole('checkbox', { name: 'given up' }).check();
     await expect
       .poll(() => rows.allTextContents(), { timeout: 5_000 })
       .toEqual([expect.stringMatching(/rejected[\s\S]*Checkout survey[\s\S]*\/gone/)]);
@@ -662,6 +703,20 @@ describe('dashboard at /app', () => {
     await expect
       .poll(usageText, { timeout: 5_000 })
       .toContain(`${before.liveKeys.used + 1} of ${before.liveKeys.quota}. Members: ${before.members.used + 1} of`);
+
+    // Another key for a member offers the member's own role, and names a change of it.
+    await page.getByLabel('Member email').fill(newEditor.toUpperCase());
+    const memberRole = page.getByTestId('new-key-member-role');
+    await expect
+      .poll(() => memberRole.textContent(), { timeout: 5_000 })
+      .toBe(`${newEditor.toUpperCase()} is a member as editor; the key keeps that role.`);
+    expect(await role.inputValue()).toBe('editor');
+    await role.selectOption('read_only');
+    expect(await memberRole.textContent()).toBe(
+      `${newEditor.toUpperCase()} is a member as editor: this key makes them read only.`,
+    );
+    await page.getByLabel('Member email').fill('');
+    await memberRole.waitFor({ state: 'detached' });
 
     // Its row: a prefix, never the key. Revoke asks first; the key works until Confirm.
     const row = page.locator('table.keys tbody tr', { hasText: newEditor });

@@ -59,6 +59,29 @@ describe('dashboard at /app, built', () => {
     await app.close();
   });
 
+  it('tells hashed bundles by their place in the build, wherever the build lies', async () => {
+    // A build inside a directory named "assets": its other files are still checked on each load.
+    const outer = mkdtempSync(path.join(os.tmpdir(), 'canvass-web-outer-'));
+    const root = path.join(outer, 'assets', 'dist');
+    mkdirSync(path.join(root, 'assets'), { recursive: true });
+    writeFileSync(path.join(root, 'index.html'), INDEX);
+    writeFileSync(path.join(root, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    writeFileSync(path.join(root, 'assets', 'index-abc123.js'), 'console.log(1)');
+    const app = await server(root);
+    try {
+      for (const url of ['/app/favicon.svg', '/app/index.html']) {
+        const res = await app.inject({ url });
+        expect(res.statusCode, url).toBe(200);
+        expect(res.headers['cache-control'], url).toBe('no-cache');
+      }
+      const js = await app.inject({ url: '/app/assets/index-abc123.js' });
+      expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    } finally {
+      await app.close();
+      rmSync(outer, { recursive: true, force: true });
+    }
+  });
+
   it('serves hashed bundles as immutable, and a missing file as a 404 problem', async () => {
     const app = await server(dir);
     const js = await app.inject({ url: '/app/assets/index-abc123.js' });

@@ -20,6 +20,7 @@ export function App() {
   const [accountId, setAccountId] = useState<string | null>(() => storedAccount());
   const [notice, setNotice] = useState<string | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
+  const [loadAttempt, setLoadAttempt] = useState(0);
   const route = useRoute();
   const main = useRef<HTMLElement>(null);
 
@@ -47,7 +48,7 @@ export function App() {
         else setLoadError(errorText(err));
       },
     );
-  }, [api, accounts]);
+  }, [api, accounts, loadAttempt]);
 
   // Move focus to the page when the page (not a section of it) changes.
   const pageKey = route.name === 'poll' ? `poll:${route.pollId}` : route.name;
@@ -85,7 +86,22 @@ export function App() {
   if (!accounts) {
     return (
       <main id="main">
-        {loadError ? <ErrorNote>{loadError}</ErrorNote> : <StatusNote>Loading your accounts…</StatusNote>}
+        {loadError ? (
+          // A failure that is not the key's (a 429, a 503, a timeout) may pass: try again, or leave.
+          <>
+            <ErrorNote>{loadError}</ErrorNote>
+            <div className="actions">
+              <button type="button" onClick={() => (setLoadError(null), setLoadAttempt((n) => n + 1))}>
+                Try again
+              </button>
+              <button type="button" onClick={() => signOut()}>
+                Sign out
+              </button>
+            </div>
+          </>
+        ) : (
+          <StatusNote>Loading your accounts…</StatusNote>
+        )}
       </main>
     );
   }

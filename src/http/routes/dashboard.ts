@@ -69,7 +69,11 @@ async function serve(app: FastifyInstance, root: string): Promise<void> {
         // Hashed bundles never change; everything else is checked on each load.
         res.setHeader(
           'cache-control',
-          file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache',
+          // Relative to the build, not the checkout: a checkout under a directory named
+          // "assets" must not make index.html immutable.
+          path.relative(root, file).startsWith(`assets${path.sep}`)
+            ? 'public, max-age=31536000, immutable'
+            : 'no-cache',
         );
       },
     });

@@ -3,20 +3,31 @@ import { errorText } from './api';
 
 export type Loaded<T> = { data: T | undefined; error: string | null; loading: boolean; reload: () => void };
 
-/** Runs `load` when `key` changes (and on reload()); a late answer for an old key is dropped. */
+/**
+ * Runs `load` when `key` changes (and on reload()); a late answer for an old key is dropped. A
+ * failed load for a new key drops the data of the old one (rows of another filter or page are
+ * never shown under this one); a failed reload keeps what it had, with the error.
+ */
 export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({
-    data: undefined,
-    error: null,
-    loading: true,
-  });
+  const [state, setState] = useState<{
+    data: T | undefined;
+    dataKey: string | null;
+    error: string | null;
+    loading: boolean;
+  }>({ data: undefined, dataKey: null, error: null, loading: true });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
     setState((s) => ({ ...s, loading: true }));
     load().then(
-      (data) => live && setState({ data, error: null, loading: false }),
-      (err: unknown) => live && setState((s) => ({ data: s.data, error: errorText(err), loading: false })),
+      (data) => live && setState({ data, dataKey: key, error: null, loading: false }),
+      (err: unknown) =>
+        live &&
+        setState((s) => ({
+          ...(s.dataKey === key ? { data: s.data, dataKey: key } : { data: undefined, dataKey: null }),
+          error: errorText(err),
+          loading: false,
+        })),
     );
     return () => {
       live = false;
@@ -24,7 +35,7 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
     // `load` is recreated on each render; `key` says when what it loads has changed.
   }, [key, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { ...state, reload };
+  return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
 /**

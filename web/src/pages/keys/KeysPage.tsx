@@ -41,6 +41,7 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
   // A prefix is the key's first characters: the session key starts with its own row's.
   const isSession = (k: ApiKey) => !!k.prefix && sessionKey.startsWith(k.prefix);
   const me = every.data?.find(isSession)?.email ?? null;
+  const members = new Map((every.data ?? []).map((k) => [k.email.toLowerCase(), k.role] as const));
 
   const reload = () => {
     list.reload();
@@ -76,7 +77,11 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
         </p>
       )}
       <ErrorNote>{usage.error}</ErrorNote>
-      <NewKey onCreated={reload} />
+      <NewKey
+        members={members}
+        // A key made for oneself sets one's own role: the accounts are listed again.
+        onCreated={(email) => (email === me ? onAccountsChanged() : reload())}
+      />
 
       <h2 id="keys-title">API keys</h2>
       <ErrorNote>{list.error}</ErrorNote>

@@ -7,19 +7,35 @@ import { keysApi, noHigher, roleLabel, ROLES_BY_RANK } from './keys-api';
 
 type Created = { email: string; role: Role; apiKey: string };
 
-/** The New key form: a member (added if new) and a role no higher than the signed-in member's. */
-export function NewKey({ onCreated }: { onCreated: () => void }) {
+/**
+ * The New key form: a member (added if new) and a role no higher than the signed-in member's.
+ * The role sent becomes the member's: an existing member's own is offered first, and another
+ * one is named as the change it makes.
+ */
+export function NewKey({
+  onCreated,
+  members,
+}: {
+  /** Called with the member's email once the key is made. */
+  onCreated: (email: string) => void;
+  /** The account's members and their roles, by lower-cased email. */
+  members: ReadonlyMap<string, Role>;
+}) {
   const { api, account } = useSession();
   const roles = ROLES_BY_RANK.filter((r) => noHigher(r, account.role));
   const [email, setEmail] = useState('');
-  // The lowest role first: a higher one is a choice.
-  const [role, setRole] = useState<Role>('read_only');
+  const existing = members.get(email.trim().toLowerCase());
+  // A role the user picked; until then, an existing member's own, or the lowest: a higher one is a choice.
+  const [chosen, setChosen] = useState<Role | null>(null);
+  const role = chosen ?? (existing && roles.includes(existing) ? existing : 'read_only');
   const [created, setCreated] = useState<Created | null>(null);
   const create = useAction(async () => {
     const { data } = await keysApi(api).post('/keys', { accountId: account.accountId, email: email.trim(), role });
-    setCreated({ email: email.trim().toLowerCase(), role: data.role, apiKey: data.apiKey });
+    const who = email.trim().toLowerCase();
+    setCreated({ email: who, role: data.role, apiKey: data.apiKey });
     setEmail('');
-    onCreated();
+    setChosen(null);
+    onCreated(who);
   });
   return (
     <>
@@ -50,7 +66,7 @@ export function NewKey({ onCreated }: { onCreated: () => void }) {
             <select
               id="new-key-role"
               value={role}
-              onChange={(e) => setRole(e.target.value as Role)}
+              onChange={(e) => setChosen(e.target.value as Role)}
               aria-describedby="new-key-help"
             >
               {roles.map((r) => (
@@ -65,6 +81,13 @@ export function NewKey({ onCreated }: { onCreated: () => void }) {
           A new email becomes a member of {account.accountName}. A member who has keys already gets one more, and this
           role becomes theirs. No role above yours ({roleLabel(account.role)}).
         </small>
+        {existing && (
+          <p className={existing === role ? undefined : 'role-change'} data-testid="new-key-member-role">
+            {existing === role
+              ? `${email.trim()} is a member as ${roleLabel(existing)}; the key keeps that role.`
+              : `${email.trim()} is a member as ${roleLabel(existing)}: this key makes them ${roleLabel(role)}.`}
+          </p>
+        )}
         <ErrorNote>{create.error}</ErrorNote>
         <button type="submit" className="primary" disabled={create.busy || !!created}>
           {create.busy ? 'Creating…' : 'Create key'}

@@ -7,6 +7,9 @@ import './translations.css';
 
 type Row = { key: string; value: string; saved: boolean };
 
+const savedRows = (translations: Record<string, string>): Row[] =>
+  Object.entries(translations).map(([key, value]) => ({ key, value, saved: true }));
+
 const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
 
 /**
@@ -17,7 +20,12 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
   const { api, account } = useSession();
   const known = Object.keys(poll.languageSettings?.languages ?? {});
   const [language, setLanguage] = useState<string>(known[0] ?? '');
-  const [rows, setRows] = useState<Row[]>([]);
+  // The rows shown belong to one language: until the chosen language's texts have loaded, none
+  // are shown, so another language's texts can never be saved under it.
+  const [shown, setShown] = useState<{ language: string; rows: Row[] } | null>(null);
+  const rows = shown?.language === language ? shown.rows : null;
+  const setRows = (change: (rs: Row[]) => Row[]) => setShown((s) => s && { ...s, rows: change(s.rows) });
+  const [attempt, setAttempt] = useState(0);
   const [newLanguage, setNewLanguage] = useState('');
   const [loadError, setLoadError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
@@ -35,21 +43,23 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
     if (!language || !isKnown) return;
     let live = true;
     api.get('/poll/translations', { pollId: poll.id, language }).then(
-      ({ data }) =>
-        live && setRows(Object.entries(data.translations).map(([key, value]) => ({ key, value, saved: true }))),
+      ({ data }) => live && setShown({ language, rows: savedRows(data.translations) }),
       (err: unknown) => live && setLoadError(err instanceof Error ? err.message : String(err)),
     );
     return () => {
       live = false;
     };
-  }, [api, poll.id, language, isKnown]);
+  }, [api, poll.id, language, isKnown, attempt]);
 
   const save = useAction(async () => {
+    if (!rows) return;
+    const saving = language;
     const translations: Record<string, string> = {};
     for (const r of rows) if (r.key.trim()) translations[r.key.trim()] = r.value;
-    const { data } = await api.post('/poll/translations/update', { pollId: poll.id, language, translations });
-    setRows(Object.entries(data.translations).map(([key, value]) => ({ key, value, saved: true })));
-    setSaved(`Saved the ${language} translations.`);
+    const { data } = await api.post('/poll/translations/update', { pollId: poll.id, language: saving, translations });
+    // Another language chosen meanwhile keeps its own rows.
+    setShown((s) => (s?.language === saving ? { language: saving, rows: savedRows(data.translations) } : s));
+    setSaved(`Saved the ${saving} translations.`);
     if (!isKnown) onChanged();
   });
 
@@ -59,7 +69,7 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
     if (!LANGUAGE.test(code)) return setLanguageError('A language is a tag like fr or pt-BR.');
     setLanguageError(null);
     choose(code);
-    setRows([{ key: 'title', value: '', saved: false }]);
+    setShown({ language: code, rows: [{ key: 'title', value: '', saved: false }] });
     setNewLanguage('');
   };
 
@@ -87,7 +97,13 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
         !language && <p>This poll has no translations yet.</p>
       )}
       <ErrorNote>{loadError}</ErrorNote>
-      {language && (
+      {language && !rows && loadError && (
+        <button type="button" onClick={() => (setLoadError(null), setAttempt((n) => n + 1))}>
+          Load the {language} texts again
+        </button>
+      )}
+      {language && !rows && !loadError && <StatusNote>Loading the {language} texts…</StatusNote>}
+      {language && rows && (
         <form
           onSubmit={(e) => {
             e.preventDefault();
