@@ -80,7 +80,7 @@ function logicSize(rules: readonly { conditions?: readonly Condition[] }[]): { v
 }
 
 /** Refuses rules over the logic size bounds, unless they hold no more than the rules they replace. */
-function checkLogicSize(
+export function checkLogicSize(
   rules: readonly { conditions?: readonly Condition[] }[],
   saved: readonly { conditions?: readonly Condition[] }[],
   basePath: string,

@@ -97,3 +97,37 @@ describe('the size of a poll’s survey logic', () => {
     expect(over.json()).toMatchObject({ code: 'limit_reached', errors: [{ path: '/actionLogic' }] });
   });
 });
+
+describe('rules over the bounds', () => {
+  it('are refused before any Trigger webhook URL among them is looked up', async () => {
+    const pollId = await poll();
+    const looked: string[] = [];
+    const resolveHost = h.deps.resolveHost;
+    h.deps.resolveHost = async (host) => (looked.push(host), ['93.184.216.34']);
+    try {
+      const hook = (values: string[], n: number) => ({
+        match: 'any',
+        conditions: [{ op: 'contains', value: values }],
+        action: { type: 'trigger-webhook', url: `https://hook-${n}.example.com/in` },
+      });
+      const over = await call('POST', '/slide', {
+        pollId,
+        type: 'short-answer',
+        title: 'Too many',
+        logic: [hook(words(60), 1), hook(words(41), 2)],
+      });
+      expect(over.statusCode, over.body).toBe(409);
+      expect(looked).toEqual([]);
+      const within = await call('POST', '/slide', {
+        pollId,
+        type: 'short-answer',
+        title: 'Within',
+        logic: [hook(words(60), 1), hook(words(40), 2)],
+      });
+      expect(within.statusCode, within.body).toBe(201);
+      expect(looked).toEqual(['hook-1.example.com', 'hook-2.example.com']);
+    } finally {
+      h.deps.resolveHost = resolveHost;
+    }
+  });
+});

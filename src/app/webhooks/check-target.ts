@@ -1,6 +1,6 @@
 import { DomainError } from '../../domain/errors.js';
 import { isIpLiteral, isPublicAddress } from '../../domain/ip-ranges.js';
-import { savedUrls, type Action } from '../../domain/logic.js';
+import { checkLogicSize, savedUrls, type Action, type Condition } from '../../domain/logic.js';
 import { checkEndpointUrl } from '../../domain/url-policy.js';
 import type { Deps } from '../ports/index.js';
 
@@ -27,13 +27,19 @@ export async function checkTargetUrl(deps: Deps, raw: string, path: string): Pro
   return url;
 }
 
-/** Every trigger-webhook URL in a list of rules but those already `saved` in the list it replaces (see checkRules). */
+type Rule = { action: Action; conditions?: readonly Condition[] };
+
+/**
+ * Every trigger-webhook URL in a list of rules but those already `saved` in the list it replaces
+ * (see checkRules). Rules over the logic size bounds are refused first, before any lookup.
+ */
 export async function checkRuleTargets(
   deps: Deps,
-  rules: readonly { action: Action }[],
+  rules: readonly Rule[],
   basePath: string,
-  saved: readonly { action: Action }[] = [],
+  saved: readonly Rule[] = [],
 ): Promise<void> {
+  checkLogicSize(rules, saved, basePath);
   const kept = savedUrls(saved);
   for (const [i, r] of rules.entries()) {
     if (r.action.type === 'trigger-webhook' && !kept.has(r.action.url))
