@@ -1082,4 +1082,36 @@ describe('dashboard at /app', () => {
     }
     expect(errors).toEqual([]);
   });
+
+  it('leaves an account the key no longer opens, with a notice, at its next "not found"', async () => {
+    const { email: ownerEmail } = await h.database.db
+      .selectFrom('users')
+      .select('email')
+      .where('id', '=', acct.userId)
+      .executeTakeFirstOrThrow();
+    const tab = await context.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await signIn(tab);
+      const switcher = tab.getByLabel('Account', { exact: true });
+      await switcher.selectOption(beta.accountId);
+      await tab.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+      // Beta's owner removes Acme's owner from Beta: the key no longer opens it.
+      const removed = await h.app.inject({
+        method: 'DELETE',
+        url: `/members?accountId=${beta.accountId}&email=${encodeURIComponent(ownerEmail)}`,
+        headers: bearer(beta.key),
+      });
+      expect(removed.statusCode, removed.body).toBe(200);
+      // Beta's poll (the test before made it), opened from the list shown before the removal.
+      await tab.getByRole('link', { name: 'Guarded survey' }).click();
+      await tab.getByText('You are no longer a member of Beta.').waitFor();
+      expect(await switcher.locator('option').allTextContents()).not.toContain('Beta — editor, premium');
+      expect(await switcher.inputValue()).not.toBe(beta.accountId);
+    } finally {
+      await tab.close();
+    }
+    expect(errors).toEqual([]);
+  });
 });

@@ -32,10 +32,34 @@ export function App() {
         ? createApi(key, {
             onSigningSecret: setSecret,
             onUnauthorized: () => signOut('That API key is no longer accepted; sign in again.'),
+            onNotFound: () => checkMembership.current(),
           })
         : null,
     [key],
   );
+
+  // After a 404, the accounts are listed again (one check at a time): an account the key no
+  // longer opens is left, with a notice, rather than answering "not found" on every page.
+  const checking = useRef(false);
+  const checkMembership = useRef<() => void>(() => {});
+  checkMembership.current = () => {
+    if (!api || !accounts || checking.current) return;
+    checking.current = true;
+    const current = accounts.find((a) => a.accountId === accountId) ?? accounts[0];
+    api
+      .get('/accounts')
+      .then(({ data }) => {
+        if (!current || data.some((a) => a.accountId === current.accountId)) return;
+        setAccounts(data);
+        if (data[0]) storeAccount(data[0].accountId);
+        setAccountId(data[0]?.accountId ?? null);
+        setLeft(`You are no longer a member of ${current.accountName}.`);
+        navigate(`${BASE}/`);
+      })
+      .catch(() => {})
+      .finally(() => (checking.current = false));
+  };
+  const [left, setLeft] = useState<string | null>(null);
 
   // A key kept from earlier in this tab: check it again and list its accounts.
   useEffect(() => {
@@ -120,6 +144,7 @@ export function App() {
   const switchAccount = (id: string) => {
     storeAccount(id);
     setAccountId(id);
+    setLeft(null);
     // A signing secret shown once belongs to the account it was made for.
     setSecret(null);
     navigate(`${BASE}/`);
@@ -156,6 +181,11 @@ export function App() {
         </button>
       </header>
       <main id="main" ref={main} tabIndex={-1} key={account.accountId}>
+        {left && (
+          <p className="notice" role="status">
+            {left}
+          </p>
+        )}
         {secret && <SigningSecret secret={secret} onDismiss={() => setSecret(null)} />}
         {!planServed(account.plan) && (
           <p className="notice">

@@ -79,6 +79,11 @@ export type ApiOptions = {
   onSigningSecret?: (secret: string) => void;
   /** Called when the API no longer accepts the key (a 401): revoked or withdrawn meanwhile. */
   onUnauthorized?: () => void;
+  /**
+   * Called on a 404: the key's member may have left the account (removed, or the key withdrawn
+   * from it), which the API answers as a missing account or resource.
+   */
+  onNotFound?: () => void;
 };
 
 /**
@@ -117,7 +122,10 @@ function unreadable(method: string, answered: Response, err: unknown): ApiError 
   );
 }
 
-export function createApi(key: string, { base = '', onSigningSecret, onUnauthorized }: ApiOptions = {}): Api {
+export function createApi(
+  key: string,
+  { base = '', onSigningSecret, onUnauthorized, onNotFound }: ApiOptions = {},
+): Api {
   /** Sends a request and reads its answer with `read`, both under one deadline (API_TIMEOUT_S). */
   async function call<T>(
     method: string,
@@ -138,6 +146,7 @@ export function createApi(key: string, { base = '', onSigningSecret, onUnauthori
       });
       limit.progress();
       if (res.status === 401) onUnauthorized?.();
+      if (res.status === 404) onNotFound?.();
       if (!res.ok) throw await toError(res);
       return await read(res, limit.progress);
     } catch (err) {
