@@ -16,6 +16,7 @@ import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { pollRoutes } from './routes/polls.js';
 import { responseRoutes } from './routes/responses.js';
+import { ExportSlots } from '../app/responses/export-slots.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { slideRoutes } from './routes/slides.js';
 import { validatorCompiler } from './validation.js';
@@ -35,6 +36,8 @@ export type AppOptions = {
   ready?: () => Promise<boolean>;
   /** Request counts and GET /metrics; without it there is no /metrics. */
   metrics?: MetricsOptions;
+  /** CSV exports under way per account (EXPORTS_PER_ACCOUNT); one set of them per app by default. */
+  exports?: ExportSlots;
 };
 
 export type App = FastifyInstance;
@@ -194,7 +197,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await api.register(accountRoutes(opts.deps));
     await api.register(webhookRoutes(opts.deps));
     const submissions = opts.metrics ? countingSubmissions(opts.submissions, opts.metrics.metrics) : opts.submissions;
-    await api.register(responseRoutes(opts.deps, submissions));
+    await api.register(responseRoutes(opts.deps, submissions, opts.exports ?? new ExportSlots()));
     await api.register(alertRoutes(opts.deps));
     await api.register(keyRoutes(opts.deps));
   });

@@ -7,6 +7,7 @@ import { DEFAULT_QUOTAS, type Quotas } from '../../src/domain/quotas.js';
 import { buildApp, type App, type AppOptions } from '../../src/http/app.js';
 import type { Database } from '../../src/infra/db/database.js';
 import { createStore } from '../../src/infra/db/store.js';
+import { ExportSlots } from '../../src/app/responses/export-slots.js';
 import { testDatabase } from './db.js';
 
 export class FakeClock implements Clock {
@@ -26,6 +27,8 @@ export type Harness = {
   deps: Deps;
   database: Database;
   clock: FakeClock;
+  /** The app's CSV exports under way, per account. */
+  exports: ExportSlots;
   account(opts?: { plan?: Plan; name?: string }): Promise<TestAccount>;
   member(accountId: string, role: Role, email?: string): Promise<string>;
   close(): Promise<void>;
@@ -60,10 +63,12 @@ export async function harness(
     delivery: { ...TEST_DELIVERY, ...opts.delivery },
     ...(opts.quotas ? { quotas: { ...DEFAULT_QUOTAS, ...opts.quotas } } : {}),
   };
-  const app = await buildApp({ deps, submissions: createSubmissionQueue(deps), logger: false });
+  const exports = new ExportSlots();
+  const app = await buildApp({ deps, submissions: createSubmissionQueue(deps), logger: false, exports });
   await app.ready();
   return {
     app,
+    exports,
     deps,
     database,
     clock,

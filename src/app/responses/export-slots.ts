@@ -10,6 +10,8 @@ export const EXPORTS_PER_ACCOUNT = 2;
 /** Counts exports under way per account; one past the bound is refused (429 rate_limited). */
 export class ExportSlots {
   private readonly running = new Map<string, number>();
+  /** Exports started since the process began, every account's. */
+  started = 0;
 
   constructor(private readonly perAccount = EXPORTS_PER_ACCOUNT) {}
 
@@ -26,6 +28,7 @@ export class ExportSlots {
       );
     }
     this.running.set(accountId, n + 1);
+    this.started++;
     let given = false;
     return () => {
       if (given) return;

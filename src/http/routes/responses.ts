@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Readable } from 'node:stream';
 import type { Deps } from '../../app/ports/index.js';
 import { exportResponsesCsv } from '../../app/responses/export-responses.js';
-import { ExportSlots } from '../../app/responses/export-slots.js';
+import type { ExportSlots } from '../../app/responses/export-slots.js';
 import { listEmails } from '../../app/responses/list-emails.js';
 import { listParticipants } from '../../app/responses/list-participants.js';
 import { listResponses } from '../../app/responses/list-responses.js';
@@ -26,10 +26,9 @@ import {
 const tags = ['responses'];
 
 export const responseRoutes =
-  (deps: Deps, submissions: SubmissionQueue): FastifyPluginAsync =>
+  (deps: Deps, submissions: SubmissionQueue, exports: ExportSlots): FastifyPluginAsync =>
   async (root) => {
     const app = root.withTypeProvider<TypeBoxTypeProvider>();
-    const exports = new ExportSlots();
     app.post(
       '/participant/responses',
       {
@@ -121,11 +120,14 @@ export const responseRoutes =
       },
       async (req, reply) => {
         const rows = exportResponsesCsv(deps, callerOf(req), req.query.pollId, exports);
+        // The export's slot is given back when the response ends, the client gone or not
+        // (even before the first chunk): a stream destroyed before it reads the generator
+        // would not end it. A return asked for while a chunk is being made runs after it.
+        const end = () => void rows.return(undefined).catch(() => {});
+        reply.raw.once('close', end);
         // Pull the first chunk before answering so that a 404 is still a problem document.
         const first = await rows.next();
-        // The export's slot is given back when the response ends, the client gone or not: a
-        // stream destroyed before it reads the generator would not end it.
-        reply.raw.once('close', () => void rows.return(undefined));
+        if (reply.raw.destroyed || req.raw.destroyed) end();
         const stream = Readable.from(
           (async function* () {
             if (!first.done) yield first.value;

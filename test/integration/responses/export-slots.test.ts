@@ -6,6 +6,7 @@ import { EXPORTS_PER_ACCOUNT } from '../../../src/app/responses/export-slots.js'
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { answer, visiblePoll } from '../../support/fixtures.js';
 import { until } from '../../support/e2e.js';
+import { holdTransaction } from '../../support/hold.js';
 
 /**
  * An account runs at most EXPORTS_PER_ACCOUNT CSV exports at once (src/app/responses/export-slots.ts):
@@ -87,8 +88,39 @@ describe('CSV exports at once', () => {
     expect(await status(small, other.key)).toBe(200);
     // One client goes away mid-export: its slot comes back.
     held[0]!.req.destroy();
-    await until('the abandoned export to give its slot back', async () => (await probe()) === 200, 20_000);
+    await until('the abandoned export to give its slot back', () => h.exports.count(acme.accountId) === 1, 20_000);
+    expect(await probe()).toBe(200);
     held.slice(1).forEach((o) => o.req.destroy());
+    await until('every slot back', () => h.exports.count(acme.accountId) === 0, 20_000);
+  });
+
+  it('gives a slot back when its client goes away before the first chunk', async () => {
+    // The export waits on its slides, locked by a change under way, while its client leaves.
+    const change = await holdTransaction(h.database.db, (trx) =>
+      sql`LOCK TABLE slides IN ACCESS EXCLUSIVE MODE`.execute(trx),
+    );
+    const startedBefore = h.exports.started;
+    const arrived = new Promise((r) => h.app.server.once('request', r));
+    const req = http.get({
+      host: '127.0.0.1',
+      port,
+      path: `/responses/export?pollId=${big}`,
+      headers: { authorization: `Bearer ${acme.key}` },
+    });
+    req.on('error', () => {});
+    await arrived;
+    req.destroy();
+    await change.release();
+    await until(
+      'the export to start and end',
+      () => h.exports.started === startedBefore + 1 && h.exports.count(acme.accountId) === 0,
+      20_000,
+    );
+    // Both slots are free: two exports at once are taken.
+    const both = await Promise.all([start(big, acme.key), start(big, acme.key)]);
+    expect(both.map((o) => o.status)).toEqual([200, 200]);
+    both.forEach((o) => o.req.destroy());
+    await until('every slot back', () => h.exports.count(acme.accountId) === 0, 20_000);
   });
 
   it('gives a slot back when an export finishes', async () => {
