@@ -1094,6 +1094,15 @@ describe('dashboard at /app', () => {
     tab.on('pageerror', (e) => errors.push(e.message));
     try {
       await signIn(tab);
+      // A key made for oneself is shown until stored, though it sets one's own role.
+      await tab.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Keys' }).click();
+      await tab.getByLabel('Member email').fill(ownerEmail);
+      await tab.getByTestId('new-key-member-role').waitFor();
+      expect(await tab.getByLabel('Role', { exact: true }).inputValue()).toBe('owner');
+      await tab.getByRole('button', { name: 'Create key' }).click();
+      expect(await tab.getByTestId('new-api-key').textContent()).toMatch(/^cvk_/);
+      await tab.getByRole('button', { name: 'I have stored it' }).click();
+      await tab.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
       const switcher = tab.getByLabel('Account', { exact: true });
       await switcher.selectOption(beta.accountId);
       await tab.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();

@@ -44,14 +44,14 @@ function AccountAlerts() {
           <AlertItem key={a.id} alert={a} />
         ))}
       </ul>
-      {list && (list.hasNextPage || pages.page > 0) && (
+      {(list?.hasNextPage || pages.page > 0) && (
         <Pager
           label="Alerts"
           page={pages.page}
-          hasNext={list.hasNextPage}
+          hasNext={list?.hasNextPage ?? false}
           onFirst={pages.first}
           onPrev={pages.prev}
-          onNext={() => pages.next(list.endCursor)}
+          onNext={() => pages.next(list?.endCursor ?? null)}
         />
       )}
     </>

@@ -79,8 +79,10 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
       <ErrorNote>{usage.error}</ErrorNote>
       <NewKey
         members={members}
-        // A key made for oneself sets one's own role: the accounts are listed again.
-        onCreated={(email) => (email === me ? onAccountsChanged() : reload())}
+        onCreated={reload}
+        // A key made for oneself sets one's own role: the accounts are listed again, once the
+        // key shown has been stored (listing them shows nothing else meanwhile).
+        onDismissed={(email) => email === me && onAccountsChanged()}
       />
 
       <h2 id="keys-title">API keys</h2>
@@ -114,11 +116,11 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
           </table>
         </TableWrap>
       )}
-      {list.data && (list.data.hasNextPage || pages.page > 0) && (
+      {(list.data?.hasNextPage || pages.page > 0) && (
         <Pager
           label="Keys"
           page={pages.page}
-          hasNext={list.data.hasNextPage}
+          hasNext={list.data?.hasNextPage ?? false}
           onFirst={pages.first}
           onPrev={pages.prev}
           onNext={() => pages.next(list.data?.endCursor ?? null)}

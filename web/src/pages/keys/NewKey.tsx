@@ -14,10 +14,13 @@ type Created = { email: string; role: Role; apiKey: string };
  */
 export function NewKey({
   onCreated,
+  onDismissed,
   members,
 }: {
   /** Called with the member's email once the key is made. */
   onCreated: (email: string) => void;
+  /** Called with the member's email once the key shown has been dismissed. */
+  onDismissed: (email: string) => void;
   /** The account's members and their roles, by lower-cased email. */
   members: ReadonlyMap<string, Role>;
 }) {
@@ -94,7 +97,15 @@ export function NewKey({
         </button>
         {created && <small>Store the key below before creating another.</small>}
       </form>
-      {created && <KeyShownOnce created={created} onDismiss={() => setCreated(null)} />}
+      {created && (
+        <KeyShownOnce
+          created={created}
+          onDismiss={() => {
+            setCreated(null);
+            onDismissed(created.email);
+          }}
+        />
+      )}
     </>
   );
 }

@@ -49,14 +49,14 @@ export function PollList() {
           </table>
         </TableWrap>
       )}
-      {list && (list.hasNextPage || pages.page > 0) && (
+      {(list?.hasNextPage || pages.page > 0) && (
         <Pager
           label="Polls"
           page={pages.page}
-          hasNext={list.hasNextPage}
+          hasNext={list?.hasNextPage ?? false}
           onFirst={pages.first}
           onPrev={pages.prev}
-          onNext={() => pages.next(list.endCursor)}
+          onNext={() => pages.next(list?.endCursor ?? null)}
         />
       )}
     </section>

@@ -73,11 +73,11 @@ export function DeliveryLogResults({
       {log.loading && !log.data && <StatusNote>Loading deliveries…</StatusNote>}
       {log.data && rows.length === 0 && <p>No deliveries match.</p>}
       {rows.length > 0 && <DeliveryTable rows={rows} open={open} onOpen={onOpen} endpoint={endpoint} poll={poll} />}
-      {log.data && (log.data.hasNextPage || pages.page > 0) && (
+      {(log.data?.hasNextPage || pages.page > 0) && (
         <Pager
           label="Deliveries"
           page={pages.page}
-          hasNext={log.data.hasNextPage}
+          hasNext={log.data?.hasNextPage ?? false}
           onFirst={pages.first}
           onPrev={pages.prev}
           onNext={() => pages.next(log.data?.endCursor ?? null)}

@@ -145,14 +145,14 @@ export function Responses({ pollId }: { pollId: string }) {
           </table>
         </TableWrap>
       )}
-      {list && (
+      {(list || pages.page > 0) && (
         <Pager
           label="Responses"
           page={pages.page}
-          hasNext={list.hasNextPage}
+          hasNext={list?.hasNextPage ?? false}
           onFirst={pages.first}
           onPrev={pages.prev}
-          onNext={() => pages.next(list.endCursor)}
+          onNext={() => pages.next(list?.endCursor ?? null)}
         />
       )}
     </section>

@@ -43,7 +43,11 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
     if (!language || !isKnown) return;
     let live = true;
     api.get('/poll/translations', { pollId: poll.id, language }).then(
-      ({ data }) => live && setShown({ language, rows: savedRows(data.translations) }),
+      ({ data }) => {
+        if (!live) return;
+        setShown({ language, rows: savedRows(data.translations) });
+        setLoadError(null);
+      },
       (err: unknown) => live && setLoadError(err instanceof Error ? err.message : String(err)),
     );
     return () => {
