@@ -52,6 +52,13 @@ describe.skipIf(!onPostgres)('lookups by a referring column use its index (Postg
     return plans.join('\n');
   }
 
+  it("a batch flush's claim reaches each batch's poll by the polls key", async () => {
+    const store = createStore(db);
+    const plan = await plansOf(() => store.transaction((s) => s.batches.claimDue(new Date(), 10)));
+    expect(plan).toMatch(/polls_pkey/);
+    expect(plan).not.toMatch(/Seq Scan on polls/);
+  });
+
   it("a page of GET /emails reads its respondents' answers by the respondent index", async () => {
     const store = createStore(db);
     const plan = await plansOf(() =>

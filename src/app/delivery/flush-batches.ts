@@ -67,13 +67,12 @@ async function flushInTransaction(
   const claimed = await store.batches.claimDue(now, limit);
   if (!claimed.length) return { deliveries: 0, batches: 0, leased: [] };
   // The rest stay locked, unflushed, until this commits, and go to the next flush, which the
-  // count of those claimed calls for at once.
-  // Batches of a poll held by a change under way (made anonymous, say) stay too, unflushed: the
-  // next flush reads the poll as the change leaves it.
-  const fits = withinBytes(claimed);
-  const read = await store.polls.getForFlush([...new Set(fits.map((b) => b.pollId))]);
-  const due = fits.filter((b) => !read.held.has(b.pollId));
-  const polls = new Map(read.polls.map((p) => [p.poll.id, p]));
+  // count of those claimed calls for at once. The claim holds each poll under a key share lock
+  // (batches.ts), so the polls read here stay as they are until this commits.
+  const due = withinBytes(claimed);
+  const polls = new Map(
+    (await store.polls.getForSubmission([...new Set(due.map((b) => b.pollId))])).map((p) => [p.poll.id, p]),
+  );
   const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
   const contents = await store.batches.contentsOf(due, reserve && { secretsOverlapSince: overlapSince });
   const handOver = new Map(contents.handOver.map((w) => [w.id, w.url]));

@@ -27,12 +27,6 @@ export interface PollRepo {
   /** Polls with their slides (in order) and webhooks, in one round trip: what submissions need. Unknown ids are left out. */
   /** With `keyShare`, under a key share lock on each poll (a submission's read). */
   getForSubmission(ids: string[], keyShare?: boolean): Promise<PollForSubmission[]>;
-  /**
-   * As getForSubmission with `keyShare`, for a batch flush, which has locked its batches first:
-   * a poll locked by a change under way is not waited for but named in `held` (a deletion
-   * takes the poll, then its batches). Unknown ids are in neither.
-   */
-  getForFlush(ids: string[]): Promise<{ polls: PollForSubmission[]; held: Set<string> }>;
   /** Which of these polls are anonymous (settings.anonymous), read without the rest of them. */
   anonymousAmong(ids: readonly string[]): Promise<Set<string>>;
   /** Deletes the poll and keeps its id as its account's for good (see ownerOfDeleted). */

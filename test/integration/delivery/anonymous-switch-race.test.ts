@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flushDueBatches } from '../../../src/app/delivery/flush-batches.js';
+import { flushDueBatches, flushSomeBatches } from '../../../src/app/delivery/flush-batches.js';
 import { createStore } from '../../../src/infra/db/store.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
@@ -78,5 +78,28 @@ describe.skipIf(!onPostgres)('a submission under way when its poll is made anony
     expect(await flushDueBatches(h.deps)).toBe(1);
     const [delivery] = await made();
     expect(JSON.parse(delivery!.body)).toMatchObject({ email: null, emails: [] });
+  });
+
+  it("takes other polls' batches while one poll is held, however many of the held one's fall due first", async () => {
+    await flushDueBatches(h.deps);
+    const held = await visiblePoll(h, acct);
+    await createWebhook(h, acct, held.pollId, 'https://hooks.example.com/held', 'partial');
+    await answer(h, { pollId: held.pollId, answers: [{ slideId: held.q1, value: 'first' }] });
+    h.clock.advance(1_000);
+    const other = await visiblePoll(h, acct);
+    await createWebhook(h, acct, other.pollId, 'https://hooks.example.com/other', 'partial');
+    await answer(h, { pollId: other.pollId, answers: [{ slideId: other.q1, value: 'second' }] });
+    h.clock.advance(60_000);
+    const change = await holdTransaction(h.database.db, (trx) =>
+      sql`SELECT id FROM polls WHERE id = ${held.pollId} FOR UPDATE`.execute(trx),
+    );
+    const count = async (pollId: string) =>
+      (await h.deps.store.deliveries.list({ accountIds: [acct.accountId], pollId }, { limit: 10 }, false)).data.length;
+    // One batch a flush: the held poll's, due first, is passed over.
+    expect((await flushSomeBatches(h.deps, 1)).deliveries).toBe(1);
+    expect([await count(held.pollId), await count(other.pollId)]).toEqual([0, 1]);
+    await change.release();
+    expect(await flushDueBatches(h.deps)).toBe(1);
+    expect(await count(held.pollId)).toBe(1);
   });
 });

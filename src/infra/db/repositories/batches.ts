@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AccountSecrets, BatchRepo } from '../../../app/ports/index.js';
-import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
+import type { BatchesTable, DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { executeThenCommit, executeTogether } from '../pipelined-driver.js';
 import { deliveryInserts } from './deliveries.js';
 import { toParticipant } from './participants.js';
@@ -16,21 +16,24 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
     async claimDue(now, limit) {
       // SKIP LOCKED: two schedulers flushing at once each take different batches; a batch
       // whose flush commits is deleted in the same transaction, so it never flushes twice.
+      // Each batch's poll is taken under a key share lock, not waited for either: a poll held
+      // by a change under way (made anonymous, say, which takes the poll FOR UPDATE) keeps its
+      // batches for a later flush, which reads the poll as the change leaves it, and the
+      // change waits for the flushes that took the poll before it. A poll's deletion takes the
+      // poll, then its batches: a flush never waits for either, so the two cannot deadlock.
       // With what each respondent's stored answers hold (migration 019), for the flush to take
-      // no more of them than it can hold.
-      const rows = await db
-        .selectFrom('batches as b')
-        .leftJoin('participants as p', (j) =>
-          j.onRef('p.poll_id', '=', 'b.poll_id').onRef('p.id', '=', 'b.participant_id'),
-        )
-        .selectAll('b')
-        .select('p.answer_bytes')
-        .where('b.flush_at', '<=', now)
-        .orderBy('b.flush_at')
-        .limit(limit)
-        .forUpdate('b')
-        .skipLocked()
-        .execute();
+      // no more of them than it can hold. `b.poll_id COLLATE "C"`: compared in the polls
+      // key's collation, the poll is found by its key.
+      const { rows } = await sql<Selectable<BatchesTable> & { answer_bytes: number | null }>`
+        SELECT b.*, p.answer_bytes
+        FROM batches b
+        JOIN polls pl ON pl.id = b.poll_id COLLATE "C"
+        LEFT JOIN participants p ON p.poll_id = b.poll_id AND p.id = b.participant_id
+        WHERE b.flush_at <= ${now}
+        ORDER BY b.flush_at
+        LIMIT ${limit}
+        FOR UPDATE OF b SKIP LOCKED
+        FOR KEY SHARE OF pl SKIP LOCKED`.execute(db);
       return rows.map((r) => ({
         respondentBytes: r.answer_bytes,
         id: r.id,

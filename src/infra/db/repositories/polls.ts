@@ -114,18 +114,6 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
       // from this read to commit, so that it sees them.
       return forSubmission(ids, keyShare ? sql`FOR KEY SHARE OF p` : sql``);
     },
-    async getForFlush(ids) {
-      // The same lock, not waited for: a flush has locked its batches, and a poll's deletion
-      // takes the poll, then its batches. A poll held by a change is left to the next flush,
-      // which reads it as the change leaves it (made anonymous, its addresses withheld).
-      const polls = await forSubmission(ids, sql`FOR KEY SHARE OF p SKIP LOCKED`);
-      const read = new Set(polls.map((p) => p.poll.id));
-      const missing = ids.filter((id) => !read.has(id));
-      if (!missing.length) return { polls, held: new Set<string>() };
-      // Skipped, or deleted: one that is still there (its deletion not committed) is held.
-      const r = await sql<{ id: string }>`SELECT id FROM polls WHERE id = ANY(${missing}::text[])`.execute(db);
-      return { polls, held: new Set(r.rows.map((x) => x.id)) };
-    },
     async anonymousAmong(ids) {
       if (!ids.length) return new Set<string>();
       const r = await sql<{ id: string }>`
