@@ -1,3 +1,4 @@
+import { storedBytes } from '../../domain/answer.js';
 import { DomainError } from '../../domain/errors.js';
 import { newId, newRandomId } from '../../domain/ids.js';
 import { answerableSlides, seededRandom, syntheticAnswer } from '../../domain/research.js';
@@ -64,6 +65,7 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
         createdAt: now,
         updatedAt: now,
       });
+      const theirs: ResponseRow[] = [];
       for (const slide of slides) {
         const value = syntheticAnswer(slide, rand, n);
         bytes += Buffer.byteLength(JSON.stringify(value));
@@ -72,7 +74,7 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
             'limit_reached',
             `a research run stores at most ${MAX_RUN_BYTES} bytes of answers; this poll's slides pass it at participant ${n + 1}`,
           );
-        responses.push({
+        theirs.push({
           id: newId('rsp', now.getTime()),
           accountId: poll.accountId,
           pollId: poll.id,
@@ -84,6 +86,10 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
           createdAt: now,
         });
       }
+      // Counted as a submission counts them (MAX_RESPONDENT_BYTES), for the reads that weigh
+      // respondents by what they hold (GET /emails, the batch flush).
+      participants[participants.length - 1]!.answerBytes = storedBytes(theirs);
+      responses.push(...theirs);
     }
     await store.responses.insertParticipants(participants);
     await store.responses.insertResponses(responses);

@@ -22,11 +22,11 @@ export async function listEmails(
 ): Promise<Page<ParticipantEmails>> {
   const s = await authorizeScope(deps, caller, scope);
   const found = await deps.store.responses.listParticipantsWithBytes(s, page);
-  const kept = withinBytes(found.data);
+  // Anonymous polls' answers are not read (their addresses are never listed): they weigh nothing.
+  const anonymous = await deps.store.polls.anonymousAmong([...new Set(found.data.map((f) => f.participant.pollId))]);
+  const kept = withinBytes(found.data.map((f) => (anonymous.has(f.participant.pollId) ? { ...f, storedBytes: 0 } : f)));
   const participants = kept.map((k) => k.participant);
   const trimmed = kept.length < found.data.length;
-  const anonymous = await deps.store.polls.anonymousAmong([...new Set(participants.map((p) => p.pollId))]);
-  // Anonymous polls' answers are not read: their addresses are never listed.
   const answers = byRespondent(
     await deps.store.responses.ofParticipants(
       participants.filter((p) => !anonymous.has(p.pollId)).map((p) => ({ pollId: p.pollId, participantId: p.id })),

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { storedBytes } from '../../../src/domain/answer.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   acme,
@@ -164,11 +165,14 @@ describe('synthetic polls and POST /research/start', () => {
     });
     const participants = await h.database.db
       .selectFrom('participants')
-      .select(['id', 'synthetic', 'complete'])
+      .select(['id', 'synthetic', 'complete', 'answer_bytes'])
       .where('poll_id', '=', synthetic.id)
       .execute();
     expect(participants).toHaveLength(7);
     expect(participants.every((p) => p.synthetic && p.complete)).toBe(true);
+    // What each one's answers hold is counted, as a submission counts it (MAX_RESPONDENT_BYTES).
+    for (const p of participants)
+      expect(p.answer_bytes).toBe(storedBytes(await h.deps.store.responses.ofParticipant(synthetic.id, p.id)));
   });
 
   it('the same seed gives the same answers, another seed other answers', async () => {

@@ -278,4 +278,26 @@ describe('GET /emails', () => {
       ['r3 r3@example.com', 'r4 r4@example.com'],
     ]);
   });
+
+  it("weighs an anonymous poll's respondents as nothing: their answers are not read", async () => {
+    const poll = await visiblePoll(h, acme, { settings: { anonymous: true } });
+    for (const id of ['a0', 'a1', 'a2']) {
+      h.clock.advance(1);
+      await answer(h, {
+        pollId: poll.pollId,
+        participantId: id,
+        answers: [{ slideId: poll.q2, value: `${id}@example.com` }],
+      });
+    }
+    await sql`UPDATE participants SET answer_bytes = ${EMAILS_PAGE_BYTES} WHERE poll_id = ${poll.pollId}`.execute(
+      h.database.db,
+    );
+    const res = await call('GET', `/emails?pollId=${poll.pollId}&limit=100`, acme.key);
+    expect(res.json()).toMatchObject({ hasNextPage: false });
+    expect(res.json().data.map((d: { participantId: string; email: null }) => [d.participantId, d.email])).toEqual([
+      ['a0', null],
+      ['a1', null],
+      ['a2', null],
+    ]);
+  });
 });

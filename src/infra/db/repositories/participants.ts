@@ -30,6 +30,7 @@ export const participantRow = (p: ParticipantRow) => ({
   completed_at: p.completedAt,
   created_at: p.createdAt,
   updated_at: p.updatedAt,
+  ...(p.answerBytes !== undefined ? { answer_bytes: p.answerBytes } : {}),
 });
 
 export function participantReads(db: Kysely<DB>) {
