@@ -45,6 +45,8 @@ let h: Harness;
 let acct: TestAccount;
 let beta: TestAccount;
 let gamma: TestAccount;
+/** The email of the user who owns Acme (and is an editor of Beta and Gamma). */
+let ownerEmail: string;
 let base: string;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let worker: ReturnType<typeof startTestWorker>;
@@ -196,15 +198,13 @@ beforeAll(async () => {
   // A user in two accounts: owner of Acme, editor of Beta.
   acct = await h.account({ name: 'Acme' });
   beta = await h.account({ name: 'Beta' });
-  const owner = await h.database.db
-    .selectFrom('users')
-    .select('email')
-    .where('id', '=', acct.userId)
-    .executeTakeFirstOrThrow();
-  await h.member(beta.accountId, 'editor', owner.email);
+  ownerEmail = (
+    await h.database.db.selectFrom('users').select('email').where('id', '=', acct.userId).executeTakeFirstOrThrow()
+  ).email;
+  await h.member(beta.accountId, 'editor', ownerEmail);
   // And an editor of Gamma, on a plan the API does not serve.
   gamma = await h.account({ name: 'Gamma', plan: 'basic' });
-  await h.member(gamma.accountId, 'editor', owner.email);
+  await h.member(gamma.accountId, 'editor', ownerEmail);
 
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
@@ -509,11 +509,7 @@ describe('dashboard at /app', () => {
       await h.app.inject({ method: 'GET', url: `/polls?accountId=${acct.accountId}`, headers: bearer(acct.key) })
     ).json().data as { id: string; title: string }[];
     const pollId = polls.find((p) => p.title === 'Checkout survey')!.id;
-    const { email } = await h.database.db
-      .selectFrom('users')
-      .select('email')
-      .where('id', '=', acct.userId)
-      .executeTakeFirstOrThrow();
+    const email = ownerEmail;
     const webhook = async (url: string) =>
       (
         (await h.app.inject({ method: 'GET', url: `/webhooks?pollId=${pollId}`, headers: bearer(acct.key) })).json()
@@ -637,11 +633,6 @@ describe('dashboard at /app', () => {
   }, 60_000);
 
   it('creates a key shown once, revokes it behind Confirm, removes a member; keeps the last owner; signs out on its own key', async () => {
-    const { email: ownerEmail } = await h.database.db
-      .selectFrom('users')
-      .select('email')
-      .where('id', '=', acct.userId)
-      .executeTakeFirstOrThrow();
     const newEditor = 'new-editor@example.com';
     const accountsStatus = async (key: string) => (await fetch(`${base}/accounts`, { headers: bearer(key) })).status;
     const nav = page.getByRole('navigation', { name: 'Main' });
@@ -712,9 +703,9 @@ describe('dashboard at /app', () => {
       .toBe(`${newEditor.toUpperCase()} is a member as editor; the key keeps that role.`);
     expect(await role.inputValue()).toBe('editor');
     await role.selectOption('read_only');
-    expect(await memberRole.textContent()).toBe(
-      `${newEditor.toUpperCase()} is a member as editor: this key makes them read only.`,
-    );
+    await expect
+      .poll(() => memberRole.textContent(), { timeout: 5_000 })
+      .toBe(`${newEditor.toUpperCase()} is a member as editor: this key makes them read only.`);
     await page.getByLabel('Member email').fill('');
     await memberRole.waitFor({ state: 'detached' });
 
@@ -1084,11 +1075,6 @@ describe('dashboard at /app', () => {
   });
 
   it('leaves an account the key no longer opens, with a notice, at its next "not found"', async () => {
-    const { email: ownerEmail } = await h.database.db
-      .selectFrom('users')
-      .select('email')
-      .where('id', '=', acct.userId)
-      .executeTakeFirstOrThrow();
     const tab = await context.newPage();
     const errors: string[] = [];
     tab.on('pageerror', (e) => errors.push(e.message));
