@@ -1092,6 +1092,9 @@ describe('dashboard at /app', () => {
       const switcher = tab.getByLabel('Account', { exact: true });
       await switcher.selectOption(beta.accountId);
       await tab.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+      // The page has loaded what it asks for (a 404 of its own loads would start the check).
+      await tab.getByRole('link', { name: 'Guarded survey' }).waitFor();
+      await tab.getByTestId('poll-usage').waitFor();
       // Beta's owner removes Acme's owner from Beta: the key no longer opens it.
       const removed = await h.app.inject({
         method: 'DELETE',

@@ -38,18 +38,24 @@ export function App() {
     [key],
   );
 
-  // After a 404, the accounts are listed again (one check at a time): an account the key no
-  // longer opens is left, with a notice, rather than answering "not found" on every page.
+  // After a 404, the accounts are listed again (one check at a time, one in 10 s at most: a
+  // page that refreshes a deleted poll's log would ask every few seconds): an account the key
+  // no longer opens is left, with a notice, rather than answering "not found" on every page.
   const checking = useRef(false);
+  const lastCheck = useRef(0);
+  const shownAccount = useRef<string | null>(null);
   const checkMembership = useRef<() => void>(() => {});
   checkMembership.current = () => {
-    if (!api || !accounts || checking.current) return;
+    if (!api || !accounts || checking.current || Date.now() - lastCheck.current < 10_000) return;
     checking.current = true;
+    lastCheck.current = Date.now();
     const current = accounts.find((a) => a.accountId === accountId) ?? accounts[0];
     api
       .get('/accounts')
       .then(({ data }) => {
         if (!current || data.some((a) => a.accountId === current.accountId)) return;
+        // The user moved to another account meanwhile: that one is theirs to leave.
+        if (shownAccount.current !== current.accountId) return;
         setAccounts(data);
         if (data[0]) storeAccount(data[0].accountId);
         setAccountId(data[0]?.accountId ?? null);
@@ -87,6 +93,7 @@ export function App() {
 
   function signOut(message: string | null = null) {
     forget();
+    setLeft(null);
     setKey(null);
     setAccounts(null);
     setAccountId(null);
@@ -130,6 +137,7 @@ export function App() {
     );
   }
   const account = accounts.find((a) => a.accountId === accountId) ?? accounts[0];
+  shownAccount.current = account?.accountId ?? null;
   if (!account) {
     return (
       <main id="main">

@@ -166,7 +166,7 @@ function withinBytes<B extends Batch & { respondentBytes: number | null }>(batch
   for (const b of batches) {
     const key = respondentKey(b.pollId, b.participantId);
     if (!counted.has(key)) {
-      // Not counted yet (answered before migration 019, or by a research run): as much as a
+      // Not counted yet (answered before migration 019, or by a research run that did not count): as much as a
       // respondent may hold now.
       const bytes = b.respondentBytes ?? MAX_RESPONDENT_BYTES;
       if (out.length && total + bytes > FLUSH_BYTES) break;

@@ -95,6 +95,16 @@ describe.skipIf(!onPostgres)('a submission under way when its poll is made anony
     );
     const count = async (pollId: string) =>
       (await h.deps.store.deliveries.list({ accountIds: [acct.accountId], pollId }, { limit: 10 }, false)).data.length;
+    // A claim passes over the held poll's batch without locking it: a submission adding to it
+    // does not wait for the flush.
+    await h.deps.store.transaction(async (store) => {
+      const claimed = await store.batches.claimDue(h.clock.now(), 10);
+      expect(claimed.map((b) => b.pollId)).toEqual([other.pollId]);
+      const free = await sql`SELECT id FROM batches WHERE poll_id = ${held.pollId} FOR UPDATE NOWAIT`.execute(
+        h.database.db,
+      );
+      expect(free.rows).toHaveLength(1);
+    });
     // One batch a flush: the held poll's, due first, is passed over.
     expect((await flushSomeBatches(h.deps, 1)).deliveries).toBe(1);
     expect([await count(held.pollId), await count(other.pollId)]).toEqual([0, 1]);

@@ -21,6 +21,8 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
       // batches for a later flush, which reads the poll as the change leaves it, and the
       // change waits for the flushes that took the poll before it. A poll's deletion takes the
       // poll, then its batches: a flush never waits for either, so the two cannot deadlock.
+      // The poll's clause comes first, so its lock is tried first: a batch whose poll is held
+      // is passed over without being locked (a submission adding to it does not wait).
       // With what each respondent's stored answers hold (migration 019), for the flush to take
       // no more of them than it can hold. `b.poll_id COLLATE "C"`: compared in the polls
       // key's collation, the poll is found by its key.
@@ -32,8 +34,8 @@ export function batchRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): Batch
         WHERE b.flush_at <= ${now}
         ORDER BY b.flush_at
         LIMIT ${limit}
-        FOR UPDATE OF b SKIP LOCKED
-        FOR KEY SHARE OF pl SKIP LOCKED`.execute(db);
+        FOR KEY SHARE OF pl SKIP LOCKED
+        FOR UPDATE OF b SKIP LOCKED`.execute(db);
       return rows.map((r) => ({
         respondentBytes: r.answer_bytes,
         id: r.id,
