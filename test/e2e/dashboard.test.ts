@@ -1089,6 +1089,17 @@ describe('dashboard at /app', () => {
       expect(await tab.getByTestId('new-api-key').textContent()).toMatch(/^cvk_/);
       await tab.getByRole('button', { name: 'I have stored it' }).click();
       await tab.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
+      // One left on screen when the user moves on: the accounts are listed again all the same.
+      const listed = { n: 0 };
+      const countAccounts = (r: { url(): string }) => void (new URL(r.url()).pathname === '/accounts' && listed.n++);
+      await tab.getByLabel('Member email').fill(ownerEmail);
+      await tab.getByTestId('new-key-member-role').waitFor();
+      await tab.getByRole('button', { name: 'Create key' }).click();
+      await tab.getByTestId('new-api-key').waitFor();
+      tab.on('request', countAccounts);
+      await tab.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Polls' }).click();
+      await expect.poll(() => listed.n, { timeout: 5_000 }).toBeGreaterThan(0);
+      tab.off('request', countAccounts);
       const switcher = tab.getByLabel('Account', { exact: true });
       await switcher.selectOption(beta.accountId);
       await tab.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();

@@ -80,8 +80,8 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
       <NewKey
         members={members}
         onCreated={reload}
-        // A key made for oneself sets one's own role: the accounts are listed again, once the
-        // key shown has been stored (listing them shows nothing else meanwhile).
+        // A key made for oneself sets one's own role: the accounts are listed again once the key
+        // shown is dismissed, or left behind (listing them shows nothing else meanwhile).
         onDismissed={(email) => email === me && onAccountsChanged()}
       />
 

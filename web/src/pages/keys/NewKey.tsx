@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { Role } from '../../api/types';
 import { ErrorNote } from '../../ui/components';
 import { useAction } from '../../ui/hooks';
@@ -32,10 +32,22 @@ export function NewKey({
   const [chosen, setChosen] = useState<Role | null>(null);
   const role = chosen ?? (existing && roles.includes(existing) ? existing : 'read_only');
   const [created, setCreated] = useState<Created | null>(null);
+  // A key still shown when the form goes (the user moved to another page) counts as dismissed:
+  // it cannot be shown again either way.
+  const shownFor = useRef<string | null>(null);
+  const dismissed = useRef(onDismissed);
+  dismissed.current = onDismissed;
+  useEffect(
+    () => () => {
+      if (shownFor.current) dismissed.current(shownFor.current);
+    },
+    [],
+  );
   const create = useAction(async () => {
     const { data } = await keysApi(api).post('/keys', { accountId: account.accountId, email: email.trim(), role });
     const who = email.trim().toLowerCase();
     setCreated({ email: who, role: data.role, apiKey: data.apiKey });
+    shownFor.current = who;
     setEmail('');
     setChosen(null);
     onCreated(who);
@@ -102,6 +114,7 @@ export function NewKey({
           created={created}
           onDismiss={() => {
             setCreated(null);
+            shownFor.current = null;
             onDismissed(created.email);
           }}
         />
