@@ -52,6 +52,26 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
     let bytes = 0;
     for (let n = 0; n < count; n++) {
       const participantId = newRandomId('prt', now.getTime());
+      const theirs: ResponseRow[] = slides.map((slide) => ({
+        id: newId('rsp', now.getTime()),
+        accountId: poll.accountId,
+        pollId: poll.id,
+        participantId,
+        slideId: slide.id,
+        value: syntheticAnswer(slide, rand, n),
+        metadata,
+        synthetic: true,
+        createdAt: now,
+      }));
+      // Counted as a submission counts them (MAX_RESPONDENT_BYTES), for the reads that weigh
+      // respondents by what they hold (GET /emails, the batch flush); and summed for the run.
+      const answerBytes = storedBytes(theirs);
+      bytes += answerBytes;
+      if (bytes > MAX_RUN_BYTES)
+        throw new DomainError(
+          'limit_reached',
+          `a research run stores at most ${MAX_RUN_BYTES} bytes of answers; this poll's slides pass it at participant ${n + 1}`,
+        );
       participants.push({
         id: participantId,
         // Paging order (creation order); the id itself is random after its time.
@@ -64,31 +84,8 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
         completedAt: now,
         createdAt: now,
         updatedAt: now,
+        answerBytes,
       });
-      const theirs: ResponseRow[] = [];
-      for (const slide of slides) {
-        const value = syntheticAnswer(slide, rand, n);
-        bytes += Buffer.byteLength(JSON.stringify(value));
-        if (bytes > MAX_RUN_BYTES)
-          throw new DomainError(
-            'limit_reached',
-            `a research run stores at most ${MAX_RUN_BYTES} bytes of answers; this poll's slides pass it at participant ${n + 1}`,
-          );
-        theirs.push({
-          id: newId('rsp', now.getTime()),
-          accountId: poll.accountId,
-          pollId: poll.id,
-          participantId,
-          slideId: slide.id,
-          value,
-          metadata,
-          synthetic: true,
-          createdAt: now,
-        });
-      }
-      // Counted as a submission counts them (MAX_RESPONDENT_BYTES), for the reads that weigh
-      // respondents by what they hold (GET /emails, the batch flush).
-      participants[participants.length - 1]!.answerBytes = storedBytes(theirs);
       responses.push(...theirs);
     }
     await store.responses.insertParticipants(participants);
