@@ -63,6 +63,9 @@ function increment(s: string): string {
   return s.slice(0, i) + BASE62[BASE62.indexOf(s[i]!) + 1] + '0'.repeat(s.length - i - 1);
 }
 
+/** What an id this service makes looks like: its prefix, then 22 base62 characters. */
+export const idPattern = (prefix: IdPrefix): string => `^${prefix}_[0-9A-Za-z]{22}$`;
+
 let lastMs = -1;
 let lastTail = '';
 

@@ -445,6 +445,9 @@ const fillRefs = (name: string, s: Schema): unknown => {
   if (s.format === 'date-time') return '2025-01-01T00:00:00.000Z';
   if (name === 'status' && s.pattern?.includes(',')) return 'rejected,given_up';
   if (name === 'answers' && s.type === 'array') return [{ slideId: 'ref:slide', value: 'x' }];
+  // Any other id a schema spells out (a list's startCursor): one of that kind that no row has.
+  const idKind = /^\^([a-z]+)_\[0-9A-Za-z\]\{22\}\$$/.exec(s.pattern ?? '');
+  if (idKind) return `${idKind[1]}_${'0'.repeat(22)}`;
   return undefined;
 };
 

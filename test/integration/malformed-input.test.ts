@@ -142,6 +142,9 @@ function sampleString(s: Schema, name: string, method: string): string {
   if (name === 'status' && s.pattern?.includes(',')) return 'rejected,given_up';
   if (name === 'id' && s.pattern?.startsWith('^poll_')) return ids.previewId;
   if (s.pattern?.startsWith('^poll_')) return 'poll' + MISSING;
+  // Any other id a schema spells out (a list's startCursor): one of that kind that no row has.
+  const idKind = /^\^([a-z]+)_\[0-9A-Za-z\]\{22\}\$$/.exec(s.pattern ?? '');
+  if (idKind) return idKind[1] + MISSING;
   if (name === 'language' || name === 'defaultLanguage' || s.pattern?.startsWith('^[a-z]{2,3}')) return 'en';
   if (s.pattern === '^[A-Za-z]{2}$') return 'US';
   if (s.format === 'email') return 'someone@example.com';

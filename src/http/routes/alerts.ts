@@ -4,7 +4,7 @@ import type { Deps } from '../../app/ports/index.js';
 import { listAlerts } from '../../app/alerts/list-alerts.js';
 import { callerOf } from '../auth.js';
 import { AlertEmail } from '../schemas/alerts.js';
-import { Answers, AnyId, Page, PageQuery, Strict } from '../schemas/common.js';
+import { Answers, AnyId, Page, pageQuery, Strict } from '../schemas/common.js';
 
 export const alertRoutes =
   (deps: Deps): FastifyPluginAsync =>
@@ -17,7 +17,7 @@ export const alertRoutes =
           tags: ['alerts'],
           summary:
             'Failure-alert emails sent for an account, newest first (owner, admin, billing_admin, as for webhooks)',
-          querystring: Strict({ accountId: AnyId, ...PageQuery }),
+          querystring: Strict({ accountId: AnyId, ...pageQuery('alr') }),
           response: Answers({ 200: Page(AlertEmail) }),
         },
       },

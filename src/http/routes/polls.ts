@@ -12,7 +12,7 @@ import { updateTranslations } from '../../app/polls/update-translations.js';
 import { updatePoll } from '../../app/polls/update-poll.js';
 import type { PollPatch } from '../../domain/poll.js';
 import { callerOf } from '../auth.js';
-import { Answers, AnyId, Data, DataWithSecret, Page, PageQuery, Strict } from '../schemas/common.js';
+import { Answers, AnyId, Data, DataWithSecret, Page, pageQuery, Strict } from '../schemas/common.js';
 import {
   CommitBody,
   CreatePollBody,
@@ -99,7 +99,7 @@ export const pollRoutes =
         schema: {
           tags,
           summary: "List an account's polls",
-          querystring: Strict({ accountId: AnyId, ...PageQuery }),
+          querystring: Strict({ accountId: AnyId, ...pageQuery('poll') }),
           response: Answers({ 200: Page(PollItem) }),
         },
       },

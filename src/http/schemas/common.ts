@@ -1,5 +1,6 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 import type { ErrorCode } from '../../domain/errors.js';
+import { idPattern, type IdPrefix } from '../../domain/ids.js';
 import { STATUS } from '../problem.js';
 
 /** A request object: unknown top-level fields are an error, not silently ignored. */
@@ -19,14 +20,19 @@ export const Keyed = <T extends TSchema>(pattern: string, value: T, maxPropertie
     maxProperties,
   });
 
-export const Id = (prefix: string) =>
-  Type.String({ pattern: `^${prefix}_[0-9A-Za-z]{22}$`, description: `a ${prefix}_ id` });
+export const Id = (prefix: IdPrefix) => Type.String({ pattern: idPattern(prefix), description: `a ${prefix}_ id` });
 export const AnyId = Type.String({ minLength: 1, maxLength: 100 });
 
-export const PageQuery = {
-  startCursor: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+/**
+ * A list's paging: its cursor is the id of the row a page ended on, so anything else is refused
+ * (a 400 naming startCursor) rather than read as a position and answered with a wrong page.
+ */
+export const pageQuery = (cursor: IdPrefix) => ({
+  startCursor: Type.Optional(
+    Type.String({ pattern: idPattern(cursor), description: `the endCursor of the page before (a ${cursor}_ id)` }),
+  ),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-};
+});
 
 export const Color = Type.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$', description: '#rgb or #rrggbb' });
 export const ShortText = (max = 200) => Type.String({ maxLength: max });

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { ROLES } from '../../domain/access.js';
-import { AnyId, Email, Instant, Literals, Nullable, PageQuery, Strict, StringEnum } from './common.js';
+import { AnyId, Email, Instant, Literals, Nullable, pageQuery, Strict, StringEnum } from './common.js';
 
 const Role = Literals(...ROLES);
 
-export const KeyListQuery = Strict({ accountId: AnyId, ...PageQuery });
+export const KeyListQuery = Strict({ accountId: AnyId, ...pageQuery('key') });
 
 export const CreateKeyBody = Strict({ accountId: AnyId, email: Email, role: Role });
 

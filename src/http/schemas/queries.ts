@@ -1,5 +1,6 @@
-import { AnyId, PageQuery, Strict } from './common.js';
+import { AnyId, pageQuery, Strict } from './common.js';
 
-export const PollPageQuery = Strict({ pollId: AnyId, ...PageQuery });
+/** A poll's participants, paged by their place in the list. */
+export const PollPageQuery = Strict({ pollId: AnyId, ...pageQuery('prt') });
 
 export const PollQuery = Strict({ pollId: AnyId });

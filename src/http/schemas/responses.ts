@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { AnyId, DateTime, FreeForm, Instant, Nullable, PageQuery, Strict } from './common.js';
+import { AnyId, DateTime, FreeForm, Instant, Nullable, pageQuery, Strict } from './common.js';
 import { Metadata } from './webhooks.js';
 
 /**
@@ -25,10 +25,15 @@ export const ResponsesQuery = Strict({
   accountId: Type.Optional(AnyId),
   createdAfter: Type.Optional(DateTime),
   createdBefore: Type.Optional(DateTime),
-  ...PageQuery,
+  ...pageQuery('rsp'),
 });
 
-export const ScopeQuery = Strict({ pollId: Type.Optional(AnyId), accountId: Type.Optional(AnyId), ...PageQuery });
+/** Participants of a poll or an account, paged by their place in the list. */
+export const ScopeQuery = Strict({
+  pollId: Type.Optional(AnyId),
+  accountId: Type.Optional(AnyId),
+  ...pageQuery('prt'),
+});
 
 // ---- Answers ----------------------------------------------------------------------------------
 

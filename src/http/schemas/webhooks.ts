@@ -8,7 +8,7 @@ import {
   Literals,
   Nullable,
   Outgoing,
-  PageQuery,
+  pageQuery,
   Strict,
   StringEnum,
 } from './common.js';
@@ -19,7 +19,11 @@ export const CreateWebhookBody = Strict({
   deliveryRule: Literals('partial', 'complete'),
 });
 
-export const WebhookListQuery = Strict({ pollId: Type.Optional(AnyId), accountId: Type.Optional(AnyId), ...PageQuery });
+export const WebhookListQuery = Strict({
+  pollId: Type.Optional(AnyId),
+  accountId: Type.Optional(AnyId),
+  ...pageQuery('whk'),
+});
 
 export const DeleteWebhookQuery = Strict({ id: AnyId });
 
@@ -41,7 +45,7 @@ export const DeliveryListQuery = Strict({
   ),
   createdAfter: Type.Optional(DateTime),
   createdBefore: Type.Optional(DateTime),
-  ...PageQuery,
+  ...pageQuery('dlv'),
 });
 
 export const DeliveryQuery = Strict({ deliveryId: AnyId });

@@ -790,6 +790,7 @@ export interface paths {
             parameters: {
                 query: {
                     accountId: string;
+                    /** @description the endCursor of the page before (a poll_ id) */
                     startCursor?: string;
                     limit?: number;
                 };
@@ -1833,6 +1834,7 @@ export interface paths {
                 query?: {
                     pollId?: string;
                     accountId?: string;
+                    /** @description the endCursor of the page before (a whk_ id) */
                     startCursor?: string;
                     limit?: number;
                 };
@@ -1995,6 +1997,7 @@ export interface paths {
                     status?: string;
                     createdAfter?: string;
                     createdBefore?: string;
+                    /** @description the endCursor of the page before (a dlv_ id) */
                     startCursor?: string;
                     limit?: number;
                 };
@@ -2452,6 +2455,7 @@ export interface paths {
                     accountId?: string;
                     createdAfter?: string;
                     createdBefore?: string;
+                    /** @description the endCursor of the page before (a rsp_ id) */
                     startCursor?: string;
                     limit?: number;
                 };
@@ -2515,6 +2519,7 @@ export interface paths {
             parameters: {
                 query: {
                     pollId: string;
+                    /** @description the endCursor of the page before (a prt_ id) */
                     startCursor?: string;
                     limit?: number;
                 };
@@ -2582,6 +2587,7 @@ export interface paths {
                 query?: {
                     pollId?: string;
                     accountId?: string;
+                    /** @description the endCursor of the page before (a prt_ id) */
                     startCursor?: string;
                     limit?: number;
                 };
@@ -2701,6 +2707,7 @@ export interface paths {
             parameters: {
                 query: {
                     accountId: string;
+                    /** @description the endCursor of the page before (a alr_ id) */
                     startCursor?: string;
                     limit?: number;
                 };
@@ -2764,6 +2771,7 @@ export interface paths {
             parameters: {
                 query: {
                     accountId: string;
+                    /** @description the endCursor of the page before (a key_ id) */
                     startCursor?: string;
                     limit?: number;
                 };
