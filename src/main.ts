@@ -1,20 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { createAccount } from './app/accounts/create-account.js';
-import { createKey } from './app/accounts/create-key.js';
-import { listKeys } from './app/accounts/list-keys.js';
-import { removeMember } from './app/accounts/remove-member.js';
-import { revokeKey } from './app/accounts/revoke-key.js';
-import { rotateSigningSecret } from './app/accounts/rotate-signing-secret.js';
 import { seedDefaultAccount } from './app/accounts/seed-default-account.js';
-import { setPlan } from './app/accounts/set-plan.js';
-import type { Plan, Role } from './domain/access.js';
-import { callAdminSocket, startAdminSocket, type AdminHandler } from './http/admin-socket.js';
-import { DataDirLockedError } from './infra/db/data-dir-lock.js';
+import { startAdminSocket } from './http/admin-socket.js';
+import { adminHandlers } from './admin-handlers.js';
 import type { Clock, DeliverySettings, Deps } from './app/ports/index.js';
-import { checkServePorts, metricsOpenBeyondLoopback, type Config } from './config/index.js';
+import { adminSocketPath, checkServePorts, metricsOpenBeyondLoopback, type Config } from './config/index.js';
 import { buildApp, type App } from './http/app.js';
 import { openDatabase, type Database } from './infra/db/database.js';
 import { migrate } from './infra/db/migrate.js';
@@ -43,7 +35,7 @@ import { startMetricsServer, type MetricsServer } from './infra/metrics/server.j
 import { useBatchScheduling, type Scheduling } from './infra/process/batch-scheduling.js';
 import path from 'node:path';
 
-/** The only module that knows every layer: it builds the object graph for each process kind. */
+/** The composition root: it builds the object graph for each process kind (operator commands: admin-command.ts). */
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -245,6 +237,33 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
   };
 }
 
+/**
+ * Runs a process's start-up steps; when one fails, what the earlier ones opened is closed, last
+ * first, so a failed start leaves no worker claiming and lets go of the data directory.
+ */
+async function starting<T>(rt: Runtime, steps: (opened: (close: () => Promise<unknown>) => void) => Promise<T>) {
+  const closes: (() => Promise<unknown>)[] = [() => rt.close()];
+  try {
+    return await steps((close) => closes.push(close));
+  } catch (e) {
+    for (const close of closes.reverse()) await close().catch(() => {});
+    throw e;
+  }
+}
+
+/** Binds a port, or says which variables chose the address that could not be bound. */
+async function listening<T>(variables: string, address: string, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (e) {
+    throw new Error(`cannot listen on ${address} (${variables}): ${e instanceof Error ? e.message : String(e)}`, {
+      cause: e,
+    });
+  }
+}
+
+const metricsAddress = (config: Config) => `${config.host}:${config.metricsPort ?? ''}`;
+
 /** `canvass worker`: deliveries and scheduled work only, any number of them beside the API. */
 export async function runWorker(config: Config): Promise<{ stop(): Promise<void> }> {
   const rt = await openRuntime(config);
@@ -252,8 +271,11 @@ export async function runWorker(config: Config): Promise<{ stop(): Promise<void>
     ? useBatchScheduling()
     : { policy: 'normal', reason: 'CANVASS_WORKER_BATCH_SCHEDULING is off' };
   const metrics = createMetrics(rt);
+  // The metrics port is bound before the first claim: a worker that cannot start holds no delivery.
+  const scrape = await starting(rt, () =>
+    listening('HOST, CANVASS_METRICS_PORT', metricsAddress(config), () => metricsServer(rt, metrics)),
+  );
   const worker = startWorker(rt, metrics);
-  const scrape = await metricsServer(rt, metrics);
   rt.logger.info(
     {
       storage: rt.database.kind,
@@ -264,11 +286,7 @@ export async function runWorker(config: Config): Promise<{ stop(): Promise<void>
     },
     'canvass worker running',
   );
-  if (scrape && metricsOpenBeyondLoopback(config))
-    rt.logger.warn(
-      { metrics: scrape.url },
-      'GET /metrics answers without a token on a non-loopback address: set CANVASS_METRICS_TOKEN, or keep the port off the public network',
-    );
+  warnIfMetricsOpen(rt, scrape?.url);
   return {
     stop: async () => {
       await worker.stop();
@@ -279,6 +297,14 @@ export async function runWorker(config: Config): Promise<{ stop(): Promise<void>
   };
 }
 
+function warnIfMetricsOpen(rt: Runtime, url: string | undefined): void {
+  if (url && metricsOpenBeyondLoopback(rt.config))
+    rt.logger.warn(
+      { metrics: url },
+      'GET /metrics answers without a token on a non-loopback address: set CANVASS_METRICS_TOKEN, or keep the port off the public network',
+    );
+}
+
 /** `canvass serve`: HTTP API (and, unless told otherwise, the worker) until a signal arrives. */
 export async function serve(
   config: Config,
@@ -287,6 +313,32 @@ export async function serve(
   checkServePorts(config);
   const rt = await openRuntime(config);
   const out = opts.out ?? ((line: string) => process.stdout.write(line + '\n'));
+  const metrics = createMetrics(rt);
+  let worker: Worker | undefined;
+  const { app, url, admin, scrape } = await starting(rt, async (opened) => {
+    const app = await buildHttp(rt, metrics);
+    opened(() => app.close());
+    if (opts.worker)
+      app.addHook('onResponse', async (req) => {
+        // Respondent submissions may have queued deliveries: look now rather than at the next poll.
+        if (req.method === 'POST') worker?.wake();
+      });
+    const url = await listening('HOST, PORT', `${config.host}:${config.port}`, () =>
+      app.listen({ port: config.port, host: config.host }),
+    );
+    // Embedded storage is this process's alone: operator commands reach it through a socket.
+    const admin =
+      rt.database.kind === 'pglite'
+        ? await startAdminSocket(adminSocketPath(config), adminHandlers(rt.deps))
+        : undefined;
+    if (admin) opened(() => admin.close());
+    const scrape = await listening('HOST, CANVASS_METRICS_PORT', metricsAddress(config), () =>
+      metricsServer(rt, metrics),
+    );
+    return { app, url, admin, scrape };
+  });
+  // The Default account is made once every port is held: a start that fails has shown no
+  // one-time key, and the next start makes (and shows) it.
   if (rt.database.kind === 'pglite') {
     const seeded = await seedDefaultAccount(rt.deps);
     if (seeded) {
@@ -295,19 +347,7 @@ export async function serve(
       rt.logger.info({ accountId: seeded.accountId }, 'seeded the Default account');
     }
   }
-  const metrics = createMetrics(rt);
-  const worker = opts.worker ? startWorker(rt, metrics) : undefined;
-  const app = await buildHttp(rt, metrics);
-  if (worker)
-    app.addHook('onResponse', async (req) => {
-      // Respondent submissions may have queued deliveries: look now rather than at the next poll.
-      if (req.method === 'POST') worker.wake();
-    });
-  const url = await app.listen({ port: config.port, host: config.host });
-  // Embedded storage is this process's alone: operator commands reach it through a socket.
-  const admin =
-    rt.database.kind === 'pglite' ? await startAdminSocket(adminSocketPath(config), adminHandlers(rt.deps)) : undefined;
-  const scrape = await metricsServer(rt, metrics);
+  if (opts.worker) worker = startWorker(rt, metrics);
   rt.logger.info(
     {
       url,
@@ -318,11 +358,11 @@ export async function serve(
     },
     'canvass serving',
   );
-  if (metricsOpenBeyondLoopback(config))
+  if (!opts.worker && rt.database.kind === 'pglite')
     rt.logger.warn(
-      { metrics: scrape?.url ?? `${url}/metrics` },
-      'GET /metrics answers without a token on a non-loopback address: set CANVASS_METRICS_TOKEN, or keep the port off the public network',
+      'serving without a worker on embedded storage: no other process can open its data directory, so webhooks and alert emails wait until canvass serve runs with its worker',
     );
+  warnIfMetricsOpen(rt, scrape?.url ?? `${url}/metrics`);
   let stopping: Promise<void> | undefined;
   return {
     url,
@@ -336,65 +376,4 @@ export async function serve(
         rt.logger.info('canvass stopped');
       })()),
   };
-}
-
-export const adminSocketPath = (config: Config): string => path.join(config.dataDir, 'canvass.sock');
-
-/** Operator commands (no caller: the operator is trusted), by name, for the CLI and the admin socket. */
-export function adminHandlers(deps: Deps): Record<string, AdminHandler> {
-  const str = (a: Record<string, unknown>, k: string) => String(a[k] ?? '');
-  return {
-    'accounts.create': (a) =>
-      createAccount(deps, { name: str(a, 'name'), ownerEmail: str(a, 'ownerEmail'), plan: str(a, 'plan') as Plan }),
-    'accounts.set-plan': (a) => setPlan(deps, str(a, 'accountId'), str(a, 'plan') as Plan),
-    'keys.create': (a) =>
-      createKey(deps, 'operator', {
-        accountId: str(a, 'accountId'),
-        email: str(a, 'email'),
-        role: str(a, 'role') as Role,
-      }),
-    'keys.list': (a) =>
-      listKeys(deps, 'operator', str(a, 'accountId'), {
-        limit: typeof a.limit === 'number' ? a.limit : 100,
-        startCursor: a.startCursor as string | undefined,
-      }),
-    'keys.revoke': (a) => revokeKey(deps, 'operator', str(a, 'keyId')),
-    'members.remove': (a) => removeMember(deps, 'operator', { accountId: str(a, 'accountId'), email: str(a, 'email') }),
-    'support.rotate-secret': (a) => rotateSigningSecret(deps, str(a, 'accountId')),
-  };
-}
-
-/**
- * Runs an operator command on the storage the configuration names. When a running server holds
- * the embedded data directory, the command goes to that server through its admin socket.
- */
-export async function runAdminCommand(
-  config: Config,
-  command: string,
-  args: Record<string, unknown>,
-  logger: Logger,
-): Promise<unknown> {
-  let rt: Runtime;
-  try {
-    rt = await openRuntime(config, { logger });
-  } catch (e) {
-    if (e instanceof DataDirLockedError && !config.databaseUrl && existsSync(adminSocketPath(config))) {
-      try {
-        return await callAdminSocket(adminSocketPath(config), command, args);
-      } catch (err) {
-        // No server listens there (one killed left its socket file): the command was not sent,
-        // and the lock's own message says what holds the directory and how to free it.
-        const refused = ['ECONNREFUSED', 'ENOENT'].includes((err as NodeJS.ErrnoException).code ?? '');
-        throw refused ? e : err;
-      }
-    }
-    throw e;
-  }
-  try {
-    const handler = adminHandlers(rt.deps)[command];
-    if (!handler) throw new Error(`no such command: ${command}`);
-    return await handler(args);
-  } finally {
-    await rt.close();
-  }
 }

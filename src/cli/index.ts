@@ -2,17 +2,10 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { PLANS, ROLES, type Plan, type Role } from '../domain/access.js';
 import { isAddress } from '../domain/email-address.js';
+import { idPattern } from '../domain/ids.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
-import {
-  applyMigrations,
-  createLogger,
-  openRuntime,
-  runAdminCommand,
-  runWorker,
-  serve,
-  VERSION,
-  type Runtime,
-} from '../main.js';
+import { applyMigrations, createLogger, openRuntime, runWorker, serve, VERSION, type Runtime } from '../main.js';
+import { runAdminCommand } from '../admin-command.js';
 import { describeError, fail, print } from './output.js';
 
 const oneOf =
@@ -47,6 +40,12 @@ const pageSize = (v: string): number => {
   const n = Number(v);
   if (!/^\d+$/.test(v) || n < 1 || n > 100) throw new InvalidArgumentError('must be a whole number from 1 to 100');
   return n;
+};
+
+const keyCursor = (v: string): string => {
+  if (!new RegExp(idPattern('key')).test(v))
+    throw new InvalidArgumentError('must be a key_ id: the endCursor of the page before');
+  return v;
 };
 
 function config(json: boolean): Config {
@@ -125,7 +124,7 @@ async function runUntilSignal(start: (cfg: Config) => Promise<{ stop(): Promise<
     if (++signals === 1)
       return void running.stop().then(
         () => process.exit(0),
-        () => process.exit(1),
+        (e: unknown) => fail(false, `stopping after ${signal} failed: ${describeError(e)}`),
       );
     if (signals === 2) {
       process.stderr.write(`canvass: ${signal} again: still draining; a third signal stops at once\n`);
@@ -247,7 +246,7 @@ keys
   .description("the keys of an account's members (a prefix, never the key)")
   .requiredOption('--account <id>', 'account id')
   .option('--limit <n>', 'keys per page, 1..100', pageSize, 100)
-  .option('--start-cursor <id>', 'the page after this key (endCursor of the page before)')
+  .option('--start-cursor <id>', 'the page after this key (endCursor of the page before)', keyCursor)
   .option('--json', 'print one JSON object')
   .action((opts: { account: string; limit: number; startCursor?: string; json?: boolean }) =>
     admin(

@@ -147,6 +147,12 @@ LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
 LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
 
+/** Where a server on embedded storage takes operator commands (docs/operations.md). */
+export const adminSocketPath = (cfg: Pick<Config, 'dataDir'>): string => path.join(cfg.dataDir, 'canvass.sock');
+
+// A Unix socket's path holds at most 107 bytes on Linux; Node cuts a longer one short without a word.
+const MAX_SOCKET_PATH_BYTES = 107;
+
 /** The only reader of process.env: everything else receives a frozen Config. */
 export function loadConfig(env: Env = process.env): Config {
   // Empty counts as unset, as for every other variable.
@@ -159,13 +165,22 @@ export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const metricsPort = env.CANVASS_METRICS_PORT?.trim() ? int(env, 'CANVASS_METRICS_PORT', 0, 0, 65535) : undefined;
   const mailFrom = env.CANVASS_MAIL_FROM?.trim() || 'Canvass <alerts@localhost>';
-  if (!/[^\s<>@]+@[^\s<>@]+/.test(mailFrom))
+  // One address, bare or after a display name in angle brackets.
+  if (!/^(?:[^\s<>@,]+@[^\s<>@,]+|[^<>@]*<[^\s<>@,]+@[^\s<>@,]+>)$/.test(mailFrom))
     throw new ConfigError('CANVASS_MAIL_FROM', `expected an address, as "Name <a@example.com>" or "a@example.com"`);
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const dataDir = path.resolve(env.CANVASS_DATA_DIR?.trim() || './data');
+  const socketBytes = Buffer.byteLength(adminSocketPath({ dataDir }));
+  if (!databaseUrl && socketBytes > MAX_SOCKET_PATH_BYTES)
+    throw new ConfigError(
+      'CANVASS_DATA_DIR',
+      `"${dataDir}" is too long: the server's admin socket inside it (canvass.sock) needs a path of at most ${MAX_SOCKET_PATH_BYTES} bytes, and would have ${socketBytes}; choose a shorter directory`,
+    );
   return Object.freeze({
     port,
     host,
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    dataDir: path.resolve(env.CANVASS_DATA_DIR?.trim() || './data'),
+    databaseUrl,
+    dataDir,
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom,
     retryLadderMs: Object.freeze(

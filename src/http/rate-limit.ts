@@ -8,24 +8,43 @@ export type RateLimiter = {
   check(key: string): void;
   /** Counts one against the key's budget without refusing anything. */
   spend(key: string): void;
+  /** The keys it remembers now. */
+  size(): number;
 };
+
+/** Keys one limiter remembers at most: about 15 MB, whatever number of addresses calls it. */
+export const MAX_RATE_LIMIT_KEYS = 100_000;
 
 /**
  * A per-key fixed-window counter, in this process. Each API process enforces its own share;
  * that bounds what one key (or one address, for public routes and failed authentications) can
  * make one process do.
  */
-export function rateLimiter(perMinute: number, now: () => number = Date.now): RateLimiter {
+export function rateLimiter(
+  perMinute: number,
+  now: () => number = Date.now,
+  maxKeys: number = MAX_RATE_LIMIT_KEYS,
+): RateLimiter {
   const windows = new Map<string, { start: number; count: number }>();
   let lastSweep = now();
+  const sweep = (t: number) => {
+    for (const [k, w] of windows) if (t - w.start >= 60_000) windows.delete(k);
+    lastSweep = t;
+  };
 
   const windowOf = (key: string, t: number) => {
-    if (t - lastSweep > 60_000) {
-      for (const [k, w] of windows) if (t - w.start >= 60_000) windows.delete(k);
-      lastSweep = t;
-    }
+    if (t - lastSweep > 60_000) sweep(t);
     let w = windows.get(key);
     if (!w || t - w.start >= 60_000) {
+      if (!w && windows.size >= maxKeys) {
+        // Callers from more addresses than that within a minute (IPv6 blocks are plenty): the
+        // keys first counted are forgotten, which gives them a fresh budget, not the memory.
+        if (t - lastSweep > 1_000) sweep(t);
+        for (const k of windows.keys()) {
+          if (windows.size < maxKeys) break;
+          windows.delete(k);
+        }
+      }
       w = { start: t, count: 0 };
       windows.set(key, w);
     }
@@ -55,7 +74,7 @@ export function rateLimiter(perMinute: number, now: () => number = Date.now): Ra
     if (perMinute <= 0) return;
     windowOf(key, now()).count++;
   };
-  return Object.assign(limit, { check, spend });
+  return Object.assign(limit, { check, spend, size: () => windows.size });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,19 +109,21 @@ describe('arguments and environment are checked before storage is touched', () =
       // With --json the failure is still one JSON object on stdout.
       expect(oneObject(setPlan)).toEqual({ error: expect.stringMatching(/plan must be one of/) });
       expect(oneObject(role)).toEqual({ error: expect.stringMatching(/role must be one of/) });
-      // An email that is none, or a blank name, is refused the same way.
-      const [noEmail, blankName, badMember] = await Promise.all([
+      // An email that is none, a blank name, or a page cursor that is no key's id, the same way.
+      const [noEmail, blankName, badMember, badCursor] = await Promise.all([
         canvass(['accounts', 'create', '--name', 'N', '--owner-email', 'bob', '--json'], env),
         canvass(['accounts', 'create', '--name', '  ', '--owner-email', 'n@example.com', '--json'], env),
         canvass(
           ['keys', 'create', '--account', 'acc_x', '--email', 'e@@example.com', '--role', 'editor', '--json'],
           env,
         ),
+        canvass(['keys', 'list', '--account', 'acc_x', '--start-cursor', 'whk_0000000000000000000000', '--json'], env),
       ]);
       for (const [run, what] of [
         [noEmail, /must be an email address/],
         [blankName, /must be 1 to 200 characters/],
         [badMember, /must be an email address/],
+        [badCursor, /must be a key_ id/],
       ] as const) {
         expect(run.code, run.stderr).not.toBe(0);
         expect(oneObject(run)).toEqual({ error: expect.stringMatching(what) });
@@ -154,6 +157,36 @@ describe('arguments and environment are checked before storage is touched', () =
       expect(ladder.stderr).toMatch(/CANVASS_RETRY_LADDER_MS/);
       expect(url.stderr).toMatch(/DATABASE_URL/);
       expect(existsSync(dir)).toBe(false);
+    },
+    SLOW,
+  );
+});
+
+describe('a port that cannot be bound', () => {
+  it(
+    'stops start-up naming the variables, with no one-time key shown and lost; the next start shows it',
+    async () => {
+      const busy = createServer();
+      await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+      const port = (busy.address() as AddressInfo).port;
+      try {
+        const env = { CANVASS_DATA_DIR: path.join(tmp, 'busy'), HOST: '127.0.0.1' };
+        const [api, metrics] = await Promise.all([
+          canvass(['serve'], { ...env, PORT: String(port) }),
+          canvass(['worker'], { CANVASS_DATA_DIR: path.join(tmp, 'busy-worker'), CANVASS_METRICS_PORT: String(port) }),
+        ]);
+        expect(api.code, api.stdout + api.stderr).not.toBe(0);
+        expect(api.stderr).toMatch(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(HOST, PORT\\).*EADDRINUSE`));
+        expect(api.stdout).not.toMatch(/cvk_/);
+        expect(metrics.code, metrics.stdout + metrics.stderr).not.toBe(0);
+        expect(metrics.stderr).toMatch(/\(HOST, CANVASS_METRICS_PORT\).*EADDRINUSE/);
+        const { proc } = await startServe(env);
+        const [, key] = await proc.waitForOutput(/Owner API key, shown only this once: (cvk_[0-9A-Za-z]+)/);
+        expect(key).toMatch(KEY);
+        await stopServe(proc);
+      } finally {
+        busy.close();
+      }
     },
     SLOW,
   );

@@ -54,10 +54,31 @@ describe('values that would fail only later are refused at start, naming the var
     refuses({ HOST: 'bad host!!' }, 'HOST');
     for (const host of ['0.0.0.0', '::', 'localhost', 'fe80::1%eth0'])
       expect(loadConfig({ HOST: host }).host).toBe(host);
-    refuses({ CANVASS_MAIL_FROM: 'Canvass alerts' }, 'CANVASS_MAIL_FROM');
+    // No address, an address left open, or two of them.
+    for (const from of ['Canvass alerts', 'Canvass <alerts@example.com', 'a@example.com, b@example.com', 'a@b c'])
+      refuses({ CANVASS_MAIL_FROM: from }, 'CANVASS_MAIL_FROM');
+    for (const from of ['alerts@example.com', '"Ops, EU" <ops@example.com>', '<ops@example.com>'])
+      expect(loadConfig({ CANVASS_MAIL_FROM: from }).mailFrom).toBe(from);
     // Empty, as a deployment template leaves them, counts as unset.
     expect(loadConfig({ HOST: '', LOG_LEVEL: ' ' })).toMatchObject({ host: '127.0.0.1', logLevel: 'info' });
     expect(loadConfig({ CANVASS_MAIL_FROM: 'Ops <ops@example.com>' }).mailFrom).toBe('Ops <ops@example.com>');
+  });
+});
+
+describe('CANVASS_DATA_DIR: embedded storage, and the admin socket inside it', () => {
+  const dir = (bytes: number) => `/${'d'.repeat(bytes - 1)}`;
+
+  it('refuses a directory too long for the socket (107 bytes on Linux), naming the variable', () => {
+    // "/canvass.sock" adds 13 bytes.
+    expect(loadConfig({ CANVASS_DATA_DIR: dir(94) }).dataDir).toBe(dir(94));
+    expect(() => loadConfig({ CANVASS_DATA_DIR: dir(95) })).toThrow(
+      expect.objectContaining({ name: 'ConfigError', variable: 'CANVASS_DATA_DIR' }) as Error,
+    );
+  });
+
+  it('takes any directory with PostgreSQL, which needs no socket', () => {
+    const env = { CANVASS_DATA_DIR: dir(300), DATABASE_URL: 'postgres://127.0.0.1/canvass' };
+    expect(loadConfig(env).dataDir).toBe(dir(300));
   });
 });
 
