@@ -1,24 +1,23 @@
 import { existsSync } from 'node:fs';
-import type { Logger } from 'pino';
 import { adminHandlers } from './admin-handlers.js';
 import { adminSocketPath, type Config } from './config/index.js';
 import { callAdminSocket } from './http/admin-socket.js';
 import { DataDirLockedError } from './infra/db/data-dir-lock.js';
-import { openRuntime, type Runtime } from './main.js';
+import type { Runtime } from './main.js';
 
 /**
- * Runs an operator command on the storage the configuration names. When a running server holds
- * the embedded data directory, the command goes to that server through its admin socket.
+ * Runs an operator command on the runtime `open` makes (main.ts binds it). When a running server
+ * holds the embedded data directory, the command goes to that server through its admin socket.
  */
-export async function runAdminCommand(
+export async function runOperatorCommand(
+  open: (config: Config) => Promise<Runtime>,
   config: Config,
   command: string,
   args: Record<string, unknown>,
-  logger: Logger,
 ): Promise<unknown> {
   let rt: Runtime;
   try {
-    rt = await openRuntime(config, { logger });
+    rt = await open(config);
   } catch (e) {
     if (e instanceof DataDirLockedError && !config.databaseUrl && existsSync(adminSocketPath(config))) {
       try {

@@ -5,6 +5,7 @@ import pretty from 'pino-pretty';
 import { seedDefaultAccount } from './app/accounts/seed-default-account.js';
 import { startAdminSocket } from './http/admin-socket.js';
 import { adminHandlers } from './admin-handlers.js';
+import { runOperatorCommand } from './admin-command.js';
 import type { Clock, DeliverySettings, Deps } from './app/ports/index.js';
 import { adminSocketPath, checkServePorts, metricsOpenBeyondLoopback, type Config } from './config/index.js';
 import { buildApp, type App } from './http/app.js';
@@ -272,10 +273,13 @@ export async function runWorker(config: Config): Promise<{ stop(): Promise<void>
     : { policy: 'normal', reason: 'CANVASS_WORKER_BATCH_SCHEDULING is off' };
   const metrics = createMetrics(rt);
   // The metrics port is bound before the first claim: a worker that cannot start holds no delivery.
-  const scrape = await starting(rt, () =>
-    listening('HOST, CANVASS_METRICS_PORT', metricsAddress(config), () => metricsServer(rt, metrics)),
-  );
-  const worker = startWorker(rt, metrics);
+  const { scrape, worker } = await starting(rt, async (opened) => {
+    const scrape = await listening('HOST, CANVASS_METRICS_PORT', metricsAddress(config), () =>
+      metricsServer(rt, metrics),
+    );
+    if (scrape) opened(() => scrape.close());
+    return { scrape, worker: startWorker(rt, metrics) };
+  });
   rt.logger.info(
     {
       storage: rt.database.kind,
@@ -326,28 +330,30 @@ export async function serve(
     const url = await listening('HOST, PORT', `${config.host}:${config.port}`, () =>
       app.listen({ port: config.port, host: config.host }),
     );
+    const scrape = await listening('HOST, CANVASS_METRICS_PORT', metricsAddress(config), () =>
+      metricsServer(rt, metrics),
+    );
+    if (scrape) opened(() => scrape.close());
+    // The Default account is made once the ports are held, so a start refused for a port shows
+    // no one-time key it then loses; and before operator commands arrive, which would make
+    // another account first.
+    if (rt.database.kind === 'pglite') {
+      const seeded = await seedDefaultAccount(rt.deps);
+      if (seeded) {
+        out(`Canvass: created the Default account ${seeded.accountId} (plan premium), owner owner@localhost.`);
+        out(`Owner API key, shown only this once: ${seeded.apiKey}`);
+        rt.logger.info({ accountId: seeded.accountId }, 'seeded the Default account');
+      }
+    }
     // Embedded storage is this process's alone: operator commands reach it through a socket.
     const admin =
       rt.database.kind === 'pglite'
         ? await startAdminSocket(adminSocketPath(config), adminHandlers(rt.deps))
         : undefined;
     if (admin) opened(() => admin.close());
-    const scrape = await listening('HOST, CANVASS_METRICS_PORT', metricsAddress(config), () =>
-      metricsServer(rt, metrics),
-    );
+    if (opts.worker) worker = startWorker(rt, metrics);
     return { app, url, admin, scrape };
   });
-  // The Default account is made once every port is held: a start that fails has shown no
-  // one-time key, and the next start makes (and shows) it.
-  if (rt.database.kind === 'pglite') {
-    const seeded = await seedDefaultAccount(rt.deps);
-    if (seeded) {
-      out(`Canvass: created the Default account ${seeded.accountId} (plan premium), owner owner@localhost.`);
-      out(`Owner API key, shown only this once: ${seeded.apiKey}`);
-      rt.logger.info({ accountId: seeded.accountId }, 'seeded the Default account');
-    }
-  }
-  if (opts.worker) worker = startWorker(rt, metrics);
   rt.logger.info(
     {
       url,
@@ -377,3 +383,13 @@ export async function serve(
       })()),
   };
 }
+
+export { adminHandlers } from './admin-handlers.js';
+export { adminSocketPath } from './config/index.js';
+
+/**
+ * Runs an operator command on the storage the configuration names. When a running server holds
+ * the embedded data directory, the command goes to that server through its admin socket.
+ */
+export const runAdminCommand = (config: Config, command: string, args: Record<string, unknown>, logger: Logger) =>
+  runOperatorCommand((cfg) => openRuntime(cfg, { logger }), config, command, args);

@@ -4,8 +4,16 @@ import { PLANS, ROLES, type Plan, type Role } from '../domain/access.js';
 import { isAddress } from '../domain/email-address.js';
 import { idPattern } from '../domain/ids.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
-import { applyMigrations, createLogger, openRuntime, runWorker, serve, VERSION, type Runtime } from '../main.js';
-import { runAdminCommand } from '../admin-command.js';
+import {
+  applyMigrations,
+  createLogger,
+  openRuntime,
+  runAdminCommand,
+  runWorker,
+  serve,
+  VERSION,
+  type Runtime,
+} from '../main.js';
 import { describeError, fail, print } from './output.js';
 
 const oneOf =
@@ -95,7 +103,7 @@ type KeyLine = {
 };
 
 /**
- * Runs an operator command (see adminHandlers in main.ts) and prints its answer. With embedded
+ * Runs an operator command (src/admin-handlers.ts) and prints its answer. With embedded
  * storage held by a running server, the server runs it.
  */
 async function admin<R>(json: boolean, command: string, args: Record<string, unknown>, human: (r: R) => string) {

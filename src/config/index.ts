@@ -165,8 +165,9 @@ export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const metricsPort = env.CANVASS_METRICS_PORT?.trim() ? int(env, 'CANVASS_METRICS_PORT', 0, 0, 65535) : undefined;
   const mailFrom = env.CANVASS_MAIL_FROM?.trim() || 'Canvass <alerts@localhost>';
-  // One address, bare or after a display name in angle brackets.
-  if (!/^(?:[^\s<>@,]+@[^\s<>@,]+|[^<>@]*<[^\s<>@,]+@[^\s<>@,]+>)$/.test(mailFrom))
+  // One address, bare or in angle brackets after a display name (quoted where it holds a comma).
+  const address = '[^\\s<>@,"]+@[^\\s<>@,"]+';
+  if (!new RegExp(`^(?:${address}|(?:"[^"\\\\]*"|[^<>@,"]*)\\s*<${address}>)$`).test(mailFrom))
     throw new ConfigError('CANVASS_MAIL_FROM', `expected an address, as "Name <a@example.com>" or "a@example.com"`);
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const dataDir = path.resolve(env.CANVASS_DATA_DIR?.trim() || './data');

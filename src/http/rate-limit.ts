@@ -28,27 +28,35 @@ export function rateLimiter(
   const windows = new Map<string, { start: number; count: number }>();
   let lastSweep = now();
   const sweep = (t: number) => {
-    for (const [k, w] of windows) if (t - w.start >= 60_000) windows.delete(k);
+    for (const [k, w] of windows) {
+      if (t - w.start < 60_000) break; // the rest began later
+      windows.delete(k);
+    }
     lastSweep = t;
   };
 
+  // A window that starts anew moves its key to the end: the map holds its keys in the order
+  // their windows began, so the first keys are the oldest windows.
   const windowOf = (key: string, t: number) => {
     if (t - lastSweep > 60_000) sweep(t);
     let w = windows.get(key);
     if (!w || t - w.start >= 60_000) {
-      if (!w && windows.size >= maxKeys) {
-        // Callers from more addresses than that within a minute (IPv6 blocks are plenty): the
-        // keys first counted are forgotten, which gives them a fresh budget, not the memory.
-        if (t - lastSweep > 1_000) sweep(t);
-        for (const k of windows.keys()) {
-          if (windows.size < maxKeys) break;
-          windows.delete(k);
-        }
-      }
+      if (w) windows.delete(key);
+      else if (windows.size >= maxKeys) forgetOldest();
       w = { start: t, count: 0 };
       windows.set(key, w);
     }
     return w;
+  };
+  // Callers from more keys than the bound within a minute (IPv6 blocks are plenty): the oldest
+  // windows are forgotten, a tenth at a time so that each walk past deleted entries serves many
+  // new keys; a forgotten key starts a fresh budget, which costs no memory.
+  const forgetOldest = () => {
+    const keep = maxKeys - Math.max(1, Math.floor(maxKeys / 10));
+    for (const k of windows.keys()) {
+      if (windows.size <= keep) break;
+      windows.delete(k);
+    }
   };
   const refuse = (w: { start: number }, t: number): never => {
     const retryAfter = Math.max(1, Math.ceil((w.start + 60_000 - t) / 1000));

@@ -249,6 +249,8 @@ describe('embedded storage: serve, the directory lock and operator commands', ()
     'serve on an empty data directory creates the Default account and prints its owner key once',
     async () => {
       server = await startServe(env);
+      // Printed once the ports are held, so just after /healthz first answers.
+      await server.proc.waitForOutput(/Owner API key, shown only this once: cvk_\w+\n/);
       const out = server.proc.output();
       const keys = out.match(/cvk_[0-9A-Za-z]+/g) ?? [];
       expect(keys, out).toHaveLength(1);

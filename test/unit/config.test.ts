@@ -55,9 +55,21 @@ describe('values that would fail only later are refused at start, naming the var
     for (const host of ['0.0.0.0', '::', 'localhost', 'fe80::1%eth0'])
       expect(loadConfig({ HOST: host }).host).toBe(host);
     // No address, an address left open, or two of them.
-    for (const from of ['Canvass alerts', 'Canvass <alerts@example.com', 'a@example.com, b@example.com', 'a@b c'])
+    for (const from of [
+      'Canvass alerts',
+      'Canvass <alerts@example.com',
+      'a@example.com, b@example.com',
+      'a@b c',
+      'Ops, EU <ops@example.com>',
+    ])
       refuses({ CANVASS_MAIL_FROM: from }, 'CANVASS_MAIL_FROM');
-    for (const from of ['alerts@example.com', '"Ops, EU" <ops@example.com>', '<ops@example.com>'])
+    for (const from of [
+      'alerts@example.com',
+      '"Ops, EU" <ops@example.com>',
+      '"alerts@acme" <a@acme.example>',
+      'J. Smith <j.smith@bücher.example>',
+      '<ops@example.com>',
+    ])
       expect(loadConfig({ CANVASS_MAIL_FROM: from }).mailFrom).toBe(from);
     // Empty, as a deployment template leaves them, counts as unset.
     expect(loadConfig({ HOST: '', LOG_LEVEL: ' ' })).toMatchObject({ host: '127.0.0.1', logLevel: 'info' });

@@ -41,28 +41,30 @@ describe('rateLimiter', () => {
       limit(`2001:db8:${i.toString(16)}::/64`);
       expect(limit.size()).toBeLessThanOrEqual(1_000);
     }
-    expect(limit.size()).toBe(1_000);
+    expect(limit.size()).toBeGreaterThan(900); // a tenth forgotten at a time
     // The newest keys are still counted; the first, forgotten, has a budget again.
     expect(refused(() => limit('2001:db8:1387::/64'))).toBe(false);
     expect(refused(() => limit('2001:db8:1387::/64'))).toBe(true);
     expect(refused(() => limit('first'))).toBe(false);
   });
 
-  it('forgets ended windows before counted ones when it is full', () => {
+  it('forgets the oldest windows first: a key whose window starts anew counts as new', () => {
     let t = 0;
     const limit = rateLimiter(1, () => t, 3);
     t = 10_000;
-    limit('old');
-    t = 40_000;
     limit('a');
+    t = 20_000;
     limit('b');
-    t = 60_001;
-    limit.spend('a'); // the minute's sweep: no window has ended yet
-    t = 70_001; // old's window has ended, a's and b's have not; the next sweep is 50 s away
     limit('c');
+    t = 60_001;
+    limit.spend('b'); // the minute's sweep: no window has ended yet
+    t = 70_001; // a's window has ended; it starts anew, behind b's and c's
+    limit('a');
+    limit('d'); // full: b's window, now the oldest, is forgotten
     expect(limit.size()).toBe(3);
     expect(refused(() => limit('a'))).toBe(true);
-    expect(refused(() => limit('b'))).toBe(true);
     expect(refused(() => limit('c'))).toBe(true);
+    expect(refused(() => limit('d'))).toBe(true);
+    expect(refused(() => limit('b'))).toBe(false);
   });
 });
