@@ -119,21 +119,23 @@ async function admin<R>(json: boolean, command: string, args: Record<string, unk
 /** Starts a long-running process kind and drains it on SIGTERM or SIGINT. */
 async function runUntilSignal(start: (cfg: Config) => Promise<{ stop(): Promise<void> }>): Promise<void> {
   const cfg = config(false);
-  let running: { stop(): Promise<void> };
-  try {
-    running = await start(cfg);
-  } catch (e) {
-    explain(false, e);
-  }
+  let running: { stop(): Promise<void> } | undefined;
+  let first: NodeJS.Signals | undefined;
+  const drain = (signal: NodeJS.Signals, r: { stop(): Promise<void> }) =>
+    void r.stop().then(
+      () => process.exit(0),
+      (e: unknown) => fail(false, `stopping after ${signal} failed: ${describeError(e)}`),
+    );
   // A second signal (a supervisor repeating itself, Ctrl-C twice) does not cut the drain short:
   // only a third stops at once, leaving the attempts in flight to be sent again by another worker.
+  // Heard from the start: a signal while the process starts stops it as soon as it has started.
   let signals = 0;
   const shutdown = (signal: NodeJS.Signals) => {
-    if (++signals === 1)
-      return void running.stop().then(
-        () => process.exit(0),
-        (e: unknown) => fail(false, `stopping after ${signal} failed: ${describeError(e)}`),
-      );
+    if (++signals === 1) {
+      first = signal;
+      if (running) drain(signal, running);
+      return;
+    }
     if (signals === 2) {
       process.stderr.write(`canvass: ${signal} again: still draining; a third signal stops at once\n`);
       return;
@@ -142,6 +144,12 @@ async function runUntilSignal(start: (cfg: Config) => Promise<{ stop(): Promise<
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
+  try {
+    running = await start(cfg);
+  } catch (e) {
+    explain(false, e);
+  }
+  if (first) drain(first, running);
 }
 
 const program = new Command('canvass')

@@ -107,15 +107,25 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       reply.header('cache-control', 'no-store');
     return payload;
   });
+  // Slow requests come by the thousand when storage is slow: one line a second says so, with
+  // how many requests it stands for.
+  const slow = { lastLogged: 0, since: 0 };
   app.addHook('onResponse', async (req, reply) => {
     const ms = reply.elapsedTime;
     // A 503 is an outage or an overload, logged where it is decided at most once a second
     // (error-handler.ts): at thousands a second, a line each would bury everything else.
     if (reply.statusCode >= 500 && reply.statusCode !== 503)
       req.log.error({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'request failed');
-    else if (ms > 1000)
-      req.log.warn({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'slow request');
-    else if (req.log.level === 'debug' || req.log.level === 'trace')
+    else if (ms > 1000 && reply.statusCode !== 503) {
+      slow.since++;
+      const now = Date.now();
+      if (now - slow.lastLogged >= 1000) {
+        const fields = { method: req.method, url: req.url, status: reply.statusCode, ms, slowRequests: slow.since };
+        req.log.warn(fields, 'slow request');
+        slow.lastLogged = now;
+        slow.since = 0;
+      }
+    } else if (req.log.level === 'debug' || req.log.level === 'trace')
       req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms }, 'request');
   });
   if (opts.metrics) registerMetrics(app, opts.metrics);

@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harness, type Harness, testApp } from '../support/app.js';
 
@@ -200,6 +202,44 @@ describe('health', () => {
       } finally {
         await app.close();
       }
+    }
+  });
+});
+
+describe('a slow or silent storage', () => {
+  it('/readyz answers 503 when the readiness check does not answer (within its deadline), not never', async () => {
+    const app = await testApp({ deps: h.deps, logger: false, ready: () => new Promise<boolean>(() => {}) });
+    try {
+      const res = await app.inject({ url: '/readyz' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toEqual({ status: 'unavailable' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('slow requests are warned of at most once a second, each line counting the requests it stands for', async () => {
+    const lines: { msg: string; slowRequests?: number }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString()) as { msg: string });
+        done();
+      },
+    });
+    // Every readiness check takes over a second: each /readyz is a slow request.
+    const ready = () => new Promise<boolean>((r) => setTimeout(() => r(true), 1_100));
+    const app = await testApp({ deps: h.deps, logger: pino({ level: 'warn' }, sink), ready });
+    try {
+      const burst = await Promise.all(Array.from({ length: 5 }, () => app.inject({ url: '/readyz' })));
+      for (const res of burst) expect(res.statusCode).toBe(200);
+      expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
+      const slow = lines.filter((l) => l.msg === 'slow request');
+      // The five answered together share a line or more; the one after them, over a second
+      // later, has its own; every slow request is counted once.
+      expect(slow.length).toBeLessThan(6);
+      expect(slow.reduce((n, l) => n + l.slowRequests!, 0)).toBe(6);
+    } finally {
+      await app.close();
     }
   });
 });

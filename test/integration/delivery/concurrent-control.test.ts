@@ -72,6 +72,44 @@ describe.skipIf(!onPostgres)('webhook changes racing the worker (PostgreSQL)', (
     expect(new Date(queued.next_attempt_at).getTime()).not.toBe(PARKED_UNTIL.getTime());
   });
 
+  it('two recovers answered at once list a lost delivery once: the second waits for the first, then leaves it out', async () => {
+    const db = h.database.db;
+    const { webhookId, deliveryId } = await seed({ paused: false });
+    await sql`DELETE FROM delivery_queue WHERE delivery_id = ${deliveryId}`.execute(db);
+    await sql`UPDATE deliveries SET status = 'rejected', finished_at = ${h.clock.now()} WHERE id = ${deliveryId}`.execute(
+      db,
+    );
+    await db
+      .insertInto('lost_deliveries')
+      .values({ delivery_id: deliveryId, endpoint_id: webhookId, lost_at: h.clock.now() })
+      .execute();
+    const recover = (id: string) => ({ id, accountId: acme.accountId, userId: acme.userId, createdAt: h.clock.now() });
+    const window = { webhookId, since: new Date(h.clock.now().getTime() - 60_000) };
+    let second: Promise<number> | undefined;
+    const first = await h.deps.store.transaction(async (store) => {
+      const listed = await store.recoveries.create(recover(newId('rcv')), window);
+      second = h.deps.store.recoveries.create(recover(newId('rcv')), window);
+      await untilSettledOrWaiting(db, second, 'INSERT INTO recovery_items');
+      return listed;
+    });
+    expect(first).toBe(1);
+    expect(await second).toBe(0);
+    const items = await db
+      .selectFrom('recovery_items')
+      .select('recovery_id')
+      .where('delivery_id', '=', deliveryId)
+      .execute();
+    expect(items).toHaveLength(1);
+    // The second recover, which listed nothing, left no row.
+    const recoveries = await db
+      .selectFrom('recoveries')
+      .select('id')
+      .where('account_id', '=', acme.accountId)
+      .execute();
+    expect(recoveries.map((r) => r.id)).toEqual([items[0]!.recovery_id]);
+    await db.deleteFrom('recoveries').where('account_id', '=', acme.accountId).execute();
+  });
+
   it('a recover whose last two items two schedulers remove at once goes with them', async () => {
     const db = h.database.db;
     const recoveryId = newId('rcv');

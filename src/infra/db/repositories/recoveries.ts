@@ -15,8 +15,10 @@ export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
       // a wide window walks the failures of the webhook or the poll's logic targets, not every
       // delivery they ever had. That time is the worker's clock and the window the API's: a day
       // of leeway keeps a delivery lost by a worker whose clock runs behind. A saved webhook's
-      // endpoint id is its webhook id. One still listed by a recover under way (committed) is
-      // left to it: a recover repeated while the first is resending lists nothing twice.
+      // endpoint id is its webhook id. One still listed by a recover under way is left to it: a
+      // recover repeated while the first is resending lists nothing twice. Two at once, neither
+      // committed: the second waits on the unique index (migration 020) for the first, then leaves
+      // out what the first listed; both insert in id order, so neither waits for the other.
       const endpoints = m.webhookId
         ? sql`l.endpoint_id = ${m.webhookId}`
         : sql`l.endpoint_id IN (SELECT e.id COLLATE "default" FROM endpoints e
@@ -30,8 +32,13 @@ export function recoveryRepo(db: Kysely<DB>): RecoveryRepo {
         WHERE ${endpoints} AND l.lost_at >= ${new Date(Math.max(0, m.since.getTime() - 86_400_000))}
           AND d.account_id = ${r.accountId} AND ${target} AND d.status IN ('rejected', 'given_up') AND ${targetStands}
           AND d.created_at >= ${m.since} ${m.until ? sql`AND d.created_at < ${m.until}` : sql``}
-          AND NOT EXISTS (SELECT 1 FROM recovery_items i WHERE i.delivery_id = d.id)`.execute(db);
-      return Number(res.numAffectedRows ?? 0n);
+          AND NOT EXISTS (SELECT 1 FROM recovery_items i WHERE i.delivery_id = d.id)
+        ORDER BY d.id
+        ON CONFLICT (delivery_id) DO NOTHING`.execute(db);
+      const listed = Number(res.numAffectedRows ?? 0n);
+      // A recover with nothing to resend leaves no row behind (the scheduler removes the others).
+      if (!listed) await db.deleteFrom('recoveries').where('id', '=', r.id).execute();
+      return listed;
     },
 
     async claimItems(limit) {
