@@ -8,7 +8,7 @@ import { resultBatcher } from './result-batcher.js';
 import type { Deps } from '../app/ports/index.js';
 import type { AttemptTally, Metrics } from '../app/ports/metrics.js';
 import { wakeableSleep } from './sleep.js';
-import { warnEnded, type Ended } from './warn-ended.js';
+import { endedLog, type Ended } from './warn-ended.js';
 import { accountShares, claimPlan, covers, leavesOut, type LeftOut } from './account-share.js';
 import { leftOutWarner } from './warn-left-out.js';
 import { unsentGiver } from './give-back-unsent.js';
@@ -68,6 +68,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   const leased = new Map<string, string>();
   const debug = opts.logger.isLevelEnabled('debug');
   const warnings = new Set<Promise<void>>();
+  const warnEnded = endedLog(deps, opts.logger);
   const results = resultBatcher(deps, {
     maxBatch: Math.max(1, opts.claimBatch),
     // Recording later delays no delivery (the answer is in), and a bigger batch is fewer
@@ -78,7 +79,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     onRecorded: (items, reports) => {
       const ended = report(items, reports);
       if (!ended) return;
-      const w = warnEnded(deps, opts.logger, ended).catch(() => {});
+      const w = warnEnded(ended).catch(() => {});
       warnings.add(w);
       void w.finally(() => warnings.delete(w));
     },
