@@ -31,7 +31,8 @@ export interface WebhookRepo {
   update(id: string, fields: Partial<Pick<Webhook, 'url' | 'deliveryRule' | 'pausedAt'>>): Promise<void>;
   /** Row lock for the rest of the transaction. */
   lock(id: string): Promise<void>;
-  delete(id: string): Promise<void>;
+  /** Whether it was there to delete (another delete may have taken it first). */
+  delete(id: string): Promise<boolean>;
 }
 
 export interface EndpointRepo {
@@ -199,6 +200,8 @@ export interface DeliveryRepo {
   cancelLeased(ids: string[], leaseToken: string, now: Date): Promise<number>;
   /** Parks a webhook's queued deliveries that no worker holds. */
   parkWebhook(webhookId: string): Promise<void>;
+  /** Parks those of these queued deliveries, held by no worker, whose webhook is paused. */
+  parkIfPaused(ids: string[]): Promise<void>;
   /** Makes a webhook's parked deliveries that no worker holds due from `now`, oldest first, a microsecond apart. */
   unparkWebhook(webhookId: string, now: Date): Promise<number>;
   /** Points a webhook's unfinished deliveries at a new URL (from their next attempt). */

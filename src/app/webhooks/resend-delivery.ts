@@ -55,6 +55,8 @@ export async function resendDelivery(deps: Deps, caller: Caller, deliveryId: str
             : 'the delivery’s webhook or poll is gone; it cannot be resent',
       );
     }
+    // A paused webhook's delivery waits for the resume, as one the worker claims would.
+    await store.deliveries.parkIfPaused([deliveryId]);
     const again = await store.deliveries.get(deliveryId);
     // Marked as the log marks it: a resent test event is still a test.
     const test = (await store.deliveries.events(deliveryId)).some((e) => e.kind === 'test');

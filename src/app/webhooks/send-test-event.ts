@@ -70,6 +70,8 @@ export async function sendTestEvent(deps: Deps, caller: Caller, webhookId: strin
         createdAt: now,
       },
     ]);
+    // A paused webhook's test waits for the resume, as any of its deliveries does.
+    await store.deliveries.parkIfPaused([delivery.id]);
     const saved = await store.deliveries.get(delivery.id);
     return { ...summary(saved!), test: true };
   });

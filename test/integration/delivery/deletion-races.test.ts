@@ -46,6 +46,19 @@ const deletions = [
 const flushDeletions = [deletions[0]!, { ...deletions[1]!, text: 'from "polls" where "id" = $1 for update' }];
 
 describe.skipIf(!onPostgres)('deliveries queued while their webhook is deleted or changed (PostgreSQL)', () => {
+  it('of two deletes of one webhook at once, the second waits for the first and answers 404', async () => {
+    const { webhookId } = await finished();
+    let second: ReturnType<typeof deleteWebhook> | undefined;
+    await h.database.db.transaction().execute(async (trx) => {
+      await sql`DELETE FROM webhooks WHERE id = ${webhookId}`.execute(trx);
+      second = deleteWebhook(webhookId);
+      await untilSettledOrWaiting(h.database.db, second, 'delete from "webhooks"');
+    });
+    const res = await second!;
+    expect(res.statusCode, res.body).toBe(404);
+    expect(res.json().code).toBe('not_found');
+  });
+
   it('a delivery a resend queued while the deletion waited on the webhook is cancelled by it', async () => {
     const { webhookId, deliveryId } = await finished();
     let deletion: ReturnType<typeof deleteWebhook> | undefined;

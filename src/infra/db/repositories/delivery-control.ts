@@ -10,6 +10,7 @@ type Control = Pick<
   | 'park'
   | 'cancelLeased'
   | 'parkWebhook'
+  | 'parkIfPaused'
   | 'unparkWebhook'
   | 'retarget'
   | 'withholdAddresses'
@@ -60,6 +61,18 @@ export function deliveryControl(db: Kysely<DB>): Control {
     async parkWebhook(webhookId) {
       await sql`UPDATE delivery_queue q SET next_attempt_at = ${PARKED_UNTIL}
         FROM deliveries d WHERE q.delivery_id = d.id AND d.webhook_id = ${webhookId} AND q.lease_token IS NULL`.execute(
+        db,
+      );
+    },
+
+    // The webhook is read under a share lock, as by park: a resume waits for this to commit,
+    // and its unpark then sees the parked rows.
+    async parkIfPaused(ids) {
+      if (!ids.length) return;
+      await sql`UPDATE delivery_queue q SET next_attempt_at = ${PARKED_UNTIL}
+        FROM deliveries d
+        WHERE q.delivery_id = d.id AND q.delivery_id = ANY(${ids}::text[]) AND q.lease_token IS NULL
+          AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.paused_at IS NOT NULL FOR SHARE)`.execute(
         db,
       );
     },

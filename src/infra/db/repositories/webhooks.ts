@@ -70,7 +70,8 @@ export function webhookRepo(db: Kysely<DB>): WebhookRepo {
       await db.selectFrom('webhooks').select('id').where('id', '=', id).forUpdate().execute();
     },
     async delete(id) {
-      await db.deleteFrom('webhooks').where('id', '=', id).execute();
+      const r = await db.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
     },
   };
 }
