@@ -128,14 +128,23 @@ async function runUntilSignal(start: (cfg: Config) => Promise<{ stop(): Promise<
     );
   // A second signal (a supervisor repeating itself, Ctrl-C twice) does not cut the drain short:
   // only a third stops at once, leaving the attempts in flight to be sent again by another worker.
-  // Heard from the start: a signal while the process starts stops it as soon as it has started.
+  // Heard from the start: a signal while the process starts stops it once it has started, so
+  // what it opened is closed in order; a start still under way 10 s later (a database that does
+  // not answer), or a second signal meanwhile, stops it at once.
   let signals = 0;
+  const atOnce = (why: string) => {
+    process.stderr.write(`canvass: ${why}; stopping at once\n`);
+    process.exit(1);
+  };
   const shutdown = (signal: NodeJS.Signals) => {
     if (++signals === 1) {
       first = signal;
-      if (running) drain(signal, running);
+      if (running) return drain(signal, running);
+      process.stderr.write(`canvass: ${signal} while starting: stopping once started; a second signal stops at once\n`);
+      setTimeout(() => atOnce(`still starting 10 s after ${signal}`), 10_000).unref();
       return;
     }
+    if (!running) return atOnce(`${signal} again while starting`);
     if (signals === 2) {
       process.stderr.write(`canvass: ${signal} again: still draining; a third signal stops at once\n`);
       return;

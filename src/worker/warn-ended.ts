@@ -6,7 +6,7 @@ import { loggableOrigin } from '../domain/url-policy.js';
 
 export type Ended = { sent: SentAttempt; status: 'rejected' | 'given_up' };
 
-/** Warn lines one endpoint may write in a minute for its deliveries rejected or given up. */
+/** Warn lines one worker process writes in a minute for one endpoint's deliveries rejected or given up. */
 export const ENDED_LINES_PER_MINUTE = 10;
 
 type Window = { start: number; lines: number; heldBack: number };
@@ -29,7 +29,7 @@ export function endedLog(deps: Deps, logger: Logger, now: () => number = Date.no
       lastSweep = t;
     }
     const written: { e: Ended; heldBack: number }[] = [];
-    const heldNow: Ended[] = [];
+    const heldNow: { e: Ended; until: string }[] = [];
     for (const e of ended) {
       const id = e.sent.delivery.endpointId;
       let w = windows.get(id);
@@ -38,10 +38,12 @@ export function endedLog(deps: Deps, logger: Logger, now: () => number = Date.no
         w.lines++;
         written.push({ e, heldBack: w.heldBack });
         w.heldBack = 0;
-      } else if (w.heldBack++ === 0) heldNow.push(e);
+      } else if (w.heldBack++ === 0) heldNow.push({ e, until: new Date(w.start + 60_000).toISOString() });
     }
     const byAccount = new Map<string, Set<string>>();
-    for (const { sent } of [...written.map((x) => x.e), ...heldNow]) {
+    for (const {
+      e: { sent },
+    } of [...written, ...heldNow]) {
       const ids = byAccount.get(sent.delivery.accountId) ?? new Set<string>();
       byAccount.set(sent.delivery.accountId, ids.add(sent.delivery.endpointId));
     }
@@ -67,9 +69,8 @@ export function endedLog(deps: Deps, logger: Logger, now: () => number = Date.no
         e.status === 'rejected' ? 'delivery rejected' : 'delivery given up',
       );
     }
-    for (const { sent } of heldNow) {
-      const d = sent.delivery;
-      const until = new Date(windows.get(d.endpointId)!.start + 60_000).toISOString();
+    for (const { e, until } of heldNow) {
+      const d = e.sent.delivery;
       logger.warn(
         {
           webhookId: webhookOf.get(d.endpointId) ?? null,

@@ -192,6 +192,38 @@ describe('a port that cannot be bound', () => {
   );
 });
 
+describe('a signal while the process starts', () => {
+  it(
+    'a second one stops a start that hangs (a database that never answers) at once, saying so',
+    async () => {
+      // Accepts the connection and never answers: the worker's start waits on it.
+      const silent = createServer(() => {});
+      await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+      const connected = new Promise<void>((r) => silent.once('connection', () => r()));
+      const port = (silent.address() as AddressInfo).port;
+      try {
+        const proc = spawnCanvass('canvass worker', ['worker'], {
+          DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x`,
+          LOG_LEVEL: 'warn',
+        });
+        live.add(proc);
+        await connected;
+        // The first is noted (the process would stop once started); the second stops it.
+        proc.child.kill('SIGTERM');
+        await proc.waitForOutput(/SIGTERM while starting: stopping once started/);
+        proc.child.kill('SIGTERM');
+        const { code } = await proc.exited;
+        live.delete(proc);
+        expect(code).toBe(1);
+        expect(proc.output()).toMatch(/SIGTERM again while starting; stopping at once/);
+      } finally {
+        silent.close();
+      }
+    },
+    SLOW,
+  );
+});
+
 describe('canvass migrate (embedded)', () => {
   it(
     'applies every migration to a new data directory',
@@ -432,6 +464,12 @@ describe('embedded storage: serve, the directory lock and operator commands', ()
     'a second serve prints no key; the keys made meanwhile work; the refused commands changed nothing',
     async () => {
       server = await startServe(env);
+      // The admin socket opens once the Default account would have been made and shown.
+      const socket = path.join(env.CANVASS_DATA_DIR!, 'canvass.sock');
+      for (let i = 0; !existsSync(socket); i++) {
+        expect(i, 'the admin socket within 30 s').toBeLessThan(3_000);
+        await new Promise((r) => setTimeout(r, 10));
+      }
       expect(server.proc.output()).not.toMatch(/cvk_|Default account/);
 
       const accounts = await apiClient(server.base, defaultKey)('GET', '/accounts');

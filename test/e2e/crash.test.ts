@@ -1,4 +1,5 @@
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/verify.js';
 import { onPostgres } from '../support/db.js';
@@ -150,6 +151,8 @@ describe.skipIf(onPostgres)('crash recovery (real processes, embedded storage)',
 
       receiver.script(PATH, [{ status: 200 }]);
       const second = await startServe(dataDir, batchWindowMs);
+      // The admin socket opens once the Default account would have been made and shown.
+      await until('the admin socket', () => existsSync(path.join(dataDir, 'canvass.sock')), 30_000);
       expect(second.proc.output()).not.toMatch(/Owner API key/);
       api = apiClient(second.base, key!);
 

@@ -18,10 +18,12 @@ describe('migration 020 (a delivery listed by one recover at a time)', () => {
     await sql`INSERT INTO accounts (id, name, plan, created_at, updated_at) VALUES ('acc_a', 'A', 'premium', now(), now())`.execute(
       db,
     );
+    // Made in the order B, a, c: ids sort by when they were made in "C" (B before a), whatever
+    // the database's own collation says.
     await sql`INSERT INTO recoveries (id, account_id, user_id, created_at) VALUES
-      ('rcv_1', 'acc_a', NULL, now()), ('rcv_2', 'acc_a', NULL, now()), ('rcv_3', 'acc_a', NULL, now())`.execute(db);
+      ('rcv_B', 'acc_a', NULL, now()), ('rcv_a', 'acc_a', NULL, now()), ('rcv_c', 'acc_a', NULL, now())`.execute(db);
     await sql`INSERT INTO recovery_items (recovery_id, delivery_id) VALUES
-      ('rcv_1', 'dlv_x'), ('rcv_2', 'dlv_x'), ('rcv_2', 'dlv_y'), ('rcv_3', 'dlv_y')`.execute(db);
+      ('rcv_B', 'dlv_x'), ('rcv_a', 'dlv_x'), ('rcv_a', 'dlv_y'), ('rcv_c', 'dlv_y')`.execute(db);
     expect(await migrate(db)).toEqual(migrationNames().filter((n) => n >= '020'));
   });
 
@@ -34,13 +36,13 @@ describe('migration 020 (a delivery listed by one recover at a time)', () => {
     const items = await sql<{ recovery_id: string; delivery_id: string }>`
       SELECT recovery_id, delivery_id FROM recovery_items ORDER BY delivery_id`.execute(db);
     expect(items.rows).toEqual([
-      { recovery_id: 'rcv_1', delivery_id: 'dlv_x' },
-      { recovery_id: 'rcv_2', delivery_id: 'dlv_y' },
+      { recovery_id: 'rcv_B', delivery_id: 'dlv_x' },
+      { recovery_id: 'rcv_a', delivery_id: 'dlv_y' },
     ]);
     const recoveries = await sql<{ id: string }>`SELECT id FROM recoveries ORDER BY id`.execute(db);
-    expect(recoveries.rows.map((r) => r.id)).toEqual(['rcv_1', 'rcv_2']);
+    expect(recoveries.rows.map((r) => r.id).sort()).toEqual(['rcv_B', 'rcv_a']);
     await expect(
-      sql`INSERT INTO recovery_items (recovery_id, delivery_id) VALUES ('rcv_2', 'dlv_x')`.execute(db),
+      sql`INSERT INTO recovery_items (recovery_id, delivery_id) VALUES ('rcv_a', 'dlv_x')`.execute(db),
     ).rejects.toThrow(/unique|duplicate/i);
   });
 });
