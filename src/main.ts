@@ -101,6 +101,11 @@ export async function openRuntime(
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     schema: opts.schema,
+    onStopped: (err) =>
+      logger.fatal(
+        { err },
+        'the embedded database stopped: every request answers 503 and /healthz fails until canvass is restarted',
+      ),
   });
   // Given up after about 6 s per name server (2 s, then 4 s); a connection's own deadline ends a
   // delivery's attempt sooner if it comes first.
@@ -135,6 +140,7 @@ export async function buildHttp(rt: Runtime, metrics?: PrometheusMetrics): Promi
     rateLimitPerMinute: rt.config.rateLimitPerMinute,
     isUnavailable: isStorageUnavailable,
     metrics: metrics && { metrics, token: rt.config.metricsToken },
+    alive: () => !rt.database.failure?.(),
     ready: async () => {
       if (draining) return false;
       await sql`SELECT 1`.execute(rt.database.db);

@@ -34,6 +34,8 @@ export type AppOptions = {
   isUnavailable?: (err: unknown) => boolean;
   /** Readiness: false while draining or when storage is gone. */
   ready?: () => Promise<boolean>;
+  /** Liveness: false once the process cannot serve again without a restart. */
+  alive?: () => boolean;
   /** Request counts and GET /metrics; without it there is no /metrics. */
   metrics?: MetricsOptions;
   /** CSV exports under way per account (EXPORTS_PER_ACCOUNT); one set of them per app by default. */
@@ -195,7 +197,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(healthRoutes(opts.ready ?? (async () => true)));
+  await app.register(healthRoutes(opts.ready ?? (async () => true), opts.alive ?? (() => true)));
   await app.register(dashboardRoutes());
   // The API lives in its own context so that the auth hook runs on its routes only
   // (docs, health and unknown paths answer without a key).

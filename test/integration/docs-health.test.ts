@@ -185,6 +185,17 @@ describe('health', () => {
     expect(res.json()).toEqual({ status: 'ok' });
   });
 
+  it('/healthz answers 503 failed once the process cannot serve again (its embedded database stopped)', async () => {
+    const app = await testApp({ deps: h.deps, logger: false, alive: () => false });
+    try {
+      const res = await app.inject({ url: '/healthz' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toEqual({ status: 'failed' });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('/readyz answers 200 without a key when storage answers', async () => {
     const res = await h.app.inject({ url: '/readyz' });
     expect(res.statusCode).toBe(200);

@@ -6,9 +6,13 @@ import { Liveness, Readiness } from '../schemas/health.js';
 export const READY_DEADLINE_MS = 2_000;
 
 export const healthRoutes =
-  (ready: () => Promise<boolean>): FastifyPluginAsync =>
+  (ready: () => Promise<boolean>, alive: () => boolean = () => true): FastifyPluginAsync =>
   async (app) => {
-    app.get('/healthz', { schema: { hide: true, response: { 200: Liveness } } }, async () => ({ status: 'ok' }));
+    // A process that cannot serve again (its embedded database stopped) fails its liveness
+    // probe, so a supervisor restarts it.
+    app.get('/healthz', { schema: { hide: true, response: { 200: Liveness, 503: Liveness } } }, async (_req, reply) =>
+      alive() ? { status: 'ok' } : reply.status(503).send({ status: 'failed' }),
+    );
     app.get(
       '/readyz',
       { schema: { hide: true, response: { 200: Readiness, 503: Readiness } } },

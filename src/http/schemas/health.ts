@@ -3,7 +3,8 @@ import { StringEnum } from './common.js';
 
 // ---- Answers ----------------------------------------------------------------------------------
 
-export const Liveness = Type.Object({ status: Type.Literal('ok') });
+/** 200 ok, or 503 failed (the process needs a restart: its embedded database stopped). */
+export const Liveness = Type.Object({ status: StringEnum(['ok', 'failed']) });
 
 /** 200 ready, or 503 unavailable (draining, or storage unreachable). */
 export const Readiness = Type.Object({ status: StringEnum(['ready', 'unavailable']) });

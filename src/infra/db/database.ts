@@ -14,6 +14,8 @@ export type Database = {
   db: Kysely<DB>;
   kind: 'pglite' | 'postgres';
   close(): Promise<void>;
+  /** Why it cannot serve again without a restart (the embedded database's thread stopped). */
+  failure?(): Error | undefined;
 };
 
 export type OpenOptions = {
@@ -26,6 +28,8 @@ export type OpenOptions = {
   schema?: 'apply' | 'check' | 'none';
   /** In-memory PGlite (tests). */
   memory?: boolean;
+  /** Told once when the embedded database stops on its own (a restart is needed). */
+  onStopped?: (e: Error) => void;
   poolSize?: number;
 };
 
@@ -69,12 +73,15 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const unlock = opts.memory ? async () => {} : await lockDataDir(opts.dataDir);
   let opened: Kysely<DB> | undefined;
   try {
-    const lite = await openEmbedded(opts.memory ? null : path.join(opts.dataDir, 'pgdata'));
+    const lite = await openEmbedded(opts.memory ? null : path.join(opts.dataDir, 'pgdata'), {
+      ...(opts.onStopped ? { onStopped: opts.onStopped } : {}),
+    });
     const db = (opened = new Kysely<DB>({ dialect: new PGliteDialect(lite) }));
     if ((opts.schema ?? 'apply') !== 'none') await migrate(db);
     return {
       db,
       kind: 'pglite',
+      failure: () => lite.failure(),
       close: async () => {
         try {
           await db.destroy();

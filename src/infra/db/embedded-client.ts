@@ -11,6 +11,10 @@ export type EmbeddedDb = {
   /** Parameterless text, which may hold several statements (migrations): one result each. */
   exec(sql: string): Promise<ThreadResult[]>;
   close(): Promise<void>;
+  /** Why its thread stopped, when it stopped on its own (a WebAssembly abort, say); never after close(). */
+  failure(): Error | undefined;
+  /** Its thread: ended by terminate() as a crash would end it. */
+  readonly thread: Pick<Worker, 'threadId' | 'terminate'>;
 };
 
 /**
@@ -67,11 +71,17 @@ const startThread = (workerData: unknown) =>
  * process alive only while a statement is outstanding; if it dies, every outstanding and later
  * call fails with the reason.
  */
-export async function openEmbedded(dataDir: string | null): Promise<EmbeddedDb> {
+export async function openEmbedded(
+  dataDir: string | null,
+  opts: { onStopped?: (e: Error) => void } = {},
+): Promise<EmbeddedDb> {
   const worker = startThread({ dataDir, pgliteWasmModule: await compiledWasm() });
   const pending = new Map<number, { resolve(r: ThreadResult[]): void; reject(e: Error): void }>();
   let next = 1;
   let dead: Error | undefined;
+  let crashed: Error | undefined;
+  let ready = false;
+  let closing = false;
 
   const settle = (a: ThreadAnswer) => {
     const p = pending.get(a.id);
@@ -82,6 +92,11 @@ export async function openEmbedded(dataDir: string | null): Promise<EmbeddedDb> 
     else p.reject(new EmbeddedDatabaseError(a.error));
   };
   const fail = (e: Error) => {
+    // Stopped on its own once open, not by close(): said once.
+    if (!dead && ready && !closing) {
+      crashed = e;
+      opts.onStopped?.(e);
+    }
     dead ??= e;
     for (const p of pending.values()) p.reject(dead);
     pending.clear();
@@ -119,10 +134,14 @@ export async function openEmbedded(dataDir: string | null): Promise<EmbeddedDb> 
     await worker.terminate();
     throw e;
   }
+  ready = true;
   return {
+    failure: () => crashed,
+    thread: worker,
     query: async (sql, params) => (await call({ op: 'query', sql, params: params as unknown[] }))[0]!,
     exec: (sql) => call({ op: 'exec', sql }),
     async close() {
+      closing = true;
       try {
         if (!dead) await call({ op: 'close' });
       } finally {
