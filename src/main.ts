@@ -104,7 +104,7 @@ export async function openRuntime(
     onStopped: (err) =>
       logger.fatal(
         { err },
-        'the embedded database stopped: every request answers 503 and /healthz fails until canvass is restarted',
+        'the embedded database stopped: restart canvass; until then storage is unavailable (503) and a server’s /healthz answers 503',
       ),
   });
   // Given up after about 6 s per name server (2 s, then 4 s); a connection's own deadline ends a

@@ -92,14 +92,15 @@ export async function openEmbedded(
     else p.reject(new EmbeddedDatabaseError(a.error));
   };
   const fail = (e: Error) => {
-    // Stopped on its own once open, not by close(): said once.
-    if (!dead && ready && !closing) {
-      crashed = e;
-      opts.onStopped?.(e);
-    }
+    // Stopped on its own once open, not by close(): said once, after what waited is refused.
+    const crash = !dead && ready && !closing;
     dead ??= e;
     for (const p of pending.values()) p.reject(dead);
     pending.clear();
+    if (crash) {
+      crashed = e;
+      opts.onStopped?.(e);
+    }
   };
   worker.on('message', settle);
   worker.on('error', (e) =>
