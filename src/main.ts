@@ -5,6 +5,7 @@ import pretty from 'pino-pretty';
 import { seedDefaultAccount } from './app/accounts/seed-default-account.js';
 import { startAdminSocket } from './http/admin-socket.js';
 import { adminHandlers } from './admin-handlers.js';
+import { listening, starting } from './start-up.js';
 import { runOperatorCommand } from './admin-command.js';
 import type { Clock, DeliverySettings, Deps } from './app/ports/index.js';
 import { adminSocketPath, checkServePorts, metricsOpenBeyondLoopback, type Config } from './config/index.js';
@@ -242,31 +243,6 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
         await mailer.close();
       })()),
   };
-}
-
-/**
- * Runs a process's start-up steps; when one fails, what the earlier ones opened is closed, last
- * first, so a failed start leaves no worker claiming and lets go of the data directory.
- */
-async function starting<T>(rt: Runtime, steps: (opened: (close: () => Promise<unknown>) => void) => Promise<T>) {
-  const closes: (() => Promise<unknown>)[] = [() => rt.close()];
-  try {
-    return await steps((close) => closes.push(close));
-  } catch (e) {
-    for (const close of closes.reverse()) await close().catch(() => {});
-    throw e;
-  }
-}
-
-/** Binds a port, or says which variables chose the address that could not be bound. */
-async function listening<T>(variables: string, address: string, listen: () => Promise<T>): Promise<T> {
-  try {
-    return await listen();
-  } catch (e) {
-    throw new Error(`cannot listen on ${address} (${variables}): ${e instanceof Error ? e.message : String(e)}`, {
-      cause: e,
-    });
-  }
 }
 
 const metricsAddress = (config: Config) => `${config.host}:${config.metricsPort ?? ''}`;
