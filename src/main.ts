@@ -22,7 +22,7 @@ import { countWorkers, workerApplicationName } from './infra/db/worker-census.js
 import { startConnectionSharing } from './worker/connection-share.js';
 import { startDeliveryRunner } from './worker/delivery-runner.js';
 import {
-  ALERT_CHECK,
+  alertCheck,
   batchFlushTask,
   recoverTask,
   retentionTask,
@@ -227,7 +227,7 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
     scheduled([batchFlushTask(500, runner)]),
     scheduled([recoverTask(rt.config.recoverBatch), retentionTask(rt.config.retentionMs)]),
   ];
-  const alerting = scheduled([ALERT_CHECK]);
+  const alerting = scheduled([alertCheck()]);
   let stopping: Promise<void> | undefined;
   return {
     wake: () => runner.wake(),

@@ -13,6 +13,8 @@ import { accountShares, claimPlan, covers, leavesOut, type LeftOut } from './acc
 import { leftOutWarner } from './warn-left-out.js';
 import { unsentGiver } from './give-back-unsent.js';
 import { afterLeaveOut, leaveOutCursor } from './leave-out-cursor.js';
+import { failureLog } from './failure-log.js';
+import { unclaimer } from './unclaim.js';
 
 export type RunnerOptions = {
   /**
@@ -109,6 +111,13 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
   const warnLeftOut = leftOutWarner(opts.logger, opts.concurrency, shares.share);
   const giveBack = unsentGiver(deps, opts.logger, opts.metrics);
   const cursor = leaveOutCursor();
+  const claimFailures = failureLog(opts.logger, 'claiming deliveries failed; retrying every second', {
+    recovered: 'claiming deliveries again',
+  });
+  const recordFailures = failureLog(
+    opts.logger,
+    'attempt failed to record, or to be given back unsent; its lease will expire and it is retried',
+  );
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
@@ -126,14 +135,14 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       }
       if (sent.sent.unsent) return await giveBack(d, signal.aborted);
       const r = await results.record(sent);
+      recordFailures.succeeded();
       if (debug)
         opts.logger.debug(
           { deliveryId: r.deliveryId, attempt: r.attempt, next: r.decision.next, applied: r.applied },
           'attempt recorded',
         );
     } catch (err) {
-      const msg = 'attempt failed to record, or to be given back unsent; its lease will expire and it is retried';
-      opts.logger.error({ err, deliveryId: d.id }, msg);
+      recordFailures.failed(err, { deliveryId: d.id });
     } finally {
       leased.delete(d.id);
       if (--unfinished === 0) allFinished?.();
@@ -232,10 +241,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       } catch (err) {
         claiming = 0;
         void pump();
-        opts.logger.error({ err }, 'claiming deliveries failed; retrying shortly');
+        claimFailures.failed(err);
         await work.sleep(Math.max(opts.idleMs, 1000));
         continue;
       }
+      claimFailures.succeeded();
       // Counted before the first slice starts: between slices, freed slots go to what waits.
       sending += claimed.length;
       unfinished += claimed.length;
@@ -301,33 +311,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     opts.logger.info({ inFlight, released, ms: Date.now() - stoppedAt }, 'delivery runner drained');
   };
 
-  // Never sent, so their attempt is not counted (as a paused webhook's at claim): the first
-  // request the endpoint gets is attempt 1, and the ladder keeps all its attempts.
-  const unclaim = async (ds: readonly ClaimedDelivery[]) => {
-    const byLease = new Map<string, ClaimedDelivery[]>();
-    for (const d of ds) {
-      const same = byLease.get(d.leaseToken);
-      if (same) same.push(d);
-      else byLease.set(d.leaseToken, [d]);
-    }
-    const now = deps.clock.now();
-    await Promise.all(
-      [...byLease].map(([token, given]) =>
-        deps.store.deliveries
-          .unclaim(
-            given.map((d) => d.id),
-            token,
-            now,
-          )
-          .catch((err) =>
-            opts.logger.error(
-              { err },
-              'giving back handed-over deliveries failed; they are due again when their lease ends',
-            ),
-          ),
-      ),
-    );
-  };
+  const unclaim = unclaimer(deps, opts.logger);
   const releaseWaiting = async () => {
     const left = waiting.splice(0);
     if (!left.length) return;

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
-import { checkAlerts } from '../app/alerts/check-alerts.js';
+import { checkAlerts, type UnrecordedAlert } from '../app/alerts/check-alerts.js';
 import { flushSomeBatches, type Handoff } from '../app/delivery/flush-batches.js';
 import { runRecoveries } from '../app/delivery/run-recoveries.js';
 import type { Deps } from '../app/ports/index.js';
 import type { Metrics } from '../app/ports/metrics.js';
 import { loggableOrigin } from '../domain/url-policy.js';
 import { wakeableSleep } from './sleep.js';
+import { failureLog } from './failure-log.js';
 
 /** What a task may report to besides its return value (the work it did). */
 export type TaskContext = { logger: Logger; metrics?: Metrics; signal?: AbortSignal };
@@ -40,32 +41,44 @@ export const batchFlushTask = (limit = 500, handoff?: Handoff): SchedulerTask =>
 
 export const BATCH_FLUSH = batchFlushTask();
 
-/** Each alert email sent is a warn line: an endpoint has been failing long enough to email about. */
-export const ALERT_CHECK: SchedulerTask = {
-  name: 'check-alerts',
-  run: (deps, ctx) =>
-    checkAlerts(deps, 50, ctx?.signal, (email) => {
-      ctx?.metrics?.alertEmailSent(email.kind);
-      ctx?.logger.warn(
-        {
-          endpoint: loggableOrigin(email.url),
-          endpointId: email.endpointId,
-          webhookId: email.webhookId,
-          pollId: email.pollId,
-          recipients: email.recipients,
-          kind: email.kind,
-          sequence: email.sequence,
+/**
+ * Failure-alert emails, each one sent a warn line (an endpoint has been failing long enough to
+ * email about). Those it sent but could not record yet are kept between its passes.
+ */
+export const alertCheck = (): SchedulerTask => {
+  const unrecorded: UnrecordedAlert[] = [];
+  return {
+    name: 'check-alerts',
+    run: (deps, ctx) =>
+      checkAlerts(
+        deps,
+        50,
+        ctx?.signal,
+        (email) => {
+          ctx?.metrics?.alertEmailSent(email.kind);
+          ctx?.logger.warn(
+            {
+              endpoint: loggableOrigin(email.url),
+              endpointId: email.endpointId,
+              webhookId: email.webhookId,
+              pollId: email.pollId,
+              recipients: email.recipients,
+              kind: email.kind,
+              sequence: email.sequence,
+            },
+            'alert email sent',
+          );
+          // A recipient the mail server refused (an unknown or full mailbox) never gets the email:
+          // the account's notification recipients need correcting.
+          if (email.refused.length)
+            ctx?.logger.warn(
+              { endpointId: email.endpointId, refused: email.refused },
+              'alert email refused for some recipients: correct the account notification recipients',
+            );
         },
-        'alert email sent',
-      );
-      // A recipient the mail server refused (an unknown or full mailbox) never gets the email:
-      // the account's notification recipients need correcting.
-      if (email.refused.length)
-        ctx?.logger.warn(
-          { endpointId: email.endpointId, refused: email.refused },
-          'alert email refused for some recipients: correct the account notification recipients',
-        );
-    }),
+        unrecorded,
+      ),
+  };
 };
 
 /**
@@ -117,19 +130,8 @@ export function startScheduler(
 ): Promise<void> {
   const ctx: TaskContext = { logger: opts.logger, metrics: opts.metrics, signal };
   const idle = wakeableSleep(signal);
-  // During an outage every tick fails the same way: log the first, then at most every 30 s.
-  const lastLogged = new Map<string, number>();
-  const suppressed = new Map<string, number>();
-  const logFailure = (task: string, err: unknown) => {
-    const now = Date.now();
-    if (now - (lastLogged.get(task) ?? 0) < 30_000) {
-      suppressed.set(task, (suppressed.get(task) ?? 0) + 1);
-      return;
-    }
-    opts.logger.error({ err, task, suppressedSinceLast: suppressed.get(task) ?? 0 }, 'scheduler task failed');
-    lastLogged.set(task, now);
-    suppressed.set(task, 0);
-  };
+  // During an outage every tick fails the same way: the first is logged, then at most every 30 s.
+  const failures = failureLog(opts.logger, 'scheduler task failed');
   const minGapMs = Math.min(opts.minGapMs ?? 20, opts.tickMs);
   const untilNextDue = async (): Promise<number> => {
     let wait = opts.tickMs;
@@ -152,7 +154,7 @@ export function startScheduler(
           if (n > 0) opts.logger.debug({ task: task.name, n }, 'scheduler task did work');
           if ((typeof pass === 'number' ? n : (pass.claimable ?? n)) > 0) opts.onWork?.();
         } catch (err) {
-          logFailure(task.name, err);
+          failures.failed(err, { task: task.name }, task.name);
         }
       }
       if (!again) await idle.sleep(await untilNextDue());

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkAlerts } from '../../src/app/alerts/check-alerts.js';
 import type { Deps } from '../../src/app/ports/index.js';
 import { outboxMailer, smtpMailer } from '../../src/infra/mail/mailer.js';
-import { ALERT_CHECK, startScheduler } from '../../src/worker/scheduler.js';
+import { alertCheck, startScheduler } from '../../src/worker/scheduler.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../support/fixtures.js';
 import { startReceiver } from '../support/receiver.js';
@@ -244,7 +244,7 @@ describe('SMTP alerts from the scheduler', () => {
     };
     scheduler = startScheduler(deps, stop.signal, {
       tickMs: 50,
-      tasks: [ALERT_CHECK],
+      tasks: [alertCheck()],
       // Warnings are kept: the test of a recipient refused reads its log line.
       logger: pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line) as Json) }),
     });

@@ -8,7 +8,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboxMailer } from '../../src/infra/mail/mailer.js';
 import { DASHBOARD_DIST } from '../../src/http/routes/dashboard.js';
-import { ALERT_CHECK, startScheduler } from '../../src/worker/scheduler.js';
+import { alertCheck, startScheduler } from '../../src/worker/scheduler.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
 import { ROOT } from '../support/processes.js';
 import { startReceiver } from '../support/receiver.js';
@@ -191,7 +191,7 @@ beforeAll(async () => {
       alerts: { quietMs: QUIET_MS, reminderMs: 60 * 60_000 },
     },
     controller.signal,
-    { tickMs: 50, tasks: [ALERT_CHECK], logger: pino({ level: 'silent' }) },
+    { tickMs: 50, tasks: [alertCheck()], logger: pino({ level: 'silent' }) },
   );
   alerts = { stop: async () => (controller.abort(), await scheduler) };
 

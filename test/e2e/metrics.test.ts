@@ -11,7 +11,7 @@ import type { App } from '../../src/http/app.js';
 import { queueBacklog } from '../../src/infra/db/backlog.js';
 import { outboxMailer } from '../../src/infra/mail/mailer.js';
 import { prometheusMetrics, type PrometheusMetrics } from '../../src/infra/metrics/prometheus.js';
-import { ALERT_CHECK, startScheduler } from '../../src/worker/scheduler.js';
+import { alertCheck, startScheduler } from '../../src/worker/scheduler.js';
 import { bearer, harness, testApp, type Harness, type TestAccount } from '../support/app.js';
 import { until } from '../support/e2e.js';
 import { holdTransaction } from '../support/hold.js';
@@ -222,7 +222,7 @@ describe('metrics and warn lines after a delivery run', () => {
     const controller = new AbortController();
     const scheduler = startScheduler(deps, controller.signal, {
       tickMs: 20,
-      tasks: [ALERT_CHECK],
+      tasks: [alertCheck()],
       logger: log.logger,
       metrics,
     });

@@ -187,6 +187,20 @@ function comparable(address: string): string {
     : `${address.slice(0, at)}@${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`.toLowerCase();
 }
 
+/** An email sent whose record failed: the process keeps it and records it at its next passes. */
+export type UnrecordedAlert = { plan: Plan; mail: Parameters<typeof record>[2]; refused: MailReceipt['refused'] };
+
+const sentAlert = ({ plan, refused }: UnrecordedAlert): SentAlert => ({
+  endpointId: plan.endpoint.id,
+  webhookId: plan.endpoint.webhookId,
+  pollId: plan.endpoint.pollId,
+  url: plan.endpoint.url,
+  kind: plan.kind,
+  sequence: plan.sequence,
+  recipients: plan.to.length,
+  refused,
+});
+
 /** An alert email sent and recorded, as the caller may log or count it. */
 export type SentAlert = {
   endpointId: string;
@@ -208,17 +222,37 @@ export type SentAlert = {
  * keeps other schedulers off the endpoint meanwhile. An email that cannot be sent (say, the
  * mail server refuses its recipients) pauses that endpoint for a while without holding up the
  * others; the failures are thrown together at the end so the scheduler logs them.
+ *
+ * An email sent whose record keeps failing (the database lost meanwhile) joins `unrecorded`,
+ * which the caller keeps between passes: each pass records those first, before it plans, so a
+ * database back within the process's life sees the email counted rather than sending it again
+ * once the hold ends. The pass stops there, as the database is failing.
  */
 export async function checkAlerts(
   deps: Deps,
   limit = 50,
   signal?: AbortSignal,
   onSent?: (email: SentAlert) => void,
+  unrecorded: UnrecordedAlert[] = [],
 ): Promise<number> {
   const mailer = deps.mailer;
   const windows = deps.alerts;
   if (!mailer || !windows) return 0;
   let sent = 0;
+  while (unrecorded.length) {
+    const u = unrecorded[0]!;
+    try {
+      await record(deps, u.plan, u.mail);
+    } catch (err) {
+      throw new Error(
+        `${unrecorded.length} failure alert email(s) sent but not recorded yet (endpoint ${u.plan.endpoint.id}): ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
+    }
+    unrecorded.shift();
+    sent++;
+    onSent?.(sentAlert(u));
+  }
   const failed: { endpointId: string; error: unknown }[] = [];
   // A stop sends no further email: one the process were killed amid would go again later.
   for (let i = 0; i < limit && !signal?.aborted; i++) {
@@ -251,19 +285,19 @@ export async function checkAlerts(
     // not mailed again (the others have it already).
     const gone = new Set(refused.map((r) => comparable(r.address)));
     const to = plan.to.filter((a) => !gone.has(comparable(a)));
-    await recordRetrying(deps, { ...plan, to }, mail);
+    const done: UnrecordedAlert = { plan: { ...plan, to }, mail, refused };
+    try {
+      await recordRetrying(deps, done.plan, mail);
+    } catch (error) {
+      unrecorded.push(done);
+      // Said at once: the email went out, and the database that keeps it is failing.
+      throw new Error(
+        `a failure alert email was sent but not recorded yet (endpoint ${plan.endpoint.id}); recorded at the next pass${failed.length ? `; ${failed.length} other(s) not sent, retried after a pause` : ''}: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
     sent++;
-    const e = plan.endpoint;
-    onSent?.({
-      endpointId: e.id,
-      webhookId: e.webhookId,
-      pollId: e.pollId,
-      url: e.url,
-      kind: plan.kind,
-      sequence: plan.sequence,
-      recipients: to.length,
-      refused,
-    });
+    onSent?.(sentAlert(done));
   }
   if (failed.length) {
     const first = failed[0]!.error;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Mailer, OutgoingMail, Deps, Store } from '../../../src/app/ports/index.js';
-import { checkAlerts } from '../../../src/app/alerts/check-alerts.js';
+import { checkAlerts, type SentAlert, type UnrecordedAlert } from '../../../src/app/alerts/check-alerts.js';
 import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
 import { createWebhook, visiblePoll } from '../../support/fixtures.js';
 
@@ -34,9 +34,12 @@ const alertsOf = async (endpointId: string) =>
   ).filter((a) => a.endpointId === endpointId);
 
 type Insert = Store['alerts']['insert'];
-/** The harness's store, its alert emails recorded through `insert` (given the real one). */
-const recordingWith = (insert: (a: Parameters<Insert>[0], real: Insert) => ReturnType<Insert>): Store => {
-  const real = h.deps.store;
+/** A harness's store, its alert emails recorded through `insert` (given the real one). */
+const recordingWith = (
+  insert: (a: Parameters<Insert>[0], real: Insert) => ReturnType<Insert>,
+  of: Harness = h,
+): Store => {
+  const real = of.deps.store;
   return {
     ...real,
     transaction: (fn) =>
@@ -350,5 +353,50 @@ describe('a Trigger webhook action removed while its endpoint is due an alert', 
     expect(sent.filter((m) => m.text.includes(url))).toHaveLength(1);
     // The losses before the removal are not counted in it.
     expect(await h.deps.store.deliveries.countLost(endpointId, new Date(0))).toBe(0);
+  });
+});
+
+describe('a database lost for longer than the record’s tries, within the process’s life', () => {
+  it('keeps the email sent and records it at the next pass, before planning: never sent twice', async () => {
+    // A database of its own: no other test's endpoint falls due in these passes.
+    const h = await harness();
+    const acct = await h.account();
+    try {
+      const poll = await visiblePoll(h, acct);
+      const hook = await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/outage');
+      const webhookId = hook.data.id;
+      await h.deps.store.endpoints.recordGivenUp(webhookId, h.clock.now(), 'HTTP 500');
+      h.clock.advance(WINDOWS.quietMs + 1);
+      const sent: OutgoingMail[] = [];
+      const mailer: Mailer = { send: async (m) => (sent.push(m), { refused: [] }), close: async () => {} };
+      const told: SentAlert[] = [];
+      const unrecorded: UnrecordedAlert[] = [];
+      const down = recordingWith(async () => {
+        throw new Error('database lost');
+      }, h);
+      const pass = (store: Store) =>
+        checkAlerts({ ...h.deps, store, mailer, alerts: WINDOWS }, 50, undefined, (e) => told.push(e), unrecorded);
+      await expect(pass(down)).rejects.toThrow(/sent but not recorded yet .*database lost/);
+      expect(sent).toHaveLength(1);
+      expect(unrecorded).toHaveLength(1);
+      expect(told).toEqual([]);
+      // Still down at the next pass: it ends there, and sends nothing.
+      h.clock.advance(SENDING_HOLD_MS);
+      await expect(pass(down)).rejects.toThrow(/1 failure alert email\(s\) sent but not recorded yet/);
+      expect(sent).toHaveLength(1);
+      // Back, after the hold: the email is recorded and counted, not sent again.
+      expect(await pass(h.deps.store)).toBe(1);
+      expect(sent).toHaveLength(1);
+      expect(unrecorded).toEqual([]);
+      expect(told).toMatchObject([{ webhookId, sequence: 1, kind: 'first' }]);
+      const listed = (
+        await h.app.inject({ url: `/alerts?accountId=${acct.accountId}`, headers: bearer(acct.key) })
+      ).json().data as { endpointId: string; sequence: number }[];
+      expect(listed.map((a) => [a.endpointId, a.sequence])).toEqual([[told[0]!.endpointId, 1]]);
+      expect(await pass(h.deps.store)).toBe(0);
+      expect(sent).toHaveLength(1);
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -1,0 +1,45 @@
+import type { Logger } from 'pino';
+
+/** A failure repeated during an outage is logged at most once in this long, per key. */
+export const FAILURE_LOG_EVERY_MS = 30_000;
+
+type State = { lastLogged: number; suppressed: number; streak?: { since: number; failures: number } };
+
+/**
+ * Error lines for work a loop retries (a claim, a result write, a scheduler task): during an
+ * outage every turn fails the same way, so the first failure is logged and then at most one line
+ * every 30 s per key, its `suppressedSinceLast` counting the failures not logged. With
+ * `recovered`, the first success after failures says so once, with how many and for how long.
+ */
+export function failureLog(
+  logger: Logger,
+  msg: string,
+  opts: { recovered?: string; now?: () => number; everyMs?: number } = {},
+) {
+  const now = opts.now ?? Date.now;
+  const everyMs = opts.everyMs ?? FAILURE_LOG_EVERY_MS;
+  const states = new Map<string, State>();
+  return {
+    failed(err: unknown, fields: Record<string, unknown> = {}, key = ''): void {
+      const t = now();
+      let s = states.get(key);
+      if (!s) states.set(key, (s = { lastLogged: -Infinity, suppressed: 0 }));
+      s.streak ??= { since: t, failures: 0 };
+      s.streak.failures++;
+      if (t - s.lastLogged < everyMs) {
+        s.suppressed++;
+        return;
+      }
+      logger.error({ err, ...fields, suppressedSinceLast: s.suppressed }, msg);
+      s.lastLogged = t;
+      s.suppressed = 0;
+    },
+    succeeded(fields: Record<string, unknown> = {}, key = ''): void {
+      const streak = states.get(key)?.streak;
+      if (!streak) return;
+      states.get(key)!.streak = undefined;
+      if (opts.recovered)
+        logger.info({ ...fields, failures: streak.failures, ms: now() - streak.since }, opts.recovered);
+    },
+  };
+}
