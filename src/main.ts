@@ -52,6 +52,8 @@ export type Runtime = {
   logger: Logger;
   /** How endpoints' names resolve where private targets are refused (bounded-resolver.ts); the system's otherwise. */
   resolver?: ReturnType<typeof boundedResolver>;
+  /** Settles when storage can no longer serve without a restart (the embedded database stopped). */
+  stopped: Promise<Error>;
   close(): Promise<void>;
 };
 
@@ -98,15 +100,20 @@ export async function openRuntime(
   opts: { schema?: 'apply' | 'check' | 'none'; logger?: Logger; clock?: Clock } = {},
 ): Promise<Runtime> {
   const logger = opts.logger ?? createLogger(config);
+  let told!: (e: Error) => void;
+  const stopped = new Promise<Error>((resolve) => (told = resolve));
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
     dataDir: config.dataDir,
     schema: opts.schema,
-    onStopped: (err) =>
+    onStopped: (err) => {
       logger.fatal(
         { err },
-        'the embedded database stopped: restart canvass; until then storage is unavailable (503) and a server’s /healthz answers 503',
-      ),
+        'the embedded database stopped: canvass stops; until it is restarted storage is unavailable (503) and a server’s /healthz answers 503',
+      );
+      told(err);
+    },
   });
   // Given up after about 6 s per name server (2 s, then 4 s); a connection's own deadline ends a
   // delivery's attempt sooner if it comes first.
@@ -124,7 +131,7 @@ export async function openRuntime(
     resolver?.cancel();
     await database.close();
   };
-  return { config, database, deps, logger, ...(resolver ? { resolver } : {}), close };
+  return { config, database, deps, logger, ...(resolver ? { resolver } : {}), stopped, close };
 }
 
 /** Brings the schema up to date; returns the migrations applied. */
@@ -144,8 +151,11 @@ export async function buildHttp(rt: Runtime, metrics?: PrometheusMetrics): Promi
     alive: () => !rt.database.failure?.(),
     ready: async () => {
       if (draining) return false;
-      await sql`SELECT 1`.execute(rt.database.db);
-      return true;
+      // A database that answers but takes no writes (a standby after a failover) is not ready.
+      const { rows } = await sql<{ ro: string }>`SELECT current_setting('transaction_read_only') AS ro`.execute(
+        rt.database.db,
+      );
+      return rows[0]?.ro === 'off';
     },
   });
   app.addHook('preClose', async () => {
@@ -248,8 +258,11 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
 const metricsAddress = (config: Config) => `${config.host}:${config.metricsPort ?? ''}`;
 
 /** `canvass worker`: deliveries and scheduled work only, any number of them beside the API. */
-export async function runWorker(config: Config): Promise<{ stop(): Promise<void> }> {
-  const rt = await openRuntime(config);
+export async function runWorker(
+  config: Config,
+  opts: { open?: typeof openRuntime } = {},
+): Promise<{ stop(): Promise<void>; stopped: Promise<Error> }> {
+  const rt = await (opts.open ?? openRuntime)(config);
   const scheduling: Scheduling = config.workerBatchScheduling
     ? useBatchScheduling()
     : { policy: 'normal', reason: 'CANVASS_WORKER_BATCH_SCHEDULING is off' };
@@ -274,6 +287,7 @@ export async function runWorker(config: Config): Promise<{ stop(): Promise<void>
   );
   warnIfMetricsOpen(rt, scrape?.url);
   return {
+    stopped: rt.stopped,
     stop: async () => {
       await worker.stop();
       await scrape?.close();
@@ -294,10 +308,10 @@ function warnIfMetricsOpen(rt: Runtime, url: string | undefined): void {
 /** `canvass serve`: HTTP API (and, unless told otherwise, the worker) until a signal arrives. */
 export async function serve(
   config: Config,
-  opts: { worker: boolean; out?: (line: string) => void },
-): Promise<{ stop(): Promise<void>; url: string }> {
+  opts: { worker: boolean; out?: (line: string) => void; open?: typeof openRuntime },
+): Promise<{ stop(): Promise<void>; stopped: Promise<Error>; url: string }> {
   checkServePorts(config);
-  const rt = await openRuntime(config);
+  const rt = await (opts.open ?? openRuntime)(config);
   const out = opts.out ?? ((line: string) => process.stdout.write(line + '\n'));
   const metrics = createMetrics(rt);
   let worker: Worker | undefined;
@@ -354,6 +368,7 @@ export async function serve(
   let stopping: Promise<void> | undefined;
   return {
     url,
+    stopped: rt.stopped,
     stop: () =>
       (stopping ??= (async () => {
         await admin?.close();

@@ -117,14 +117,17 @@ async function admin<R>(json: boolean, command: string, args: Record<string, unk
 }
 
 /** Starts a long-running process kind and drains it on SIGTERM or SIGINT. */
-async function runUntilSignal(start: (cfg: Config) => Promise<{ stop(): Promise<void> }>): Promise<void> {
+type Running = { stop(): Promise<void>; stopped?: Promise<Error> };
+
+async function runUntilSignal(start: (cfg: Config) => Promise<Running>): Promise<void> {
   const cfg = config(false);
-  let running: { stop(): Promise<void> } | undefined;
+  let running: Running | undefined;
   let first: NodeJS.Signals | undefined;
-  const drain = (signal: NodeJS.Signals, r: { stop(): Promise<void> }) =>
+  let broken = false;
+  const drain = (why: string, r: Running) =>
     void r.stop().then(
-      () => process.exit(0),
-      (e: unknown) => fail(false, `stopping after ${signal} failed: ${describeError(e)}`),
+      () => process.exit(broken ? 1 : 0),
+      (e: unknown) => fail(false, `stopping after ${why} failed: ${describeError(e)}`),
     );
   // A second signal (a supervisor repeating itself, Ctrl-C twice) does not cut the drain short:
   // only a third stops at once, leaving the attempts in flight to be sent again by another worker.
@@ -158,7 +161,18 @@ async function runUntilSignal(start: (cfg: Config) => Promise<{ stop(): Promise<
   } catch (e) {
     explain(false, e);
   }
-  if (first) drain(first, running);
+  if (first) return drain(first, running);
+  // Storage that cannot serve again (the embedded database stopped) stops the process with exit
+  // code 1, so a supervisor restarts it: what it opened is closed first, for 10 s at most.
+  const r = running;
+  void r.stopped?.then((e) => {
+    if (signals) return;
+    signals = 1;
+    broken = true;
+    process.stderr.write(`canvass: ${e.message}; stopping\n`);
+    setTimeout(() => atOnce('still stopping 10 s after storage stopped'), 10_000).unref();
+    drain('storage stopped', r);
+  });
 }
 
 const program = new Command('canvass')

@@ -6,6 +6,8 @@ export type Config = Readonly<{
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** How long opening one PostgreSQL connection may take before it counts as unavailable. */
+  dbConnectTimeoutMs: number;
   dataDir: string;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -181,6 +183,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     databaseUrl,
+    dbConnectTimeoutMs: int(env, 'CANVASS_DB_CONNECT_TIMEOUT_MS', 10_000, 1, 600_000),
     dataDir,
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom,

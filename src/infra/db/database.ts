@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { Kysely } from 'kysely';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
@@ -16,6 +17,8 @@ export type Database = {
   close(): Promise<void>;
   /** Why it cannot serve again without a restart (the embedded database's thread stopped). */
   failure?(): Error | undefined;
+  /** The embedded database's thread: ended by terminate() as a crash would end it. */
+  thread?: Pick<Worker, 'threadId' | 'terminate'>;
 };
 
 export type OpenOptions = {
@@ -31,7 +34,11 @@ export type OpenOptions = {
   /** Told once when the embedded database stops on its own (a restart is needed). */
   onStopped?: (e: Error) => void;
   poolSize?: number;
+  /** How long opening one PostgreSQL connection may take (CANVASS_DB_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
 };
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
 export class SchemaOutOfDateError extends Error {
   constructor(readonly pending: string[]) {
@@ -43,7 +50,16 @@ export class SchemaOutOfDateError extends Error {
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.databaseUrl) {
     // Pipeline mode: see pipelined-driver.ts.
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10, pipeline: true });
+    // Each new connection is given up after connectTimeoutMs (an unreachable host otherwise waits
+    // for the operating system's connect timeout, minutes); waiting for a busy pool's connection
+    // is not bounded by it, so a burst of requests queues rather than failing.
+    const connectionTimeoutMillis = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    class Client extends pg.Client {
+      constructor(config?: pg.ClientConfig) {
+        super({ ...config, connectionTimeoutMillis });
+      }
+    }
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10, pipeline: true, Client });
     // An idle connection the server ends (restart, failover, pg_terminate_backend, a database
     // dropped WITH (FORCE)) makes the pool emit 'error'; with no listener that kills the process.
     // The pool has already discarded that client and the next query opens a new one.
@@ -82,6 +98,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       db,
       kind: 'pglite',
       failure: () => lite.failure(),
+      thread: lite.thread,
       close: async () => {
         try {
           await db.destroy();

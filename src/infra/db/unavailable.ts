@@ -16,6 +16,7 @@ const CODES = new Set([
   '08004',
   '08006', // connection exceptions
   '53300', // too many connections
+  '25006', // read only: a standby after a failover, or a database set read-only
   '40P01',
   '40001', // a deadlock or a serialisation failure: aborted for another transaction, done if tried again
 ]);
@@ -39,7 +40,9 @@ export function isStorageUnavailable(err: unknown): boolean {
     const message = String((e as { message?: unknown }).message ?? '');
     if (
       CODES.has(code) ||
-      /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(message)
+      /Connection terminated|connection timeout|timeout exceeded when trying to connect|^timeout expired$/i.test(
+        message,
+      )
     )
       return true;
     e = (e as { cause?: unknown }).cause;
