@@ -1,4 +1,4 @@
-import { authorize, may, rolesFor, type Membership, type Need } from '../domain/access.js';
+import { authorize, may, rolesFor, type Membership, type Need, type Role } from '../domain/access.js';
 import { DomainError, notFound } from '../domain/errors.js';
 import { hashApiKey } from '../domain/api-key.js';
 import { webhookRulesChanged, type Action } from '../domain/logic.js';
@@ -42,8 +42,37 @@ export async function requireAccountExists(store: Store, accountId: string): Pro
   if (!(await store.accounts.get(accountId))) throw notFound('account');
 }
 
+/**
+ * The actor's role in an account to manage its members and keys, read under the account's lock
+ * (requireAccountLocked): the operator's is owner, once the account is found to exist.
+ */
+export async function lockedRole(store: Store, actor: Actor, accountId: string): Promise<Role> {
+  if (actor !== 'operator') return (await requireAccountLocked(store, actor, accountId, 'manage_account')).role;
+  await requireAccountExists(store, accountId);
+  await store.accounts.lock(accountId);
+  return 'owner';
+}
+
 export async function requireAccount(store: Store, caller: Caller, accountId: string, need: Need): Promise<Membership> {
   return authorize(await membershipOf(store, caller, accountId), need);
+}
+
+/**
+ * requireAccount for a change to an account's members, keys or settings: the account is locked
+ * (changes of one account queue there) and the caller checked again under the lock, so a request
+ * that waited behind the caller's removal or demotion acts on the membership that committed, not
+ * on the one it read before waiting (it could otherwise put a removed member back).
+ */
+export async function requireAccountLocked(
+  store: Store,
+  caller: Caller,
+  accountId: string,
+  need: Need,
+): Promise<Membership> {
+  // Checked first too: a caller who is no member queues behind no one.
+  await requireAccount(store, caller, accountId, need);
+  await store.accounts.lock(accountId);
+  return requireAccount(store, caller, accountId, need);
 }
 
 /** Loads a poll and checks the caller's access to its account; another account's poll is a plain 404. */

@@ -1,6 +1,6 @@
 import { noHigher, type Role } from '../../domain/access.js';
 import { DomainError } from '../../domain/errors.js';
-import { requireAccount, requireAccountExists, type Actor } from '../access.js';
+import { lockedRole, type Actor } from '../access.js';
 import type { Deps, Store } from '../ports/index.js';
 import { issueKey, userFor } from './issue-key.js';
 import { DEFAULT_QUOTAS, type Quotas } from '../../domain/quotas.js';
@@ -14,11 +14,9 @@ import { DEFAULT_QUOTAS, type Quotas } from '../../domain/quotas.js';
 export async function createKey(deps: Deps, actor: Actor, input: { accountId: string; email: string; role: Role }) {
   return deps.store.transaction(async (store) => {
     const now = deps.clock.now();
-    const own =
-      actor === 'operator' ? 'owner' : (await requireAccount(store, actor, input.accountId, 'manage_account')).role;
-    if (actor === 'operator') await requireAccountExists(store, input.accountId);
-    // Role changes of one account queue here, so "the last owner stays" holds under concurrency.
-    await store.accounts.lock(input.accountId);
+    // Role changes of one account queue on its lock, so "the last owner stays" holds under
+    // concurrency, and the caller's own role is the one read under it.
+    const own = await lockedRole(store, actor, input.accountId);
     const userId = await userFor(store, input.email, now);
     const membership = await store.users.membership(input.accountId, userId);
     if (!noHigher(input.role, own) || (membership && !noHigher(membership.role, own))) {

@@ -1,6 +1,6 @@
 import { noHigher } from '../../domain/access.js';
 import { DomainError, notFound } from '../../domain/errors.js';
-import { requireAccount, requireAccountExists, type Actor } from '../access.js';
+import { lockedRole, type Actor } from '../access.js';
 import type { Deps } from '../ports/index.js';
 
 /**
@@ -15,11 +15,8 @@ export async function removeMember(
   input: { accountId: string; email: string },
 ): Promise<{ accountId: string; email: string; removed: true; revokedKeys: number }> {
   return deps.store.transaction(async (store) => {
-    const own =
-      actor === 'operator' ? 'owner' : (await requireAccount(store, actor, input.accountId, 'manage_account')).role;
-    if (actor === 'operator') await requireAccountExists(store, input.accountId);
-    // Removals and role changes of one account queue here, so "the last owner stays" holds.
-    await store.accounts.lock(input.accountId);
+    // Removals and role changes of one account queue on its lock, so "the last owner stays" holds.
+    const own = await lockedRole(store, actor, input.accountId);
     const email = input.email.trim().toLowerCase();
     const user = await store.users.findByEmail(email);
     const membership = user && (await store.users.membership(input.accountId, user.id));

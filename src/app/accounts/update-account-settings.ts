@@ -2,7 +2,7 @@ import { deepMerge } from '../../domain/merge.js';
 import { checkTrimmedText } from '../../domain/poll.js';
 import { ACCOUNT_LEVEL_OBJECTS, type AccountDefaults } from '../../domain/poll-defaults.js';
 import { trimStrings } from '../../domain/sanitize.js';
-import { requireAccount } from '../access.js';
+import { requireAccountLocked } from '../access.js';
 import type { Caller, Deps, Store } from '../ports/index.js';
 import { type AccountSettings, read } from './get-account-settings.js';
 
@@ -23,9 +23,8 @@ async function updateLocked(
   caller: Caller,
   patch: AccountSettingsPatch,
 ): Promise<AccountSettings> {
-  await requireAccount(store, caller, patch.accountId, 'manage_account');
   // Concurrent patches merge one after another instead of overwriting each other.
-  await store.accounts.lock(patch.accountId);
+  await requireAccountLocked(store, caller, patch.accountId, 'manage_account');
   const current = await read(store, patch.accountId);
   const p = trimStrings(patch);
   checkTrimmedText(p);
