@@ -6,7 +6,7 @@ import { classifyError } from '../../src/infra/http-sender/classify-error.js';
 /**
  * Endpoints' names resolved through c-ares against a real name server on loopback (UDP): one
  * that answers `*.ok.test` with 198.51.100.7, says `*.gone.test` does not exist, fails
- * `*.broken.test` (SERVFAIL), and never answers anything else.
+ * `*.broken.test` (SERVFAIL), refuses `*.refused.test` (REFUSED), and never answers anything else.
  */
 
 let server: dgram.Socket;
@@ -54,6 +54,7 @@ beforeAll(async () => {
     if (q.name.endsWith('.ok.test')) reply(q.type === 1 ? answer(msg, 0, [198, 51, 100, 7]) : answer(msg, 0));
     else if (q.name.endsWith('.gone.test')) reply(answer(msg, 3));
     else if (q.name.endsWith('.broken.test')) reply(answer(msg, 2));
+    else if (q.name.endsWith('.refused.test')) reply(answer(msg, 5));
     // Anything else: never answered.
   });
   await new Promise<void>((resolve) => server.bind(0, '127.0.0.1', resolve));
@@ -102,6 +103,22 @@ describe('the bounded resolver', () => {
     const failed = await resolve('hooks.broken.test').catch((e: unknown) => e);
     expect(failed).toMatchObject({ code: 'EAI_AGAIN' });
     expect(classifyError(failed, false)).toBe('dns');
+  });
+
+  it('reads its own name server refusing it, or not reachable, as the network, not the endpoint’s DNS', async () => {
+    const resolve = boundedResolver({ timeoutMs: 1_000, tries: 1, servers: [address] });
+    const refused = await resolve('hooks.refused.test').catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'ERESOLVER', hostname: 'hooks.refused.test' });
+    expect(classifyError(refused, false)).toBe('network');
+    // A port nobody listens on: the query is refused by the host (ICMP), c-ares's ECONNREFUSED.
+    const closed = dgram.createSocket('udp4');
+    await new Promise<void>((r) => closed.bind(0, '127.0.0.1', r));
+    const port = closed.address().port;
+    closed.close();
+    const unreachable = boundedResolver({ timeoutMs: 1_000, tries: 1, servers: [`127.0.0.1:${port}`] });
+    const down = await unreachable('hooks.ok.test').catch((e: unknown) => e);
+    expect(down).toMatchObject({ code: 'ERESOLVER' });
+    expect(classifyError(down, false)).toBe('network');
   });
 
   it('answers loopback for localhost names, whatever the DNS says', async () => {

@@ -6,13 +6,15 @@ const WORDS = {
   ENOTFOUND: 'no such name',
   EAI_AGAIN: 'its name servers failed',
   ETIMEDOUT: 'no name server answered in time',
+  ERESOLVER: 'this worker’s name servers could not be reached, or refused to answer',
 } as const;
 
 /**
  * A name that did not resolve, with getaddrinfo's codes, which classify-error.ts reads as `dns`
  * (the DNS ladder); or no answer in time, read as a `timeout` (the main ladder), as a lookup
  * that outlasts the attempt's deadline is: a resolver slow for a while does not end the
- * deliveries it meets late on their ladder.
+ * deliveries it meets late on their ladder. Nor does this worker's own resolver being down or
+ * refusing it (ERESOLVER, read as `network`): that is no failure of the endpoint's name.
  */
 export class LookupError extends Error {
   constructor(
@@ -25,6 +27,9 @@ export class LookupError extends Error {
 }
 
 const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME']);
+// c-ares's "could not contact DNS servers" and a server's REFUSED (its access rules), and its
+// own failures: the worker's resolver, not the endpoint's name.
+const RESOLVER_DOWN = new Set(['ECONNREFUSED', 'EREFUSED', 'EFILE', 'ENOMEM', 'EDESTRUCTION', 'ENOTINITIALIZED']);
 
 export type BoundedResolverOptions = {
   /** How long one query waits for its server, and how many times it is sent. */
@@ -93,7 +98,9 @@ export function boundedResolver(opts: BoundedResolverOptions) {
       ? 'ENOTFOUND'
       : failed.some((e) => e.code === 'ETIMEOUT' || e.code === 'ECANCELLED')
         ? 'ETIMEDOUT'
-        : 'EAI_AGAIN';
+        : failed.some((e) => RESOLVER_DOWN.has(String(e.code)))
+          ? 'ERESOLVER'
+          : 'EAI_AGAIN';
     throw new LookupError(code, hostname, { cause: failed[0] });
   };
   // cancel(): every lookup under way fails at once, as not answered in time (a process's stop).

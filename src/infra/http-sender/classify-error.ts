@@ -16,6 +16,8 @@ export function classifyError(err: unknown, timedOut: boolean): DeliveryError {
     const name = String((e as { name?: unknown }).name ?? '');
     if (code === 'CANVASS_BLOCKED_ADDRESS') return 'blocked_address';
     if (DNS_CODES.has(code)) return 'dns';
+    // This worker's resolver down (bounded-resolver.ts), whatever c-ares said beneath it.
+    if (code === 'ERESOLVER') return 'network';
     if (code === 'ECONNREFUSED') return 'refused';
     if (code === 'ECONNRESET' || code === 'EPIPE') return 'reset';
     if (code === 'ETIMEDOUT' || name === 'TimeoutError') return 'timeout';
