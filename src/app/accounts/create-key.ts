@@ -1,4 +1,4 @@
-import { noHigher, type Role } from '../../domain/access.js';
+import { may, noHigher, type Role } from '../../domain/access.js';
 import { DomainError } from '../../domain/errors.js';
 import { lockedRole, type Actor } from '../access.js';
 import type { Deps, Store } from '../ports/index.js';
@@ -30,8 +30,14 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
         throw new DomainError('conflict', 'this is the account’s only owner; make another member owner first');
       }
       await store.users.setRole(input.accountId, userId, input.role);
+      // Keys they made for other members were shown to them: they go with the right to manage.
+      if (!may(input.role, 'manage_account'))
+        await store.keys.revoke({ madeBy: userId, accountId: input.accountId }, now);
     }
-    const apiKey = await issueKey(store, userId, now, actor === 'operator' ? null : input.accountId);
+    const apiKey =
+      actor === 'operator'
+        ? await issueKey(store, userId, now)
+        : await issueKey(store, userId, now, input.accountId, actor.userId);
     return { userId, apiKey, role: input.role };
   });
 }

@@ -2,12 +2,16 @@ import { hashApiKey, keyPrefix, newApiKey } from '../../domain/api-key.js';
 import { newId, newOpaqueId } from '../../domain/ids.js';
 import type { Store } from '../ports/index.js';
 
-/** A new key for the user: limited to `accountId` when given, else good in every account of theirs. */
+/**
+ * A new key for the user: limited to `accountId` when given, else good in every account of
+ * theirs; `createdBy` is the API caller who made it (revoked with their access to the account).
+ */
 export async function issueKey(
   store: Store,
   userId: string,
   now: Date,
   accountId: string | null = null,
+  createdBy: string | null = null,
 ): Promise<string> {
   const apiKey = newApiKey();
   await store.keys.insert({
@@ -17,6 +21,7 @@ export async function issueKey(
     prefix: keyPrefix(apiKey),
     accountId,
     createdAt: now,
+    createdBy,
   });
   return apiKey;
 }

@@ -5,9 +5,9 @@ import type { Deps } from '../ports/index.js';
 
 /**
  * Removes a member from an account. Their access to it ends at once (every request checks the
- * membership); their keys made for it are revoked, and a user left in no account has every key
- * revoked, and their address leaves the account's alert recipients. The last owner stays: an
- * account is never without one.
+ * membership); their keys made for it, and the keys they made for its other members, are revoked;
+ * a user left in no account has every key revoked, and their address leaves the account's alert
+ * recipients. The last owner stays: an account is never without one.
  */
 export async function removeMember(
   deps: Deps,
@@ -29,10 +29,13 @@ export async function removeMember(
     }
     await store.users.removeMembership(input.accountId, user.id);
     const now = deps.clock.now();
-    // Their keys made for this account go; keys of their own go too once no account is left.
-    const revokedKeys = (await store.users.memberships(user.id)).length
-      ? await store.keys.revoke({ userId: user.id, accountId: input.accountId }, now)
-      : await store.keys.revoke({ userId: user.id }, now);
+    // Their keys made for this account go; keys of their own go too once no account is left. So
+    // do the keys they made for other members of it, which were shown to them.
+    const revokedKeys =
+      ((await store.users.memberships(user.id)).length
+        ? await store.keys.revoke({ userId: user.id, accountId: input.accountId }, now)
+        : await store.keys.revoke({ userId: user.id }, now)) +
+      (await store.keys.revoke({ madeBy: user.id, accountId: input.accountId }, now));
     // Nor do they go on getting the account's failure alerts, which name its endpoints' URLs. A
     // list left empty falls back to the owner, as an unset one does (docs/operations.md).
     const account = await store.accounts.get(input.accountId);

@@ -56,6 +56,8 @@ export interface KeyRepo {
     prefix: string;
     accountId: string | null;
     createdAt: Date;
+    /** The API caller who made it (null: an operator, or the account's creation). */
+    createdBy?: string | null;
   }): Promise<void>;
   /** The user a live key belongs to, the one account it is limited to, if any, and those it was withdrawn from. */
   findByHash(
@@ -88,8 +90,14 @@ export interface KeyRepo {
     viewer?: string,
     viewerLimited?: boolean,
   ): Promise<Page<KeyView>>;
-  /** Revokes live keys: one, every key of a user, or a user's keys limited to one account. */
-  revoke(filter: { id: string } | { userId: string; accountId?: string }, now: Date): Promise<number>;
+  /**
+   * Revokes live keys: one, every key of a user, a user's keys limited to one account, or the
+   * keys a user made for others limited to one account.
+   */
+  revoke(
+    filter: { id: string } | { userId: string; accountId?: string } | { madeBy: string; accountId: string },
+    now: Date,
+  ): Promise<number>;
   /** Withdraws a key from these accounts: it no longer opens them (a withdrawal already made stands). */
   withdraw(id: string, accountIds: readonly string[], now: Date): Promise<void>;
 }

@@ -60,7 +60,10 @@ export const MemberRemoved = Type.Object(
     accountId: Type.String(),
     email: Type.String(),
     removed: Type.Literal(true),
-    revokedKeys: Type.Integer({ description: 'keys revoked because the user is left in no account' }),
+    revokedKeys: Type.Integer({
+      description:
+        'keys revoked: the member’s keys made for this account (every key of theirs when they are left in no account), and the keys they made for its other members',
+    }),
   },
   { title: 'MemberRemoved' },
 );

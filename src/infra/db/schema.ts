@@ -51,6 +51,7 @@ export interface ApiKeysTable {
   prefix: string | null;
   last_used_at: Time | null;
   account_id: string | null;
+  created_by: string | null;
 }
 
 export interface PollsTable {

@@ -168,3 +168,42 @@ describe('removing a member', () => {
     expect(await recipients()).toBeNull();
   });
 });
+
+describe('keys a member made for other members', () => {
+  const made = async (by: string, email: string, role: string) => {
+    const res = await req('POST', '/keys', by, { accountId: acct.accountId, email, role });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json().data.apiKey as string;
+  };
+
+  it('are revoked with the member who made them when they are removed; their holder’s other keys are not', async () => {
+    const admin = await h.member(acct.accountId, 'admin', 'minting.admin@example.com');
+    const colleague = await h.member(acct.accountId, 'admin', 'colleague.admin@example.com');
+    // The admin made a key for a colleague, so it was shown to the admin.
+    const forColleague = await made(admin, 'colleague.admin@example.com', 'admin');
+    const forSelf = await made(admin, 'minting.admin@example.com', 'admin');
+    expect((await polls(forColleague)).statusCode).toBe(200);
+    const res = await req('DELETE', `/members?accountId=${acct.accountId}&email=minting.admin@example.com`, acct.key);
+    expect(res.statusCode, res.body).toBe(200);
+    // Their own two keys, and the one they made for the colleague.
+    expect(res.json().data).toMatchObject({ removed: true, revokedKeys: 3 });
+    for (const k of [admin, forSelf, forColleague]) expect((await polls(k)).statusCode).toBe(401);
+    expect((await polls(colleague)).statusCode).toBe(200);
+  });
+
+  it('are revoked when the member who made them may no longer manage the account, not when they still may', async () => {
+    const admin = await h.member(acct.accountId, 'admin', 'demoted.admin@example.com');
+    await h.member(acct.accountId, 'editor', 'their.editor@example.com');
+    const forEditor = await made(admin, 'their.editor@example.com', 'editor');
+    const forSelf = await made(admin, 'demoted.admin@example.com', 'admin');
+    // Owner to admin keeps the right to manage: nothing is revoked.
+    await made(acct.key, 'demoted.admin@example.com', 'owner');
+    await made(acct.key, 'demoted.admin@example.com', 'admin');
+    expect((await polls(forEditor)).statusCode).toBe(200);
+    // Admin to editor loses it: the key they made for the editor goes; their own keys stay.
+    await made(acct.key, 'demoted.admin@example.com', 'editor');
+    expect((await polls(forEditor)).statusCode).toBe(401);
+    expect((await polls(forSelf)).statusCode).toBe(200);
+    expect((await polls(admin)).statusCode).toBe(200);
+  });
+});

@@ -3810,7 +3810,7 @@ export interface components {
             email: string;
             /** @enum {boolean} */
             removed: true;
-            /** @description keys revoked because the user is left in no account */
+            /** @description keys revoked: the member’s keys made for this account (every key of theirs when they are left in no account), and the keys they made for its other members */
             revokedKeys: number;
         };
     };

@@ -21,6 +21,7 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
           prefix: k.prefix,
           account_id: k.accountId,
           created_at: k.createdAt,
+          created_by: k.createdBy ?? null,
         })
         .execute();
     },
@@ -139,6 +140,11 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
     async revoke(filter, now) {
       let q = db.updateTable('api_keys').set({ revoked_at: now }).where('revoked_at', 'is', null);
       if ('id' in filter) q = q.where('id', '=', filter.id);
+      else if ('madeBy' in filter)
+        q = q
+          .where('created_by', '=', filter.madeBy)
+          .where('user_id', '<>', filter.madeBy)
+          .where('account_id', '=', filter.accountId);
       else {
         q = q.where('user_id', '=', filter.userId);
         if (filter.accountId) q = q.where('account_id', '=', filter.accountId);
