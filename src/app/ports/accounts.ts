@@ -66,6 +66,10 @@ export interface KeyRepo {
     | { keyId: string; userId: string; accountId: string | null; withdrawnFrom: string[]; lastUsedAt: Date | null }
     | undefined
   >;
+  /** findByHash by the key's id: the caller as their key stands now (a request that runs long checks again). */
+  findLive(
+    id: string,
+  ): Promise<{ keyId: string; userId: string; accountId: string | null; withdrawnFrom: string[] } | undefined>;
   /** Records a use of the key, at most once a minute (a write per request would cost every request). */
   touch(id: string, now: Date): Promise<void>;
   /**

@@ -1,3 +1,4 @@
+import { DomainError } from '../../domain/errors.js';
 import { requirePoll } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
 import type { ExportSlots } from './export-slots.js';
@@ -9,9 +10,14 @@ const csvCell = (v: unknown): string => {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 
+/** How often a running export checks its caller's key and access again. */
+export const EXPORT_RECHECK_MS = 5_000;
+
 /**
  * CSV of a poll's responses, one row per answer, produced page by page so memory stays flat. It
  * holds one of its account's export slots from its first chunk until it ends or is abandoned.
+ * Its caller is checked again every EXPORT_RECHECK_MS: a key revoked or a member removed
+ * meanwhile ends the export at its next page, as it would refuse their next request.
  */
 export async function* exportResponsesCsv(
   deps: Deps,
@@ -21,14 +27,22 @@ export async function* exportResponsesCsv(
 ): AsyncGenerator<string> {
   const poll = await requirePoll(deps.store, caller, pollId, 'read');
   const release = slots.take(poll.accountId);
+  let checkedAt = deps.clock.now().getTime();
+  const stillAllowed = async () => {
+    if (deps.clock.now().getTime() - checkedAt < EXPORT_RECHECK_MS) return;
+    const now = await deps.store.keys.findLive(caller.keyId);
+    if (!now) throw new DomainError('unauthenticated', 'the API key was revoked while the export ran');
+    await requirePoll(deps.store, now, pollId, 'read');
+    checkedAt = deps.clock.now().getTime();
+  };
   try {
-    yield* rowsOf(deps, pollId);
+    yield* rowsOf(deps, pollId, stillAllowed);
   } finally {
     release();
   }
 }
 
-async function* rowsOf(deps: Deps, pollId: string): AsyncGenerator<string> {
+async function* rowsOf(deps: Deps, pollId: string, stillAllowed: () => Promise<void>): AsyncGenerator<string> {
   const slides = new Map((await deps.store.slides.listByPoll(pollId)).map((s) => [s.id, s]));
   yield (
     ['responseId', 'participantId', 'slideId', 'slideTitle', 'slideType', 'value', 'synthetic', 'createdAt'].join(',') +
@@ -36,6 +50,7 @@ async function* rowsOf(deps: Deps, pollId: string): AsyncGenerator<string> {
   );
   let cursor: string | undefined;
   for (;;) {
+    await stillAllowed();
     const page = await deps.store.responses.list({ pollId }, { startCursor: cursor, limit: 500 });
     let chunk = '';
     for (const r of page.data) {

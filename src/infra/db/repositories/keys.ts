@@ -42,6 +42,15 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
         }
       );
     },
+    async findLive(id) {
+      const r = await db
+        .selectFrom('api_keys as k')
+        .select(['k.id', 'k.user_id', 'k.account_id', withdrawnFrom])
+        .where('k.id', '=', id)
+        .where('k.revoked_at', 'is', null)
+        .executeTakeFirst();
+      return r && { keyId: r.id, userId: r.user_id, accountId: r.account_id, withdrawnFrom: r.withdrawn_from };
+    },
     async touch(id, now) {
       await db
         .updateTable('api_keys')
