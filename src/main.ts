@@ -197,6 +197,7 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
     ? listenForDue(rt.config.databaseUrl, () => runner.wake(), {
         onError: (err) => logger.warn({ err }, 'listening for new deliveries failed; polling until it reconnects'),
         presence: { applicationName: presenceName, onWorkersChanged: () => sharing?.recount() },
+        connectTimeoutMs: rt.config.dbConnectTimeoutMs,
       })
     : undefined;
   const sharing = listener

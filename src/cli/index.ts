@@ -166,6 +166,7 @@ async function runUntilSignal(start: (cfg: Config) => Promise<Running>): Promise
   // code 1, so a supervisor restarts it: what it opened is closed first, for 10 s at most.
   const r = running;
   void r.stopped?.then((e) => {
+    broken = true;
     if (signals) return;
     signals = 1;
     broken = true;

@@ -244,6 +244,12 @@ export async function checkAlerts(
     try {
       await record(deps, u.plan, u.mail);
     } catch (err) {
+      // Kept a reminder period at most: one that never records (no outage, a fault) does not
+      // stop this process's alerts for good; unrecorded, it may be sent again (a repeat).
+      if (deps.clock.now().getTime() - u.plan.now.getTime() >= windows.reminderMs) {
+        unrecorded.shift();
+        continue;
+      }
       throw new Error(
         `${unrecorded.length} failure alert email(s) sent but not recorded yet (endpoint ${u.plan.endpoint.id}): ${err instanceof Error ? err.message : String(err)}`,
         { cause: err },
@@ -290,7 +296,7 @@ export async function checkAlerts(
       await recordRetrying(deps, done.plan, mail);
     } catch (error) {
       unrecorded.push(done);
-      // Said at once: the email went out, and the database that keeps it is failing.
+      // The pass ends here: the email went out, and the database that keeps it is failing.
       throw new Error(
         `a failure alert email was sent but not recorded yet (endpoint ${plan.endpoint.id}); recorded at the next pass${failed.length ? `; ${failed.length} other(s) not sent, retried after a pause` : ''}: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },

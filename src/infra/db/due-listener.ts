@@ -26,6 +26,8 @@ export function listenForDue(
      * the URL says, and announced on WORKERS_CHANGED each time it (re)connects.
      */
     presence?: { applicationName: string; onWorkersChanged(): void };
+    /** How long connecting may take before it is retried (CANVASS_DB_CONNECT_TIMEOUT_MS). */
+    connectTimeoutMs?: number;
   } = {},
 ): DueListener {
   const retryMs = opts.retryMs ?? 1_000;
@@ -47,7 +49,7 @@ export function listenForDue(
 
   const connect = () => {
     if (closed) return;
-    const c = (client = new pg.Client({ connectionString: url }));
+    const c = (client = new pg.Client({ connectionString: url, connectionTimeoutMillis: opts.connectTimeoutMs ?? 0 }));
     c.on('notification', (n) => (n.channel === WORKERS_CHANGED ? presence?.onWorkersChanged() : onDue()));
     c.on('error', fail);
     c.on('end', () => {

@@ -6,7 +6,7 @@ const WORDS = {
   ENOTFOUND: 'no such name',
   EAI_AGAIN: 'its name servers failed',
   ETIMEDOUT: 'no name server answered in time',
-  ERESOLVER: 'this worker’s name servers could not be reached, or refused to answer',
+  ERESOLVER: 'this worker’s name servers refused the query, or their port refused it',
 } as const;
 
 /**

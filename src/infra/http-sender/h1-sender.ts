@@ -120,7 +120,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
         key: t.origin,
         host: t.host,
         port: t.port,
-        servername: isIpLiteral(t.host) ? undefined : t.host,
+        servername: isIpLiteral(t.host) ? undefined : t.host.replace(/\.$/, ''),
         timeoutMs: 0,
         conns: new Set(),
         idle: [],

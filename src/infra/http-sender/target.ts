@@ -19,10 +19,11 @@ export function parseTarget(url: string): Target {
     throw Object.assign(new Error(`port 0 of ${u.hostname} cannot be connected to`), {
       code: 'CANVASS_BLOCKED_ADDRESS',
     });
-  // A name's trailing dot (fully qualified) names the same host: left out of the TLS server name
-  // (RFC 6066 allows none), the Host header and the origin, so both spellings share connections.
+  // A name's trailing dot (fully qualified) names the same host: kept for the lookup (no search
+  // list applies), left out of the TLS server name (RFC 6066 allows none), the Host header and
+  // the origin, so both spellings share connections.
   const bare = u.hostname.endsWith('.') ? u.hostname.slice(0, -1) : u.hostname;
-  const host = bare.replace(/^\[|\]$/g, '');
+  const host = u.hostname.replace(/^\[|\]$/g, '');
   const hostHeader = u.port ? `${bare}:${u.port}` : bare;
   return {
     origin: `https://${hostHeader}`,
