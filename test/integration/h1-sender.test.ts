@@ -317,18 +317,35 @@ describe('h1 sender: connections', () => {
     expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/good']);
   });
 
-  it('an attempt queued behind a connection that answers nothing is a timeout, not given back', async () => {
+  it('an attempt queued behind its own endpoint’s request that answers nothing is a timeout, not given back', async () => {
     const r = await raw(() => {}); // never answers
     const s = sender({ connectionsPerOrigin: 1 });
-    // /queued's deadline passes while /hung still holds the one open connection.
+    // The second's deadline passes while the first, to the same endpoint, holds the one connection.
     const results = await Promise.all([
       s.send(req(r.port, { path: '/hung', timeoutMs: 1_000 })),
-      s.send(req(r.port, { path: '/queued', timeoutMs: 300 })),
+      s.send(req(r.port, { path: '/hung', timeoutMs: 300 })),
     ]);
     for (const result of results) {
       expect(result.outcome).toEqual({ kind: 'error', error: 'timeout' });
       expect(result.unsent).toBeUndefined();
     }
+  });
+
+  it('an attempt queued behind another endpoint’s hung request on the same host is given back unsent, not its timeout', async () => {
+    const r = await raw((q, socket) => {
+      if (!q.includes('/other-tenant')) socket.write(OK);
+    });
+    const s = sender({ connectionsPerOrigin: 1 });
+    // /mine's deadline passes while another endpoint of the same origin holds the one connection.
+    const [hung, mine] = await Promise.all([
+      s.send(req(r.port, { path: '/other-tenant', timeoutMs: 1_000 })),
+      s.send(req(r.port, { path: '/mine', timeoutMs: 300 })),
+    ]);
+    expect(hung).toMatchObject({ outcome: { kind: 'error', error: 'timeout' } });
+    expect(hung.unsent).toBeUndefined();
+    expect(mine).toMatchObject({ outcome: { kind: 'error', error: 'timeout' }, unsent: true });
+    // Never written: the endpoint saw only the hung request.
+    expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/other-tenant']);
   });
 
   it('an attempt past its deadline mid-answer: timeout if no status yet, and that connection is not used again', async () => {

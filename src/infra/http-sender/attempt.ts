@@ -36,6 +36,8 @@ export type Attempt<C = unknown> = {
   settled: boolean;
   timedOut: boolean;
   retried: boolean;
+  /** Its endpoint within the origin (path and query): which requests on a connection are its own. */
+  path: string;
 };
 
 export function newAttempt<C>(
@@ -62,6 +64,7 @@ export function newAttempt<C>(
     settled: false,
     timedOut: false,
     retried: false,
+    path: t.path,
   };
 }
 

@@ -365,9 +365,13 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
             if (a.conn?.current === a) drop(a.conn);
             return;
           }
-          // Never written: behind open connections, all busy and answering since it was queued,
-          // given back unsent; with none open or none answering (a hung endpoint), a timeout.
-          if (o.answeredAt > a.started && [...o.conns].some((c) => c.ready && !c.dropped)) return unsent(a);
+          // Never written, behind open connections all busy: given back unsent, charged to no
+          // endpoint, when they answered since it was queued or hold other endpoints' requests
+          // (one endpoint hung on a shared host is not another's timeout); a timeout when none is
+          // open, or its own endpoint's requests hold them unanswered (its endpoint is hung).
+          const open = [...o.conns].filter((c) => c.ready && !c.dropped);
+          const ownHung = o.answeredAt <= a.started && open.some((c) => c.current?.path === a.path);
+          if (open.length && !ownHung) return unsent(a);
           a.timedOut = true;
           failed(a, new DeadlineError());
         };
