@@ -305,6 +305,23 @@ describe('h1 sender: connections', () => {
     expect(writtenAt[1]).toBeGreaterThanOrEqual(answeredFirstAt);
   });
 
+  it('a 204 whose head declares a body does not hand its connection to the next attempt, which would read those bytes as its answer', async () => {
+    const r = await raw((q, socket, nth) => {
+      if (q.includes('/no-content')) socket.write('HTTP/1.1 204 No Content\r\nContent-Length: 38\r\n\r\n');
+      // The declared bytes, sent late on the same connection: an answer of their own.
+      else if (nth > 0) socket.write('HTTP/1.1 500 Stray\r\nContent-Length: 0\r\n\r\n');
+      else socket.write('HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n');
+    });
+    const s = sender({ connectionsPerOrigin: 1 });
+    const [first, next] = await Promise.all([
+      s.send(req(r.port, { path: '/no-content' })),
+      s.send(req(r.port, { path: '/next' })),
+    ]);
+    expect(first.outcome).toEqual({ kind: 'response', statusCode: 204 });
+    expect(next.outcome).toEqual({ kind: 'response', statusCode: 202 });
+    expect(r.connections).toBe(2);
+  });
+
   it('headers made at the write that cannot be sent fail that attempt, and the connection serves the next', async () => {
     const r = await raw((_q, socket) => socket.write(OK));
     const s = sender({ connectionsPerOrigin: 1 });

@@ -49,7 +49,14 @@ describe('ResponseParser: framing', () => {
 
   it.each([204, 304])('%s has no body whatever its headers say', (status) => {
     const { seen } = parse(`HTTP/1.1 ${status} X\r\nContent-Length: 12\r\n\r\n`);
-    expect(seen).toEqual({ heads: [{ status, keepAliveMs: null }], body: '', ends: [true] });
+    // A 304's length is its representation's; a 204 that declares a body may still send it.
+    expect(seen).toEqual({ heads: [{ status, keepAliveMs: null }], body: '', ends: [status === 304] });
+  });
+
+  it('a 204 that declares no body leaves its connection reusable', () => {
+    expect(parse('HTTP/1.1 204 No Content\r\n\r\n').seen.ends).toEqual([true]);
+    expect(parse('HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n').seen.ends).toEqual([true]);
+    expect(parse('HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n').seen.ends).toEqual([false]);
   });
 
   it('Content-Length 0 ends at the head', () => {
