@@ -5,6 +5,7 @@ import { newId } from '../../domain/ids.js';
 import { describeConditions } from '../../domain/logic-eval.js';
 import type { Endpoint } from '../../domain/webhook.js';
 import type { Deps, MailReceipt, Store } from '../ports/index.js';
+import { MailServerUnavailableError } from '../ports/mail-server-unavailable.js';
 
 const WEEK_MS = 7 * 86_400_000;
 const RULE_WORDS = {
@@ -281,6 +282,9 @@ export async function checkAlerts(
         plan.endpoint.id,
         new Date(deps.clock.now().getTime() + holdMs(windows, FAILED_SEND_PAUSE_MS)),
       );
+      // Every other email would fail alike (and wait out the server's timeouts each): the pass
+      // ends, said at once, and the other endpoints are tried at the next, not paused.
+      if (error instanceof MailServerUnavailableError) break;
       continue;
     }
     // Renewals stop before the record, which clears the hold: one landing after it would set the

@@ -2,6 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Mailer, MailReceipt, OutgoingMail } from '../../app/ports/index.js';
+import { MailServerUnavailableError } from '../../app/ports/mail-server-unavailable.js';
+
+// nodemailer's codes for a server that cannot be reached or will take no mail from us at all.
+const SERVER_CODES = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'ETLS', 'EAUTH', 'EPROTOCOL']);
 
 type SmtpInfo = {
   rejected?: (string | { address: string })[];
@@ -29,13 +33,19 @@ export function smtpMailer(url: string, from: string): Mailer {
   return {
     // nodemailer fails a message only when every recipient is refused; it sends to the rest.
     async send(mail: OutgoingMail) {
-      const info = (await transport.sendMail({
-        from,
-        to: mail.to,
-        subject: mail.subject,
-        text: mail.text,
-        html: mail.html,
-      })) as SmtpInfo;
+      let info: SmtpInfo;
+      try {
+        info = (await transport.sendMail({
+          from,
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+        })) as SmtpInfo;
+      } catch (err) {
+        if (SERVER_CODES.has(String((err as { code?: unknown }).code))) throw new MailServerUnavailableError(err);
+        throw err;
+      }
       return { refused: refusedOf(info) };
     },
     async close() {
