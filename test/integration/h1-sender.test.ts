@@ -305,6 +305,22 @@ describe('h1 sender: connections', () => {
     expect(writtenAt[1]).toBeGreaterThanOrEqual(answeredFirstAt);
   });
 
+  it('an endpoint that hangs holds half of its host’s connections: another endpoint of the host is answered meanwhile', async () => {
+    const r = await raw((q, socket) => {
+      if (!q.includes('/hung')) socket.write(OK);
+    });
+    const s = sender({ connectionsPerOrigin: 4 });
+    // Six requests to the hung endpoint queued first, then two to another endpoint of the host.
+    const hung = Array.from({ length: 6 }, () => s.send(req(r.port, { path: '/hung', timeoutMs: 2_000 })));
+    const other = await Promise.all([0, 1].map(() => s.send(req(r.port, { path: '/other', timeoutMs: 2_000 }))));
+    expect(other.map((x) => x.outcome)).toEqual([0, 1].map(() => ({ kind: 'response', statusCode: 200 })));
+    const hungResults = await Promise.all(hung);
+    // At most two of the hung endpoint's requests were on the wire at once before /other's went out.
+    const paths = r.requests.map((q) => q.split(' ')[1]);
+    expect(paths.slice(0, paths.indexOf('/other'))).toEqual(['/hung', '/hung']);
+    expect(hungResults.every((x) => x.outcome.kind === 'error')).toBe(true);
+  });
+
   it('a 204 whose head declares a body does not hand its connection to the next attempt, which would read those bytes as its answer', async () => {
     const r = await raw((q, socket, nth) => {
       if (q.includes('/no-content')) socket.write('HTTP/1.1 204 No Content\r\nContent-Length: 38\r\n\r\n');

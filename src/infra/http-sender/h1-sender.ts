@@ -15,11 +15,11 @@ import {
 import { classifyError, ClosedError, DeadlineError } from './classify-error.js';
 import { guardedLookup } from './guarded-lookup.js';
 import { ResponseParser } from './response-parser.js';
+import { OriginQueue } from './origin-queue.js';
 import { parseTarget, type Target } from './target.js';
 
-// A connection idle this long is closed, and one the server said it keeps less long is closed
-// this much before the server would, so a request seldom meets a socket the server is closing
-// (one that does is sent once more: see onClose).
+// A connection idle this long is closed, and one the server keeps less long this much before the
+// server would, so a request seldom meets a closing socket (one that does is sent again: onClose).
 const IDLE_MS = 30_000;
 const KEEP_ALIVE_MARGIN_MS = 2_000;
 
@@ -61,7 +61,7 @@ type Origin = {
   conns: Set<Conn>;
   /** Ready connections with nothing to do, most recently used last. */
   idle: Conn[];
-  queue: Attempt[];
+  queue: OriginQueue<Attempt>;
   connecting: number;
   /** Connections destroyed whose close is not yet seen (they are still in conns). */
   dropped: number;
@@ -79,8 +79,7 @@ type Origin = {
  * a parser calling back per header) would be most of the worker's CPU per delivery
  * (docs/performance.md). What a general client also does and this one must too:
  * - every connection goes through the SSRF guard's lookup, and literal addresses are checked here;
- * - an attempt's deadline runs from its write (see send); a connection still opening after a
- *   deadline is closed;
+ * - an attempt's deadline runs from its write (see send); a connection opening past it is closed;
  * - answers are framed strictly (response-parser.ts); redirects are never followed;
  * - a request written to a reused connection that the server closed before answering anything
  *   (its idle timeout raced ours) is sent once more on a new connection, as the same attempt: it
@@ -124,7 +123,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
         timeoutMs: 0,
         conns: new Set(),
         idle: [],
-        queue: [],
+        queue: new OriginQueue(),
         connecting: 0,
         dropped: 0,
         answeredAt: 0,
@@ -146,16 +145,11 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
   const kept = (o: Origin) => o.conns.size - o.dropped;
 
   const pump = (o: Origin) => {
-    while (o.queue.length) {
-      const a = o.queue[0]!;
-      if (a.settled) {
-        o.queue.shift();
-        continue;
-      }
+    while (o.queue.any()) {
       const conn = o.idle.pop();
       if (conn) {
         if (conn.socket.destroyed || !conn.socket.writable) continue;
-        o.queue.shift();
+        const a = o.queue.take(maxConns)!;
         if (framed(a)) assign(conn, a);
         else o.idle.push(conn);
         continue;
@@ -174,6 +168,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       a.started = conn.served === 0 ? Math.max(a.started, conn.openedAt) : performance.now();
     }
     conn.current = a;
+    conn.origin.queue.holding(a.path, 1);
     conn.parser = new ResponseParser(answerSink(conn));
     conn.ended = false;
     conn.tooLarge = false;
@@ -194,6 +189,11 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     pump(o);
   };
 
+  // The connection's request is done with: its endpoint holds one connection fewer.
+  const letGo = (conn: Conn) => {
+    if (conn.current) conn.origin.queue.holding(conn.current.path, -1);
+    conn.current = null;
+  };
   const onData = (conn: Conn, chunk: Buffer) => {
     const a = conn.current;
     // Bytes on a connection with no request out: it is not speaking HTTP as we are.
@@ -206,12 +206,12 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     }
     if (a.status) conn.origin.answeredAt = performance.now();
     if (conn.tooLarge) {
-      conn.current = null;
+      letGo(conn);
       answered(a);
       return drop(conn);
     }
     if (!conn.ended) return;
-    conn.current = null;
+    letGo(conn);
     conn.parser = null;
     conn.served++;
     answered(a);
@@ -234,11 +234,11 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       // origin that refuses everything is not dialled in a loop.
       if (o.connecting === 0 && ![...o.conns].some((c) => c.ready)) {
         const err = conn.error ?? new ClosedError();
-        for (const a of o.queue.splice(0)) failed(a, err);
+        for (const a of o.queue.takeAll()) failed(a, err);
       }
     }
     const a = conn.current;
-    conn.current = null;
+    letGo(conn);
     if (a && !a.settled) {
       if (conn.parser?.eof()) answered(a);
       else if (a.status)
@@ -390,7 +390,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       return new Promise<void>((resolve) => {
         allClosed = resolve;
         for (const o of origins.values()) {
-          for (const a of o.queue.splice(0)) failed(a, new ClosedError());
+          for (const a of o.queue.takeAll()) failed(a, new ClosedError());
           for (const c of [...o.conns]) if (!c.current) drop(c);
         }
         if (!origins.size) resolve();
