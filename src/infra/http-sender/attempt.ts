@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { SendRequest, SendResult } from '../../app/ports/index.js';
 import { classifyError } from './classify-error.js';
 import type { ResponseHead, ResponseSink } from './response-parser.js';
+import type { EndpointLoad } from './origin-queue.js';
 import type { Target } from './target.js';
 
 const EXCERPT_CHARS = 1024;
@@ -38,6 +39,8 @@ export type Attempt<C = unknown> = {
   retried: boolean;
   /** Its endpoint within the origin (path and query): which requests on a connection are its own. */
   path: string;
+  /** Its endpoint's attempts queued and on the wire (origin-queue.ts). */
+  load: EndpointLoad;
 };
 
 export function newAttempt<C>(
@@ -65,6 +68,7 @@ export function newAttempt<C>(
     timedOut: false,
     retried: false,
     path: t.path,
+    load: t.load,
   };
 }
 

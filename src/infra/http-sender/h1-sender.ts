@@ -168,7 +168,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       a.started = conn.served === 0 ? Math.max(a.started, conn.openedAt) : performance.now();
     }
     conn.current = a;
-    conn.origin.queue.holding(a.path, 1);
+    a.load.held++;
     conn.parser = new ResponseParser(answerSink(conn));
     conn.ended = false;
     conn.tooLarge = false;
@@ -191,7 +191,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
 
   // The connection's request is done with: its endpoint holds one connection fewer.
   const letGo = (conn: Conn) => {
-    if (conn.current) conn.origin.queue.holding(conn.current.path, -1);
+    if (conn.current) conn.current.load.held--;
     conn.current = null;
   };
   const onData = (conn: Conn, chunk: Buffer) => {

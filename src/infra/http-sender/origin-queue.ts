@@ -1,4 +1,7 @@
-type Queued = { path: string; settled: boolean };
+/** One endpoint's attempts at an origin: queued, and on the wire (one per connection). */
+export type EndpointLoad = { waiting: number; held: number };
+
+type Queued = { load: EndpointLoad; settled: boolean };
 
 /**
  * One origin's attempts waiting for a connection, first come first served, except that an
@@ -6,13 +9,14 @@ type Queued = { path: string; settled: boolean };
  * more gives way to the first attempt of another endpoint that waits: the endpoints of one host
  * (a shared webhook service) share its connections, and one that hangs or answers slowly holds
  * at most half of them while the others wait. One endpoint alone keeps them all.
+ *
+ * The counts live on each URL's parsed target (target.ts), shared by its attempts, so keeping
+ * them costs a few increments per attempt rather than map lookups.
  */
 export class OriginQueue<A extends Queued> {
   private items: A[] = [];
-  /** Attempts queued per path (settled ones included until they leave the queue). */
-  private waiting = new Map<string, number>();
-  /** Connections carrying a request per path. */
-  private held = new Map<string, number>();
+  /** Endpoints with attempts queued (settled ones included until they leave the queue). */
+  private endpoints = 0;
 
   get length(): number {
     return this.items.length;
@@ -24,18 +28,19 @@ export class OriginQueue<A extends Queued> {
 
   push(a: A): void {
     this.items.push(a);
-    add(this.waiting, a.path, 1);
+    if (a.load.waiting++ === 0) this.endpoints++;
   }
 
   /** Back at the front (a request sent once more on a new connection). */
   unshift(a: A): void {
     this.items.unshift(a);
-    add(this.waiting, a.path, 1);
+    if (a.load.waiting++ === 0) this.endpoints++;
   }
 
   /** Every attempt waiting, taken off the queue. */
   takeAll(): A[] {
-    this.waiting.clear();
+    for (const a of this.items) a.load.waiting = 0;
+    this.endpoints = 0;
     return this.items.splice(0);
   }
 
@@ -49,30 +54,19 @@ export class OriginQueue<A extends Queued> {
   take(maxConns: number): A | undefined {
     if (!this.any()) return undefined;
     const head = this.items[0]!;
-    const cap = Math.max(1, Math.floor(maxConns / 2));
-    if (this.waiting.size > 1 && (this.held.get(head.path) ?? 0) >= cap) {
+    const cap = maxConns >> 1 || 1;
+    if (this.endpoints > 1 && head.load.held >= cap) {
       for (let i = 1; i < this.items.length; i++) {
         const a = this.items[i]!;
-        if (!a.settled && a.path !== head.path && (this.held.get(a.path) ?? 0) < cap) return this.remove(i);
+        if (!a.settled && a.load !== head.load && a.load.held < cap) return this.remove(i);
       }
     }
     return this.remove(0);
   }
 
-  /** A connection began carrying a request of `path`, or ended it. */
-  holding(path: string, n: 1 | -1): void {
-    add(this.held, path, n);
-  }
-
   private remove(i: number): A {
     const a = i === 0 ? this.items.shift()! : this.items.splice(i, 1)[0]!;
-    add(this.waiting, a.path, -1);
+    if (--a.load.waiting === 0) this.endpoints--;
     return a;
   }
-}
-
-function add(counts: Map<string, number>, key: string, n: number): void {
-  const next = (counts.get(key) ?? 0) + n;
-  if (next > 0) counts.set(key, next);
-  else counts.delete(key);
 }

@@ -1,4 +1,5 @@
 import { isIpLiteral, isPublicAddress } from '../../domain/ip-ranges.js';
+import type { EndpointLoad } from './origin-queue.js';
 
 /** Where an attempt goes, as the sender needs it; parsed once per URL. */
 export type Target = {
@@ -9,6 +10,8 @@ export type Target = {
   path: string;
   /** A literal address that is not public: refused before connecting. */
   blockedLiteral: boolean;
+  /** Its attempts queued and on the wire, which its origin's queue keeps (origin-queue.ts). */
+  load: EndpointLoad;
 };
 
 export function parseTarget(url: string): Target {
@@ -32,5 +35,6 @@ export function parseTarget(url: string): Target {
     hostHeader,
     path: u.pathname + u.search,
     blockedLiteral: isIpLiteral(host) && !isPublicAddress(host),
+    load: { waiting: 0, held: 0 },
   };
 }
