@@ -80,7 +80,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     // errors and slow requests are logged by the hooks below instead.
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: {} },
-    frameworkErrors,
+    // Answered before any hook runs, so counted here: a malformed path is a request like another.
+    frameworkErrors: (err, req, reply) => {
+      frameworkErrors(err, req, reply);
+      opts.metrics?.metrics.httpRequest(req.method, 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler());

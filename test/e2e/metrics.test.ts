@@ -276,6 +276,18 @@ describe('metrics and warn lines after a delivery run', () => {
     expect(Object.keys(doc.paths)).not.toContain('/metrics');
   });
 
+  it('counts a request whose path is not valid percent-encoding, answered before any route, as unmatched', async () => {
+    const own = prometheusMetrics({ now: () => new Date() });
+    const app = await testApp({ deps: h.deps, logger: false, metrics: { metrics: own } });
+    try {
+      expect((await app.inject({ method: 'GET', url: '/po%zzll' })).statusCode).toBe(400);
+      const s = await scrape(app, null);
+      expect(value(s, 'canvass_http_requests_total', { method: 'GET', route: 'unmatched', status: '400' })).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('is open without a token and not rate-limited, each app with a registry of its own', async () => {
     const own = prometheusMetrics({ now: () => new Date() });
     const limited = await testApp({ deps: h.deps, logger: false, rateLimitPerMinute: 1, metrics: { metrics: own } });
