@@ -149,7 +149,8 @@ async function runUntilSignal(start: (cfg: Config) => Promise<Running>): Promise
     }
     if (!running) return atOnce(`${signal} again while starting`);
     if (signals === 2) {
-      process.stderr.write(`canvass: ${signal} again: still draining; a third signal stops at once\n`);
+      const again = broken ? `${signal} while stopping for the stopped storage` : `${signal} again`;
+      process.stderr.write(`canvass: ${again}: still draining; a third signal stops at once\n`);
       return;
     }
     process.exit(1);

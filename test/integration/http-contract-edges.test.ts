@@ -50,6 +50,14 @@ describe('GET /accounts', () => {
     expect(res.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: 'query:/limit' }] });
     expect((await h.app.inject({ url: '/accounts', headers: bearer(acct.key) })).statusCode).toBe(200);
   });
+  it('answers a key below premium with its accounts and plans, and is the one route that does', async () => {
+    const free = await h.account({ plan: 'free' });
+    const res = await h.app.inject({ url: '/accounts', headers: bearer(free.key) });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toMatchObject([{ accountId: free.accountId, plan: 'free', role: 'owner' }]);
+    const polls = await h.app.inject({ url: `/polls?accountId=${free.accountId}`, headers: bearer(free.key) });
+    expect([polls.statusCode, polls.json().code]).toEqual([403, 'plan_required']);
+  });
 });
 
 describe('headers every answer carries', () => {
