@@ -37,9 +37,7 @@ export type Attempt<C = unknown> = {
   settled: boolean;
   timedOut: boolean;
   retried: boolean;
-  /** Its endpoint within the origin (path and query): which requests on a connection are its own. */
-  path: string;
-  /** Its endpoint's attempts queued and on the wire (origin-queue.ts). */
+  /** Its endpoint's attempts queued and on the wire, and its last answer (origin-queue.ts). */
   load: EndpointLoad;
 };
 
@@ -67,7 +65,6 @@ export function newAttempt<C>(
     settled: false,
     timedOut: false,
     retried: false,
-    path: t.path,
     load: t.load,
   };
 }

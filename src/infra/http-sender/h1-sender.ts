@@ -15,7 +15,7 @@ import {
 import { classifyError, ClosedError, DeadlineError } from './classify-error.js';
 import { guardedLookup } from './guarded-lookup.js';
 import { ResponseParser } from './response-parser.js';
-import { OriginQueue } from './origin-queue.js';
+import { OriginQueue, type EndpointLoad } from './origin-queue.js';
 import { parseTarget, type Target } from './target.js';
 
 // A connection idle this long is closed, and one the server keeps less long this much before the
@@ -65,8 +65,6 @@ type Origin = {
   connecting: number;
   /** Connections destroyed whose close is not yet seen (they are still in conns). */
   dropped: number;
-  /** When a status line last arrived on any of its connections (performance.now()). */
-  answeredAt: number;
 };
 
 /**
@@ -99,6 +97,8 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
   const lookup = guardedLookup({ allowPrivate: opts.allowPrivateTargets, resolver: opts.resolver });
   const origins = new Map<string, Origin>();
   const targets = new Map<string, Target>();
+  // One load per endpoint (origin and path), however its URL is spelled.
+  const loads = new Map<string, EndpointLoad>();
   let closed = false;
   let allClosed: (() => void) | undefined;
 
@@ -106,7 +106,10 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     let t = targets.get(url);
     if (!t) {
       t = parseTarget(url);
-      if (targets.size >= 10_000) targets.clear();
+      if (targets.size >= 10_000) for (const m of [targets, loads]) m.clear();
+      const key = t.origin + t.path;
+      t.load = loads.get(key) ?? t.load;
+      loads.set(key, t.load);
       targets.set(url, t);
     }
     return t;
@@ -126,7 +129,6 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
         queue: new OriginQueue(),
         connecting: 0,
         dropped: 0,
-        answeredAt: 0,
       };
       origins.set(t.origin, o);
     }
@@ -204,7 +206,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
       conn.error = err;
       return drop(conn);
     }
-    if (a.status) conn.origin.answeredAt = performance.now();
+    if (a.status) a.load.answeredAt = performance.now();
     if (conn.tooLarge) {
       letGo(conn);
       answered(a);
@@ -365,13 +367,11 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
             if (a.conn?.current === a) drop(a.conn);
             return;
           }
-          // Never written, behind open connections all busy: given back unsent, charged to no
-          // endpoint, when they answered since it was queued or hold other endpoints' requests
-          // (one endpoint hung on a shared host is not another's timeout); a timeout when none is
-          // open, or its own endpoint's requests hold them unanswered (its endpoint is hung).
-          const open = [...o.conns].filter((c) => c.ready && !c.dropped);
-          const ownHung = o.answeredAt <= a.started && open.some((c) => c.current?.path === a.path);
-          if (open.length && !ownHung) return unsent(a);
+          // Never written, behind busy open connections: given back unsent (charged to no one)
+          // unless none is open, or its endpoint holds some and answered none since it was
+          // queued (it hangs: a timeout). One endpoint hung on a shared host is not another's.
+          const ownHung = a.load.answeredAt <= a.started && a.load.held > 0;
+          if (!ownHung && [...o.conns].some((c) => c.ready && !c.dropped)) return unsent(a);
           a.timedOut = true;
           failed(a, new DeadlineError());
         };

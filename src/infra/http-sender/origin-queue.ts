@@ -1,5 +1,8 @@
-/** One endpoint's attempts at an origin: queued, and on the wire (one per connection). */
-export type EndpointLoad = { waiting: number; held: number };
+/**
+ * One endpoint's attempts at an origin: queued, and on the wire (one per connection); and when a
+ * status line of its last arrived (performance.now()).
+ */
+export type EndpointLoad = { waiting: number; held: number; answeredAt: number };
 
 type Queued = { load: EndpointLoad; settled: boolean };
 
@@ -7,11 +10,11 @@ type Queued = { load: EndpointLoad; settled: boolean };
  * One origin's attempts waiting for a connection, first come first served, except that an
  * endpoint (a path and query of the origin) whose requests hold half the origin's connections or
  * more gives way to the first attempt of another endpoint that waits: the endpoints of one host
- * (a shared webhook service) share its connections, and one that hangs or answers slowly holds
- * at most half of them while the others wait. One endpoint alone keeps them all.
- *
- * The counts live on each URL's parsed target (target.ts), shared by its attempts, so keeping
- * them costs a few increments per attempt rather than map lookups.
+ * (a shared webhook service) share its connections, and one that hangs or answers slowly gets
+ * no further connection while it holds half of them and another waits (those it holds are kept
+ * until answered or timed out). One endpoint alone uses them all; with one connection per
+ * origin the order is arrival's. The counts live with each endpoint's parsed target (one object
+ * its attempts share: a few increments per attempt, docs/performance.md).
  */
 export class OriginQueue<A extends Queued> {
   private items: A[] = [];

@@ -233,10 +233,9 @@ export class ResponseParser {
     if (http10 || close) this.reusable = false;
     this.sink.head({ status, keepAliveMs });
     if (status === 204 || status === 304) {
-      // No body, whatever the head says. A 204 may declare none (a 304's Content-Length is its
-      // representation's); one that does leaves bytes the server may still send, which the
-      // connection's next request would read as its answer: not reused.
-      if (status === 204 && (encoded || (length !== null && Number(length) > 0))) this.reusable = false;
+      // No body, whatever the head says. One that declares a body (no answer to a POST may) leaves
+      // bytes the server may still send, which the next request would read as its answer.
+      if (encoded || (length !== null && Number(length) > 0)) this.reusable = false;
       return this.finish();
     }
     if (encoded) {

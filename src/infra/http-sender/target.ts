@@ -35,6 +35,6 @@ export function parseTarget(url: string): Target {
     hostHeader,
     path: u.pathname + u.search,
     blockedLiteral: isIpLiteral(host) && !isPublicAddress(host),
-    load: { waiting: 0, held: 0 },
+    load: { waiting: 0, held: 0, answeredAt: 0 },
   };
 }
