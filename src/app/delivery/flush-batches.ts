@@ -88,8 +88,10 @@ async function flushInTransaction(
     // Ids made in the same millisecond do not sort in that order.
     const answers = b.responseIds.flatMap((id) => responses.get(id) ?? []);
     // The poll or webhook was deleted meanwhile (its batches go with it), or its answers are gone.
-    // A batch made with no answers is the completion of a respondent by an empty submission.
-    if (!found || !webhook || !participant || (b.responseIds.length && !answers.length)) continue;
+    // A batch made with no answers is the completion of a respondent by an empty submission. A
+    // webhook changed to "send only if fully completed" meanwhile sends it no partial event.
+    if (!found || !webhook || webhook.deliveryRule !== 'partial' || !participant) continue;
+    if (b.responseIds.length && !answers.length) continue;
     // The event is the batch's latest submission: an answer, or a completion with no answer. A
     // completion after the batch opened joined it (a completing submission joins the open batch
     // until a flush claims it, under that flush's lock); one before it opened is older.

@@ -212,3 +212,24 @@ describe('a partial webhook and a submission with no answers', () => {
       expect(bodies.map((b) => [b.submissionsComplete, b.timestamp])).toEqual([[true, completedAt]]);
     }));
 });
+
+// "Send only if fully completed": a webhook changed to it while a batch of answers was open
+// sends that batch no more than any later answer.
+describe('a partial webhook changed to complete-only within the batch window', () => {
+  it('sends nothing of the batch that was open', () =>
+    withWebhook(1_000, 'https://hooks.example.com/changed', async ({ h, acct, p, hook }) => {
+      await answer(h, { pollId: p.pollId, participantId: 'y', answers: [{ slideId: p.q1, value: 'hello' }] });
+      const changed = await h.app.inject({
+        method: 'POST',
+        url: '/webhooks/update',
+        headers: { authorization: `Bearer ${acct.key}` },
+        payload: { webhookId: hook, deliveryRule: 'complete' },
+      });
+      expect(changed.statusCode, changed.body).toBe(200);
+      h.clock.advance(1_000);
+      await flushDueBatches(h.deps, 10);
+      expect(await bodiesOf(h, acct, hook)).toEqual([]);
+      // Nor is the batch kept for a later flush.
+      expect(await flushDueBatches(h.deps, 10)).toBe(0);
+    }));
+});
