@@ -17,12 +17,20 @@ const prepareAnswer = (value: unknown): PreparedAnswer => ({ value });
 const keysOf = (a: PreparedAnswer): Set<unknown> => (a.keys ??= new Set((a.value as unknown[]).map(key)));
 const lowerOf = (a: PreparedAnswer): string => (a.lower ??= (a.value as string).toLowerCase());
 
-/** Equal as the rules read it: the same items (in any order), or the same text whatever its case. */
+/**
+ * Equal as the rules read it: the same items (in any order), the same text whatever its case, or
+ * the same number whether written as one or as text (a rule saved as "5" against a rating of 5,
+ * as gt and lt read them).
+ */
 function sameValue(a: PreparedAnswer, b: unknown): boolean {
   const v = a.value;
   if (Array.isArray(v) && Array.isArray(b)) return v.length === b.length && v.every((x) => b.includes(x));
+  if (typeof v === 'number' && typeof b === 'string') return sameNumber(v, b);
+  if (typeof v === 'string' && typeof b === 'number') return sameNumber(b, v);
   return key(v) === key(b);
 }
+
+const sameNumber = (n: number, text: string): boolean => text.trim() !== '' && Number(text) === n;
 
 /** One condition against an answer value, in the shapes respondents send (checkAnswerValue, answer.ts). */
 export const conditionHolds = (c: Condition, value: unknown): boolean => holds(c, prepareAnswer(value));

@@ -27,6 +27,20 @@ describe('conditionHolds: equals', () => {
     expect(holds('equals', true, false)).toBe(false);
   });
 
+  it('compares a number with a number written as text by its value, as gt and lt do', () => {
+    // A rule saved as text (the dashboard's value field) against a rating, and the other way round.
+    expect(holds('equals', '5', 5)).toBe(true);
+    expect(holds('equals', ' 5.0 ', 5)).toBe(true);
+    expect(holds('equals', 5, '5')).toBe(true);
+    expect(holds('equals', '5', 4)).toBe(false);
+    expect(holds('equals', '', 0)).toBe(false);
+    expect(holds('equals', 'five', 5)).toBe(false);
+    expect(holds('not-equals', '5', 5)).toBe(false);
+    expect(holds('not-equals', '4', 5)).toBe(true);
+    // Text against text stays text: "05" is not "5".
+    expect(holds('equals', '5', '05')).toBe(false);
+  });
+
   it('matches a single-item array answer against a scalar, and only a single-item one', () => {
     expect(holds('equals', 'Red', ['red'])).toBe(true);
     expect(holds('equals', 'Red', ['Blue'])).toBe(false);
