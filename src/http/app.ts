@@ -198,7 +198,19 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       return openapiObject;
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // Same origin as the dashboard, whose key a tab keeps: the page's scripts are only its own
+  // (hashed inline ones included), and it is framed by no one. Its styles may be inline, as the
+  // dashboard's may (Swagger UI sets some from script). Served over http on loopback too, so
+  // nothing is upgraded to https.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    transformStaticCSP: (csp) =>
+      csp
+        .replace(' upgrade-insecure-requests;', '')
+        .replace("frame-ancestors 'self'", "frame-ancestors 'none'")
+        .replace(/style-src [^;]*;/, "style-src 'self' 'unsafe-inline';"),
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(opts.ready ?? (async () => true), opts.alive ?? (() => true)));
