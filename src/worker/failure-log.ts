@@ -19,12 +19,17 @@ export function failureLog(
   const now = opts.now ?? Date.now;
   const everyMs = opts.everyMs ?? FAILURE_LOG_EVERY_MS;
   const states = new Map<string, State>();
+  // Keys failing now: a success while none is (the usual case, once per delivery) costs nothing.
+  let streaks = 0;
   return {
     failed(err: unknown, fields: Record<string, unknown> = {}, key = ''): void {
       const t = now();
       let s = states.get(key);
       if (!s) states.set(key, (s = { lastLogged: -Infinity, suppressed: 0 }));
-      s.streak ??= { since: t, failures: 0 };
+      if (!s.streak) {
+        s.streak = { since: t, failures: 0 };
+        streaks++;
+      }
       s.streak.failures++;
       if (t - s.lastLogged < everyMs) {
         s.suppressed++;
@@ -34,10 +39,13 @@ export function failureLog(
       s.lastLogged = t;
       s.suppressed = 0;
     },
-    succeeded(fields: Record<string, unknown> = {}, key = ''): void {
-      const streak = states.get(key)?.streak;
+    succeeded(fields?: Record<string, unknown>, key = ''): void {
+      if (!streaks) return;
+      const s = states.get(key);
+      const streak = s?.streak;
       if (!streak) return;
-      states.get(key)!.streak = undefined;
+      s.streak = undefined;
+      streaks--;
       if (opts.recovered)
         logger.info({ ...fields, failures: streak.failures, ms: now() - streak.since }, opts.recovered);
     },

@@ -10,6 +10,24 @@ const withdrawnFrom = sql<string[]>`ARRAY(SELECT w.account_id FROM api_key_withd
 );
 
 export function keyRepo(db: Kysely<DB>): KeyRepo {
+  /** A live key found by its hash (each request) or its id (a request that runs long checks again). */
+  const liveKey = async (by: 'k.key_hash' | 'k.id', value: string) => {
+    const r = await db
+      .selectFrom('api_keys as k')
+      .select(['k.id', 'k.user_id', 'k.account_id', 'k.last_used_at', withdrawnFrom])
+      .where(by, '=', value)
+      .where('k.revoked_at', 'is', null)
+      .executeTakeFirst();
+    return (
+      r && {
+        keyId: r.id,
+        userId: r.user_id,
+        accountId: r.account_id,
+        withdrawnFrom: r.withdrawn_from,
+        lastUsedAt: r.last_used_at,
+      }
+    );
+  };
   return {
     async insert(k) {
       await db
@@ -25,32 +43,8 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
         })
         .execute();
     },
-    async findByHash(hash) {
-      const r = await db
-        .selectFrom('api_keys as k')
-        .select(['k.id', 'k.user_id', 'k.account_id', 'k.last_used_at', withdrawnFrom])
-        .where('k.key_hash', '=', hash)
-        .where('k.revoked_at', 'is', null)
-        .executeTakeFirst();
-      return (
-        r && {
-          keyId: r.id,
-          userId: r.user_id,
-          accountId: r.account_id,
-          withdrawnFrom: r.withdrawn_from,
-          lastUsedAt: r.last_used_at,
-        }
-      );
-    },
-    async findLive(id) {
-      const r = await db
-        .selectFrom('api_keys as k')
-        .select(['k.id', 'k.user_id', 'k.account_id', withdrawnFrom])
-        .where('k.id', '=', id)
-        .where('k.revoked_at', 'is', null)
-        .executeTakeFirst();
-      return r && { keyId: r.id, userId: r.user_id, accountId: r.account_id, withdrawnFrom: r.withdrawn_from };
-    },
+    findByHash: (hash) => liveKey('k.key_hash', hash),
+    findLive: (id) => liveKey('k.id', id),
     async touch(id, now) {
       await db
         .updateTable('api_keys')
