@@ -32,6 +32,8 @@ import {
 import { listenForDue } from './infra/db/due-listener.js';
 import { outboxMailer, smtpMailer } from './infra/mail/mailer.js';
 import { queueBacklog } from './infra/db/backlog.js';
+import { clockSkew } from './infra/db/clock-skew.js';
+import { clockCheckTask } from './worker/clock-check.js';
 import { prometheusMetrics, type PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { startMetricsServer, type MetricsServer } from './infra/metrics/server.js';
 import { useBatchScheduling, type Scheduling } from './infra/process/batch-scheduling.js';
@@ -236,7 +238,11 @@ export function startWorker(rt: Runtime, metrics?: PrometheusMetrics): Worker {
   // tick. Alert emails too: a slow or unreachable mail server holds up no recover.
   const schedulers = [
     scheduled([batchFlushTask(500, runner)]),
-    scheduled([recoverTask(rt.config.recoverBatch), retentionTask(rt.config.retentionMs)]),
+    scheduled([
+      recoverTask(rt.config.recoverBatch),
+      retentionTask(rt.config.retentionMs),
+      clockCheckTask(() => clockSkew(rt.database.db)),
+    ]),
   ];
   const alerting = scheduled([alertCheck()]);
   let stopping: Promise<void> | undefined;

@@ -1,5 +1,5 @@
 import { DomainError, type FieldError } from './errors.js';
-import { checkEndpointUrl, type UrlPolicy } from './url-policy.js';
+import { checkEndpointUrl, checkLogicUrl, type UrlPolicy } from './url-policy.js';
 
 export const CONDITION_OPS = ['equals', 'not-equals', 'contains', 'answered', 'gt', 'lt'] as const;
 export type ConditionOp = (typeof CONDITION_OPS)[number];
@@ -38,7 +38,7 @@ export function checkRules<R extends QuestionRule | SurveyRule>(
     rule.action.type === 'trigger-webhook' && !kept.has(rule.action.url)
       ? {
           ...rule,
-          action: { ...rule.action, url: checkEndpointUrl(rule.action.url, policy, `${basePath}/${i}/action/url`) },
+          action: { ...rule.action, url: checkLogicUrl(rule.action.url, policy, `${basePath}/${i}/action/url`) },
         }
       : rule,
   );

@@ -24,6 +24,31 @@ export function checkEndpointUrl(raw: string, policy: UrlPolicy, path = '/url'):
   return url;
 }
 
+/**
+ * The form a Trigger webhook action's URL takes for roles that see it masked (README, "API
+ * overview"): its origin and this path.
+ */
+const MASKED_PATH = '/***';
+
+/** A Trigger webhook URL as a role that may not manage webhooks sees it. */
+export const maskedUrl = (url: string): string => loggableOrigin(url) + MASKED_PATH;
+
+/**
+ * A Trigger webhook action's URL: as a webhook's, and never the masked form itself. That form
+ * stands for a stored action; saved as a destination it would send the poll's events to a path
+ * the customer never named.
+ */
+export function checkLogicUrl(raw: string, policy: UrlPolicy, path = '/url'): string {
+  const url = checkEndpointUrl(raw, policy, path);
+  if (url === maskedUrl(url))
+    refuse(
+      path,
+      raw,
+      'this is the masked form of a stored action, which names no stored action here: send the full URL',
+    );
+  return url;
+}
+
 function checkedUrl(raw: string, policy: UrlPolicy, path: string): string {
   if (raw.length > 2048) refuse(path, raw, 'longer than 2048 characters');
   let url: URL;

@@ -144,7 +144,8 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     } catch (err) {
       recordFailures.failed(err, { deliveryId: d.id });
     } finally {
-      leased.delete(d.id);
+      // Its own lease only: a record that waited out the lease may find the delivery claimed again.
+      if (leased.get(d.id) === d.leaseToken) leased.delete(d.id);
       if (--unfinished === 0) allFinished?.();
       slots.wake();
     }

@@ -10,6 +10,7 @@ import { outboxMailer } from '../../src/infra/mail/mailer.js';
 import { DASHBOARD_DIST } from '../../src/http/routes/dashboard.js';
 import { alertCheck, startScheduler } from '../../src/worker/scheduler.js';
 import { bearer, harness, type Harness, type TestAccount } from '../support/app.js';
+import { answer, visiblePoll } from '../support/fixtures.js';
 import { ROOT } from '../support/processes.js';
 import { startReceiver } from '../support/receiver.js';
 import { startTestWorker } from '../support/worker.js';
@@ -631,6 +632,22 @@ describe('dashboard at /app', () => {
 
     expect(consoleErrors).toEqual([]);
   }, 60_000);
+
+  it("names a logic-triggered delivery's URL in the poll's delivery log", async () => {
+    const url = receiver.url('/logic-log');
+    const poll = await visiblePoll(h, acct, {
+      title: 'Logic log',
+      actionLogic: [{ on: 'complete', action: { type: 'trigger-webhook', url } }],
+    });
+    await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'hi' }], complete: true });
+    await receiver.waitFor((r) => r.some((x) => x.path === '/logic-log'));
+    await page.goto(`${base}/app/polls/${poll.pollId}/webhooks`);
+    await page.getByRole('link', { name: 'Deliveries' }).click();
+    const row = page.locator('table.deliveries tbody tr', { hasText: 'survey-logic' });
+    await row.waitFor();
+    expect(await row.locator('td[data-label="Endpoint"]').textContent()).toBe(url);
+    expect(consoleErrors).toEqual([]);
+  });
 
   it('creates a key shown once, revokes it behind Confirm, removes a member; keeps the last owner; signs out on its own key', async () => {
     const newEditor = 'new-editor@example.com';

@@ -166,17 +166,37 @@ describe('an editor saving what they read', () => {
   });
 });
 
-it('a role that manages webhooks sends URLs as meant: the masked form is saved as written', async () => {
-  const other = await h.account();
-  const poll = (
-    await ok('POST', '/poll', other.key, {
-      accountId: other.accountId,
-      title: 'Literal',
-      actionLogic: [surveyRule(hook(SECRET_URL))],
-    })
-  ).data;
-  await ok('POST', '/poll/update', other.key, { pollId: poll.id, actionLogic: [surveyRule(hook(MASKED))] });
-  expect(urlsOf((await ok('GET', `/poll?pollId=${poll.id}`, other.key)).data.actionLogic)).toEqual([MASKED]);
+describe('a role that manages webhooks sending the masked form', () => {
+  it('keeps the stored URL it stands for: a form read with a masked view saves nothing new', async () => {
+    const { pollId, slideId } = await fixture();
+    const read = (await ok('GET', `/poll?pollId=${pollId}`, keys.editor)).data;
+    expect(urlsOf(read.actionLogic)).toEqual([MASKED, MASKED]);
+    await ok('POST', '/poll/update', keys.admin, { pollId, actionLogic: read.actionLogic });
+    expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([SECRET_URL, OTHER_URL]);
+    const slide = read.slides.find((s: { id: string }) => s.id === slideId);
+    await ok('POST', '/slide/update', keys.owner, { slideId, logic: slide.logic });
+    const stored = (await storedPoll(pollId)).slides.find((s: { id: string }) => s.id === slideId);
+    expect(urlsOf(stored.logic)).toEqual([SECRET_URL]);
+  });
+
+  it('that stands for no stored action is refused as an invalid URL, on update and on create', async () => {
+    const { pollId } = await fixture();
+    const elsewhere = 'https://elsewhere.example.com/***';
+    const res = await call('POST', '/poll/update', keys.owner, {
+      pollId,
+      actionLogic: [surveyRule(hook(SECRET_URL)), surveyRule(hook(elsewhere))],
+    });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'invalid_url', errors: [{ path: '/actionLogic/1/action/url' }] });
+    expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([SECRET_URL, OTHER_URL]);
+    const created = await call('POST', '/poll', acct.key, {
+      accountId: acct.accountId,
+      title: 'Masked on create',
+      actionLogic: [surveyRule(hook(MASKED))],
+    });
+    expect(created.statusCode, created.body).toBe(400);
+    expect(created.json()).toMatchObject({ code: 'invalid_url', errors: [{ path: '/actionLogic/0/action/url' }] });
+  });
 });
 
 it('a stored URL the policy now refuses is not checked again on save: editors can save, and no error quotes it', async () => {

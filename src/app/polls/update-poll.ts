@@ -17,8 +17,7 @@ export async function updatePoll(
   // then name resolution before the transaction: no lock is held while DNS answers.
   if (sent.actionLogic) {
     const current = await requirePoll(deps.store, caller, pollId, 'write');
-    const manages = await managesWebhooks(deps.store, caller, current.accountId);
-    const actionLogic = unmaskSentRules(manages, sent.actionLogic, current.actionLogic);
+    const actionLogic = unmaskSentRules(sent.actionLogic, current.actionLogic);
     await requireWebhookRuleAccess(
       deps.store,
       caller,
@@ -34,7 +33,7 @@ export async function updatePoll(
     const manages = await managesWebhooks(store, caller, current.accountId);
     // Masked URLs stand for what is stored now, under the lock.
     const patch = sent.actionLogic
-      ? { ...sent, actionLogic: unmaskSentRules(manages, sent.actionLogic, current.actionLogic) }
+      ? { ...sent, actionLogic: unmaskSentRules(sent.actionLogic, current.actionLogic) }
       : sent;
     const slides = await store.slides.listByPoll(pollId);
     const body = applyPollPatch(current, patch);

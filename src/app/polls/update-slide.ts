@@ -16,8 +16,7 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
   // Access first, then name resolution (see createSlide).
   if (sent.logic) {
     const current = await requireSlideAccess(deps.store, caller, sent.slideId);
-    const manages = await managesWebhooks(deps.store, caller, current.accountId);
-    const logic = unmaskSentRules(manages, sent.logic, current.logic);
+    const logic = unmaskSentRules(sent.logic, current.logic);
     await requireWebhookRuleAccess(deps.store, caller, current.accountId, current.logic, logic, deps.urlPolicy);
     await checkRuleTargets(deps, logic, '/logic', current.logic);
   }
@@ -25,7 +24,7 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
     const { slide: current, poll } = await requireSlideForUpdate(store, caller, sent.slideId);
     const manages = await managesWebhooks(store, caller, poll.accountId);
     // Masked URLs stand for what is stored now, under the lock.
-    const patch = sent.logic ? { ...sent, logic: unmaskSentRules(manages, sent.logic, current.logic) } : sent;
+    const patch = sent.logic ? { ...sent, logic: unmaskSentRules(sent.logic, current.logic) } : sent;
     const all = await store.slides.listByPoll(poll.id);
     const others = all.filter((s) => s.id !== current.id);
     const p = trimStrings(patch);

@@ -37,10 +37,9 @@ export async function logicViewFor(store: Store, caller: Caller, accountId: stri
 }
 
 /**
- * Rules sent by a caller who sees masked URLs, with each masked URL put back to the stored one
- * it stands for, so saving what was read leaves Trigger webhook actions as they are. A caller
- * who sees URLs in full (`manages`) sends them as meant: nothing is put back.
+ * Rules sent by a caller, with each masked URL put back to the stored one it stands for, so
+ * saving what was read leaves Trigger webhook actions as they are, whichever role reads and
+ * which saves (a form read before a promotion, a script reading with a read_only key).
  */
-export function unmaskSentRules<R extends Rule>(manages: boolean, sent: readonly R[], stored: readonly Rule[]): R[] {
-  return manages ? [...sent] : unmaskWebhookUrls(sent, stored);
-}
+export const unmaskSentRules = <R extends Rule>(sent: readonly R[], stored: readonly Rule[]): R[] =>
+  unmaskWebhookUrls(sent, stored);

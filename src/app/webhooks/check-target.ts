@@ -1,7 +1,7 @@
 import { DomainError } from '../../domain/errors.js';
 import { isIpLiteral, isPublicAddress } from '../../domain/ip-ranges.js';
 import { checkLogicSize, savedUrls, type Action, type Condition } from '../../domain/logic.js';
-import { checkEndpointUrl } from '../../domain/url-policy.js';
+import { checkEndpointUrl, checkLogicUrl } from '../../domain/url-policy.js';
 import type { Deps } from '../ports/index.js';
 
 /**
@@ -9,8 +9,13 @@ import type { Deps } from '../ports/index.js';
  * to now. A name that does not resolve yet is accepted (it is checked again on the address each
  * delivery connects to); one that resolves to a non-public address is refused here.
  */
-export async function checkTargetUrl(deps: Deps, raw: string, path: string): Promise<string> {
-  const url = checkEndpointUrl(raw, deps.urlPolicy, path);
+export async function checkTargetUrl(
+  deps: Deps,
+  raw: string,
+  path: string,
+  check: typeof checkEndpointUrl = checkEndpointUrl,
+): Promise<string> {
+  const url = check(raw, deps.urlPolicy, path);
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   if (deps.urlPolicy.allowPrivateTargets || !deps.resolveHost || isIpLiteral(host)) return url;
   const addresses = await deps.resolveHost(host).catch(() => [] as string[]);
@@ -43,6 +48,6 @@ export async function checkRuleTargets(
   const kept = savedUrls(saved);
   for (const [i, r] of rules.entries()) {
     if (r.action.type === 'trigger-webhook' && !kept.has(r.action.url))
-      await checkTargetUrl(deps, r.action.url, `${basePath}/${i}/action/url`);
+      await checkTargetUrl(deps, r.action.url, `${basePath}/${i}/action/url`, checkLogicUrl);
   }
 }

@@ -1,4 +1,5 @@
 import { DomainError, notFound } from '../../domain/errors.js';
+import { CREATED, checkWindow } from '../../domain/time-window.js';
 import { requireAccount, requirePoll } from '../access.js';
 import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Caller, Deps, Page, PageRequest } from '../ports/index.js';
@@ -20,6 +21,7 @@ export async function listDeliveries(
   },
   page: PageRequest,
 ): Promise<Page<DeliveryView>> {
+  checkWindow({ start: filter.createdAfter, end: filter.createdBefore }, CREATED);
   let accountId: string;
   if (filter.webhookId) {
     const w = await deps.store.webhooks.get(filter.webhookId);

@@ -1,3 +1,4 @@
+import { checkWindow } from '../../domain/time-window.js';
 import { DomainError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { requirePoll } from '../access.js';
@@ -20,11 +21,7 @@ export async function recoverDeliveries(deps: Deps, caller: Caller, input: Recov
       { path: '/webhookId', message: 'exactly one of webhookId and pollId is required' },
     ]);
   }
-  if (input.until && input.until <= input.since) {
-    throw new DomainError('validation_failed', 'until must be after since', [
-      { path: '/until', message: 'must be after since' },
-    ]);
-  }
+  checkWindow({ start: input.since, end: input.until }, { start: 'since', end: 'until', endPath: '/until' });
   return deps.store.transaction(async (store) => {
     const accountId = input.webhookId
       ? (await requireWebhook(store, caller, input.webhookId)).accountId

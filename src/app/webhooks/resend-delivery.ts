@@ -32,28 +32,30 @@ export async function reopenDelivery(
   return next;
 }
 
+/** Why a finished delivery could not be queued again, as its row reads now. */
+function notReopened(d: { status: string; webhookId: string | null }): string {
+  if (d.status === 'cancelled') return 'the delivery was cancelled (its webhook or poll is gone); it cannot be resent';
+  if (d.status === 'pending' || d.status === 'in_flight')
+    return `the delivery is ${d.status}; only a finished one can be resent`;
+  return d.webhookId === null
+    ? 'the delivery’s poll or Trigger webhook action is gone (removed, or moved to another URL); it cannot be resent'
+    : 'the delivery’s webhook or poll is gone; it cannot be resent';
+}
+
 /** A delivered, rejected or given-up delivery, again. One still on its way, or cancelled, is a conflict. */
 export async function resendDelivery(deps: Deps, caller: Caller, deliveryId: string): Promise<DeliveryView> {
   return deps.store.transaction(async (store) => {
     const d = await store.deliveries.get(deliveryId);
     if (!d || !(await membershipOf(store, caller, d.accountId))) throw notFound('delivery');
     await requireAccount(store, caller, d.accountId, 'manage_webhooks');
-    if (d.status === 'cancelled') {
-      throw new DomainError(
-        'conflict',
-        'the delivery was cancelled (its webhook or poll is gone); it cannot be resent',
-      );
-    }
+    if (d.status === 'cancelled') throw new DomainError('conflict', notReopened(d));
     const now = deps.clock.now();
     if ((await reopenDelivery(store, d, { kind: 'resend', userId: caller.userId }, now)) === undefined) {
-      throw new DomainError(
-        'conflict',
-        d.status === 'pending' || d.status === 'in_flight'
-          ? `the delivery is ${d.status}; only a finished one can be resent`
-          : d.webhookId === null
-            ? 'the delivery’s poll or Trigger webhook action is gone (removed, or moved to another URL); it cannot be resent'
-            : 'the delivery’s webhook or poll is gone; it cannot be resent',
-      );
+      // The reopen waited for a change of the row under way (another resend, the retention
+      // purge): the answer is told from the row as it is now, not as first read.
+      const found = await store.deliveries.get(deliveryId);
+      if (!found) throw notFound('delivery');
+      throw new DomainError('conflict', notReopened(found));
     }
     // A paused webhook's delivery waits for the resume, as one the worker claims would.
     await store.deliveries.parkIfPaused([deliveryId]);

@@ -86,7 +86,7 @@ export const webhookRoutes =
       {
         schema: {
           tags,
-          summary: 'Delivery log of a webhook or a poll, newest first',
+          summary: 'Delivery log of a webhook, a poll or an account, newest first',
           querystring: DeliveryListQuery,
           response: Answers({ 200: Page(Delivery) }),
         },

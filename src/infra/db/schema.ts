@@ -145,6 +145,7 @@ export interface EndpointsTable {
   last_alert_at: Time | null;
   alert_hold_until: Time | null;
   quiet_since: Time | null;
+  losses_counted_since: Time | null;
   created_at: Time;
 }
 

@@ -306,7 +306,7 @@ describe('an SMTP send that outlasts the hold', () => {
 });
 
 describe('a Trigger webhook action removed while its endpoint is due an alert', () => {
-  it('sends no email and forgets its failures, so the action added again is alerted about when it fails anew', async () => {
+  it('sends no email and stops counting its failures, so the action added again is alerted about when it fails anew, and recovered', async () => {
     const url = 'https://hooks.example.com/removed-action';
     const poll = await visiblePoll(h, acct);
     const setActions = async (actionLogic: object[]) => {
@@ -351,8 +351,17 @@ describe('a Trigger webhook action removed while its endpoint is due an alert', 
     h.clock.advance(WINDOWS.quietMs + 1);
     await checkAlerts(deps);
     expect(sent.filter((m) => m.text.includes(url))).toHaveLength(1);
-    // The losses before the removal are not counted in it.
+    // The losses before the removal are not counted in it, and a recover of the action added
+    // again still resends them.
     expect(await h.deps.store.deliveries.countLost(endpointId, new Date(0))).toBe(0);
+    const recovered = await h.app.inject({
+      method: 'POST',
+      url: '/webhooks/recover',
+      headers: bearer(acct.key),
+      payload: { pollId: poll.pollId, since: new Date(h.clock.now().getTime() - 7 * 86_400_000).toISOString() },
+    });
+    expect(recovered.statusCode, recovered.body).toBe(202);
+    expect(recovered.json().data).toEqual({ resent: 1 });
   });
 });
 

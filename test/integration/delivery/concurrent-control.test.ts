@@ -1,8 +1,9 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARKED_UNTIL } from '../../../src/domain/delivery.js';
 import { newId } from '../../../src/domain/ids.js';
-import { harness, type Harness, type TestAccount } from '../../support/app.js';
+import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
 import { seedDelivery, untilSettledOrWaiting } from '../../support/races.js';
 
@@ -108,6 +109,32 @@ describe.skipIf(!onPostgres)('webhook changes racing the worker (PostgreSQL)', (
       .execute();
     expect(recoveries.map((r) => r.id)).toEqual([items[0]!.recovery_id]);
     await db.deleteFrom('recoveries').where('account_id', '=', acme.accountId).execute();
+  });
+
+  it('a resend that waited for another resend of the delivery says it is pending, not that its webhook is gone', async () => {
+    const db = h.database.db;
+    const { deliveryId } = await seed({ paused: false });
+    await sql`DELETE FROM delivery_queue WHERE delivery_id = ${deliveryId}`.execute(db);
+    await sql`UPDATE deliveries SET status = 'given_up', finished_at = ${h.clock.now()} WHERE id = ${deliveryId}`.execute(
+      db,
+    );
+    let second: Promise<LightMyRequestResponse> | undefined;
+    await h.deps.store.transaction(async (store) => {
+      // The first resend, under way: the second reads the row as given up, then waits on it.
+      expect(await store.deliveries.reopen(deliveryId, h.clock.now())).toBe(1);
+      second = Promise.resolve(
+        h.app.inject({
+          method: 'POST',
+          url: '/webhooks/delivery/resend',
+          headers: bearer(acme.key),
+          payload: { deliveryId },
+        }),
+      );
+      await untilSettledOrWaiting(db, second, 'UPDATE deliveries d SET status');
+    });
+    const res = await second!;
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json().detail).toBe('the delivery is pending; only a finished one can be resent');
   });
 
   it('a recover whose last two items two schedulers remove at once goes with them', async () => {

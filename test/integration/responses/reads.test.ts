@@ -111,6 +111,14 @@ describe('GET /responses', () => {
       400,
       'validation_failed',
     );
+    // An end not after the start selects nothing: a swapped pair, refused rather than empty.
+    const swapped = await call(
+      'GET',
+      `/responses?accountId=${reads.accountId}&createdAfter=${iso(t0 + 5_400_000)}&createdBefore=${iso(t0 + 1_800_000)}`,
+      reads.key,
+    );
+    expectProblem(swapped, 400, 'validation_failed');
+    expect(swapped.json().errors[0].path).toBe('query:/createdBefore');
   });
 
   it('pages with startCursor and limit, without repeats or gaps', async () => {

@@ -45,5 +45,17 @@ describe('GET /webhooks/deliveries time filters', () => {
     });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().errors[0].path).toBe('query:/createdAfter');
+    // An end not after the start selects nothing: a swapped pair, refused rather than empty.
+    for (const [start, end] of [
+      [before, after],
+      [after, after],
+    ]) {
+      const swapped = await h.app.inject({
+        url: `/webhooks/deliveries?webhookId=${hook.data.id}&createdAfter=${start}&createdBefore=${end}`,
+        headers: bearer(acct.key),
+      });
+      expect(swapped.statusCode, swapped.body).toBe(400);
+      expect(swapped.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: 'query:/createdBefore' }] });
+    }
   });
 });

@@ -1986,7 +1986,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Delivery log of a webhook or a poll, newest first */
+        /** Delivery log of a webhook, a poll or an account, newest first */
         get: {
             parameters: {
                 query?: {

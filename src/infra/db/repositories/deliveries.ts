@@ -280,7 +280,19 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
         .selectFrom('lost_deliveries as l')
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('l.endpoint_id', '=', endpointId)
-        .where('l.lost_at', '>=', since);
+        .where('l.lost_at', '>=', since)
+        // Not those from before its alert state started afresh (endpoints.startAfresh).
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('endpoints as e')
+                .select('e.id')
+                .where('e.id', '=', endpointId)
+                .whereRef('e.losses_counted_since', '>', 'l.lost_at'),
+            ),
+          ),
+        );
       if (url !== undefined)
         q = q.where((eb) =>
           eb.exists(

@@ -104,8 +104,9 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
       await healthyAgain(id, now, url);
     },
     async startAfresh(id, now) {
-      // Its losses so far are no longer counted in an email ("responses lost in the past week").
-      await db.deleteFrom('lost_deliveries').where('endpoint_id', '=', id).execute();
+      // Its losses so far are no longer counted in an email ("responses lost in the past week"),
+      // and stay listed: a recover of the action added again resends them.
+      await db.updateTable('endpoints').set({ losses_counted_since: now }).where('id', '=', id).execute();
       await healthyAgain(id, now);
     },
     async restartQuiet(id, now) {

@@ -38,7 +38,9 @@ export function Deliveries({ pollId }: { pollId: string }) {
   );
   const refresh = useRefresh(log.reload);
 
-  const hookUrl = (id: string | null) => (id ? (hooks.data?.find((h) => h.id === id)?.url ?? id) : 'logic-triggered');
+  // A saved webhook's current URL; a logic-triggered delivery's own (its source is in the Event column).
+  const endpointOf = (d: { webhookId: string | null; url: string }) =>
+    d.webhookId ? (hooks.data?.find((h) => h.id === d.webhookId)?.url ?? d.webhookId) : d.url;
   const changeFilter =
     <T,>(set: (v: T) => void) =>
     (v: T) => {
@@ -93,7 +95,7 @@ export function Deliveries({ pollId }: { pollId: string }) {
         refreshTick={refresh.tick}
         open={open}
         onOpen={setOpen}
-        endpoint={(d) => hookUrl(d.webhookId)}
+        endpoint={endpointOf}
       />
     </section>
   );
