@@ -340,13 +340,33 @@ describe('dashboard at /app', () => {
       { match: 'any', conditions: [{ op: 'equals', value: 'Bad' }], action: { type: 'end-survey' } },
     ]);
 
-    // A translation.
+    // A translation. Meanwhile the poll is hidden elsewhere: the poll loaded again after the save
+    // (a new language) turns the switch off, whatever it last sent.
+    const setVisible = async (isVisible: boolean) => {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/poll/update',
+        headers: bearer(acct.key),
+        payload: { pollId, isVisible },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    await setVisible(false);
     await page.getByRole('link', { name: 'Translations' }).click();
     await page.getByLabel('Add a language').fill('fr');
     await page.getByRole('button', { name: 'Add', exact: true }).click();
     await page.getByLabel('Text for title').fill('Le paiement, ça s’est bien passé ?');
     await page.getByRole('button', { name: 'Save fr' }).click();
     await page.getByText('Saved the fr translations.').waitFor();
+    await expect.poll(() => visible.isChecked(), { timeout: 5_000 }).toBe(false);
+    await visible.check();
+    await until(
+      'poll visible again',
+      async () =>
+        (await h.app.inject({ method: 'GET', url: `/poll?pollId=${pollId}`, headers: bearer(acct.key) })).json().data
+          .isVisible,
+      (v) => v === true,
+    );
     const fr = await h.app.inject({
       method: 'GET',
       url: `/poll/translations?pollId=${pollId}&language=fr`,

@@ -45,7 +45,7 @@ describe('dashboard at /app, built', () => {
     await app.close();
   });
 
-  it('sends a content security policy that keeps the page to its own origin, unframed, on every /app answer', async () => {
+  it('sends a content security policy that keeps the page to its own origin, unframed, unopened and asking for no device, on every /app answer', async () => {
     const app = await server(dir);
     for (const url of ['/app/', '/app/alerts', '/app/assets/index-abc123.js', '/app/nope.css']) {
       const res = await app.inject({ url });
@@ -55,6 +55,8 @@ describe('dashboard at /app, built', () => {
       expect(csp, url).toContain("frame-ancestors 'none'");
       expect(res.headers['x-frame-options'], url).toBe('DENY');
       expect(res.headers['referrer-policy'], url).toBe('no-referrer');
+      expect(res.headers['cross-origin-opener-policy'], url).toBe('same-origin');
+      expect(String(res.headers['permissions-policy']), url).toContain('camera=()');
     }
     await app.close();
   });

@@ -179,6 +179,26 @@ describe('a role that manages webhooks sending the masked form', () => {
     expect(urlsOf(stored.logic)).toEqual([SECRET_URL]);
   });
 
+  it('beside full URLs of its group, stands for the stored URLs they do not name, or is refused when that cannot be told', async () => {
+    const { pollId } = await fixture();
+    // Both stored actions read https://hooks.example.com/***: the one named in full is kept by name.
+    await ok('POST', '/poll/update', keys.admin, {
+      pollId,
+      actionLogic: [surveyRule(hook(MASKED)), surveyRule(hook(SECRET_URL))],
+    });
+    expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([OTHER_URL, SECRET_URL]);
+    // One replaced by a new URL, or one removed, beside a masked one: which it stands for is unknown.
+    for (const actionLogic of [
+      [surveyRule(hook('https://hooks.example.com/new/tok_n3w')), surveyRule(hook(MASKED))],
+      [surveyRule(hook(MASKED))],
+    ]) {
+      const res = await call('POST', '/poll/update', keys.owner, { pollId, actionLogic });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().code).toBe('invalid_url');
+    }
+    expect(urlsOf((await storedPoll(pollId)).actionLogic)).toEqual([OTHER_URL, SECRET_URL]);
+  });
+
   it('that stands for no stored action is refused as an invalid URL, on update and on create', async () => {
     const { pollId } = await fixture();
     const elsewhere = 'https://elsewhere.example.com/***';

@@ -119,8 +119,9 @@ async function planNext(
     const sequence = e.state === 'alerted' ? e.alertEmailsSent + 1 : 1;
     const content = await contentFor(store, e, now);
     if (!content) {
-      // The Trigger webhook action is gone: its failures are nobody's to mend. Forgotten, not
-      // silenced, so that an action added again at that URL is alerted about when it fails anew.
+      // The Trigger webhook action is gone: its failures are nobody's to mend. They stop
+      // counting, not silenced, so that an action added again at that URL is alerted about when
+      // it fails anew; its losses stay listed for a recover.
       await store.endpoints.startAfresh(e.id, now);
       return 'handled';
     }

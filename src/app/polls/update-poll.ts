@@ -42,13 +42,8 @@ export async function updatePoll(
       slides.map((s) => s.type),
     );
     if (patch.actionLogic) {
-      const slideIds = new Set(slides.map((s) => s.id));
-      body.actionLogic = checkRules(body.actionLogic, slideIds, deps.urlPolicy, '/actionLogic', current.actionLogic);
-      checkWebhookTargets(
-        webhookTargets(slides, body.actionLogic),
-        webhookTargets(slides, current.actionLogic),
-        '/actionLogic',
-      );
+      // The role first: an editor whose masked URL stands for nothing now is told it may not
+      // change the action, not asked for a URL it cannot see.
       await requireWebhookRuleAccess(
         store,
         caller,
@@ -56,6 +51,13 @@ export async function updatePoll(
         current.actionLogic,
         body.actionLogic,
         deps.urlPolicy,
+      );
+      const slideIds = new Set(slides.map((s) => s.id));
+      body.actionLogic = checkRules(body.actionLogic, slideIds, deps.urlPolicy, '/actionLogic', current.actionLogic);
+      checkWebhookTargets(
+        webhookTargets(slides, body.actionLogic),
+        webhookTargets(slides, current.actionLogic),
+        '/actionLogic',
       );
     }
     const fields = {

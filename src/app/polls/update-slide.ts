@@ -45,8 +45,10 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
       idx: p.idx !== undefined ? Math.min(p.idx, others.length) : all.findIndex((s) => s.id === current.id),
       updatedAt: now,
     };
-    slide.logic = checkSlide(deps, slide, poll, others, current);
+    // The role first: an editor whose masked URL stands for nothing now is told it may not change
+    // the action, not asked for a URL it cannot see.
     await requireWebhookRuleAccess(store, caller, poll.accountId, current.logic, slide.logic, deps.urlPolicy);
+    slide.logic = checkSlide(deps, slide, poll, others, current);
     await renumber(store, [...others.slice(0, slide.idx), slide, ...others.slice(slide.idx)], slide.id);
     await store.slides.update(slide);
     // A Trigger webhook action removed, or moved to another URL, takes its queued deliveries

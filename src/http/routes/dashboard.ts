@@ -19,9 +19,12 @@ const hide = { schema: { hide: true } };
 /**
  * The dashboard holds an API key in its tab: its pages load only its own scripts and styles,
  * talk only to this origin, and are never framed. Inline styles are allowed for the alert
- * emails' HTML, shown in a sandboxed frame that inherits this policy.
+ * emails' HTML, shown in a sandboxed frame that inherits this policy. A window it opens, or
+ * one that opens it, from another origin gets no handle on it; nor does it ask for devices.
  */
 const PAGE_HEADERS = {
+  'cross-origin-opener-policy': 'same-origin',
+  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=(), display-capture=()',
   'content-security-policy':
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { ErrorNote, StatusNote } from '../../ui/components';
 import { useAction, useLoad } from '../../ui/hooks';
 import { Link, POLL_SECTIONS, type PollSection } from '../../ui/router';
@@ -24,8 +24,10 @@ const LABELS: Record<PollSection, string> = {
 export function PollPage({ pollId, section }: { pollId: string; section: PollSection }) {
   const { api, account } = useSession();
   const poll = useLoad(() => api.get('/poll', { pollId }).then((r) => r.data), pollId);
-  // The switch moves at once; it moves back if the update fails.
+  // The switch moves at once; it moves back if the update fails, and the poll as loaded next
+  // (the update's own reload, or one after another change) speaks for it again.
   const [visible, setVisible] = useState<boolean | null>(null);
+  useEffect(() => setVisible(null), [poll.data]);
   const visibility = useAction(async (isVisible: boolean) => {
     setVisible(isVisible);
     try {
