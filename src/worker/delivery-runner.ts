@@ -118,6 +118,10 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     opts.logger,
     'attempt failed to record, or to be given back unsent; its lease will expire and it is retried',
   );
+  const prepareFailures = failureLog(
+    opts.logger,
+    'attempt could not be prepared (its signing secret not made); given back uncounted, tried again in a second',
+  );
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
@@ -127,6 +131,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       let sent;
       try {
         sent = await sendAttempt(deps, d);
+      } catch (err) {
+        // Thrown before anything was written (the sender settles every attempt it writes): the
+        // account's first signing secret could not be made. Given back uncounted, due in a second.
+        prepareFailures.failed(err, { deliveryId: d.id });
+        return await deps.store.deliveries.unclaim([d.id], d.leaseToken, new Date(deps.clock.now().getTime() + 1_000));
       } finally {
         sending--;
         shares.answered(d);
