@@ -135,6 +135,8 @@ async function runUntilSignal(start: (cfg: Config) => Promise<Running>): Promise
   // what it opened is closed in order; a start still under way 10 s later (a database that does
   // not answer), or a second signal meanwhile, stops it at once.
   let signals = 0;
+  // The limit on a start still under way after a signal; cleared once it has started.
+  let startLimit: NodeJS.Timeout | undefined;
   const atOnce = (why: string) => {
     process.stderr.write(`canvass: ${why}; stopping at once\n`);
     process.exit(1);
@@ -144,7 +146,7 @@ async function runUntilSignal(start: (cfg: Config) => Promise<Running>): Promise
       first = signal;
       if (running) return drain(signal, running);
       process.stderr.write(`canvass: ${signal} while starting: stopping once started; a second signal stops at once\n`);
-      setTimeout(() => atOnce(`still starting 10 s after ${signal}`), 10_000).unref();
+      startLimit = setTimeout(() => atOnce(`still starting 10 s after ${signal}`), 10_000).unref();
       return;
     }
     if (!running) return atOnce(`${signal} again while starting`);
@@ -162,6 +164,7 @@ async function runUntilSignal(start: (cfg: Config) => Promise<Running>): Promise
   } catch (e) {
     explain(false, e);
   }
+  clearTimeout(startLimit);
   if (first) return drain(first, running);
   // Storage that cannot serve again (the embedded database stopped) stops the process with exit
   // code 1, so a supervisor restarts it: what it opened is closed first, for 10 s at most.

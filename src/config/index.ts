@@ -110,7 +110,7 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
-  const raw = env[name];
+  const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return undefined;
   let parsed: URL;
   try {
@@ -121,6 +121,10 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(name, `must start with ${protocols.map((p) => p + '//').join(' or ')}`);
   }
+  // A URL with no host would fall back to the client's default (localhost, or PGHOST) unseen;
+  // a socket directory is named by a host parameter instead.
+  if (!parsed.hostname && !parsed.searchParams.get('host'))
+    throw new ConfigError(name, 'names no host (for a Unix socket, add ?host=/path/to/socket-dir)');
   return raw;
 }
 

@@ -50,6 +50,19 @@ describe('values that would fail only later are refused at start, naming the var
     checkServePorts(loadConfig({ PORT: '4000', CANVASS_METRICS_PORT: '4001' }));
   });
 
+  it('a DATABASE_URL or SMTP_URL naming no host (the client would fall back to localhost unseen)', () => {
+    refuses({ DATABASE_URL: 'postgres://' }, 'DATABASE_URL');
+    refuses({ DATABASE_URL: 'postgresql:///canvass' }, 'DATABASE_URL');
+    refuses({ SMTP_URL: 'smtp://' }, 'SMTP_URL');
+    // A socket directory is named by a host parameter; spaces around a value are not part of it.
+    expect(loadConfig({ DATABASE_URL: 'postgres:///canvass?host=/var/run/postgresql' }).databaseUrl).toBe(
+      'postgres:///canvass?host=/var/run/postgresql',
+    );
+    expect(loadConfig({ DATABASE_URL: ' postgres://db.internal/canvass ' }).databaseUrl).toBe(
+      'postgres://db.internal/canvass',
+    );
+  });
+
   it('a HOST that is no address or name, and a CANVASS_MAIL_FROM with no address', () => {
     refuses({ HOST: 'bad host!!' }, 'HOST');
     for (const host of ['0.0.0.0', '::', 'localhost', 'fe80::1%eth0'])

@@ -49,3 +49,36 @@ export function isStorageUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * PostgreSQL that could not be used when storage was opened (unreachable, refusing, starting,
+ * read-only): said with where it is and what sets it, never the credentials. Still classed as
+ * storage unavailable (its cause).
+ */
+export class StorageUnreachableError extends Error {
+  constructor(databaseUrl: string, cause: unknown) {
+    super(
+      `PostgreSQL at ${whereIs(databaseUrl)} could not be used: ${what(cause)} (DATABASE_URL; a connection not open within CANVASS_DB_CONNECT_TIMEOUT_MS is given up)`,
+      { cause },
+    );
+    this.name = 'StorageUnreachableError';
+  }
+}
+
+function whereIs(databaseUrl: string): string {
+  try {
+    const u = new URL(databaseUrl);
+    const host = u.hostname || u.searchParams.get('host') || '(default host)';
+    return `${host}${u.port ? `:${u.port}` : ''}${u.pathname.length > 1 ? u.pathname : ''}`;
+  } catch {
+    return '(DATABASE_URL)';
+  }
+}
+
+function what(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  if (e.message) return e.message;
+  if (e instanceof AggregateError && e.errors.length) return [...new Set(e.errors.map(what))].join('; ');
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' ? code : e.name;
+}
