@@ -529,7 +529,7 @@ describe('h1 sender: answers', () => {
     expect(r.requests).toHaveLength(1);
   });
 
-  it('a body past 64 KiB: the status stands, the excerpt is its first 1,024 characters, and the connection is dropped', async () => {
+  it('a body past 64 KiB: the status stands, the excerpt is its first KiB, and the connection is dropped', async () => {
     const big = 'é'.repeat(100_000); // two bytes each
     const r = await raw((_q, socket) =>
       socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${Buffer.byteLength(big)}\r\n\r\n${big}`),
@@ -537,7 +537,10 @@ describe('h1 sender: answers', () => {
     const s = sender();
     const sent = await s.send(req(r.port));
     expect(sent.outcome).toEqual({ kind: 'response', statusCode: 200 });
-    expect(sent.excerpt).toBe('é'.repeat(1024));
+    expect(sent.excerpt).toBe('é'.repeat(512));
+    // A character cut at the KiB reads as U+FFFD.
+    const odd = await raw((_q, socket) => socket.end(`HTTP/1.1 200 OK\r\nConnection: close\r\n\r\na${big}`));
+    expect((await sender().send(req(odd.port))).excerpt).toBe(`a${'é'.repeat(511)}\uFFFD`);
     expect((await s.send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
     expect(r.connections).toBe(2);
   });

@@ -142,7 +142,7 @@ export const Attempt = Type.Object(
     statusCode: Nullable(Type.Integer({ description: "the target's HTTP status; null when none came" })),
     error: Nullable(Type.String()),
     durationMs: Type.Integer(),
-    responseExcerpt: Nullable(Type.String({ description: "the start of the target's answer" })),
+    responseExcerpt: Nullable(Type.String({ description: "the first KiB of the target's answer, read as UTF-8" })),
   },
   { title: 'Attempt' },
 );

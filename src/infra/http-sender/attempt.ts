@@ -5,9 +5,8 @@ import type { ResponseHead, ResponseSink } from './response-parser.js';
 import type { EndpointLoad } from './origin-queue.js';
 import type { Target } from './target.js';
 
-const EXCERPT_CHARS = 1024;
-// Enough bytes for EXCERPT_CHARS UTF-16 units of any text (3 bytes per unit at most).
-const EXCERPT_BYTES = 3 * EXCERPT_CHARS;
+// The answer's first KiB is kept, read as UTF-8: a character cut at the limit reads as U+FFFD.
+const EXCERPT_BYTES = 1024;
 // Past this the answer body is dropped with its connection rather than read to the end.
 const MAX_BODY_READ = 64 * 1024;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -109,10 +108,7 @@ export function settle(a: Attempt, r: SendResult): void {
 /** Settles with the answer's status, its time to the head, and its excerpt. */
 export function answered(a: Attempt): void {
   let excerpt: string | null = null;
-  if (a.excerpt)
-    excerpt =
-      (a.excerpt.length === 1 ? a.excerpt[0]! : Buffer.concat(a.excerpt)).toString('utf8').slice(0, EXCERPT_CHARS) ||
-      null;
+  if (a.excerpt) excerpt = (a.excerpt.length === 1 ? a.excerpt[0]! : Buffer.concat(a.excerpt)).toString('utf8') || null;
   settle(a, { outcome: { kind: 'response', statusCode: a.status }, durationMs: a.durationMs, excerpt });
 }
 

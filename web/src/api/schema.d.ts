@@ -3619,7 +3619,7 @@ export interface components {
             statusCode: number | null;
             error: string | null;
             durationMs: number;
-            /** @description the start of the target's answer */
+            /** @description the first KiB of the target's answer, read as UTF-8 */
             responseExcerpt: string | null;
         };
         /** DeliveryEvent */
