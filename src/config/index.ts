@@ -109,22 +109,26 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `expected true or false, got "${raw}"`);
 }
 
-function url(env: Env, name: string, protocols: string[]): string | undefined {
+/**
+ * A URL with no host would fall back to the client's default (localhost, or PGHOST) unseen, so
+ * it is refused; a PostgreSQL socket directory is named by a `host` parameter instead (`socket`).
+ */
+function url(env: Env, name: string, protocols: string[], socket = false): string | undefined {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return undefined;
+  const noHost = socket
+    ? 'names no host (for a Unix socket: postgres:///db?host=/socket/dir, with user= and password= there too)'
+    : 'names no host';
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(name, 'is not a valid URL');
+    throw new ConfigError(name, /^[a-z]+:\/\/[^/]*@\//i.test(raw) ? noHost : 'is not a valid URL');
   }
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(name, `must start with ${protocols.map((p) => p + '//').join(' or ')}`);
   }
-  // A URL with no host would fall back to the client's default (localhost, or PGHOST) unseen;
-  // a socket directory is named by a host parameter instead.
-  if (!parsed.hostname && !parsed.searchParams.get('host'))
-    throw new ConfigError(name, 'names no host (for a Unix socket, add ?host=/path/to/socket-dir)');
+  if (!parsed.hostname && !(socket && parsed.searchParams.get('host'))) throw new ConfigError(name, noHost);
   return raw;
 }
 
@@ -175,7 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
   const address = '[^\\s<>@,"]+@[^\\s<>@,"]+';
   if (!new RegExp(`^(?:${address}|(?:"[^"\\\\]*"|[^<>@,"]*)\\s*<${address}>)$`).test(mailFrom))
     throw new ConfigError('CANVASS_MAIL_FROM', `expected an address, as "Name <a@example.com>" or "a@example.com"`);
-  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], true);
   const dataDir = path.resolve(env.CANVASS_DATA_DIR?.trim() || './data');
   const socketBytes = Buffer.byteLength(adminSocketPath({ dataDir }));
   if (!databaseUrl && socketBytes > MAX_SOCKET_PATH_BYTES)

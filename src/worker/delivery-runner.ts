@@ -15,6 +15,7 @@ import { unsentGiver } from './give-back-unsent.js';
 import { afterLeaveOut, leaveOutCursor } from './leave-out-cursor.js';
 import { failureLog } from './failure-log.js';
 import { unclaimer } from './unclaim.js';
+import { unpreparedGiver } from './unprepared.js';
 
 export type RunnerOptions = {
   /**
@@ -118,10 +119,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     opts.logger,
     'attempt failed to record, or to be given back unsent; its lease will expire and it is retried',
   );
-  const prepareFailures = failureLog(
-    opts.logger,
-    'attempt could not be prepared (its signing secret not made); given back uncounted, tried again in a second',
-  );
+  const unprepared = unpreparedGiver(deps, opts.logger);
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.
@@ -132,16 +130,16 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
       try {
         sent = await sendAttempt(deps, d);
       } catch (err) {
-        // Thrown before anything was written (the sender settles every attempt it writes): the
-        // account's first signing secret could not be made. Given back uncounted, due in a second.
-        prepareFailures.failed(err, { deliveryId: d.id });
-        return await deps.store.deliveries.unclaim([d.id], d.leaseToken, new Date(deps.clock.now().getTime() + 1_000));
+        // Thrown before anything was written (the sender settles every attempt it writes).
+        sent = err instanceof Error ? err : new Error(String(err));
       } finally {
         sending--;
         shares.answered(d);
         slots.wake();
         if (waiting.length) void pump();
       }
+      if (sent instanceof Error) return await unprepared.giveBack(d, sent, signal.aborted);
+      unprepared.sent(d);
       if (sent.sent.unsent) return await giveBack(d, signal.aborted);
       const r = await results.record(sent);
       recordFailures.succeeded();

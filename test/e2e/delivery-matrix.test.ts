@@ -233,7 +233,8 @@ describe('delivery outcome matrix', () => {
   });
 
   it('an answer body that PostgreSQL text cannot hold (a NUL byte, a character cut at the excerpt limit) is recorded: delivered, not retried', async () => {
-    // 1023 ASCII bytes put the emoji's two UTF-16 halves across the 1,024-character excerpt limit.
+    // 1023 ASCII bytes put the emoji's four UTF-8 bytes across the 1,024-byte excerpt limit: its
+    // first byte is cut off from the rest.
     const c = await scenario('unstorable-answer', [{ status: 200, body: `ok\u0000${'x'.repeat(1020)}\u{1F600}tail` }]);
     const d = await settled(acct, c.hook.data.id, finished);
     await sleep(LADDER[0]! + 400);

@@ -54,6 +54,11 @@ describe('values that would fail only later are refused at start, naming the var
     refuses({ DATABASE_URL: 'postgres://' }, 'DATABASE_URL');
     refuses({ DATABASE_URL: 'postgresql:///canvass' }, 'DATABASE_URL');
     refuses({ SMTP_URL: 'smtp://' }, 'SMTP_URL');
+    refuses({ SMTP_URL: 'smtp://?host=/tmp' }, 'SMTP_URL');
+    // Credentials with no host: the socket form is named in the message.
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u:pw@/canvass?host=/var/run/postgresql' })).toThrow(
+      /names no host \(for a Unix socket: postgres:\/\/\/db\?host=/,
+    );
     // A socket directory is named by a host parameter; spaces around a value are not part of it.
     expect(loadConfig({ DATABASE_URL: 'postgres:///canvass?host=/var/run/postgresql' }).databaseUrl).toBe(
       'postgres:///canvass?host=/var/run/postgresql',

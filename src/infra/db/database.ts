@@ -5,7 +5,7 @@ import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
 import { openEmbedded } from './embedded-client.js';
 import { migrate, pendingMigrations } from './migrate.js';
-import { isStorageUnavailable, StorageUnreachableError } from './unavailable.js';
+import { isConnectionFailure, StorageUnreachableError } from './unavailable.js';
 import { PipelinedPostgresDialect } from './pipelined-driver.js';
 import { runNamedStatementsPrepared } from './prepared.js';
 import './type-parsers.js';
@@ -83,7 +83,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       }
     } catch (e) {
       await db.destroy();
-      throw isStorageUnavailable(e) ? new StorageUnreachableError(opts.databaseUrl, e) : e;
+      throw isConnectionFailure(e) ? new StorageUnreachableError(opts.databaseUrl, e) : e;
     }
     return { db, kind: 'postgres', close: () => db.destroy() };
   }

@@ -30,6 +30,10 @@ export function asAbortedForAnother(err: unknown): unknown {
   return code === '40P01' || code === '40001' ? new AbortedForAnotherError(err) : err;
 }
 
+/** What the pg client says when a connection could not be opened or was lost. */
+const CONNECT_MESSAGE =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|^timeout expired$/i;
+
 /** True for errors that mean "the database cannot do this right now", not "this request is wrong". */
 export function isStorageUnavailable(err: unknown): boolean {
   const seen = new Set<unknown>();
@@ -38,30 +42,45 @@ export function isStorageUnavailable(err: unknown): boolean {
     seen.add(e);
     const code = String((e as { code?: unknown }).code ?? '');
     const message = String((e as { message?: unknown }).message ?? '');
-    if (
-      CODES.has(code) ||
-      /Connection terminated|connection timeout|timeout exceeded when trying to connect|^timeout expired$/i.test(
-        message,
-      )
-    )
-      return true;
+    if (CODES.has(code) || CONNECT_MESSAGE.test(message)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** Connection-level failures: the server could not be reached, or would not take a connection. */
+const CONNECTION = /^(ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|08|57P0|53300)/;
+
+/** True when the database could not be connected to (not a statement it refused). */
+export function isConnectionFailure(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  let e = err;
+  while (e && typeof e === 'object' && !seen.has(e)) {
+    seen.add(e);
+    const code = String((e as { code?: unknown }).code ?? '');
+    const message = String((e as { message?: unknown }).message ?? '');
+    if (CONNECTION.test(code) || CONNECT_MESSAGE.test(message)) return true;
+    if (e instanceof AggregateError && e.errors.some(isConnectionFailure)) return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;
 }
 
 /**
- * PostgreSQL that could not be used when storage was opened (unreachable, refusing, starting,
- * read-only): said with where it is and what sets it, never the credentials. Still classed as
- * storage unavailable (its cause).
+ * PostgreSQL that could not be connected to when storage was opened (unreachable, refusing,
+ * starting up): said with where it is and what sets it, never the credentials. Keeps its cause's
+ * code, and is still classed as storage unavailable.
  */
 export class StorageUnreachableError extends Error {
+  readonly code: string | undefined;
   constructor(databaseUrl: string, cause: unknown) {
     super(
       `PostgreSQL at ${whereIs(databaseUrl)} could not be used: ${what(cause)} (DATABASE_URL; a connection not open within CANVASS_DB_CONNECT_TIMEOUT_MS is given up)`,
       { cause },
     );
     this.name = 'StorageUnreachableError';
+    const code = (cause as { code?: unknown } | null)?.code;
+    this.code = typeof code === 'string' ? code : undefined;
   }
 }
 

@@ -25,7 +25,7 @@ it('an attempt whose signing secret cannot be made is given back uncounted, and 
     BEGIN RAISE EXCEPTION 'the signing secret cannot be written now'; END $$`.execute(db);
   await sql`CREATE TRIGGER refuse_secret BEFORE UPDATE OF signing_secret ON accounts
     FOR EACH ROW EXECUTE FUNCTION refuse_secret()`.execute(db);
-  const lines: { msg: string; deliveryId?: string }[] = [];
+  const lines: { msg: string; deliveryId?: string; delayMs?: number }[] = [];
   const logger = pino(
     { level: 'warn' },
     new Writable({
@@ -56,7 +56,10 @@ it('an attempt whose signing secret cannot be made is given back uncounted, and 
     // Given back: no lease held, no attempt counted.
     await expect.poll(queued, { timeout: 5_000 }).toEqual({ attempt_count: 0, lease_token: null });
     expect(receiver.received.filter((r) => r.path === '/first-secret')).toEqual([]);
-    expect(lines.find((l) => l.deliveryId === id)?.msg).toMatch(/^attempt could not be prepared/);
+    expect(lines.find((l) => l.deliveryId === id)).toMatchObject({
+      msg: expect.stringMatching(/^attempt could not be prepared/) as string,
+      delayMs: 1_000,
+    });
 
     await sql`DROP TRIGGER refuse_secret ON accounts`.execute(db);
     const [sent] = await receiver.waitFor((r) => r.some((x) => x.path === '/first-secret'));

@@ -19,4 +19,5 @@ it('names the database it could not reach and the variables that set it, without
   expect(err?.message).toContain('CANVASS_DB_CONNECT_TIMEOUT_MS');
   expect(err?.message).not.toContain('s3cr3t-pw');
   expect(isStorageUnavailable(err)).toBe(true);
+  expect((err as { code?: string }).code).toBe('ECONNREFUSED');
 });

@@ -27,7 +27,6 @@ export function PollPage({ pollId, section }: { pollId: string; section: PollSec
   // The switch moves at once; it moves back if the update fails, and the poll as loaded next
   // (the update's own reload, or one after another change) speaks for it again.
   const [visible, setVisible] = useState<boolean | null>(null);
-  useEffect(() => setVisible(null), [poll.data]);
   const visibility = useAction(async (isVisible: boolean) => {
     setVisible(isVisible);
     try {
@@ -38,6 +37,10 @@ export function PollPage({ pollId, section }: { pollId: string; section: PollSec
     }
     poll.reload();
   });
+  // A load that lands while an update is on its way may predate it: only one after it speaks.
+  useEffect(() => {
+    if (!visibility.busy) setVisible(null);
+  }, [poll.data]);
 
   const p = poll.data;
   if (!p) {
