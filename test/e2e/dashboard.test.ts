@@ -312,14 +312,16 @@ describe('dashboard at /app', () => {
     // Make it visible.
     const visible = page.getByRole('switch', { name: 'Visible to respondents' });
     expect(await visible.isChecked()).toBe(false);
+    const untilVisible = (what: string) =>
+      until(
+        what,
+        async () =>
+          (await h.app.inject({ method: 'GET', url: `/poll?pollId=${pollId}`, headers: bearer(acct.key) })).json().data
+            .isVisible,
+        (v) => v === true,
+      );
     await visible.check();
-    await until(
-      'poll visible',
-      async () =>
-        (await h.app.inject({ method: 'GET', url: `/poll?pollId=${pollId}`, headers: bearer(acct.key) })).json().data
-          .isVisible,
-      (v) => v === true,
-    );
+    await untilVisible('poll visible');
 
     // A choice slide with question logic.
     await page.getByRole('link', { name: 'Slides' }).click();
@@ -360,13 +362,7 @@ describe('dashboard at /app', () => {
     await page.getByText('Saved the fr translations.').waitFor();
     await expect.poll(() => visible.isChecked(), { timeout: 5_000 }).toBe(false);
     await visible.check();
-    await until(
-      'poll visible again',
-      async () =>
-        (await h.app.inject({ method: 'GET', url: `/poll?pollId=${pollId}`, headers: bearer(acct.key) })).json().data
-          .isVisible,
-      (v) => v === true,
-    );
+    await untilVisible('poll visible again');
     const fr = await h.app.inject({
       method: 'GET',
       url: `/poll/translations?pollId=${pollId}&language=fr`,

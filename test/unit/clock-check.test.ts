@@ -1,24 +1,7 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { logged } from '../support/logged.js';
 import type { Deps } from '../../src/app/ports/index.js';
 import { CLOCK_SKEW_TOLERANCE_MS, clockCheckTask } from '../../src/worker/clock-check.js';
-
-type Line = { level: number; msg: string; skewMs?: number };
-
-function logged() {
-  const lines: Line[] = [];
-  const logger = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(JSON.parse(chunk.toString()) as Line);
-        done();
-      },
-    }),
-  );
-  return { lines, logger };
-}
 
 /** A worker's clock against the database's (docs/operations.md, "Clocks"). */
 describe('clockCheckTask', () => {

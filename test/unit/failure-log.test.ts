@@ -1,23 +1,6 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { logged } from '../support/logged.js';
 import { FAILURE_LOG_EVERY_MS, failureLog } from '../../src/worker/failure-log.js';
-
-type Line = { level: number; msg: string; [k: string]: unknown };
-
-function logged() {
-  const lines: Line[] = [];
-  const logger = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(JSON.parse(chunk.toString()) as Line);
-        done();
-      },
-    }),
-  );
-  return { lines, logger };
-}
 
 /** A failure a loop retries, during an outage (docs/operations.md, "Health and logs"). */
 describe('failureLog', () => {

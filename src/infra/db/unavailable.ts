@@ -34,37 +34,36 @@ export function asAbortedForAnother(err: unknown): unknown {
 const CONNECT_MESSAGE =
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|^timeout expired$/i;
 
-/** True for errors that mean "the database cannot do this right now", not "this request is wrong". */
-export function isStorageUnavailable(err: unknown): boolean {
+/** Whether `err`, or an error it was caused by, has a code or message that `is` accepts. */
+function inChain(err: unknown, is: (code: string, message: string, e: object) => boolean): boolean {
   const seen = new Set<unknown>();
   let e = err;
   while (e && typeof e === 'object' && !seen.has(e)) {
     seen.add(e);
     const code = String((e as { code?: unknown }).code ?? '');
     const message = String((e as { message?: unknown }).message ?? '');
-    if (CODES.has(code) || CONNECT_MESSAGE.test(message)) return true;
+    if (is(code, message, e)) return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;
 }
+
+/** True for errors that mean "the database cannot do this right now", not "this request is wrong". */
+export const isStorageUnavailable = (err: unknown): boolean =>
+  inChain(err, (code, message) => CODES.has(code) || CONNECT_MESSAGE.test(message));
 
 /** Connection-level failures: the server could not be reached, or would not take a connection. */
 const CONNECTION = /^(ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|08|57P0|53300)/;
 
 /** True when the database could not be connected to (not a statement it refused). */
-export function isConnectionFailure(err: unknown): boolean {
-  const seen = new Set<unknown>();
-  let e = err;
-  while (e && typeof e === 'object' && !seen.has(e)) {
-    seen.add(e);
-    const code = String((e as { code?: unknown }).code ?? '');
-    const message = String((e as { message?: unknown }).message ?? '');
-    if (CONNECTION.test(code) || CONNECT_MESSAGE.test(message)) return true;
-    if (e instanceof AggregateError && e.errors.some(isConnectionFailure)) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
+export const isConnectionFailure = (err: unknown): boolean =>
+  inChain(
+    err,
+    (code, message, e) =>
+      CONNECTION.test(code) ||
+      CONNECT_MESSAGE.test(message) ||
+      (e instanceof AggregateError && e.errors.some(isConnectionFailure)),
+  );
 
 /**
  * PostgreSQL that could not be connected to when storage was opened (unreachable, refusing,

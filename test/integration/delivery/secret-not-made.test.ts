@@ -1,9 +1,8 @@
-import { Writable } from 'node:stream';
 import { sql } from 'kysely';
-import pino from 'pino';
 import { expect, it } from 'vitest';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
+import { logged } from '../../support/logged.js';
 import { harnessWithReceiver, queueDue } from '../../support/worker.js';
 
 /**
@@ -25,16 +24,7 @@ it('an attempt whose signing secret cannot be made is given back uncounted, and 
     BEGIN RAISE EXCEPTION 'the signing secret cannot be written now'; END $$`.execute(db);
   await sql`CREATE TRIGGER refuse_secret BEFORE UPDATE OF signing_secret ON accounts
     FOR EACH ROW EXECUTE FUNCTION refuse_secret()`.execute(db);
-  const lines: { msg: string; deliveryId?: string; delayMs?: number }[] = [];
-  const logger = pino(
-    { level: 'warn' },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(JSON.parse(chunk.toString()) as { msg: string });
-        done();
-      },
-    }),
-  );
+  const { lines, logger } = logged('warn');
   const sender = createH1Sender({ allowPrivateTargets: true });
   const controller = new AbortController();
   const runner = startDeliveryRunner({ ...h.deps, sender }, controller.signal, {
