@@ -119,7 +119,7 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
     opts.logger,
     'attempt failed to record, or to be given back unsent; its lease will expire and it is retried',
   );
-  const unprepared = unpreparedGiver(deps, opts.logger);
+  const unprepared = unpreparedGiver(deps, opts.logger, opts.metrics);
 
   // One async function per attempt rather than a chain of then/finally: a handful fewer
   // promises and closures per delivery, which at thousands a second is garbage-collector time.

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Deps } from '../app/ports/index.js';
+import type { Metrics } from '../app/ports/metrics.js';
 import type { ClaimedDelivery } from '../domain/delivery.js';
 import { failureLog } from './failure-log.js';
 
@@ -12,9 +13,10 @@ export const UNPREPARED_MAX_DELAY_MS = 300_000;
  * is counted, and the endpoint's ladder and alerts stay its own. The delay doubles with each such
  * failure of the account in this process, from 1 s to 5 minutes (0 when stopping), so a failure
  * that does not clear costs a few statements a minute, not one a second per delivery; an attempt
- * of the account that is sent clears it (`sent`). Logged at most every 30 s (failure-log.ts).
+ * of the account that is sent clears it (`sent`). Counted, and logged at most every 30 s per
+ * account (failure-log.ts).
  */
-export function unpreparedGiver(deps: Deps, logger: Logger) {
+export function unpreparedGiver(deps: Deps, logger: Logger, metrics?: Metrics) {
   const failures = new Map<string, number>();
   const log = failureLog(
     logger,
@@ -25,12 +27,14 @@ export function unpreparedGiver(deps: Deps, logger: Logger) {
       const n = (failures.get(d.accountId) ?? 0) + 1;
       failures.set(d.accountId, n);
       const delayMs = stopping ? 0 : Math.min(1_000 * 2 ** Math.min(n - 1, 20), UNPREPARED_MAX_DELAY_MS);
-      log.failed(err, { deliveryId: d.id, accountId: d.accountId, delayMs });
+      metrics?.attemptUnprepared();
+      log.failed(err, { deliveryId: d.id, accountId: d.accountId, delayMs }, d.accountId);
       await deps.store.deliveries.unclaim([d.id], d.leaseToken, new Date(deps.clock.now().getTime() + delayMs));
     },
     /** An attempt of the account was sent: its next failure waits a second again. */
     sent(d: ClaimedDelivery): void {
-      if (failures.size) failures.delete(d.accountId);
+      if (!failures.size || !failures.delete(d.accountId)) return;
+      log.succeeded({}, d.accountId);
     },
   };
 }

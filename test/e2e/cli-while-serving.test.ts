@@ -1,4 +1,4 @@
-import { rmSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../support/db.js';
@@ -42,8 +42,10 @@ describe.skipIf(onPostgres)('admin commands while the embedded server runs', () 
       /(acc_[A-Za-z0-9]+)[^\n]*\n[^\n]*Owner API key, shown only this once: (cvk_[A-Za-z0-9]+)/,
     );
     const accountId = m[1]!;
-    // Only the directory's owner may open the socket.
-    expect(statSync(path.join(dataDir, 'canvass.sock')).mode & 0o777).toBe(0o600);
+    // The socket opens just after the key is printed. Only the directory's owner may open it.
+    const socket = path.join(dataDir, 'canvass.sock');
+    await expect.poll(() => existsSync(socket), { timeout: 15_000 }).toBe(true);
+    expect(statSync(socket).mode & 0o777).toBe(0o600);
 
     const made = await runCanvassJson<{ apiKey: string; role: string }>(
       ['keys', 'create', '--account', accountId, '--email', 'helper@example.com', '--role', 'editor', '--json'],

@@ -20,6 +20,8 @@ export interface Metrics {
   alertEmailSent(kind: AlertEmail['kind']): void;
   /** An attempt never written and given back: its origin's connections all busy for a deadline. */
   attemptGivenBack(): void;
+  /** An attempt that could not be prepared (its account's first signing secret not made), given back uncounted. */
+  attemptUnprepared(): void;
   /** The workers last counted on this database (this one included), and this worker's connections per endpoint origin. */
   endpointConnectionsShared(workers: number, perOrigin: number): void;
   submissionAccepted(): void;

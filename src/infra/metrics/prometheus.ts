@@ -55,6 +55,11 @@ export function prometheusMetrics(opts: {
     help: "Attempts never written, given back unsent: every connection to their endpoint's origin stayed busy, answering others, for a whole deadline",
     registers,
   });
+  const unprepared = new Counter({
+    name: 'canvass_delivery_attempts_unprepared_total',
+    help: "Attempts that could not be prepared, never written, given back uncounted: their account's first signing secret could not be made",
+    registers,
+  });
   const alertEmails = new Counter({
     name: 'canvass_alert_emails_total',
     help: 'Failure alert emails sent, by kind: first or reminder',
@@ -133,6 +138,9 @@ export function prometheusMetrics(opts: {
     },
     attemptGivenBack() {
       givenBack.inc();
+    },
+    attemptUnprepared() {
+      unprepared.inc();
     },
     alertEmailSent(kind) {
       alertEmails.inc({ kind });

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { createH1Sender } from '../../../src/infra/http-sender/h1-sender.js';
+import { prometheusMetrics } from '../../../src/infra/metrics/prometheus.js';
 import { startDeliveryRunner } from '../../../src/worker/delivery-runner.js';
 import { logged } from '../../support/logged.js';
 import { harnessWithReceiver, queueDue } from '../../support/worker.js';
@@ -26,6 +27,9 @@ it('an attempt whose signing secret cannot be made is given back uncounted, and 
     FOR EACH ROW EXECUTE FUNCTION refuse_secret()`.execute(db);
   const { lines, logger } = logged('warn');
   const sender = createH1Sender({ allowPrivateTargets: true });
+  const metrics = prometheusMetrics({ now: () => new Date() });
+  const unprepared = async () =>
+    Number(/^canvass_delivery_attempts_unprepared_total (\d+)$/m.exec((await metrics.exposition()).body)?.[1]);
   const controller = new AbortController();
   const runner = startDeliveryRunner({ ...h.deps, sender }, controller.signal, {
     concurrency: 4,
@@ -33,6 +37,7 @@ it('an attempt whose signing secret cannot be made is given back uncounted, and 
     idleMs: 50,
     drainMs: 5_000,
     logger,
+    metrics,
   });
   const queued = () =>
     db
@@ -46,6 +51,7 @@ it('an attempt whose signing secret cannot be made is given back uncounted, and 
     // Given back: no lease held, no attempt counted.
     await expect.poll(queued, { timeout: 5_000 }).toEqual({ attempt_count: 0, lease_token: null });
     expect(receiver.received.filter((r) => r.path === '/first-secret')).toEqual([]);
+    expect(await unprepared()).toBeGreaterThanOrEqual(1);
     expect(lines.find((l) => l.deliveryId === id)).toMatchObject({
       msg: expect.stringMatching(/^attempt could not be prepared/) as string,
       delayMs: 1_000,
