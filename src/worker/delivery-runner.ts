@@ -245,6 +245,11 @@ export function startDeliveryRunner(deps: Deps, signal: AbortSignal, opts: Runne
             opts.logger.warn({ deliveryIds }, 'cancelled deliveries whose webhook was deleted after they were queued'),
           onFailed: (err, what) =>
             opts.logger.error({ err }, `${what} failed after a claim; they are claimed again when their lease ends`),
+          onGivenBack: (n) =>
+            opts.logger.warn(
+              { deliveries: n },
+              'a failed claim had leased deliveries: given back uncounted, due at once',
+            ),
         });
       } catch (err) {
         claiming = 0;

@@ -22,6 +22,8 @@ export type ClaimOptions = {
    * statement was for stay leased, claimed again when their lease ends. Without it, it throws.
    */
   onFailed?: (err: unknown, what: string) => void;
+  /** Hears how many deliveries a failed claim had leased all the same, given back. */
+  onGivenBack?: (n: number) => void;
 };
 
 /**
@@ -41,7 +43,16 @@ export async function claimDeliveries(
   const token = randomUUID();
   const leaseUntil = new Date(now.getTime() + leaseMs(deps));
   const overlapSince = new Date(now.getTime() - deps.delivery.secretOverlapMs);
-  const claimed = await deps.store.deliveries.claim(now, limit, leaseUntil, token, overlapSince, opts.exclude);
+  const claimed = await deps.store.deliveries
+    .claim(now, limit, leaseUntil, token, overlapSince, opts.exclude)
+    .catch(async (err: unknown) => {
+      // A claim that failed may have committed all the same (its answer lost with its
+      // connection): what it leased is given back at once, uncounted, rather than left for its
+      // lease to end and its attempt number skipped. A database still down leaves that to the lease.
+      const given = await deps.store.deliveries.unclaimLease(token, now).catch(() => 0);
+      if (given) opts.onGivenBack?.(given);
+      throw err;
+    });
   // How many were leased, and where a claim that leaves some out read to (leave-out-cursor.ts).
   const read = { leased: claimed.length, windowEnd: claimed.windowEnd };
   const then = async (what: string, step: () => Promise<unknown>) => {

@@ -174,6 +174,11 @@ export interface DeliveryRepo {
   release(id: string, leaseToken: string, now: Date): Promise<boolean>;
   /** Gives back leased deliveries that were never sent: due at `now`, their attempt not counted. */
   unclaim(ids: readonly string[], leaseToken: string, now: Date): Promise<void>;
+  /**
+   * Gives back every delivery still leased under `leaseToken` (a claim whose answer was lost),
+   * due at `now`, its attempt not counted; how many.
+   */
+  unclaimLease(leaseToken: string, now: Date): Promise<number>;
   cancel(filter: { webhookId?: string; pollId?: string }, now: Date): Promise<number>;
   /**
    * Cancels the queued deliveries of a poll's logic-triggered targets at these URLs (of `source`,

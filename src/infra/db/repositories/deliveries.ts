@@ -155,6 +155,16 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
         .execute();
     },
 
+    async unclaimLease(leaseToken, now) {
+      // No index on lease_token: a scan of the queue, on this path only (a claim that failed).
+      const res = await db
+        .updateTable('delivery_queue')
+        .set((eb) => ({ next_attempt_at: now, lease_token: null, attempt_count: eb('attempt_count', '-', 1) }))
+        .where('lease_token', '=', leaseToken)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows);
+    },
+
     async cancel(f, now) {
       const match = [sql`q.delivery_id = d.id`];
       if (f.webhookId) match.push(sql`d.webhook_id = ${f.webhookId}`);
