@@ -27,9 +27,9 @@ export function unpreparedGiver(deps: Deps, logger: Logger, metrics?: Metrics) {
       const n = (failures.get(d.accountId) ?? 0) + 1;
       failures.set(d.accountId, n);
       const delayMs = stopping ? 0 : Math.min(1_000 * 2 ** Math.min(n - 1, 20), UNPREPARED_MAX_DELAY_MS);
-      metrics?.attemptUnprepared();
       log.failed(err, { deliveryId: d.id, accountId: d.accountId, delayMs }, d.accountId);
       await deps.store.deliveries.unclaim([d.id], d.leaseToken, new Date(deps.clock.now().getTime() + delayMs));
+      metrics?.attemptUnprepared();
     },
     /** An attempt of the account was sent: its next failure waits a second again. */
     sent(d: ClaimedDelivery): void {

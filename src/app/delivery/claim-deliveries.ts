@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimedDelivery } from '../../domain/delivery.js';
+import { CommitOutcomeUnknownError } from '../ports/commit-outcome-unknown.js';
 import type { Claimed, LeaveOut } from '../ports/delivery.js';
 import type { Deps } from '../ports/index.js';
 
@@ -46,10 +47,12 @@ export async function claimDeliveries(
   const claimed = await deps.store.deliveries
     .claim(now, limit, leaseUntil, token, overlapSince, opts.exclude)
     .catch(async (err: unknown) => {
-      // A claim that failed may have committed all the same (its answer lost with its
-      // connection): what it leased is given back at once, uncounted, rather than left for its
-      // lease to end and its attempt number skipped. A database still down leaves that to the lease.
-      const given = await deps.store.deliveries.unclaimLease(token, now).catch(() => 0);
+      // A claim whose COMMIT's answer was lost may have committed all the same: what it leased
+      // is given back at once, uncounted, rather than left for its lease to end and its attempt
+      // number skipped. Any other failure rolled back and leased nothing. A database still down,
+      // or a COMMIT that lands after this look, leaves it to the lease.
+      if (!(err instanceof CommitOutcomeUnknownError)) throw err;
+      const given = await deps.store.deliveries.unclaimLease(token, leaseUntil, now).catch(() => 0);
       if (given) opts.onGivenBack?.(given);
       throw err;
     });

@@ -175,10 +175,10 @@ export interface DeliveryRepo {
   /** Gives back leased deliveries that were never sent: due at `now`, their attempt not counted. */
   unclaim(ids: readonly string[], leaseToken: string, now: Date): Promise<void>;
   /**
-   * Gives back every delivery still leased under `leaseToken` (a claim whose answer was lost),
-   * due at `now`, its attempt not counted; how many.
+   * Gives back every delivery still leased under `leaseToken` until `leaseUntil` (a claim whose
+   * COMMIT's answer was lost), due at `now`, its attempt not counted; how many.
    */
-  unclaimLease(leaseToken: string, now: Date): Promise<number>;
+  unclaimLease(leaseToken: string, leaseUntil: Date, now: Date): Promise<number>;
   cancel(filter: { webhookId?: string; pollId?: string }, now: Date): Promise<number>;
   /**
    * Cancels the queued deliveries of a poll's logic-triggered targets at these URLs (of `source`,

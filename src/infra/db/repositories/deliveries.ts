@@ -155,11 +155,12 @@ export function deliveryRepo(db: Kysely<DB>): DeliveryRepo {
         .execute();
     },
 
-    async unclaimLease(leaseToken, now) {
-      // No index on lease_token: a scan of the queue, on this path only (a claim that failed).
+    async unclaimLease(leaseToken, leaseUntil, now) {
+      // The claim wrote this very lease end: the due index finds its rows, never a scan of the queue.
       const res = await db
         .updateTable('delivery_queue')
         .set((eb) => ({ next_attempt_at: now, lease_token: null, attempt_count: eb('attempt_count', '-', 1) }))
+        .where('next_attempt_at', '=', leaseUntil)
         .where('lease_token', '=', leaseToken)
         .executeTakeFirst();
       return Number(res.numUpdatedRows);
