@@ -9,14 +9,4 @@ export function fail(json: boolean, message: string, code = 1): never {
   process.exit(code);
 }
 
-/**
- * What went wrong, in words. Some errors carry no message of their own: a connection refused on
- * every address of a name (an AggregateError) says it through the errors it holds.
- */
-export function describeError(e: unknown): string {
-  if (!(e instanceof Error)) return String(e);
-  if (e.message) return e.message;
-  if (e instanceof AggregateError && e.errors.length) return [...new Set(e.errors.map(describeError))].join('; ');
-  const code = (e as { code?: unknown }).code;
-  return typeof code === 'string' ? code : e.name;
-}
+export { describeError } from '../domain/errors.js';

@@ -5,7 +5,8 @@ import { requirePoll, requirePollForUpdate, requireWebhookRuleAccess } from '../
 import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import type { Caller, Deps } from '../ports/index.js';
-import { logicView, managesWebhooks, unmaskSentRules } from './webhook-urls.js';
+import { unmaskWebhookUrls } from '../../domain/webhook-url-mask.js';
+import { logicView, managesWebhooks } from './webhook-urls.js';
 
 export async function updatePoll(
   deps: Deps,
@@ -17,7 +18,7 @@ export async function updatePoll(
   // then name resolution before the transaction: no lock is held while DNS answers.
   if (sent.actionLogic) {
     const current = await requirePoll(deps.store, caller, pollId, 'write');
-    const actionLogic = unmaskSentRules(sent.actionLogic, current.actionLogic);
+    const actionLogic = unmaskWebhookUrls(sent.actionLogic, current.actionLogic);
     await requireWebhookRuleAccess(
       deps.store,
       caller,
@@ -33,7 +34,7 @@ export async function updatePoll(
     const manages = await managesWebhooks(store, caller, current.accountId);
     // Masked URLs stand for what is stored now, under the lock.
     const patch = sent.actionLogic
-      ? { ...sent, actionLogic: unmaskSentRules(sent.actionLogic, current.actionLogic) }
+      ? { ...sent, actionLogic: unmaskWebhookUrls(sent.actionLogic, current.actionLogic) }
       : sent;
     const slides = await store.slides.listByPoll(pollId);
     const body = applyPollPatch(current, patch);

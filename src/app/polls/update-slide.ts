@@ -6,7 +6,8 @@ import { checkRuleTargets } from '../webhooks/check-target.js';
 import { secretForLogic } from '../accounts/ensure-signing-secret.js';
 import { requireWebhookRuleAccess } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
-import { logicView, managesWebhooks, unmaskSentRules } from './webhook-urls.js';
+import { unmaskWebhookUrls } from '../../domain/webhook-url-mask.js';
+import { logicView, managesWebhooks } from './webhook-urls.js';
 import type { SavedSlide, SlideInput } from './create-slide.js';
 import { checkSlide, cleanAnswers, renumber, requireSlideAccess, requireSlideForUpdate } from './slide-checks.js';
 
@@ -16,7 +17,7 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
   // Access first, then name resolution (see createSlide).
   if (sent.logic) {
     const current = await requireSlideAccess(deps.store, caller, sent.slideId);
-    const logic = unmaskSentRules(sent.logic, current.logic);
+    const logic = unmaskWebhookUrls(sent.logic, current.logic);
     await requireWebhookRuleAccess(deps.store, caller, current.accountId, current.logic, logic, deps.urlPolicy);
     await checkRuleTargets(deps, logic, '/logic', current.logic);
   }
@@ -24,7 +25,7 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
     const { slide: current, poll } = await requireSlideForUpdate(store, caller, sent.slideId);
     const manages = await managesWebhooks(store, caller, poll.accountId);
     // Masked URLs stand for what is stored now, under the lock.
-    const patch = sent.logic ? { ...sent, logic: unmaskSentRules(sent.logic, current.logic) } : sent;
+    const patch = sent.logic ? { ...sent, logic: unmaskWebhookUrls(sent.logic, current.logic) } : sent;
     const all = await store.slides.listByPoll(poll.id);
     const others = all.filter((s) => s.id !== current.id);
     const p = trimStrings(patch);

@@ -1,6 +1,6 @@
 import { may } from '../../domain/access.js';
 import type { Action } from '../../domain/logic.js';
-import { maskWebhookUrls, unmaskWebhookUrls } from '../../domain/webhook-url-mask.js';
+import { maskWebhookUrls } from '../../domain/webhook-url-mask.js';
 import { membershipOf } from '../access.js';
 import type { Caller, Store } from '../ports/index.js';
 
@@ -35,11 +35,3 @@ export const logicView = (manages: boolean): LogicView => (manages ? full : mask
 export async function logicViewFor(store: Store, caller: Caller, accountId: string): Promise<LogicView> {
   return logicView(await managesWebhooks(store, caller, accountId));
 }
-
-/**
- * Rules sent by a caller, with each masked URL put back to the stored one it stands for, so
- * saving what was read leaves Trigger webhook actions as they are, whichever role reads and
- * which saves (a form read before a promotion, a script reading with a read_only key).
- */
-export const unmaskSentRules = <R extends Rule>(sent: readonly R[], stored: readonly Rule[]): R[] =>
-  unmaskWebhookUrls(sent, stored);

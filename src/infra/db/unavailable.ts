@@ -1,4 +1,5 @@
 import { AbortedForAnotherError } from '../../app/ports/aborted-for-another.js';
+import { describeError } from '../../domain/errors.js';
 
 const CODES = new Set([
   'ECONNREFUSED',
@@ -74,7 +75,7 @@ export class StorageUnreachableError extends Error {
   readonly code: string | undefined;
   constructor(databaseUrl: string, cause: unknown) {
     super(
-      `PostgreSQL at ${whereIs(databaseUrl)} could not be used: ${what(cause)} (DATABASE_URL; a connection not open within CANVASS_DB_CONNECT_TIMEOUT_MS is given up)`,
+      `PostgreSQL at ${whereIs(databaseUrl)} could not be used: ${describeError(cause)} (DATABASE_URL; a connection not open within CANVASS_DB_CONNECT_TIMEOUT_MS is given up)`,
       { cause },
     );
     this.name = 'StorageUnreachableError';
@@ -91,12 +92,4 @@ function whereIs(databaseUrl: string): string {
   } catch {
     return '(DATABASE_URL)';
   }
-}
-
-function what(e: unknown): string {
-  if (!(e instanceof Error)) return String(e);
-  if (e.message) return e.message;
-  if (e instanceof AggregateError && e.errors.length) return [...new Set(e.errors.map(what))].join('; ');
-  const code = (e as { code?: unknown }).code;
-  return typeof code === 'string' ? code : e.name;
 }

@@ -23,11 +23,11 @@ export const toEndpoint = (r: Selectable<EndpointsTable>): Endpoint => ({
 
 export function endpointRepo(db: Kysely<DB>): EndpointRepo {
   /** Its alert state starts afresh (at `url`, when given). */
-  const healthyAgain = async (id: string, now: Date, url?: string) => {
+  const healthyAgain = async (id: string, now: Date, also: { url?: string; losses_counted_since?: Date } = {}) => {
     await db
       .updateTable('endpoints')
       .set({
-        ...(url !== undefined ? { url } : {}),
+        ...also,
         state: 'healthy',
         last_given_up_at: null,
         last_failure: null,
@@ -101,13 +101,12 @@ export function endpointRepo(db: Kysely<DB>): EndpointRepo {
     async moveTo(id, url, now) {
       // Its losses stay listed: a recover of a window resends them, to the new URL. The
       // email's count of the past week's losses is taken at the URL it names (countLost).
-      await healthyAgain(id, now, url);
+      await healthyAgain(id, now, { url });
     },
     async startAfresh(id, now) {
       // Its losses so far are no longer counted in an email ("responses lost in the past week"),
       // and stay listed: a recover of the action added again resends them.
-      await db.updateTable('endpoints').set({ losses_counted_since: now }).where('id', '=', id).execute();
-      await healthyAgain(id, now);
+      await healthyAgain(id, now, { losses_counted_since: now });
     },
     async restartQuiet(id, now) {
       await db.updateTable('endpoints').set({ quiet_since: now }).where('id', '=', id).execute();
