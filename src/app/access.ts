@@ -152,3 +152,12 @@ export async function requireWebhookAccessToDelete(
   if (hasRules || (await store.webhooks.countByPoll(poll.id)) > 0)
     throw webhookRoleForbidden(membership.role, 'delete a poll that has webhooks or Trigger webhook actions');
 }
+
+/**
+ * A read scoped by a poll or webhook that also names an account: the resource is looked for in
+ * that account, so one of another account is not found there (rather than the account ignored,
+ * or an empty page).
+ */
+export function inNamedAccount(named: string | undefined, actual: string, what: string): void {
+  if (named !== undefined && named !== actual) throw notFound(what);
+}

@@ -1,3 +1,4 @@
+import { domainToUnicode } from 'node:url';
 import { commonCauses, MAX_ALERT_EMAILS } from './alert-policy.js';
 import { humanDuration } from './duration.js';
 
@@ -23,7 +24,10 @@ export function composeAlertEmail(
   terms: AlertTerms,
 ): { subject: string; text: string; html: string } {
   const reminder = sequence > 1 ? ` (reminder ${sequence - 1} of ${MAX_ALERT_EMAILS - 1})` : '';
-  const subject = `Webhook failing: responses to "${c.survey.title}" are not reaching ${new URL(c.endpoint).host}${reminder}`;
+  // The host as its owner writes it (`bücher.example`, not its punycode); the Endpoint field keeps the URL as stored.
+  const url = new URL(c.endpoint);
+  const host = domainToUnicode(url.hostname) + (url.port ? `:${url.port}` : '');
+  const subject = `Webhook failing: responses to "${c.survey.title}" are not reaching ${host}${reminder}`;
   const fields: [string, string][] = [
     ['Endpoint', c.endpoint],
     ['Survey', `${c.survey.title} (${c.survey.id})`],

@@ -1,3 +1,5 @@
+import { domainToASCII } from 'node:url';
+
 /**
  * Email addresses as the payload's `email`/`emails` and `GET /emails` find them, and as an
  * email-capture answer must be one: a local part of RFC 5322 atext and dots, `@`, a domain of two
@@ -100,4 +102,12 @@ export function addressesIn(text: string, take: (address: string) => boolean): b
     if (address.length <= MAX_ADDRESS_LENGTH && !take(address)) return false;
   }
   return true;
+}
+
+/** An address as a mail server may echo it: the domain in ASCII (punycode), lower case. */
+export function comparableAddress(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at < 0
+    ? address
+    : `${address.slice(0, at)}@${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`.toLowerCase();
 }

@@ -4,6 +4,7 @@ import { deepMerge } from './merge.js';
 import { SPEC_DEFAULTS, type AccountDefaults } from './poll-defaults.js';
 import { stripHtml, trimStrings } from './sanitize.js';
 import type { Slide } from './slide.js';
+import { cleanLanguageSettings, cleanTranslations } from './translations.js';
 
 type Obj = Record<string, unknown>;
 
@@ -74,11 +75,15 @@ export function checkSchedule(schedule: Schedule | null | undefined): void {
     throw invalid('/schedule', 'a scheduled poll needs startAt or endAt');
   }
   // The schema's date-time format admits a leap second (23:59:60), which is no instant here:
-  // unchecked, it would pass the order check below and leave the poll's opening undefined.
+  // unchecked, it would pass the order check below and leave the poll's opening undefined. It
+  // also admits an offset of hours alone (`+05`), which no Date reads.
   for (const field of ['startAt', 'endAt'] as const) {
     const at = schedule[field];
     if (at !== undefined && Number.isNaN(Date.parse(at)))
-      throw invalid(`/schedule/${field}`, 'must be a date-time that exists (no leap second)');
+      throw invalid(
+        `/schedule/${field}`,
+        'must be a date-time that exists, its offset written ±hh:mm (no leap second)',
+      );
   }
   if (schedule.startAt && schedule.endAt && Date.parse(schedule.startAt) >= Date.parse(schedule.endAt)) {
     throw invalid('/schedule/endAt', 'must be after startAt');
@@ -158,7 +163,7 @@ export function buildPollBody(input: PollInput, account: AccountDefaults): PollB
     ),
     targetingSettings: settleTargeting(req.targetingSettings ?? null),
     schedule: req.schedule ?? null,
-    languageSettings: req.languageSettings ?? null,
+    languageSettings: cleanLanguageSettings(req.languageSettings) ?? null,
     actionLogic: req.actionLogic ?? [],
   };
   checkSchedule(body.schedule);
@@ -227,7 +232,7 @@ export function applyPollPatch(current: PollBody, patch: PollPatch): PollBody {
       current.targetingSettings,
     ),
     schedule: p.schedule ?? current.schedule,
-    languageSettings: p.languageSettings ?? current.languageSettings,
+    languageSettings: cleanLanguageSettings(p.languageSettings) ?? current.languageSettings,
     actionLogic: p.actionLogic ?? current.actionLogic,
   };
   checkSchedule(body.schedule);
@@ -247,7 +252,7 @@ export function mergeTranslations(
 ): LanguageSettings {
   const base: LanguageSettings = current ?? { defaultLanguage: language, languages: {} };
   const existing = base.languages[language];
-  const merged = { ...(existing?.translations ?? {}), ...trimStrings(translations) };
+  const merged = { ...(existing?.translations ?? {}), ...cleanTranslations(translations, '/translations') };
   const languageCount = Object.keys(base.languages).length + (existing ? 0 : 1);
   if (!existing && languageCount > MAX_LANGUAGES) {
     throw new DomainError('limit_reached', `a poll has at most ${MAX_LANGUAGES} languages`, [

@@ -24,6 +24,9 @@ export function storableText(s: string): string {
 }
 
 const TAG = /<\/?[a-zA-Z!][^<>]*>/g;
+// What is left of a tag its `>` never closed: the `<` that would open it goes, so a renderer that
+// inlines the title cannot read `<img src=x onerror=…` as markup. A `<` before a space or digit stays.
+const OPENER = /<(?=[a-zA-Z!/?])/g;
 const ENTITIES: Record<string, string> = {
   '&amp;': '&',
   '&lt;': '<',
@@ -35,7 +38,8 @@ const ENTITIES: Record<string, string> = {
 
 /**
  * Plain text for titles: tags removed, common entities decoded, whitespace collapsed.
- * Decoding happens inside the loop so markup written as entities (`&lt;script&gt;`) is removed too.
+ * Decoding happens inside the loop so markup written as entities (`&lt;script&gt;`) is removed too;
+ * every step shortens the text, so the loop ends.
  */
 export function stripHtml(s: string): string {
   let prev: string;
@@ -43,6 +47,8 @@ export function stripHtml(s: string): string {
   do {
     prev = out;
     out = out.replace(/&(amp|lt|gt|quot|#39|nbsp);/g, (m) => ENTITIES[m] ?? m).replace(TAG, '');
+    // Only once no whole tag is left: `<scr<b>ipt>` is one tag, `<script>`, after its inner goes.
+    if (out === prev) out = out.replace(OPENER, '');
   } while (out !== prev);
   return out.replace(/\s+/g, ' ').trim();
 }

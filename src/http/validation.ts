@@ -84,9 +84,26 @@ export function queryInstant(value: string | undefined, param: string): Date | u
   return instantAt(value, `query:/${param}`);
 }
 
-/** A date-time field of a body, as an instant (see queryInstant). */
-export function bodyInstant(value: string | undefined, field: string): Date | undefined {
-  return instantAt(value, `/${field}`);
+/** An inclusive start or exclusive end of a body's window, rounded up to the millisecond. */
+export function bodyBound(value: string | undefined, field: string): Date | undefined {
+  return roundedUp(instantAt(value, `/${field}`), value);
+}
+
+/**
+ * A bound as sent, to the millisecond storage keeps: a finer one (`.0005`) is rounded up, where a
+ * Date would cut it down, so an exclusive end (or inclusive start) leaves out no row at the
+ * millisecond it passes, and takes in none before it.
+ */
+function roundedUp(at: Date | undefined, value: string | undefined): Date | undefined {
+  if (!at || !/\.\d{3}\d*[1-9]/.test(value!)) return at;
+  const up = new Date(at.getTime() + 1);
+  // The last millisecond of 9999 stays as it is: storage takes no year 10000.
+  return up.getUTCFullYear() > 9999 ? at : up;
+}
+
+/** An exclusive end of a query window (`createdBefore`), rounded up to the millisecond. */
+export function queryEnd(value: string | undefined, param: string): Date | undefined {
+  return roundedUp(queryInstant(value, param), value);
 }
 
 function instantAt(value: string | undefined, path: string): Date | undefined {
@@ -94,7 +111,10 @@ function instantAt(value: string | undefined, path: string): Date | undefined {
   const at = new Date(value);
   const year = at.getUTCFullYear();
   if (Number.isNaN(at.getTime()) || year < 1 || year > 9999) {
-    throw invalid(path, 'must be a date-time from 0001-01-01 to 9999-12-31 UTC, without a leap second');
+    throw invalid(
+      path,
+      'must be a date-time from 0001-01-01 to 9999-12-31 UTC, its offset written ±hh:mm, without a leap second',
+    );
   }
   return at;
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { checkAlerts, type UnrecordedAlert } from '../app/alerts/check-alerts.js';
+import { DEFERRED_TRIES, retryDeferred, type DeferredOutcome } from '../app/alerts/retry-deferred.js';
 import { flushSomeBatches, type Handoff } from '../app/delivery/flush-batches.js';
 import { runRecoveries } from '../app/delivery/run-recoveries.js';
 import type { Deps } from '../app/ports/index.js';
@@ -49,8 +50,9 @@ export const alertCheck = (): SchedulerTask => {
   const unrecorded: UnrecordedAlert[] = [];
   return {
     name: 'check-alerts',
-    run: (deps, ctx) =>
-      checkAlerts(
+    run: async (deps, ctx) =>
+      (await retryDeferred(deps, 50, ctx?.signal, (o) => logDeferred(o, ctx?.logger))) +
+      (await checkAlerts(
         deps,
         50,
         ctx?.signal,
@@ -75,11 +77,38 @@ export const alertCheck = (): SchedulerTask => {
               { endpointId: email.endpointId, refused: email.refused },
               'alert email refused for some recipients: correct the account notification recipients',
             );
+          if (email.deferred.length)
+            ctx?.logger.warn(
+              { endpointId: email.endpointId, deferred: email.deferred },
+              'alert email deferred by the mail server for some recipients: sent to them again after a pause',
+            );
         },
         unrecorded,
-      ),
+      )),
   };
 };
+
+/** One send to an alert email's deferred recipients, as the operator reads it. */
+function logDeferred(o: DeferredOutcome, logger: Logger | undefined): void {
+  const at = { alertId: o.alertId, endpointId: o.endpointId };
+  if (o.sentTo.length)
+    logger?.info({ ...at, recipients: o.sentTo.length }, 'alert email sent to recipients deferred before');
+  if (o.refused.length)
+    logger?.warn(
+      { ...at, refused: o.refused },
+      'alert email refused for some recipients: correct the account notification recipients',
+    );
+  if (o.deferred.length && o.retryAt)
+    logger?.warn(
+      { ...at, deferred: o.deferred, retryAt: o.retryAt.toISOString(), err: o.error },
+      'alert email deferred by the mail server for some recipients: sent to them again after a pause',
+    );
+  else if (o.deferred.length)
+    logger?.error(
+      { ...at, deferred: o.deferred, err: o.error },
+      `alert email deferred by the mail server for ${DEFERRED_TRIES} tries: given up for these recipients; check the account notification recipients and the mail server`,
+    );
+}
 
 /**
  * Resends what recovers listed, `batch` deliveries per transaction, and again at once after a

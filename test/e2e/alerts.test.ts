@@ -31,6 +31,7 @@ let h: Harness;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let worker: ReturnType<typeof startTestWorker>;
+const greylist = new Set<string>();
 
 type Json = Record<string, unknown>;
 type AlertView = {
@@ -52,7 +53,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  sink = await startSmtpSink({ refuse: (a) => a.startsWith('nobody@') });
+  // nobody@ is refused for good (550); an address in `greylist` once, as "try again later" (451).
+  sink = await startSmtpSink({ refuse: (a) => a.startsWith('nobody@') || (greylist.delete(a) ? 451 : false) });
   h = await harness({
     allowPrivateTargets: true,
     delivery: { batchWindowMs: 0, retryLadderMs: [100, 100, 100, 100, 100] },
@@ -510,6 +512,46 @@ describe('SMTP alerts from the scheduler', () => {
       (l) => l !== undefined,
     );
     expect(line!.msg).toMatch(/refused for some recipients/);
-    expect(line!.refused).toEqual([{ address: 'nobody@example.org', reason: expect.stringMatching(/^550 /) }]);
+    expect(line!.refused).toEqual([
+      { address: 'nobody@example.org', reason: expect.stringMatching(/^550 /), temporary: false },
+    ]);
+  });
+
+  it('an email the mail server defers for one recipient is sent to it again after a pause, and then lists it', async () => {
+    greylist.add('soon@example.net');
+    const acct = await h.account();
+    const settings = await h.app.inject({
+      method: 'PATCH',
+      url: '/account/settings',
+      headers: bearer(acct.key),
+      payload: { accountId: acct.accountId, notificationRecipients: ['ops@example.net', 'soon@example.net'] },
+    });
+    expect(settings.statusCode, settings.body).toBe(200);
+    receiver.script('/gone-later', [{ status: 410 }]);
+    const poll = await visiblePoll(h, acct);
+    const hook = await createWebhook(h, acct, poll.pollId, receiver.url('/gone-later'));
+    await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'z' }] });
+    await finalStatus(acct, '/gone-later', 1, 'rejected');
+
+    const [first] = await waitMails('ops@example.net', 1, QUIET + 5_000);
+    expect(first!.to).toEqual(['ops@example.net']);
+    const line = await until(
+      async () => logged.find((l) => l.endpointId === hook.data.id && Array.isArray(l.deferred)),
+      (l) => l !== undefined,
+    );
+    expect(line!.deferred).toEqual([
+      { address: 'soon@example.net', reason: expect.stringMatching(/^451 /), temporary: true },
+    ]);
+    // The first email, sent again to it alone after the pause (the reminder period here), and
+    // kept as sent to both.
+    const subject = mailHeaders(first!.raw).subject;
+    await sink.waitFor((all) =>
+      all.some((m) => m.to.join() === 'soon@example.net' && mailHeaders(m.raw).subject === subject),
+    );
+    const stored = await until(
+      () => alertsOf(acct),
+      (a) => a.find((x) => x.sequence === 1)?.recipients.length === 2,
+    );
+    expect(stored.find((x) => x.sequence === 1)!.recipients).toEqual(['ops@example.net', 'soon@example.net']);
   });
 });

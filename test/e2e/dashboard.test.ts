@@ -396,6 +396,27 @@ describe('dashboard at /app', () => {
       .poll(() => page.getByLabel('Text for title').inputValue(), { timeout: 5_000 })
       .toBe(other === 'de' ? 'Lief die Zahlung gut?' : 'Le paiement, ça s’est bien passé ?');
     await page.unroute(isOther);
+    // A save sends the texts changed on the page only: a title another editor saved since the
+    // page read it stays.
+    const elsewhere = await h.app.inject({
+      method: 'POST',
+      url: '/poll/translations/update',
+      headers: bearer(acct.key),
+      payload: { pollId, language: other, translations: { title: 'saved elsewhere' } },
+    });
+    expect(elsewhere.statusCode, elsewhere.body).toBe(200);
+    await page.getByRole('button', { name: 'Add a text' }).click();
+    await page.getByLabel('Key 2', { exact: true }).fill('q1');
+    await page.getByLabel('Text for q1').fill('<b>second</b> text');
+    await page.getByRole('button', { name: `Save ${other}` }).click();
+    await page.getByText(`Saved the ${other} translations.`).waitFor();
+    const merged = await h.app.inject({
+      method: 'GET',
+      url: `/poll/translations?pollId=${pollId}&language=${other}`,
+      headers: bearer(acct.key),
+    });
+    expect(merged.json().data.translations).toEqual({ title: 'saved elsewhere', q1: 'second text' });
+    await expect.poll(() => page.getByLabel('Text for title').inputValue(), { timeout: 5_000 }).toBe('saved elsewhere');
 
     // Webhooks: the first shows the account's signing secret once; a second one fails for good.
     await page.getByRole('link', { name: 'Webhooks' }).click();

@@ -5,10 +5,11 @@ export type SunkMail = { from: string; to: string[]; raw: string; at: number };
 
 /**
  * A real SMTP server on loopback that accepts every message (no auth, no TLS) and keeps it;
- * recipients for which `refuse` says true are answered 550, like an unknown mailbox.
+ * recipients for which `refuse` says true are answered 550, like an unknown mailbox, and those
+ * for which it gives a reply code are answered that (451: greylisted, try again later).
  * `mailHeaders`/`mailBody` read the raw RFC 5322 text without a MIME library.
  */
-export async function startSmtpSink(opts: { refuse?: (address: string) => boolean } = {}): Promise<{
+export async function startSmtpSink(opts: { refuse?: (address: string) => boolean | number } = {}): Promise<{
   port: number;
   url: string;
   messages: SunkMail[];
@@ -24,10 +25,14 @@ export async function startSmtpSink(opts: { refuse?: (address: string) => boolea
     disabledCommands: ['STARTTLS'],
     logger: false,
     onRcptTo(address, _session, callback) {
-      if (!opts.refuse?.(address.address)) return callback();
+      const refusal = opts.refuse?.(address.address);
+      if (!refusal) return callback();
       refused.push(address.address);
-      const err = new Error(`no mailbox ${address.address}`) as Error & { responseCode: number };
-      err.responseCode = 550;
+      const code = refusal === true ? 550 : refusal;
+      const err = new Error(
+        code < 500 ? `greylisted ${address.address}, try again later` : `no mailbox ${address.address}`,
+      ) as Error & { responseCode: number };
+      err.responseCode = code;
       callback(err);
     },
     onData(stream, session, callback) {

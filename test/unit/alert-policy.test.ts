@@ -233,6 +233,14 @@ const htmlEsc = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 describe('composeAlertEmail', () => {
+  it('names an internationalised host in its own letters in the subject, and the URL as stored in the body', () => {
+    const endpoint = new URL('https://bücher.example:8443/hook').href;
+    const m = composeAlertEmail({ ...webhookContent, endpoint }, 1, TERMS);
+    expect(m.subject).toContain('not reaching bücher.example:8443');
+    expect(m.text).toContain(`Endpoint: ${endpoint}`);
+    expect(endpoint).toContain('xn--bcher-kva.example');
+  });
+
   it('carries every content field in the text and the HTML, for a saved webhook', () => {
     const m = composeAlertEmail(webhookContent, 1, TERMS);
     for (const body of [m.text, m.html]) {

@@ -277,6 +277,17 @@ describe('sanitising', () => {
       expect(out).toContain('Hi');
     }
   });
+
+  it('drops the opening < of a tag left unclosed, written as it is or as entities', () => {
+    expect(stripHtml('Thanks <img src=x onerror=alert(document.cookie)//')).toBe(
+      'Thanks img src=x onerror=alert(document.cookie)//',
+    );
+    expect(stripHtml('&lt;img src=x onerror=alert(1)//')).toBe('img src=x onerror=alert(1)//');
+    expect(stripHtml('Rate us <svg/onload=alert(1) ')).toBe('Rate us svg/onload=alert(1)');
+    expect(stripHtml('&<lt;img src=x onerror=alert(1)//')).not.toMatch(/<[a-zA-Z!/?]/);
+    // Plain text comparisons keep their signs.
+    expect(stripHtml('1 < 2 and 3 > 2, x <5')).toBe('1 < 2 and 3 > 2, x <5');
+  });
 });
 
 describe('applyPollPatch', () => {
@@ -471,6 +482,55 @@ describe('mergeTranslations', () => {
   });
 });
 
+describe('translations as stored', () => {
+  it('strips HTML from every value and trims every key, merged or sent whole', () => {
+    const merged = mergeTranslations(null, 'fr', {
+      ' title ': '<script>alert(1)</script>Salut',
+      q1: 'Oui <b>ou</b> non',
+    });
+    expect(merged.languages.fr?.translations).toEqual({ title: 'alert(1)Salut', q1: 'Oui ou non' });
+    const whole = buildPollBody(
+      {
+        title: 'x',
+        languageSettings: {
+          defaultLanguage: 'fr',
+          languages: { fr: { enabled: true, translations: { ' q1': '&lt;img src=x onerror=alert(1)//' } } },
+        },
+      },
+      {},
+    );
+    expect(whole.languageSettings?.languages.fr?.translations).toEqual({ q1: 'img src=x onerror=alert(1)//' });
+    const patched = applyPollPatch(whole, {
+      languageSettings: {
+        defaultLanguage: 'de',
+        languages: { de: { enabled: true, translations: { 'q2 ': '<i>Ja</i>' } } },
+      },
+    });
+    expect(patched.languageSettings?.languages.de?.translations).toEqual({ q2: 'Ja' });
+  });
+
+  it('refuses a key empty once trimmed, or one that trims to another key, naming it', () => {
+    const empty = thrown(() => mergeTranslations(null, 'fr', { '  ': 'x' }));
+    expect(empty.code).toBe('validation_failed');
+    expect(empty.errors?.map((e) => e.path)).toEqual(['/translations/  ']);
+    const twice = thrown(() => mergeTranslations(null, 'fr', { title: 'a', ' title': 'b' }));
+    expect(twice.errors?.map((e) => e.path)).toEqual(['/translations/ title']);
+    const whole = thrown(() =>
+      buildPollBody(
+        {
+          title: 'x',
+          languageSettings: {
+            defaultLanguage: 'fr',
+            languages: { fr: { enabled: true, translations: { 'a/b ': 'x', 'a/b': 'y' } } },
+          },
+        },
+        {},
+      ),
+    );
+    expect(whole.errors?.map((e) => e.path)).toEqual(['/languageSettings/languages/fr/translations/a~1b']);
+  });
+});
+
 describe('checkSchedule', () => {
   it.each([
     ['no schedule', null],
@@ -505,10 +565,12 @@ describe('checkSchedule', () => {
   it.each([
     ['a leap second to start', { startAt: '2030-12-31T23:59:60Z', endAt: '2030-01-01T00:00:00Z' }, '/schedule/startAt'],
     ['a leap second to end', { endAt: '2030-06-30T23:59:60Z' }, '/schedule/endAt'],
+    ['an offset of hours alone', { startAt: '2030-01-01T10:00:00+05' }, '/schedule/startAt'],
   ])('refuses %s, which no order check could compare', (_why, dates, path) => {
     const e = thrown(() => checkSchedule({ type: 'scheduled', ...dates }));
     expect(e.code).toBe('validation_failed');
     expect(e.errors?.[0]?.path).toBe(path);
+    expect(e.errors?.[0]?.message).toMatch(/±hh:mm/);
   });
 
   it('is applied when a poll is built', () => {

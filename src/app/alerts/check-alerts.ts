@@ -1,11 +1,12 @@
-import { domainToASCII } from 'node:url';
 import { decideAlert } from '../../domain/alert-policy.js';
 import { composeAlertEmail, type AlertContent } from '../../domain/alert-email.js';
 import { newId } from '../../domain/ids.js';
+import { comparableAddress } from '../../domain/email-address.js';
 import { describeConditions } from '../../domain/logic-eval.js';
 import type { Endpoint } from '../../domain/webhook.js';
 import type { Deps, MailReceipt, Store } from '../ports/index.js';
 import { MailServerUnavailableError } from '../ports/mail-server-unavailable.js';
+import { deferredUntil } from './retry-deferred.js';
 
 const WEEK_MS = 7 * 86_400_000;
 const RULE_WORDS = {
@@ -97,6 +98,8 @@ type Plan = {
   to: string[];
   content: AlertContent;
   now: Date;
+  /** Once sent: those the mail server asked to try again later, kept to be sent it again. */
+  deferred?: string[];
 };
 
 /** Phase 1, in a short transaction: pick one due endpoint, decide, compose, and hold it. */
@@ -150,19 +153,24 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
       cur.state === e.state &&
       cur.alertEmailsSent === e.alertEmailsSent &&
       cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
-    await store.alerts.insert({
-      id: plan.id,
-      accountId: e.accountId,
-      endpointId: e.id,
-      webhookId: e.webhookId,
-      pollId: e.pollId,
-      kind: plan.kind,
-      sequence: plan.sequence,
-      recipients: plan.to,
-      ...mail,
-      details: plan.content,
-      sentAt: plan.now,
-    });
+    await store.alerts.insert(
+      {
+        id: plan.id,
+        accountId: e.accountId,
+        endpointId: e.id,
+        webhookId: e.webhookId,
+        pollId: e.pollId,
+        kind: plan.kind,
+        sequence: plan.sequence,
+        recipients: plan.to,
+        ...mail,
+        details: plan.content,
+        sentAt: plan.now,
+      },
+      plan.deferred?.length
+        ? { recipients: plan.deferred, until: deferredUntil(deps.clock.now(), 1, deps.alerts!.reminderMs) }
+        : undefined,
+    );
     if (unchanged) await store.alerts.markAlerted(e.id, plan.sequence, plan.now);
     else if (cur) await store.alerts.hold(e.id, null);
   });
@@ -181,14 +189,6 @@ async function recordRetrying(deps: Deps, plan: Plan, mail: Parameters<typeof re
 }
 const RECORD_TRIES = 4;
 
-/** An address as a mail server may echo it: the domain in ASCII (punycode), lower case. */
-function comparable(address: string): string {
-  const at = address.lastIndexOf('@');
-  return at < 0
-    ? address
-    : `${address.slice(0, at)}@${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`.toLowerCase();
-}
-
 /** An email sent whose record failed: the process keeps it and records it at its next passes. */
 export type UnrecordedAlert = { plan: Plan; mail: Parameters<typeof record>[2]; refused: MailReceipt['refused'] };
 
@@ -200,7 +200,8 @@ const sentAlert = ({ plan, refused }: UnrecordedAlert): SentAlert => ({
   kind: plan.kind,
   sequence: plan.sequence,
   recipients: plan.to.length,
-  refused,
+  refused: refused.filter((r) => !r.temporary),
+  deferred: refused.filter((r) => r.temporary),
 });
 
 /** An alert email sent and recorded, as the caller may log or count it. */
@@ -213,8 +214,10 @@ export type SentAlert = {
   sequence: number;
   /** How many addresses it went to. */
   recipients: number;
-  /** The addresses the mail server refused, with its reply: they did not get the email. */
+  /** The addresses the mail server refused for good, with its reply: they do not get the email. */
   refused: MailReceipt['refused'];
+  /** Those it asked to try again later: sent it again (retry-deferred.ts). */
+  deferred: MailReceipt['refused'];
 };
 
 /**
@@ -292,11 +295,15 @@ export async function checkAlerts(
     // hold again. At least three quarters of the hold are left, for the record's tries: a brief
     // database error there would otherwise let the hold run out, and another pass mail it again.
     await release();
-    // Kept as sent: to those the mail server took. Those it refused are named in the log line,
-    // not mailed again (the others have it already).
-    const gone = new Set(refused.map((r) => comparable(r.address)));
-    const to = plan.to.filter((a) => !gone.has(comparable(a)));
-    const done: UnrecordedAlert = { plan: { ...plan, to }, mail, refused };
+    // Kept as sent: to those the mail server took. Those it refused for good are named in the
+    // log line, not mailed again (the others have it already); those it asked to try again
+    // later (4xx) are kept on the email and sent it again (retry-deferred.ts).
+    const gone = new Set(refused.map((r) => comparableAddress(r.address)));
+    const to = plan.to.filter((a) => !gone.has(comparableAddress(a)));
+    const deferred = plan.to.filter((a) =>
+      refused.some((r) => r.temporary && comparableAddress(r.address) === comparableAddress(a)),
+    );
+    const done: UnrecordedAlert = { plan: { ...plan, to, deferred }, mail, refused };
     try {
       await recordRetrying(deps, done.plan, mail);
     } catch (error) {

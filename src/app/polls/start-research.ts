@@ -1,5 +1,5 @@
 import { storedBytes } from '../../domain/answer.js';
-import { DomainError } from '../../domain/errors.js';
+import { DomainError, notFound } from '../../domain/errors.js';
 import { newId, newRandomId } from '../../domain/ids.js';
 import { answerableSlides, seededRandom, syntheticAnswer } from '../../domain/research.js';
 import { requirePoll } from '../access.js';
@@ -25,8 +25,9 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
       throw new DomainError('not_synthetic', 'research can only start on a poll created with isSynthetic: true');
     const count = input.participants ?? 100;
     // Under the poll's lock, so concurrent runs cannot pass the quota together; a lock that
-    // lets respondents' answers to the poll in meanwhile.
-    await store.polls.lockForResearch(poll.id);
+    // lets respondents' answers to the poll in meanwhile. A poll deleted since it was read is
+    // gone for this run too, not a foreign-key failure of its inserts.
+    if (!(await store.polls.lockForResearch(poll.id))) throw notFound('poll');
     const quota = (deps.quotas ?? DEFAULT_QUOTAS).syntheticParticipantsPerPoll;
     const held = await store.research.participantsOf(poll.id);
     if (held + count > quota)
@@ -35,6 +36,12 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
         `a poll holds at most ${quota} synthetic participants; this one has ${held}, so ${Math.max(0, quota - held)} more at most`,
       );
     const slides = answerableSlides(await store.slides.listByPoll(poll.id));
+    // A run of respondents with nothing to answer would spend the quota on empty "complete" rows.
+    if (!slides.length)
+      throw new DomainError(
+        'conflict',
+        'the poll has no slide to answer: add a question slide before starting research',
+      );
     if (count * slides.length > MAX_RUN_ANSWERS)
       throw new DomainError(
         'limit_reached',

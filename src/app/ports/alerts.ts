@@ -4,8 +4,11 @@ import type { AlertEmail } from '../../domain/alert-email.js';
 
 export type OutgoingMail = { to: string[]; subject: string; text: string; html: string };
 
-/** The recipients a mail server refused while it took the message for the others. */
-export type MailReceipt = { refused: { address: string; reason: string }[] };
+/**
+ * The recipients a mail server refused while it took the message for the others; `temporary`
+ * when its reply asked to try again later (4xx).
+ */
+export type MailReceipt = { refused: { address: string; reason: string; temporary: boolean }[] };
 
 export interface Mailer {
   /** Throws when nobody can be sent the email; some recipients refused are named in the receipt. */
@@ -13,8 +16,32 @@ export interface Mailer {
   close(): Promise<void>;
 }
 
+/** An alert email sent whose mail server asked to be tried again later for some recipients. */
+export type DeferredAlert = {
+  id: string;
+  endpointId: string;
+  /** Those still to be sent it. */
+  recipients: string[];
+  /** How many times it was tried for them so far. */
+  tries: number;
+  subject: string;
+  text: string;
+  html: string;
+};
+
 export interface AlertRepo {
-  insert(a: AlertEmail): Promise<void>;
+  /** Keeps an email sent; `deferred`, recipients to send it again at `until`. */
+  insert(a: AlertEmail, deferred?: { recipients: string[]; until: Date }): Promise<void>;
+  /**
+   * Emails whose deferred recipients are due by `now`, each held until `holdUntil` so that no
+   * other scheduler sends them meanwhile (skipping those another holds).
+   */
+  claimDeferred(now: Date, holdUntil: Date, limit: number): Promise<DeferredAlert[]>;
+  /** After a try: `accepted` join the email's recipients; `deferred`, if any, are due again at `until`. */
+  settleDeferred(
+    id: string,
+    outcome: { accepted: string[]; deferred: string[]; until: Date | null; tries: number },
+  ): Promise<void>;
   list(accountId: string, page: PageRequest): Promise<Page<AlertEmail>>;
   /**
    * Endpoints that may be due an email: healthy ones quiet since before quietBefore with a

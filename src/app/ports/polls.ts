@@ -21,9 +21,10 @@ export interface PollRepo {
   lock(id: string): Promise<void>;
   /**
    * A weaker row lock: it queues research runs (and writes of the poll) but not the inserts of
-   * rows that refer to it, whose foreign-key checks a full row lock would hold up.
+   * rows that refer to it, whose foreign-key checks a full row lock would hold up. False when
+   * the poll is gone (deleted since it was read).
    */
-  lockForResearch(id: string): Promise<void>;
+  lockForResearch(id: string): Promise<boolean>;
   /** Polls with their slides (in order) and webhooks, in one round trip: what submissions need. Unknown ids are left out. */
   /** With `keyShare`, under a key share lock on each poll (a submission's read). */
   getForSubmission(ids: string[], keyShare?: boolean): Promise<PollForSubmission[]>;

@@ -1,12 +1,13 @@
 import { DomainError } from '../../domain/errors.js';
-import { requireAccount, requirePoll } from '../access.js';
+import { inNamedAccount, requireAccount, requirePoll } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
 
 export type Scope = { pollId?: string; accountId?: string };
 
 export async function authorizeScope(deps: Deps, caller: Caller, scope: Scope): Promise<Scope> {
   if (scope.pollId) {
-    await requirePoll(deps.store, caller, scope.pollId, 'read');
+    const poll = await requirePoll(deps.store, caller, scope.pollId, 'read');
+    inNamedAccount(scope.accountId, poll.accountId, 'poll');
     return { pollId: scope.pollId };
   }
   if (scope.accountId) {

@@ -1,6 +1,6 @@
 import { DomainError, notFound } from '../../domain/errors.js';
 import { CREATED, checkWindow } from '../../domain/time-window.js';
-import { requireAccount, requirePoll } from '../access.js';
+import { inNamedAccount, requireAccount, requirePoll } from '../access.js';
 import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Caller, Deps, Page, PageRequest } from '../ports/index.js';
 
@@ -42,6 +42,7 @@ export async function listDeliveries(
       { path: 'query:/webhookId', message: 'webhookId, pollId or accountId is required' },
     ]);
   }
+  inNamedAccount(filter.accountId, accountId, filter.webhookId ? 'webhook' : 'poll');
   const { accountId: _a, ...rest } = filter;
   const result = await deps.store.deliveries.list({ accountIds: [accountId], ...rest }, page, false);
   return { ...result, data: result.data.map(summary) };

@@ -1,5 +1,5 @@
 import { DomainError } from '../../domain/errors.js';
-import { requireAccount, requirePoll } from '../access.js';
+import { inNamedAccount, requireAccount, requirePoll } from '../access.js';
 import type { Caller, Deps, Page, PageRequest } from '../ports/index.js';
 import { type WebhookView, view } from './webhook-view.js';
 
@@ -10,8 +10,10 @@ export async function listWebhooks(
   page: PageRequest,
 ): Promise<Page<WebhookView>> {
   let accountId: string;
-  if (filter.pollId) accountId = (await requirePoll(deps.store, caller, filter.pollId, 'manage_webhooks')).accountId;
-  else if (filter.accountId)
+  if (filter.pollId) {
+    accountId = (await requirePoll(deps.store, caller, filter.pollId, 'manage_webhooks')).accountId;
+    inNamedAccount(filter.accountId, accountId, 'poll');
+  } else if (filter.accountId)
     accountId = (await requireAccount(deps.store, caller, filter.accountId, 'manage_webhooks')).accountId;
   else
     throw new DomainError('validation_failed', 'give pollId or accountId', [

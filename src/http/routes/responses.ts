@@ -10,7 +10,7 @@ import { listParticipants } from '../../app/responses/list-participants.js';
 import { listResponses } from '../../app/responses/list-responses.js';
 import type { SubmissionQueue } from '../../app/responses/submission-queue.js';
 import { callerOf } from '../auth.js';
-import { queryInstant } from '../validation.js';
+import { queryEnd, queryInstant } from '../validation.js';
 import { PollPageQuery, PollQuery } from '../schemas/queries.js';
 import { Answers, Data, Page } from '../schemas/common.js';
 import {
@@ -63,7 +63,7 @@ export const responseRoutes =
           {
             ...scope,
             createdAfter: queryInstant(createdAfter, 'createdAfter'),
-            createdBefore: queryInstant(createdBefore, 'createdBefore'),
+            createdBefore: queryEnd(createdBefore, 'createdBefore'),
           },
           { startCursor, limit },
         );

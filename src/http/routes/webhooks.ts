@@ -12,7 +12,7 @@ import { sendTestEvent } from '../../app/webhooks/send-test-event.js';
 import { updateWebhook } from '../../app/webhooks/update-webhook.js';
 import type { DeliveryStatus } from '../../domain/delivery.js';
 import { callerOf } from '../auth.js';
-import { bodyInstant, queryInstant } from '../validation.js';
+import { bodyBound, queryEnd, queryInstant } from '../validation.js';
 import { Answers, Data, DataWithSecret, Page } from '../schemas/common.js';
 import {
   CreateWebhookBody,
@@ -95,7 +95,7 @@ export const webhookRoutes =
         const { startCursor, limit, createdAfter, createdBefore, status, ...filter } = req.query;
         const times = {
           createdAfter: queryInstant(createdAfter, 'createdAfter'),
-          createdBefore: queryInstant(createdBefore, 'createdBefore'),
+          createdBefore: queryEnd(createdBefore, 'createdBefore'),
         };
         const statuses = status ? ([...new Set(status.split(','))] as DeliveryStatus[]) : undefined;
         return listDeliveries(deps, callerOf(req), { ...filter, ...times, statuses }, { startCursor, limit });
@@ -153,7 +153,7 @@ export const webhookRoutes =
       },
       async (req, reply) => {
         const { since, until, ...target } = req.body;
-        const window = { since: bodyInstant(since, 'since')!, until: bodyInstant(until, 'until') };
+        const window = { since: bodyBound(since, 'since')!, until: bodyBound(until, 'until') };
         return reply.status(202).send({ data: await recoverDeliveries(deps, callerOf(req), { ...target, ...window }) });
       },
     );

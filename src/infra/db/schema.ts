@@ -242,6 +242,9 @@ export interface AlertEmailsTable {
   html_body: string;
   details: Json<Record<string, unknown>>;
   sent_at: Time;
+  deferred_recipients: Json<string[]> | null;
+  deferred_until: Time | null;
+  deferred_tries: Generated<number>;
 }
 
 export interface DeletedPollsTable {

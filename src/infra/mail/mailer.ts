@@ -9,15 +9,20 @@ const SERVER_CODES = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'ET
 
 type SmtpInfo = {
   rejected?: (string | { address: string })[];
-  rejectedErrors?: { recipient?: string; response?: string; message: string }[];
+  rejectedErrors?: { recipient?: string; response?: string; responseCode?: number; message: string }[];
 };
 
-/** The recipients the server answered RCPT TO with a refusal, each with its reply. */
+/**
+ * The recipients the server answered RCPT TO with a refusal, each with its reply; a 4xx reply
+ * ("try again later": greylisting, a full mailbox) is temporary (RFC 5321 4.2.1).
+ */
 function refusedOf(info: SmtpInfo): MailReceipt['refused'] {
-  const reasons = new Map((info.rejectedErrors ?? []).map((e) => [e.recipient, e.response ?? e.message]));
+  const replies = new Map((info.rejectedErrors ?? []).map((e) => [e.recipient, e]));
   return (info.rejected ?? []).map((r) => {
     const address = typeof r === 'string' ? r : r.address;
-    return { address, reason: reasons.get(address) ?? 'refused' };
+    const reply = replies.get(address);
+    const code = reply?.responseCode ?? Number(/^\d{3}/.exec(reply?.response ?? '')?.[0]);
+    return { address, reason: reply?.response ?? reply?.message ?? 'refused', temporary: code >= 400 && code < 500 };
   });
 }
 
@@ -31,7 +36,8 @@ export function smtpMailer(url: string, from: string): Mailer {
     socketTimeout: 30_000,
   } as Parameters<typeof nodemailer.createTransport>[0]);
   return {
-    // nodemailer fails a message only when every recipient is refused; it sends to the rest.
+    // nodemailer sends to the recipients it can and names the others; the caller decides what
+    // an email no one took means.
     async send(mail: OutgoingMail) {
       let info: SmtpInfo;
       try {
@@ -44,6 +50,9 @@ export function smtpMailer(url: string, from: string): Mailer {
         })) as SmtpInfo;
       } catch (err) {
         if (SERVER_CODES.has(String((err as { code?: unknown }).code))) throw new MailServerUnavailableError(err);
+        // Every recipient refused: each with its reply, as when only some are.
+        const all = err as SmtpInfo & { code?: unknown };
+        if (all.code === 'EENVELOPE' && all.rejected?.length) return { refused: refusedOf(all) };
         throw err;
       }
       return { refused: refusedOf(info) };

@@ -177,6 +177,9 @@ describe('synthetic participants per poll', () => {
     async () => {
       const owner = await h.account({ name: 'Research lock' });
       const poll = (await newPoll(owner, { isSynthetic: true })).json().data.id as string;
+      expect(
+        (await req('POST', '/slide', owner.key, { pollId: poll, type: 'star-rating', title: 'Rate' })).statusCode,
+      ).toBe(201);
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
       let locked!: () => void;
@@ -208,6 +211,43 @@ describe('synthetic participants per poll', () => {
       } finally {
         release();
         await run;
+      }
+    },
+  );
+
+  it.skipIf(!onPostgres)(
+    'a run whose poll is deleted while it waits for the lock answers 404 and stores nothing (PostgreSQL)',
+    async () => {
+      const owner = await h.account({ name: 'Research deleted' });
+      const poll = (await newPoll(owner, { isSynthetic: true })).json().data.id as string;
+      expect(
+        (await req('POST', '/slide', owner.key, { pollId: poll, type: 'star-rating', title: 'Rate' })).statusCode,
+      ).toBe(201);
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      // A deletion under way: the poll's row lock is held, and the row goes when it commits.
+      const deletion = h.database.db.transaction().execute(async (trx) => {
+        await sql`SELECT id FROM polls WHERE id = ${poll} FOR UPDATE`.execute(trx);
+        locked();
+        await held;
+        await sql`DELETE FROM polls WHERE id = ${poll}`.execute(trx);
+      });
+      await isLocked;
+      try {
+        const started = req('POST', '/research/start', owner.key, { pollId: poll, participants: 5 });
+        await untilSettledOrWaiting(h.database.db, started, 'for no key update');
+        release();
+        await deletion;
+        expectProblem(await started, 404, 'not_found');
+        const stored = await sql<{
+          n: number;
+        }>`SELECT count(*)::int AS n FROM participants WHERE poll_id = ${poll}`.execute(h.database.db);
+        expect(stored.rows[0]!.n).toBe(0);
+      } finally {
+        release();
+        await deletion;
       }
     },
   );

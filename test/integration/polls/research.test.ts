@@ -221,6 +221,23 @@ describe('synthetic polls and POST /research/start', () => {
     );
   });
 
+  it('a run on a poll with no slide to answer is 409 conflict and stores nothing', async () => {
+    const bare = await createPoll(acme, { title: 'Nothing to answer', isSynthetic: true });
+    const empty = await call('POST', '/research/start', acme.key, { pollId: bare.id, participants: 10 });
+    expect(expectProblem(empty, 409, 'conflict').detail).toMatch(/no slide to answer/);
+    await addSlide(bare.id, { type: 'copy', title: 'Welcome' });
+    await addSlide(bare.id, { type: 'thank-you', title: 'Thanks' });
+    expectProblem(
+      await call('POST', '/research/start', acme.key, { pollId: bare.id, participants: 10 }),
+      409,
+      'conflict',
+    );
+    const stored = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM participants WHERE poll_id = ${bare.id}`.execute(h.database.db);
+    expect(stored.rows[0]!.n).toBe(0);
+  });
+
   it('a run makes at most 20,000 answers, and stores at most 16 MiB of them: past either, 409 and nothing stored', async () => {
     const wide = await createPoll(acme, { title: 'Wide synthetic', isSynthetic: true });
     for (let i = 0; i < 21; i++) await addSlide(wide.id, { type: 'star-rating', title: `Rate ${i}` });

@@ -121,6 +121,18 @@ describe('GET /responses', () => {
     expect(swapped.json().errors[0].path).toBe('query:/createdBefore');
   });
 
+  it('a bound finer than a millisecond keeps the row stored at the millisecond it passes', async () => {
+    const at = `2026-03-01T00:00:00.0005Z`; // half a millisecond after the first answer
+    expect((await list(`accountId=${reads.accountId}&createdBefore=${at}`)).data.map((r) => r.id)).toEqual([ids[0]]);
+    expect((await list(`accountId=${reads.accountId}&createdAfter=${at}`)).data.map((r) => r.id)).toEqual(ids.slice(1));
+    const last = await call(
+      'GET',
+      `/responses?accountId=${reads.accountId}&createdBefore=9999-12-31T23:59:59.9995Z`,
+      reads.key,
+    );
+    expect(last.statusCode, last.body).toBe(200);
+  });
+
   it('pages with startCursor and limit, without repeats or gaps', async () => {
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -142,6 +154,14 @@ describe('GET /responses', () => {
     expectProblem(await call('GET', `/responses?pollId=${pollA.pollId}`, rival.key), 404, 'not_found');
     expectProblem(await call('GET', `/responses?accountId=${reads.accountId}`, rival.key), 404, 'not_found');
     expectProblem(await call('GET', `/responses?pollId=${pollA.pollId}`, undefined), 401, 'unauthenticated');
+    // Both named: the poll is looked for in that account, never the account ignored or an empty page.
+    for (const route of ['/responses', '/emails']) {
+      const other = await call('GET', `${route}?pollId=${pollA.pollId}&accountId=${rival.accountId}`, reads.key);
+      expectProblem(other, 404, 'not_found');
+      const same = await call('GET', `${route}?pollId=${pollA.pollId}&accountId=${reads.accountId}`, reads.key);
+      expect(same.statusCode, same.body).toBe(200);
+      expect(same.json().data.length).toBeGreaterThan(0);
+    }
   });
 
   it('GET /participants?pollId lists the poll’s participants, paged', async () => {

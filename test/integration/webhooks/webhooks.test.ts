@@ -388,6 +388,21 @@ describe('GET /webhooks', () => {
     expectProblem(await call('GET', `/webhooks?accountId=${pager.accountId}`, rival.key), 404, 'not_found');
     expectProblem(await call('GET', '/webhooks?accountId=acc_0000000000000000000000', rival.key), 404, 'not_found');
   });
+
+  it('a poll named with an account is looked for in that account: 404 in another, its webhooks in its own', async () => {
+    for (const route of ['/webhooks', '/webhooks/deliveries']) {
+      expectProblem(
+        await call('GET', `${route}?pollId=${pollA}&accountId=${rival.accountId}`, pager.key),
+        404,
+        'not_found',
+      );
+      const same = await call('GET', `${route}?pollId=${pollA}&accountId=${pager.accountId}`, pager.key);
+      expect(same.statusCode, same.body).toBe(200);
+    }
+    expect(
+      (await call('GET', `/webhooks?pollId=${pollA}&accountId=${pager.accountId}`, pager.key)).json().data.length,
+    ).toBeGreaterThan(0);
+  });
 });
 
 describe('DELETE /webhooks', () => {

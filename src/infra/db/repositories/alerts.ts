@@ -23,7 +23,7 @@ const toAlert = (r: Selectable<AlertEmailsTable>): AlertEmail => ({
 
 export function alertRepo(db: Kysely<DB>): AlertRepo {
   return {
-    async insert(a) {
+    async insert(a, deferred) {
       await db
         .insertInto('alert_emails')
         .values({
@@ -40,9 +40,54 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
           html_body: a.html,
           details: json(a.details),
           sent_at: a.sentAt,
+          deferred_recipients: deferred ? json(deferred.recipients) : null,
+          deferred_until: deferred?.until ?? null,
+          deferred_tries: deferred ? 1 : 0,
         })
         // A record tried again after a lost acknowledgement of its COMMIT keeps one row (the id is the plan's).
         .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    },
+    async claimDeferred(now, holdUntil, limit) {
+      // SKIP LOCKED and the hold written in the same statement: two schedulers never send one
+      // email's deferred recipients at once, and one that dies mid-send leaves them to the hold.
+      const rows = await db
+        .updateTable('alert_emails')
+        .set({ deferred_until: holdUntil })
+        .where(
+          'id',
+          'in',
+          db
+            .selectFrom('alert_emails')
+            .select('id')
+            .where('deferred_until', '<=', now)
+            .orderBy('deferred_until')
+            .limit(limit)
+            .forUpdate()
+            .skipLocked(),
+        )
+        .returning(['id', 'endpoint_id', 'deferred_recipients', 'deferred_tries', 'subject', 'text_body', 'html_body'])
+        .execute();
+      return rows.map((r) => ({
+        id: r.id,
+        endpointId: r.endpoint_id,
+        recipients: r.deferred_recipients ?? [],
+        tries: r.deferred_tries,
+        subject: r.subject,
+        text: r.text_body,
+        html: r.html_body,
+      }));
+    },
+    async settleDeferred(id, o) {
+      await db
+        .updateTable('alert_emails')
+        .set({
+          recipients: sql`recipients || ${JSON.stringify(o.accepted)}::jsonb`,
+          deferred_recipients: o.deferred.length ? json(o.deferred) : null,
+          deferred_until: o.deferred.length ? o.until : null,
+          deferred_tries: o.tries,
+        })
+        .where('id', '=', id)
         .execute();
     },
     async list(accountId, page) {

@@ -105,7 +105,7 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
       await db.selectFrom('polls').select('id').where('id', '=', id).forUpdate().execute();
     },
     async lockForResearch(id) {
-      await db.selectFrom('polls').select('id').where('id', '=', id).forNoKeyUpdate().execute();
+      return !!(await db.selectFrom('polls').select('id').where('id', '=', id).forNoKeyUpdate().executeTakeFirst());
     },
     async getForSubmission(ids, keyShare = false) {
       // `keyShare` (a submission's read, whose answers' foreign keys take that lock anyway): a

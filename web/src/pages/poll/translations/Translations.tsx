@@ -5,12 +5,14 @@ import { useAction } from '../../../ui/hooks';
 import { useSession } from '../../../ui/session';
 import './translations.css';
 
-type Row = { key: string; value: string; saved: boolean };
+/** A text as shown; `loaded` is its value as last read, so a save sends only what changed here. */
+type Row = { key: string; value: string; saved: boolean; loaded?: string };
 
 const savedRows = (translations: Record<string, string>): Row[] =>
-  Object.entries(translations).map(([key, value]) => ({ key, value, saved: true }));
+  Object.entries(translations).map(([key, value]) => ({ key, value, saved: true, loaded: value }));
 
-const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
+// The API's language tag (src/http/schemas/settings.ts): its first part in lower case.
+const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
 
 /**
  * One language of a poll at a time (GET /poll/translations); saving merges that language
@@ -58,8 +60,11 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
   const save = useAction(async () => {
     if (!rows) return;
     const saving = language;
+    // Only the texts changed here: the merge leaves the others as stored, so a text another
+    // editor saved since this page read it is not put back to what this page shows.
     const translations: Record<string, string> = {};
-    for (const r of rows) if (r.key.trim()) translations[r.key.trim()] = r.value;
+    for (const r of rows) if (r.key.trim() && (!r.saved || r.value !== r.loaded)) translations[r.key.trim()] = r.value;
+    if (isKnown && !Object.keys(translations).length) return setSaved(`No ${saving} text changed.`);
     const { data } = await api.post('/poll/translations/update', { pollId: poll.id, language: saving, translations });
     // Another language chosen meanwhile keeps its own rows.
     setShown((s) => (s?.language === saving ? { language: saving, rows: savedRows(data.translations) } : s));
@@ -70,7 +75,8 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
   const addLanguage = (e: FormEvent) => {
     e.preventDefault();
     const code = newLanguage.trim();
-    if (!LANGUAGE.test(code)) return setLanguageError('A language is a tag like fr or pt-BR.');
+    if (!LANGUAGE.test(code))
+      return setLanguageError('A language is a tag like fr or pt-BR, its first part in lower case.');
     setLanguageError(null);
     choose(code);
     setShown({ language: code, rows: [{ key: 'title', value: '', saved: false }] });

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkAlerts } from '../../../src/app/alerts/check-alerts.js';
+import { DEFERRED_TRIES, retryDeferred, type DeferredOutcome } from '../../../src/app/alerts/retry-deferred.js';
+import { smtpMailer } from '../../../src/infra/mail/mailer.js';
+import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
+import { createWebhook, visiblePoll } from '../../support/fixtures.js';
+import { mailHeaders, startSmtpSink } from '../../support/smtp-sink.js';
+
+/**
+ * A recipient whose mail server answers an alert email "try again later" (a 4xx reply: greylisting,
+ * a full mailbox) is sent it again after a pause that doubles, and given up only after
+ * DEFERRED_TRIES sends (src/app/alerts/retry-deferred.ts); the others get it once.
+ */
+const WINDOWS = { quietMs: 60_000, reminderMs: 600_000 };
+const PAUSE = 300_000;
+
+let h: Harness;
+let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let mailer: ReturnType<typeof smtpMailer>;
+/** How many more times each address is answered 451. */
+const greylisted = new Map<string, number>();
+
+beforeAll(async () => {
+  h = await harness();
+  sink = await startSmtpSink({
+    refuse: (a) => {
+      const left = greylisted.get(a) ?? 0;
+      if (left <= 0) return false;
+      greylisted.set(a, left - 1);
+      return 451;
+    },
+  });
+  mailer = smtpMailer(sink.url, 'alerts@canvass.test');
+});
+afterAll(async () => {
+  await mailer?.close();
+  await sink?.close();
+  await h?.close();
+});
+
+async function failingEndpoint(recipients: string[]): Promise<TestAccount> {
+  const acct = await h.account();
+  const set = await h.app.inject({
+    method: 'PATCH',
+    url: '/account/settings',
+    headers: bearer(acct.key),
+    payload: { accountId: acct.accountId, notificationRecipients: recipients },
+  });
+  expect(set.statusCode, set.body).toBe(200);
+  const poll = await visiblePoll(h, acct);
+  const hook = await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/deferred');
+  await h.deps.store.endpoints.recordGivenUp(hook.data.id, h.clock.now(), 'HTTP 500');
+  h.clock.advance(WINDOWS.quietMs + 1);
+  return acct;
+}
+
+const deps = () => ({ ...h.deps, mailer, alerts: WINDOWS });
+const storedOf = async (acct: TestAccount) => (await h.deps.store.alerts.list(acct.accountId, { limit: 10 })).data;
+const mailsTo = (address: string) => sink.messages.filter((m) => m.to.includes(address));
+
+describe('alert email recipients deferred by the mail server', () => {
+  it('are sent the email again after a pause that doubles, and join its recipients once taken', async () => {
+    greylisted.set('later@example.org', 2);
+    const acct = await failingEndpoint(['ops@example.org', 'later@example.org']);
+    const outcomes: DeferredOutcome[] = [];
+    const retry = () => retryDeferred(deps(), 50, undefined, (o) => outcomes.push(o));
+
+    expect(await checkAlerts(deps())).toBe(1);
+    expect(mailsTo('ops@example.org')).toHaveLength(1);
+    expect(mailsTo('later@example.org')).toHaveLength(0);
+    expect((await storedOf(acct))[0]!.recipients).toEqual(['ops@example.org']);
+
+    // Not before its pause.
+    h.clock.advance(PAUSE - 1);
+    expect(await retry()).toBe(0);
+    expect(outcomes).toEqual([]);
+    // Deferred again at the second send; the pause doubles.
+    h.clock.advance(1);
+    expect(await retry()).toBe(0);
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]!.deferred.map((d) => d.address)).toEqual(['later@example.org']);
+    expect(outcomes[0]!.retryAt!.getTime()).toBe(h.clock.now().getTime() + 2 * PAUSE);
+    h.clock.advance(2 * PAUSE - 1);
+    expect(await retry()).toBe(0);
+    h.clock.advance(1);
+    expect(await retry()).toBe(1);
+    expect(outcomes.at(-1)).toMatchObject({ sentTo: ['later@example.org'], deferred: [], retryAt: null });
+
+    const [taken] = mailsTo('later@example.org');
+    expect(mailHeaders(taken!.raw).subject).toBe((await storedOf(acct))[0]!.subject);
+    // The others were not sent it again; the email now lists both.
+    expect(mailsTo('ops@example.org')).toHaveLength(1);
+    expect((await storedOf(acct))[0]!.recipients).toEqual(['ops@example.org', 'later@example.org']);
+    h.clock.advance(10 * PAUSE);
+    expect(await retry()).toBe(0);
+    expect(sink.refused.filter((a) => a === 'later@example.org')).toHaveLength(2);
+  });
+
+  it(`are given up after ${DEFERRED_TRIES} sends in all, the last outcome saying so`, async () => {
+    greylisted.set('never@example.org', 1_000);
+    const acct = await failingEndpoint(['kept@example.org', 'never@example.org']);
+    const outcomes: DeferredOutcome[] = [];
+    // (The first test's endpoint may be due a reminder by now.)
+    expect(await checkAlerts(deps())).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 20; i++) {
+      h.clock.advance(64 * PAUSE);
+      await retryDeferred(deps(), 50, undefined, (o) => outcomes.push(o));
+    }
+    expect(sink.refused.filter((a) => a === 'never@example.org')).toHaveLength(DEFERRED_TRIES);
+    expect(outcomes).toHaveLength(DEFERRED_TRIES - 1);
+    expect(outcomes.slice(0, -1).every((o) => o.retryAt !== null)).toBe(true);
+    expect(outcomes.at(-1)).toMatchObject({ retryAt: null, deferred: [{ address: 'never@example.org' }] });
+    expect(mailsTo('kept@example.org')).toHaveLength(1);
+    expect((await storedOf(acct))[0]!.recipients).toEqual(['kept@example.org']);
+  });
+});
