@@ -102,12 +102,25 @@ type Plan = {
   deferred?: string[];
 };
 
-/** Phase 1, in a short transaction: pick one due endpoint, decide, compose, and hold it. */
+/** Whether the endpoint is as a plan read it: no success, other scheduler or new URL since. */
+const unchangedSince = (cur: Endpoint | undefined, e: Endpoint): cur is Endpoint =>
+  !!cur &&
+  cur.url === e.url &&
+  cur.state === e.state &&
+  cur.alertEmailsSent === e.alertEmailsSent &&
+  cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
+
+/**
+ * Phase 1: pick one due endpoint and hold it, in a short transaction; then compose its email
+ * outside it. The email's count of responses lost reads up to a week of rows, and the
+ * endpoint's row lock held meanwhile would hold up the recording of its deliveries' results;
+ * the hold alone keeps other schedulers off it.
+ */
 async function planNext(
   deps: Deps,
   windows: { quietMs: number; reminderMs: number },
 ): Promise<Plan | 'handled' | null> {
-  return deps.store.transaction(async (store) => {
+  const claimed = await deps.store.transaction(async (store) => {
     const now = deps.clock.now();
     const [e] = await store.alerts.claimCandidates(
       now,
@@ -119,23 +132,32 @@ async function planNext(
     const decision = decideAlert(e, now, windows);
     // The SQL filter mirrors the policy; should they ever disagree, stop rather than spin.
     if (!decision.send) return null;
-    const sequence = e.state === 'alerted' ? e.alertEmailsSent + 1 : 1;
-    const content = await contentFor(store, e, now);
-    if (!content) {
-      // The Trigger webhook action is gone: its failures are nobody's to mend. They stop
-      // counting, not silenced, so that an action added again at that URL is alerted about when
-      // it fails anew; its losses stay listed for a recover.
-      await store.endpoints.startAfresh(e.id, now);
-      return 'handled';
-    }
-    const to = await recipientsFor(store, e.accountId);
-    if (!to.length) {
-      await store.alerts.markAlerted(e.id, sequence, now);
-      return 'handled';
-    }
     await store.alerts.hold(e.id, new Date(now.getTime() + holdMs(windows, SENDING_HOLD_MS)));
-    return { id: newId('alr', now.getTime()), endpoint: e, kind: decision.send, sequence, to, content, now };
+    return { e, kind: decision.send, now, sequence: e.state === 'alerted' ? e.alertEmailsSent + 1 : 1 };
   });
+  if (!claimed) return null;
+  const { e, now, sequence } = claimed;
+  const content = await contentFor(deps.store, e, now);
+  const to = content ? await recipientsFor(deps.store, e.accountId) : [];
+  if (!content || !to.length) {
+    await deps.store.transaction(async (store) => {
+      const cur = await store.alerts.lockEndpoint(e.id);
+      if (!unchangedSince(cur, e)) {
+        if (cur) await store.alerts.hold(e.id, null);
+      } else if (!content) {
+        // The Trigger webhook action is gone: its failures are nobody's to mend. They stop
+        // counting, not silenced, so that an action added again at that URL is alerted about
+        // when it fails anew; its losses stay listed for a recover.
+        await store.endpoints.startAfresh(e.id, now);
+      } else {
+        // No one to mail (no recipients, no owner): marked as if sent, so that the endpoint is
+        // not picked again at every pass.
+        await store.alerts.markAlerted(e.id, sequence, now);
+      }
+    });
+    return 'handled';
+  }
+  return { id: newId('alr', now.getTime()), endpoint: e, kind: claimed.kind, sequence, to, content, now };
 }
 
 /**
@@ -147,12 +169,7 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
   await deps.store.transaction(async (store) => {
     const e = plan.endpoint;
     const cur = await store.alerts.lockEndpoint(e.id);
-    const unchanged =
-      !!cur &&
-      cur.url === e.url &&
-      cur.state === e.state &&
-      cur.alertEmailsSent === e.alertEmailsSent &&
-      cur.lastSuccessAt?.getTime() === e.lastSuccessAt?.getTime();
+    const unchanged = unchangedSince(cur, e);
     await store.alerts.insert(
       {
         id: plan.id,
