@@ -252,7 +252,9 @@ export function mergeTranslations(
 ): LanguageSettings {
   const base: LanguageSettings = current ?? { defaultLanguage: language, languages: {} };
   const existing = base.languages[language];
-  const merged = { ...(existing?.translations ?? {}), ...cleanTranslations(translations, '/translations') };
+  // Keys stored before they were trimmed are trimmed too, so a merge updates them, not adds beside them.
+  const stored = Object.fromEntries(Object.entries(existing?.translations ?? {}).map(([k, v]) => [k.trim() || k, v]));
+  const merged = { ...stored, ...cleanTranslations(translations, '/translations') };
   const languageCount = Object.keys(base.languages).length + (existing ? 0 : 1);
   if (!existing && languageCount > MAX_LANGUAGES) {
     throw new DomainError('limit_reached', `a poll has at most ${MAX_LANGUAGES} languages`, [

@@ -24,9 +24,6 @@ export function storableText(s: string): string {
 }
 
 const TAG = /<\/?[a-zA-Z!][^<>]*>/g;
-// What is left of a tag its `>` never closed: the `<` that would open it goes, so a renderer that
-// inlines the title cannot read `<img src=x onerror=…` as markup. A `<` before a space or digit stays.
-const OPENER = /<(?=[a-zA-Z!/?])/g;
 const ENTITIES: Record<string, string> = {
   '&amp;': '&',
   '&lt;': '<',
@@ -35,20 +32,32 @@ const ENTITIES: Record<string, string> = {
   '&#39;': "'",
   '&nbsp;': ' ',
 };
+/** Rounds of decoding and tag removal; markup nested deeper is no title anyone writes. */
+const MAX_ROUNDS = 4;
 
 /**
  * Plain text for titles: tags removed, common entities decoded, whitespace collapsed.
- * Decoding happens inside the loop so markup written as entities (`&lt;script&gt;`) is removed too;
- * every step shortens the text, so the loop ends.
+ * Decoding and removal repeat, so markup written as entities (`&lt;script&gt;`) or split by
+ * another tag (`<scr<b>ipt>`) goes too; past MAX_ROUNDS every `<` left goes, so the work stays
+ * linear in the text. Then what is left of a tag its `>` never closed loses the `<` that would
+ * open it, so a renderer that inlines the title cannot read `<img src=x onerror=…` as markup;
+ * a `<` before a space or digit stays.
  */
 export function stripHtml(s: string): string {
-  let prev: string;
   let out = s;
-  do {
-    prev = out;
+  for (let round = 1; ; round++) {
+    const prev = out;
     out = out.replace(/&(amp|lt|gt|quot|#39|nbsp);/g, (m) => ENTITIES[m] ?? m).replace(TAG, '');
-    // Only once no whole tag is left: `<scr<b>ipt>` is one tag, `<script>`, after its inner goes.
-    if (out === prev) out = out.replace(OPENER, '');
-  } while (out !== prev);
-  return out.replace(/\s+/g, ' ').trim();
+    if (out === prev) break;
+    if (round === MAX_ROUNDS) {
+      out = out.replace(/</g, '');
+      break;
+    }
+  }
+  // Each run of `<` whole, found without backtracking: `<<<<a` loses all four.
+  const opens = (next: string | undefined) => next !== undefined && /[a-zA-Z!/?]/.test(next);
+  return out
+    .replace(/<+/g, (run, at: number, all: string) => (opens(all[at + run.length]) ? '' : run))
+    .replace(/\s+/g, ' ')
+    .trim();
 }

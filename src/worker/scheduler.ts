@@ -50,9 +50,10 @@ export const alertCheck = (): SchedulerTask => {
   const unrecorded: UnrecordedAlert[] = [];
   return {
     name: 'check-alerts',
-    run: async (deps, ctx) =>
-      (await retryDeferred(deps, 50, ctx?.signal, (o) => logDeferred(o, ctx?.logger))) +
-      (await checkAlerts(
+    // New emails first (and the ones sent but not recorded yet, recorded before anything is
+    // sent); then those whose recipients the mail server deferred, whatever became of the first.
+    run: async (deps, ctx) => {
+      const first = checkAlerts(
         deps,
         50,
         ctx?.signal,
@@ -84,7 +85,15 @@ export const alertCheck = (): SchedulerTask => {
             );
         },
         unrecorded,
-      )),
+      ).then(
+        (n) => ({ n, error: undefined }),
+        (error: unknown) => ({ n: 0, error }),
+      );
+      const { n, error } = await first;
+      const again = await retryDeferred(deps, 50, ctx?.signal, (o) => logDeferred(o, ctx?.logger));
+      if (error) throw error;
+      return n + again;
+    },
   };
 };
 

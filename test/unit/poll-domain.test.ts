@@ -287,6 +287,10 @@ describe('sanitising', () => {
     expect(stripHtml('&<lt;img src=x onerror=alert(1)//')).not.toMatch(/<[a-zA-Z!/?]/);
     // Plain text comparisons keep their signs.
     expect(stripHtml('1 < 2 and 3 > 2, x <5')).toBe('1 < 2 and 3 > 2, x <5');
+    // A run of openers goes whole; markup nested past a few rounds loses every `<`.
+    expect(stripHtml(`${'<'.repeat(9999)}a`)).toBe('a');
+    expect(stripHtml(`${'&amp;'.repeat(50)}lt;script>alert(1)`)).not.toContain('<');
+    expect(stripHtml(`<a${'<b>'.repeat(20)}>x`)).not.toMatch(/<[a-zA-Z!/?]/);
   });
 });
 
@@ -507,6 +511,17 @@ describe('translations as stored', () => {
       },
     });
     expect(patched.languageSettings?.languages.de?.translations).toEqual({ q2: 'Ja' });
+  });
+
+  it('updates a key stored before keys were trimmed, rather than adding one beside it', () => {
+    const current: LanguageSettings = {
+      defaultLanguage: 'fr',
+      languages: { fr: { enabled: true, translations: { ' title': 'Ancien', q1: 'Oui' } } },
+    };
+    expect(mergeTranslations(current, 'fr', { title: 'Nouveau' }).languages.fr?.translations).toEqual({
+      title: 'Nouveau',
+      q1: 'Oui',
+    });
   });
 
   it('refuses a key empty once trimmed, or one that trims to another key, naming it', () => {

@@ -34,9 +34,10 @@ export type DeferredOutcome = {
 };
 
 /**
- * Sends each due email again to its deferred recipients, and keeps what came of it. The email
- * went to the others already; a process killed between a send and its record sends it to
- * those recipients again once the hold runs out (a repeat, never a loss).
+ * Sends each due email again to its deferred recipients, one claim at a time (its hold outlasts
+ * one send's SMTP timeouts, not a batch's), and keeps what came of it only while the claim is
+ * still its own. The email went to the others already; a process killed between a send and its
+ * record sends it to those recipients again once the hold runs out (a repeat, never a loss).
  */
 export async function retryDeferred(
   deps: Deps,
@@ -47,19 +48,17 @@ export async function retryDeferred(
   const mailer = deps.mailer;
   const windows = deps.alerts;
   if (!mailer || !windows) return 0;
-  const now = deps.clock.now();
-  const due = await deps.store.alerts.claimDeferred(
-    now,
-    new Date(now.getTime() + Math.min(RESENDING_HOLD_MS, windows.reminderMs)),
-    limit,
-  );
   let sent = 0;
-  for (const [i, alert] of due.entries()) {
-    const tries = alert.tries + 1;
-    const last = tries >= DEFERRED_TRIES;
-    const settle = async (accepted: string[], deferred: string[]) => {
-      const retryAt = deferred.length && !last ? deferredUntil(deps.clock.now(), tries, windows.reminderMs) : null;
-      await deps.store.alerts.settleDeferred(alert.id, {
+  // A stop sends nothing further: what is not claimed stays due.
+  for (let n = 0; n < limit && !signal?.aborted; n++) {
+    const now = deps.clock.now();
+    const heldUntil = new Date(now.getTime() + Math.min(RESENDING_HOLD_MS, windows.reminderMs));
+    const [alert] = await deps.store.alerts.claimDeferred(now, heldUntil, 1);
+    if (!alert) break;
+    const settle = async (accepted: string[], deferred: string[], tries: number) => {
+      const retryAt =
+        deferred.length && tries < DEFERRED_TRIES ? deferredUntil(deps.clock.now(), tries, windows.reminderMs) : null;
+      await deps.store.alerts.settleDeferred(alert.id, heldUntil, {
         accepted,
         deferred: retryAt ? deferred : [],
         until: retryAt,
@@ -67,12 +66,6 @@ export async function retryDeferred(
       });
       return retryAt;
     };
-    // Stopping, or the server found unreachable: the rest keep their turn, due again at once.
-    if (signal?.aborted) {
-      for (const rest of due.slice(i))
-        await deps.store.alerts.settleDeferred(rest.id, { ...unsent(rest), tries: rest.tries });
-      break;
-    }
     let refused: MailReceipt['refused'];
     try {
       ({ refused } = await mailer.send({
@@ -82,43 +75,37 @@ export async function retryDeferred(
         html: alert.html,
       }));
     } catch (error) {
-      const all = alert.recipients.map((address) => ({ address, reason: 'not sent', temporary: true }));
-      const retryAt = await settle([], alert.recipients);
+      // A mail server that cannot be reached answered nobody: no try is counted, and the pass
+      // ends, as every other send would fail alike.
+      const unavailable = error instanceof MailServerUnavailableError;
+      const retryAt = await settle([], alert.recipients, unavailable ? Math.max(1, alert.tries) : alert.tries + 1);
+      const deferred = alert.recipients.map((address) => ({ address, reason: 'not sent', temporary: true }));
       onOutcome?.({
         alertId: alert.id,
         endpointId: alert.endpointId,
         sentTo: [],
         refused: [],
-        deferred: all,
+        deferred,
         retryAt,
         error,
       });
-      if (error instanceof MailServerUnavailableError) {
-        for (const rest of due.slice(i + 1))
-          await deps.store.alerts.settleDeferred(rest.id, { ...unsent(rest), tries: rest.tries });
-        break;
-      }
+      if (unavailable) break;
       continue;
     }
-    const refusedNow = new Set(refused.map((r) => comparableAddress(r.address)));
-    const sentTo = alert.recipients.filter((a) => !refusedNow.has(comparableAddress(a)));
-    const deferred = refused.filter((r) => r.temporary);
-    const retryAt = await settle(
-      sentTo,
-      deferred.map((r) => r.address),
-    );
+    // Named as the account configured them, not as the server echoed them (punycode).
+    const refusedAs = (a: string) => refused.find((r) => comparableAddress(r.address) === comparableAddress(a));
+    const sentTo = alert.recipients.filter((a) => !refusedAs(a));
+    const deferred = alert.recipients.filter((a) => refusedAs(a)?.temporary);
+    const retryAt = await settle(sentTo, deferred, alert.tries + 1);
     if (sentTo.length) sent++;
     onOutcome?.({
       alertId: alert.id,
       endpointId: alert.endpointId,
       sentTo,
       refused: refused.filter((r) => !r.temporary),
-      deferred,
+      deferred: refused.filter((r) => r.temporary),
       retryAt,
     });
   }
   return sent;
 }
-
-/** An email not tried: its recipients due again at once, its tries as they were. */
-const unsent = (a: { recipients: string[] }) => ({ accepted: [], deferred: a.recipients, until: new Date(0) });

@@ -6,9 +6,18 @@ import { checkPollSlideBytes, checkPosRule, CHOICE_TYPES, type Slide } from '../
 import { requirePoll, requirePollForUpdate } from '../access.js';
 import type { Caller, Deps, PollRow, Store } from '../ports/index.js';
 
-export function cleanAnswers(answers: { id?: string; title: string }[], now: number): Slide['answers'] {
+/**
+ * A slide's answers as stored. A title sent as it is stored stays so (it was cleaned when first
+ * saved): the answers already given and the logic that names it must keep matching it.
+ */
+export function cleanAnswers(
+  answers: { id?: string; title: string }[],
+  now: number,
+  stored: Slide['answers'] = [],
+): Slide['answers'] {
+  const kept = new Set(stored.map((a) => a.title));
   const cleaned = answers.map((a, i) => {
-    const title = stripHtml(a.title);
+    const title = kept.has(a.title.trim()) ? a.title.trim() : stripHtml(a.title);
     if (!title) throw invalid(`/answers/${i}/title`, 'must not be empty');
     // A client's own ids name the answers to its integrations: each must name one answer.
     const id = a.id === undefined ? newId('ans', now) : a.id.trim();

@@ -40,7 +40,7 @@ export async function updateSlide(deps: Deps, caller: Caller, sent: SlidePatch):
       type: p.type ?? current.type,
       title,
       subtitle: p.subtitle !== undefined ? stripHtml(p.subtitle) || null : current.subtitle,
-      answers: p.answers ? cleanAnswers(p.answers, now.getTime()) : current.answers,
+      answers: p.answers ? cleanAnswers(p.answers, now.getTime(), current.answers) : current.answers,
       multi: p.multi ?? current.multi,
       logic: p.logic ?? current.logic,
       idx: p.idx !== undefined ? Math.min(p.idx, others.length) : all.findIndex((s) => s.id === current.id),

@@ -11,7 +11,10 @@ export type OutgoingMail = { to: string[]; subject: string; text: string; html: 
 export type MailReceipt = { refused: { address: string; reason: string; temporary: boolean }[] };
 
 export interface Mailer {
-  /** Throws when nobody can be sent the email; some recipients refused are named in the receipt. */
+  /**
+   * Sends to the recipients the mail server takes and names the others, each with its reply
+   * (every one of them, when it takes none); throws when the email could not be sent at all.
+   */
   send(mail: OutgoingMail): Promise<MailReceipt>;
   close(): Promise<void>;
 }
@@ -37,11 +40,16 @@ export interface AlertRepo {
    * other scheduler sends them meanwhile (skipping those another holds).
    */
   claimDeferred(now: Date, holdUntil: Date, limit: number): Promise<DeferredAlert[]>;
-  /** After a try: `accepted` join the email's recipients; `deferred`, if any, are due again at `until`. */
+  /**
+   * After a try: `accepted` join the email's recipients; `deferred`, if any, are due again at
+   * `until`. Only while the email is still held until `heldUntil` (claimed by this try); false
+   * when another scheduler has claimed it since.
+   */
   settleDeferred(
     id: string,
+    heldUntil: Date,
     outcome: { accepted: string[]; deferred: string[]; until: Date | null; tries: number },
-  ): Promise<void>;
+  ): Promise<boolean>;
   list(accountId: string, page: PageRequest): Promise<Page<AlertEmail>>;
   /**
    * Endpoints that may be due an email: healthy ones quiet since before quietBefore with a

@@ -78,8 +78,8 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
         html: r.html_body,
       }));
     },
-    async settleDeferred(id, o) {
-      await db
+    async settleDeferred(id, heldUntil, o) {
+      const r = await db
         .updateTable('alert_emails')
         .set({
           recipients: sql`recipients || ${JSON.stringify(o.accepted)}::jsonb`,
@@ -88,7 +88,9 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
           deferred_tries: o.tries,
         })
         .where('id', '=', id)
-        .execute();
+        .where('deferred_until', '=', heldUntil)
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
     },
     async list(accountId, page) {
       let q = db.selectFrom('alert_emails').selectAll().where('account_id', '=', accountId);
