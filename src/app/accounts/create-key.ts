@@ -1,8 +1,9 @@
-import { may, noHigher, type Role } from '../../domain/access.js';
+import { may, noHigher, ROLES, type Role } from '../../domain/access.js';
 import { DomainError } from '../../domain/errors.js';
 import { lockedRole, type Actor } from '../access.js';
 import type { Deps, Store } from '../ports/index.js';
 import { issueKey, userFor } from './issue-key.js';
+import { dropRecipient } from './drop-recipient.js';
 import { DEFAULT_QUOTAS, type Quotas } from '../../domain/quotas.js';
 
 /**
@@ -30,14 +31,18 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
         throw new DomainError('conflict', 'this is the account’s only owner; make another member owner first');
       }
       await store.users.setRole(input.accountId, userId, input.role);
-      // Keys they made for other members were shown to them: they go with the right to manage.
-      if (!may(input.role, 'manage_account'))
-        await store.keys.revoke({ madeBy: userId, accountId: input.accountId }, now);
+      await afterRoleChange(
+        store,
+        { accountId: input.accountId, userId, email: input.email },
+        membership.role,
+        input.role,
+        now,
+      );
     }
     const apiKey =
       actor === 'operator'
         ? await issueKey(store, userId, now)
-        : await issueKey(store, userId, now, input.accountId, actor.userId);
+        : await issueKey(store, userId, now, input.accountId, actor.userId, actor.keyId);
     return { userId, apiKey, role: input.role };
   });
 }
@@ -60,4 +65,29 @@ async function checkKeyQuotas(store: Store, accountId: string, newMember: boolea
       'limit_reached',
       `an account has at most ${quotas.liveKeysPerAccount} live keys; revoke one first`,
     );
+}
+
+/**
+ * What a member's new role takes back. Every key made through the API was shown to its maker,
+ * who holds what it opens:
+ * - promoted, their keys in the account made by another member go (this answer's key replaces
+ *   them), or the maker would hold the new role through one;
+ * - demoted, the keys they made for members who now outrank them go (all they made, once they
+ *   may not manage the account), with every key made with those;
+ * - below the roles that see webhook URLs, their address leaves the failure-alert recipients,
+ *   which name those URLs.
+ */
+async function afterRoleChange(
+  store: Store,
+  member: { accountId: string; userId: string; email: string },
+  from: Role,
+  to: Role,
+  now: Date,
+): Promise<void> {
+  const { accountId, userId } = member;
+  if (!noHigher(to, from)) await store.keys.revoke({ madeFor: userId, accountId }, now);
+  else if (!may(to, 'manage_account')) await store.keys.revoke({ madeBy: userId, accountId }, now);
+  else await store.keys.revoke({ madeBy: userId, accountId, roles: ROLES.filter((r) => !noHigher(r, to)) }, now);
+  if (may(from, 'manage_webhooks') && !may(to, 'manage_webhooks'))
+    await dropRecipient(store, accountId, member.email, now);
 }

@@ -4,7 +4,8 @@ import type { Store } from '../ports/index.js';
 
 /**
  * A new key for the user: limited to `accountId` when given, else good in every account of
- * theirs; `createdBy` is the API caller who made it (revoked with their access to the account).
+ * theirs; `createdBy` is the API caller who made it, with their key `createdWith` (revoked
+ * with their access to the account, and with the key it was made with).
  */
 export async function issueKey(
   store: Store,
@@ -12,6 +13,7 @@ export async function issueKey(
   now: Date,
   accountId: string | null = null,
   createdBy: string | null = null,
+  createdWith: string | null = null,
 ): Promise<string> {
   const apiKey = newApiKey();
   await store.keys.insert({
@@ -22,6 +24,7 @@ export async function issueKey(
     accountId,
     createdAt: now,
     createdBy,
+    createdWith,
   });
   return apiKey;
 }

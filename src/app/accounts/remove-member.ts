@@ -1,6 +1,7 @@
 import { noHigher } from '../../domain/access.js';
 import { DomainError, notFound } from '../../domain/errors.js';
 import { lockedRole, type Actor } from '../access.js';
+import { dropRecipient } from './drop-recipient.js';
 import type { Deps } from '../ports/index.js';
 
 /**
@@ -36,14 +37,8 @@ export async function removeMember(
         ? await store.keys.revoke({ userId: user.id, accountId: input.accountId }, now)
         : await store.keys.revoke({ userId: user.id }, now)) +
       (await store.keys.revoke({ madeBy: user.id, accountId: input.accountId }, now));
-    // Nor do they go on getting the account's failure alerts, which name its endpoints' URLs. A
-    // list left empty falls back to the owner, as an unset one does (docs/operations.md).
-    const account = await store.accounts.get(input.accountId);
-    const recipients = account?.notificationRecipients;
-    if (account && recipients?.includes(email)) {
-      const left = recipients.filter((r) => r !== email);
-      await store.accounts.setDefaults(account.id, account.defaults, left.length ? left : null, now);
-    }
+    // Nor do they go on getting the account's failure alerts, which name its endpoints' URLs.
+    await dropRecipient(store, input.accountId, email, now);
     return { accountId: input.accountId, email, removed: true as const, revokedKeys };
   });
 }

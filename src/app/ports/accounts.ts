@@ -58,6 +58,8 @@ export interface KeyRepo {
     createdAt: Date;
     /** The API caller who made it (null: an operator, or the account's creation). */
     createdBy?: string | null;
+    /** The key it was made with (null as createdBy is). */
+    createdWith?: string | null;
   }): Promise<void>;
   /** The user a live key belongs to, the one account it is limited to, if any, and those it was withdrawn from. */
   findByHash(
@@ -95,11 +97,17 @@ export interface KeyRepo {
     viewerLimited?: boolean,
   ): Promise<Page<KeyView>>;
   /**
-   * Revokes live keys: one, every key of a user, a user's keys limited to one account, or the
-   * keys a user made for others limited to one account.
+   * Revokes live keys: one, every key of a user, or a user's keys limited to one account; or
+   * keys someone saw when they were made, limited to one account, with every key made with one
+   * of them and so on down: those a user made for others (`madeBy`; only for members of these
+   * `roles`, if given), or a user's that another member made (`madeFor`).
    */
   revoke(
-    filter: { id: string } | { userId: string; accountId?: string } | { madeBy: string; accountId: string },
+    filter:
+      | { id: string }
+      | { userId: string; accountId?: string }
+      | { madeBy: string; accountId: string; roles?: readonly Role[] }
+      | { madeFor: string; accountId: string },
     now: Date,
   ): Promise<number>;
   /** Withdraws a key from these accounts: it no longer opens them (a withdrawal already made stands). */

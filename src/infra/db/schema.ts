@@ -52,6 +52,7 @@ export interface ApiKeysTable {
   last_used_at: Time | null;
   account_id: string | null;
   created_by: string | null;
+  created_with: string | null;
 }
 
 export interface PollsTable {

@@ -206,4 +206,70 @@ describe('keys a member made for other members', () => {
     expect((await polls(forSelf)).statusCode).toBe(200);
     expect((await polls(admin)).statusCode).toBe(200);
   });
+
+  it('go with their maker together with every key made with them, on down', async () => {
+    const maker = await h.member(acct.accountId, 'admin', 'chain.maker@example.com');
+    const held = await h.member(acct.accountId, 'admin', 'chain.holder@example.com');
+    await h.member(acct.accountId, 'editor', 'chain.editor@example.com');
+    // A key the maker made for a colleague, and what the maker (who saw it) made with it.
+    const forHolder = await made(maker, 'chain.holder@example.com', 'admin');
+    const madeWith = await made(forHolder, 'chain.holder@example.com', 'admin');
+    const further = await made(madeWith, 'chain.editor@example.com', 'editor');
+    for (const k of [forHolder, madeWith, further]) expect((await polls(k)).statusCode).toBe(200);
+    const res = await req('DELETE', `/members?accountId=${acct.accountId}&email=chain.maker@example.com`, acct.key);
+    expect(res.statusCode, res.body).toBe(200);
+    for (const k of [maker, forHolder, madeWith, further]) expect((await polls(k)).statusCode).toBe(401);
+    // The colleague's own key, made by no member, stays.
+    expect((await polls(held)).statusCode).toBe(200);
+  });
+
+  it('of a member promoted, made by another member, go with what was made with them: their maker would hold the new role', async () => {
+    const admin = await h.member(acct.accountId, 'admin', 'promoting.admin@example.com');
+    await h.member(acct.accountId, 'admin', 'promoted@example.com');
+    const seenByAdmin = await made(admin, 'promoted@example.com', 'admin');
+    const madeWith = await made(seenByAdmin, 'promoted@example.com', 'admin');
+    const ownMade = await made(admin, 'promoting.admin@example.com', 'admin');
+    const fresh = await made(acct.key, 'promoted@example.com', 'owner');
+    for (const k of [seenByAdmin, madeWith]) expect((await polls(k)).statusCode).toBe(401);
+    // The key in the answer works; the admin's own keys stay.
+    expect((await polls(fresh)).statusCode).toBe(200);
+    expect((await polls(ownMade)).statusCode).toBe(200);
+    expect((await polls(admin)).statusCode).toBe(200);
+  });
+
+  it('a demoted maker keeps none it made for members who now outrank it, and leaves the alert recipients below the roles that see URLs', async () => {
+    const other = await h.account();
+    const req2 = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, key: string, payload?: object) =>
+      h.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
+    const make = async (by: string, email: string, role: string) => {
+      const res = await req2('POST', '/keys', by, { accountId: other.accountId, email, role });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().data.apiKey as string;
+    };
+    const reads = (key: string) => req2('GET', `/polls?accountId=${other.accountId}`, key);
+    const second = await h.member(other.accountId, 'owner', 'second.owner@example.com');
+    await h.member(other.accountId, 'owner', 'carol@example.com');
+    await h.member(other.accountId, 'editor', 'ed@example.com');
+    const forCarol = await make(second, 'carol@example.com', 'owner');
+    const forEd = await make(second, 'ed@example.com', 'editor');
+    expect(
+      (
+        await req2('PATCH', '/account/settings', other.key, {
+          accountId: other.accountId,
+          notificationRecipients: ['second.owner@example.com', 'ops@example.com'],
+        })
+      ).statusCode,
+    ).toBe(200);
+    // Owner to admin: the owner key it made goes, the editor's stays; it still sees URLs.
+    await make(other.key, 'second.owner@example.com', 'admin');
+    expect((await reads(forCarol)).statusCode).toBe(401);
+    expect((await reads(forEd)).statusCode).toBe(200);
+    const recipients = async () =>
+      (await req2('GET', `/account/settings?accountId=${other.accountId}`, other.key)).json().data
+        .notificationRecipients as string[] | null;
+    expect(await recipients()).toEqual(['second.owner@example.com', 'ops@example.com']);
+    // Admin to read_only: below the roles that see webhook URLs, off the list.
+    await make(other.key, 'second.owner@example.com', 'read_only');
+    expect(await recipients()).toEqual(['ops@example.com']);
+  });
 });

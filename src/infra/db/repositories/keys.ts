@@ -40,6 +40,7 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
           account_id: k.accountId,
           created_at: k.createdAt,
           created_by: k.createdBy ?? null,
+          created_with: k.createdWith ?? null,
         })
         .execute();
     },
@@ -141,13 +142,28 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
       );
     },
     async revoke(filter, now) {
+      if ('madeBy' in filter || 'madeFor' in filter) {
+        // Keys someone saw when they were made: those a user made for others, or a user's made
+        // by others; and what was made with those (by whoever held them), on down. Revoked
+        // links are followed too: a key revoked since may have made others.
+        const roots =
+          'madeBy' in filter
+            ? sql`k.created_by = ${filter.madeBy} AND k.user_id <> ${filter.madeBy} AND k.account_id = ${filter.accountId}
+                ${filter.roles ? sql`AND k.user_id IN (SELECT user_id FROM memberships WHERE account_id = ${filter.accountId} AND role IN (${sql.join(filter.roles.length ? filter.roles : [''])}))` : sql``}`
+            : sql`k.user_id = ${filter.madeFor} AND k.account_id = ${filter.accountId} AND k.created_by <> ${filter.madeFor}`;
+        const r = await sql<{ id: string }>`
+          WITH RECURSIVE made(id) AS (
+            SELECT k.id FROM api_keys k WHERE ${roots}
+            UNION
+            SELECT k.id FROM api_keys k JOIN made ON k.created_with = made.id
+          )
+          UPDATE api_keys SET revoked_at = ${now}
+          WHERE id IN (SELECT id FROM made) AND revoked_at IS NULL
+          RETURNING id`.execute(db);
+        return r.rows.length;
+      }
       let q = db.updateTable('api_keys').set({ revoked_at: now }).where('revoked_at', 'is', null);
       if ('id' in filter) q = q.where('id', '=', filter.id);
-      else if ('madeBy' in filter)
-        q = q
-          .where('created_by', '=', filter.madeBy)
-          .where('user_id', '<>', filter.madeBy)
-          .where('account_id', '=', filter.accountId);
       else {
         q = q.where('user_id', '=', filter.userId);
         if (filter.accountId) q = q.where('account_id', '=', filter.accountId);
