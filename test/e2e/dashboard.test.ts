@@ -417,6 +417,11 @@ describe('dashboard at /app', () => {
     });
     expect(merged.json().data.translations).toEqual({ title: 'saved elsewhere', q1: 'second text' });
     await expect.poll(() => page.getByLabel('Text for title').inputValue(), { timeout: 5_000 }).toBe('saved elsewhere');
+    // Adding a language the poll has already shows its stored texts, not a blank one to save over them.
+    await page.getByLabel('Add a language').fill(other!);
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    expect(await page.getByLabel('Text for title').inputValue()).toBe('saved elsewhere');
+    expect(await page.getByLabel('Text for q1').inputValue()).toBe('second text');
 
     // Webhooks: the first shows the account's signing secret once; a second one fails for good.
     await page.getByRole('link', { name: 'Webhooks' }).click();
@@ -424,6 +429,8 @@ describe('dashboard at /app', () => {
     await page.getByRole('button', { name: 'Create webhook' }).click();
     const secret = (await page.getByTestId('signing-secret').textContent())!;
     expect(secret).toMatch(/^whsec_/);
+    // It names the account it signs for.
+    await page.getByRole('heading', { name: 'Signing secret of Acme — shown only this once' }).waitFor();
     await shot('04-webhook-secret');
     await page.getByRole('button', { name: 'I have stored it' }).click();
     await page.getByLabel('Endpoint URL (public https)').fill(receiver.url('/gone'));
@@ -865,6 +872,9 @@ describe('dashboard at /app', () => {
     // A key revoked elsewhere while a dashboard is open signs that dashboard out at its next call.
     const laterKey = await h.member(acct.accountId, 'admin', 'later-admin@example.com');
     const later = await signedIn(laterKey);
+    // The page's own loads are answered before the key goes: one sent after would sign it out first.
+    await later.tab.locator('table.keys tbody tr').first().waitFor();
+    await later.tab.locator('.members > li').first().waitFor();
     const listedKeys = (
       await h.app.inject({ url: `/keys?accountId=${acct.accountId}&limit=100`, headers: bearer(acct.key) })
     ).json().data as { id: string; prefix: string }[];
@@ -1122,6 +1132,66 @@ describe('dashboard at /app', () => {
       expect(await tab.getByLabel('Then', { exact: true }).locator('option').allTextContents()).toContain(
         'Trigger a webhook',
       );
+    } finally {
+      await tab.close();
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it("opens a poll of another of the user's accounts only under that account, and shows a signing secret to no one after a sign-out", async () => {
+    const tab = await context.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (e) => errors.push(e.message));
+    try {
+      // Beta's poll, opened by its link while Acme is chosen: a notice, none of its controls.
+      const betaMade = await h.app.inject({
+        method: 'POST',
+        url: '/poll',
+        headers: bearer(beta.key),
+        payload: { accountId: beta.accountId, title: 'Beta survey' },
+      });
+      expect(betaMade.statusCode, betaMade.body).toBe(201);
+      const betaPoll = betaMade.json().data as { id: string };
+
+      await signIn(tab);
+      await tab.goto(`${base}/app/polls/${betaPoll.id}/webhooks`);
+      await tab.getByText(`belongs to another of your accounts (${beta.accountId})`).waitFor();
+      expect(await tab.getByRole('button', { name: 'Create webhook' }).count()).toBe(0);
+
+      // An account's first webhook answers its signing secret; the answer lands after a sign-out.
+      const delta = await h.account({ name: 'Delta' });
+      const made = await h.app.inject({
+        method: 'POST',
+        url: '/poll',
+        headers: bearer(delta.key),
+        payload: { accountId: delta.accountId, title: 'Delta survey' },
+      });
+      expect(made.statusCode, made.body).toBe(201);
+      await tab.goto(`${base}/app/`);
+      await tab.getByRole('button', { name: 'Sign out' }).click();
+      await tab.getByLabel('API key').fill(delta.key);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      await tab.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+      await tab.goto(`${base}/app/polls/${made.json().data.id}/webhooks`);
+      let answer!: () => void;
+      const held = new Promise<void>((r) => (answer = r));
+      const isCreate = (u: URL) => u.pathname === '/webhooks';
+      await tab.route(isCreate, async (r) =>
+        r.request().method() === 'POST' ? (await held, await r.continue()) : r.continue(),
+      );
+      await tab.getByLabel('Endpoint URL (public https)').fill(receiver.url('/delta'));
+      const created = tab.waitForResponse((r) => isCreate(new URL(r.url())) && r.request().method() === 'POST');
+      await tab.getByRole('button', { name: 'Create webhook' }).click();
+      await tab.getByRole('button', { name: 'Sign out' }).click();
+      await tab.getByLabel('API key').fill(acct.key);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      // Signed in again, on the same page (a reload would drop the answer still on its way).
+      await tab.getByRole('navigation', { name: 'Main' }).waitFor();
+      answer();
+      expect(await (await created).json()).toMatchObject({ signingSecret: expect.stringMatching(/^whsec_/) });
+      await taskTurns(tab);
+      expect(await tab.getByTestId('signing-secret').count()).toBe(0);
+      await tab.unroute(isCreate);
     } finally {
       await tab.close();
     }

@@ -24,13 +24,18 @@ export function App() {
   const route = useRoute();
   const main = useRef<HTMLElement>(null);
 
-  const [secret, setSecret] = useState<string | null>(null);
+  // The account's signing secret, shown once, with the account it signs for.
+  const [secret, setSecret] = useState<{ value: string; accountId: string | null } | null>(null);
   // A key revoked while the dashboard is open signs it out at its next call, on any page.
   const api = useMemo(
     () =>
       key
         ? createApi(key, {
-            onSigningSecret: setSecret,
+            // An answer that lands after its key signed out (and another perhaps signed in) is
+            // not shown: the secret is its account's, not the tab's next user's.
+            onSigningSecret: (value, forAccount) => {
+              if (storedKey() === key) setSecret({ value, accountId: forAccount });
+            },
             onUnauthorized: () => signOut('That API key is no longer accepted; sign in again.'),
             onNotFound: () => checkMembership.current(),
           })
@@ -106,6 +111,7 @@ export function App() {
       <SignIn
         notice={notice}
         onSignedIn={(k, list) => {
+          setSecret(null);
           storeKey(k);
           setKey(k);
           setAccounts(list);
@@ -194,7 +200,13 @@ export function App() {
             {left}
           </p>
         )}
-        {secret && <SigningSecret secret={secret} onDismiss={() => setSecret(null)} />}
+        {secret && (
+          <SigningSecret
+            secret={secret.value}
+            accountName={accounts.find((a) => a.accountId === secret.accountId)?.accountName ?? null}
+            onDismiss={() => setSecret(null)}
+          />
+        )}
         {!planServed(account.plan) && (
           <p className="notice">
             {account.accountName} is on the {account.plan} plan: the API serves premium accounts and up, so most of this

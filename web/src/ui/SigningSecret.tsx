@@ -1,7 +1,18 @@
 import { useState } from 'react';
 
-/** The account's signing secret, returned once by the call that created it: shown here once, never again. */
-export function SigningSecret({ secret, onDismiss }: { secret: string; onDismiss: () => void }) {
+/**
+ * The account's signing secret, returned once by the call that created it: shown here once, never
+ * again, naming its account (the user may have moved to another while the call was out).
+ */
+export function SigningSecret({
+  secret,
+  accountName,
+  onDismiss,
+}: {
+  secret: string;
+  accountName: string | null;
+  onDismiss: () => void;
+}) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
     try {
@@ -13,10 +24,10 @@ export function SigningSecret({ secret, onDismiss }: { secret: string; onDismiss
   };
   return (
     <div className="secret-once" role="alert" aria-labelledby="secret-title">
-      <h3 id="secret-title">Signing secret — shown only this once</h3>
+      <h3 id="secret-title">Signing secret{accountName ? ` of ${accountName}` : ''} — shown only this once</h3>
       <p>
-        Every delivery of this account (saved webhooks and logic-triggered ones) is signed with it. Store it now:
-        Canvass will not show it again.
+        Every delivery of {accountName ?? 'this account'} (saved webhooks and logic-triggered ones) is signed with it.
+        Store it now: Canvass will not show it again.
       </p>
       <code className="secret" data-testid="signing-secret">
         {secret}

@@ -65,7 +65,9 @@ async function toError(res: Response): Promise<ApiError> {
   try {
     p = JSON.parse(text) as ProblemRead;
   } catch {
-    p = { detail: text.slice(0, 200) || res.statusText };
+    // Not Canvass's own answer (a proxy's error page, say): its status, not its markup.
+    const again = res.status >= 500 ? '; try again in a moment' : '';
+    p = { detail: `The server answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}${again}` };
   }
   return new ApiError(problemMessage(p, res.status), res.status, p.code, p.errors ?? []);
 }
@@ -76,7 +78,7 @@ export type ApiOptions = {
    * Called when an answer carries the account's signing secret: the call that created it
    * (a first webhook, or a first trigger-webhook logic rule on a poll or slide) returns it once.
    */
-  onSigningSecret?: (secret: string) => void;
+  onSigningSecret?: (secret: string, accountId: string | null) => void;
   /** Called when the API no longer accepts the key (a 401): revoked or withdrawn meanwhile. */
   onUnauthorized?: () => void;
   /**
@@ -161,8 +163,10 @@ export function createApi(
   }
   // A JSON answer is one bounded page: read whole within API_TIMEOUT_S of its headers.
   const json = async <T>(res: Response) => {
-    const body = (await res.json()) as T & { signingSecret?: unknown };
-    if (typeof body.signingSecret === 'string' && onSigningSecret) onSigningSecret(body.signingSecret);
+    const body = (await res.json()) as T & { signingSecret?: unknown; data?: { accountId?: unknown } };
+    // The account it signs for is the one the answer's resource (a webhook, a poll) belongs to.
+    const accountId = typeof body.data?.accountId === 'string' ? body.data.accountId : null;
+    if (typeof body.signingSecret === 'string' && onSigningSecret) onSigningSecret(body.signingSecret, accountId);
     return body as T;
   };
   return {

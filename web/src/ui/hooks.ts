@@ -4,9 +4,9 @@ import { errorText } from './api';
 export type Loaded<T> = { data: T | undefined; error: string | null; loading: boolean; reload: () => void };
 
 /**
- * Runs `load` when `key` changes (and on reload()); a late answer for an old key is dropped. A
- * failed load for a new key drops the data of the old one (rows of another filter or page are
- * never shown under this one); a failed reload keeps what it had, with the error.
+ * Runs `load` when `key` changes (and on reload()); a late answer for an old key is dropped.
+ * Data is only ever this key's (rows of another filter or page are never shown under this one);
+ * a failed reload keeps what it had, with the error.
  */
 export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
   const [state, setState] = useState<{
@@ -35,7 +35,10 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
     // `load` is recreated on each render; `key` says when what it loads has changed.
   }, [key, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  // Another key's data is never handed out, even while this key loads: a pager would read the
+  // last page's cursor from it, and a Next clicked then open a page of the old filter.
+  const data = state.dataKey === key ? state.data : undefined;
+  return { data, error: state.error, loading: state.loading, reload };
 }
 
 /**
@@ -75,6 +78,8 @@ export function useCursorPages() {
     cursor: stack[page] ?? null,
     first: () => setStack([null]),
     prev: () => setStack((s) => (s.length > 1 ? s.slice(0, -1) : s)),
-    next: (endCursor: string | null) => endCursor && setStack((s) => [...s, endCursor]),
+    // A second click before the page changed opens it once, not twice.
+    next: (endCursor: string | null) =>
+      endCursor && setStack((s) => (s[s.length - 1] === endCursor ? s : [...s, endCursor])),
   };
 }

@@ -53,6 +53,20 @@ export function PollPage({ pollId, section }: { pollId: string; section: PollSec
       </>
     );
   }
+  // A poll of another of the user's accounts (a link kept from it): its controls would follow
+  // this account's role, and a secret it returned would show under this account's name.
+  if (p.accountId !== account.accountId) {
+    return (
+      <>
+        <p>
+          <Link to={{ name: 'polls' }}>← All polls</Link>
+        </p>
+        <p className="notice" role="status">
+          “{p.title}” belongs to another of your accounts ({p.accountId}): choose that account above to open it.
+        </p>
+      </>
+    );
+  }
   const canWrite = account.role !== 'read_only';
   const canWebhooks = WEBHOOK_ROLES.includes(account.role);
 

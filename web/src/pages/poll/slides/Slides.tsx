@@ -41,7 +41,7 @@ export function Slides({ pollId }: { pollId: string }) {
                   className="danger"
                   onClick={() => void remove.go(s)}
                   aria-label={`Delete slide ${s.title}`}
-                  disabled={guarded(s)}
+                  disabled={guarded(s) || remove.busy}
                   aria-describedby={guarded(s) ? `guarded-${s.id}` : undefined}
                 >
                   Delete

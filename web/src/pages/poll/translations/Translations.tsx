@@ -79,7 +79,8 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
       return setLanguageError('A language is a tag like fr or pt-BR, its first part in lower case.');
     setLanguageError(null);
     choose(code);
-    setShown({ language: code, rows: [{ key: 'title', value: '', saved: false }] });
+    // A language the poll has already shows its stored texts; only a new one starts blank.
+    if (!known.includes(code)) setShown({ language: code, rows: [{ key: 'title', value: '', saved: false }] });
     setNewLanguage('');
   };
 

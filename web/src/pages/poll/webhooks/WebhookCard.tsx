@@ -15,10 +15,13 @@ export function WebhookCard({
   webhook: w,
   onChanged,
   onDelete,
+  deleting = false,
 }: {
   webhook: Webhook;
   onChanged: () => void;
   onDelete: (w: Webhook) => void;
+  /** A delete is under way: a second would answer "not found" for the one that succeeded. */
+  deleting?: boolean;
 }) {
   const { api } = useSession();
   const [open, setOpen] = useState<'edit' | 'recover' | null>(null);
@@ -55,7 +58,13 @@ export function WebhookCard({
           {w.paused && ' '}
           {w.paused && <Badge tone="warn">paused</Badge>}
         </h3>
-        <button type="button" className="danger" onClick={() => onDelete(w)} aria-label={`Delete webhook ${w.url}`}>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => onDelete(w)}
+          aria-label={`Delete webhook ${w.url}`}
+          disabled={deleting}
+        >
           Delete
         </button>
       </div>

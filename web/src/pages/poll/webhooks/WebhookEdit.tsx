@@ -16,15 +16,18 @@ export function WebhookEdit({
   onCancel: () => void;
 }) {
   const { api } = useSession();
+  // What changed is told against the webhook as the form opened with it, not as a reload since
+  // shows it: a URL another admin saved meanwhile is not put back by a change of the rule.
+  const [opened] = useState(w);
   const [url, setUrl] = useState(w.url);
   const [rule, setRule] = useState<DeliveryRule>(w.deliveryRule);
   const save = useAction(async () => {
-    const newUrl = url.trim() === w.url ? undefined : url.trim();
+    const newUrl = url.trim() === opened.url ? undefined : url.trim();
     // Only what changed: a new URL is checked (and resolved) again by the server.
     const { data } = await api.post('/webhooks/update', {
       webhookId: w.id,
       url: newUrl,
-      deliveryRule: rule === w.deliveryRule ? undefined : rule,
+      deliveryRule: rule === opened.deliveryRule ? undefined : rule,
     });
     onSaved(data, newUrl ? `Saved. Pending retries now go to ${data.url}.` : 'Saved.');
   });
@@ -32,7 +35,7 @@ export function WebhookEdit({
     e.preventDefault();
     void save.go();
   };
-  const unchanged = url.trim() === w.url && rule === w.deliveryRule;
+  const unchanged = url.trim() === opened.url && rule === opened.deliveryRule;
   return (
     <form className="inline-form" onSubmit={submit} aria-labelledby={`edit-title-${w.id}`}>
       <h4 id={`edit-title-${w.id}`}>Edit the webhook</h4>

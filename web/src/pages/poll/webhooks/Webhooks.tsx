@@ -17,10 +17,15 @@ export function Webhooks({ pollId }: { pollId: string }) {
 
   const create = useAction(async () => {
     // A signingSecret in the answer is shown by the app (SigningSecret), once.
-    const res = await api.post('/webhooks', { pollId, url, deliveryRule: rule });
-    setUrl('');
-    setMessage(`Created the webhook to ${res.data.url}.`);
-    hooks.reload();
+    try {
+      const res = await api.post('/webhooks', { pollId, url, deliveryRule: rule });
+      setUrl('');
+      setMessage(`Created the webhook to ${res.data.url}.`);
+    } finally {
+      // Also after a failure: a create that timed out may have been made, and shows in the list
+      // before anyone sends it again.
+      hooks.reload();
+    }
   });
   const remove = useAction(async (w: Webhook) => {
     if (!window.confirm(`Delete the webhook to ${w.url}? Its pending deliveries are cancelled.`)) return;
@@ -44,7 +49,13 @@ export function Webhooks({ pollId }: { pollId: string }) {
       {hooks.data && list.length === 0 && <p>No webhooks on this poll yet.</p>}
       <ul className="webhooks">
         {list.map((w) => (
-          <WebhookCard key={w.id} webhook={w} onChanged={hooks.reload} onDelete={(x) => void remove.go(x)} />
+          <WebhookCard
+            key={w.id}
+            webhook={w}
+            onChanged={hooks.reload}
+            onDelete={(x) => void remove.go(x)}
+            deleting={remove.busy}
+          />
         ))}
       </ul>
       <form onSubmit={submit} className="card" aria-labelledby="webhook-form-title">
