@@ -24,7 +24,16 @@ const lowerOf = (a: PreparedAnswer): string => (a.lower ??= (a.value as string).
  */
 function sameValue(a: PreparedAnswer, b: unknown): boolean {
   const v = a.value;
-  if (Array.isArray(v) && Array.isArray(b)) return v.length === b.length && v.every((x) => b.includes(x));
+  if (Array.isArray(v) && Array.isArray(b)) {
+    // Item by item, each to an item of its own, as scalars compare (case, spaces, numbers as text).
+    if (v.length !== b.length) return false;
+    const used = new Set<number>();
+    return v.every((x) => {
+      const item = prepareAnswer(x);
+      const at = b.findIndex((y, i) => !used.has(i) && sameValue(item, y));
+      return at >= 0 && used.add(at) !== undefined;
+    });
+  }
   if (typeof v === 'number' && typeof b === 'string') return sameNumber(v, b);
   if (typeof v === 'string' && typeof b === 'number') return sameNumber(b, v);
   return key(v) === key(b);
@@ -59,9 +68,12 @@ function holds(c: Condition, a: PreparedAnswer): boolean {
       return typeof value === 'string' && typeof c.value === 'string' && lowerOf(a).includes(c.value.toLowerCase());
     case 'gt':
     case 'lt': {
-      const x = typeof value === 'number' ? value : Number(value);
+      // A list is a number only when it holds one item, as equals reads it; more are none.
+      const one = Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : value;
+      if (Array.isArray(one) || (one !== undefined && typeof one === 'object')) return false;
+      const x = typeof one === 'number' ? one : Number(one);
       const y = typeof c.value === 'number' ? c.value : Number(c.value);
-      if (!isAnswered(value) || Number.isNaN(x) || Number.isNaN(y)) return false;
+      if (!isAnswered(one) || Number.isNaN(x) || Number.isNaN(y)) return false;
       return c.op === 'gt' ? x > y : x < y;
     }
   }

@@ -53,6 +53,14 @@ describe('conditionHolds: equals', () => {
     expect(holds('equals', ['Red'], ['Red', 'Blue'])).toBe(false);
   });
 
+  it('compares the items of arrays as scalars compare: case, spaces, numbers written as text', () => {
+    expect(holds('equals', ['red', 'blue'], ['Red', ' Blue '])).toBe(true);
+    expect(holds('not-equals', ['red', 'blue'], ['Red', 'Blue'])).toBe(false);
+    expect(holds('equals', ['5', 'red'], [5, 'RED'])).toBe(true);
+    // Each item matches one of its own: a repeated rule value is not two answers.
+    expect(holds('equals', ['red', 'red'], ['Red', 'Blue'])).toBe(false);
+  });
+
   it('never holds for an unanswered question', () => {
     for (const none of [undefined, null, '', []]) expect(holds('equals', '', none)).toBe(false);
     expect(holds('equals', 'x', undefined)).toBe(false);
@@ -148,6 +156,14 @@ describe('conditionHolds: gt and lt', () => {
     expect(holds('lt', 1, undefined)).toBe(false);
     expect(holds('lt', 1, null)).toBe(false);
     expect(holds('lt', 1, '')).toBe(false);
+  });
+
+  it('read a list as a number only when it holds one item', () => {
+    expect(holds('gt', 5, ['7'])).toBe(true);
+    expect(holds('gt', 5, ['7', '8'])).toBe(false);
+    expect(holds('lt', 9, ['7', '8'])).toBe(false);
+    expect(holds('gt', 5, [])).toBe(false);
+    expect(holds('gt', 5, [['7']])).toBe(false);
   });
 });
 
