@@ -287,8 +287,10 @@ async function checkSubmission(
   checkSubmissionLimits(input);
   if (input.participantId !== undefined && input.participantMetadata) {
     // participantMetadata merges into what the respondent's earlier submissions stored: the
-    // merged object is held to the same size. (Two concurrent submissions may both pass, which
-    // bounds the overshoot to one more submission's worth.)
+    // merged object is held to the same size, as read before the row is locked. Submissions of
+    // one respondent sent at once may each pass it, each adding at most its own 16 KiB (README).
+    // Locking first would cost every group a round trip, or deadlock groups that lock in
+    // different orders.
     const stored = await store.responses.getParticipant(poll.id, input.participantId);
     if (stored) checkMergedMetadata(stored.metadata, input.participantMetadata);
   }
