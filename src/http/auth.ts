@@ -30,8 +30,7 @@ export function bearer(req: FastifyRequest): string | undefined {
  * /64); a public route's keyed calls count per address too, with 16 times the budget.
  * Failed authentications count per address, and per /64 with 16 times the budget, and an
  * address past that budget is refused before its key is looked up, so guessing keys costs no
- * storage work; a lookup under way counts until it succeeds. `wideLimit` keeps the budgets of
- * 16 times.
+ * storage work. `wideLimit` keeps the budgets of 16 times.
  */
 export function authHook(
   deps: Pick<Deps, 'store' | 'clock'>,
@@ -53,22 +52,18 @@ export function authHook(
     const blockFailures = `auth-failed:${addressBucket(req.ip)}`;
     wideLimit.check(blockFailures);
     limit.check(failures);
-    // Counted before the lookup, and given back once the key proves good (or the lookup fails
-    // for another reason): guesses sent at once from one address cannot all pass the check
-    // before the first of them fails.
-    limit.spend(failures);
-    wideLimit.spend(blockFailures);
+    // Counted once a lookup fails, not reserved before it: behind a proxy every client shares
+    // one address, and good keys in flight must not spend its budget. Guesses sent at once are
+    // each looked up before the first failure counts.
     try {
       req.caller = await authenticate(deps, key);
     } catch (err) {
-      if (!(err instanceof DomainError && err.code === 'unauthenticated')) {
-        limit.refund(failures);
-        wideLimit.refund(blockFailures);
+      if (err instanceof DomainError && err.code === 'unauthenticated') {
+        limit.spend(failures);
+        wideLimit.spend(blockFailures);
       }
       throw err;
     }
-    limit.refund(failures);
-    wideLimit.refund(blockFailures);
     // A public route's keyed calls also count per address, with 16 times the budget: a backend
     // answering an apiOnly poll for many respondents sends them from one host, but an account's
     // owner can make many keys, each no budget of its own against another account's public poll.

@@ -8,8 +8,6 @@ export type RateLimiter = {
   check(key: string): void;
   /** Counts one against the key's budget without refusing anything. */
   spend(key: string): void;
-  /** Gives back one that spend counted (a reservation that was not needed). */
-  refund(key: string): void;
   /** The keys it remembers now. */
   size(): number;
 };
@@ -84,11 +82,7 @@ export function rateLimiter(
     if (perMinute <= 0) return;
     windowOf(key, now()).count++;
   };
-  const refund = (key: string): void => {
-    const w = windows.get(key);
-    if (w && w.count > 0) w.count--;
-  };
-  return Object.assign(limit, { check, spend, refund, size: () => windows.size });
+  return Object.assign(limit, { check, spend, size: () => windows.size });
 }
 
 /**
