@@ -24,19 +24,32 @@ const lowerOf = (a: PreparedAnswer): string => (a.lower ??= (a.value as string).
  */
 function sameValue(a: PreparedAnswer, b: unknown): boolean {
   const v = a.value;
-  if (Array.isArray(v) && Array.isArray(b)) {
-    // Item by item, each to an item of its own, as scalars compare (case, spaces, numbers as text).
-    if (v.length !== b.length) return false;
-    const used = new Set<number>();
-    return v.every((x) => {
-      const item = prepareAnswer(x);
-      const at = b.findIndex((y, i) => !used.has(i) && sameValue(item, y));
-      return at >= 0 && used.add(at) !== undefined;
-    });
-  }
+  if (Array.isArray(v) && Array.isArray(b)) return sameItems(v, b);
   if (typeof v === 'number' && typeof b === 'string') return sameNumber(v, b);
   if (typeof v === 'string' && typeof b === 'number') return sameNumber(b, v);
   return key(v) === key(b);
+}
+
+/**
+ * The same items, each paired with one of its own, as scalars compare (case, spaces, numbers as
+ * text). A matching, not first-fit: 5 equals both "5" and "05", which differ from each other.
+ */
+function sameItems(v: unknown[], b: unknown[]): boolean {
+  if (v.length !== b.length) return false;
+  const items = v.map(prepareAnswer);
+  const pairedWith = new Array<number>(b.length).fill(-1);
+  const place = (i: number, tried: Set<number>): boolean => {
+    for (let j = 0; j < b.length; j++) {
+      if (tried.has(j) || !sameValue(items[i]!, b[j])) continue;
+      tried.add(j);
+      if (pairedWith[j] === -1 || place(pairedWith[j]!, tried)) {
+        pairedWith[j] = i;
+        return true;
+      }
+    }
+    return false;
+  };
+  return items.every((_, i) => place(i, new Set()));
 }
 
 const sameNumber = (n: number, text: string): boolean => text.trim() !== '' && Number(text) === n;

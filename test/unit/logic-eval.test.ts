@@ -59,6 +59,9 @@ describe('conditionHolds: equals', () => {
     expect(holds('equals', ['5', 'red'], [5, 'RED'])).toBe(true);
     // Each item matches one of its own: a repeated rule value is not two answers.
     expect(holds('equals', ['red', 'red'], ['Red', 'Blue'])).toBe(false);
+    // Paired as a whole, whatever the order: 5 equals "5" and "05", which differ from each other.
+    expect(holds('equals', ['05', '5'], [5, '05'])).toBe(true);
+    expect(holds('equals', ['5', '05'], [5, '05'])).toBe(true);
   });
 
   it('never holds for an unanswered question', () => {

@@ -62,7 +62,7 @@ export const MemberRemoved = Type.Object(
     removed: Type.Literal(true),
     revokedKeys: Type.Integer({
       description:
-        'keys revoked: the member’s keys made for this account (every key of theirs when they are left in no account), and the keys they made for its other members',
+        'keys revoked: the member’s keys made for this account (every key of theirs when they are left in no account), the keys they made for its other members, and the keys made with those, on down',
     }),
   },
   { title: 'MemberRemoved' },

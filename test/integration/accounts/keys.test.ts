@@ -228,9 +228,13 @@ describe('keys a member made for other members', () => {
     await h.member(acct.accountId, 'admin', 'promoted@example.com');
     const seenByAdmin = await made(admin, 'promoted@example.com', 'admin');
     const madeWith = await made(seenByAdmin, 'promoted@example.com', 'admin');
+    await h.member(acct.accountId, 'editor', 'ci.editor@example.com');
+    const forOther = await made(seenByAdmin, 'ci.editor@example.com', 'editor');
     const ownMade = await made(admin, 'promoting.admin@example.com', 'admin');
     const fresh = await made(acct.key, 'promoted@example.com', 'owner');
     for (const k of [seenByAdmin, madeWith]) expect((await polls(k)).statusCode).toBe(401);
+    // Another member's key made with one of them gives no one more than before: it stays.
+    expect((await polls(forOther)).statusCode).toBe(200);
     // The key in the answer works; the admin's own keys stay.
     expect((await polls(fresh)).statusCode).toBe(200);
     expect((await polls(ownMade)).statusCode).toBe(200);
@@ -252,6 +256,7 @@ describe('keys a member made for other members', () => {
     await h.member(other.accountId, 'editor', 'ed@example.com');
     const forCarol = await make(second, 'carol@example.com', 'owner');
     const forEd = await make(second, 'ed@example.com', 'editor');
+    const edWithCarols = await make(forCarol, 'ed@example.com', 'editor');
     expect(
       (
         await req2('PATCH', '/account/settings', other.key, {
@@ -264,6 +269,8 @@ describe('keys a member made for other members', () => {
     await make(other.key, 'second.owner@example.com', 'admin');
     expect((await reads(forCarol)).statusCode).toBe(401);
     expect((await reads(forEd)).statusCode).toBe(200);
+    // Made with the owner key, but an editor's: an admin may make it anyway, so it stays.
+    expect((await reads(edWithCarols)).statusCode).toBe(200);
     const recipients = async () =>
       (await req2('GET', `/account/settings?accountId=${other.accountId}`, other.key)).json().data
         .notificationRecipients as string[] | null;

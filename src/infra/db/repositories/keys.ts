@@ -145,12 +145,18 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
       if ('madeBy' in filter || 'madeFor' in filter) {
         // Keys someone saw when they were made: those a user made for others, or a user's made
         // by others; and what was made with those (by whoever held them), on down. Revoked
-        // links are followed too: a key revoked since may have made others.
+        // links are followed too: a key revoked since may have made others. Only the keys that
+        // give the holder more than before go: all of them for a maker removed (or no longer
+        // managing), those of members now outranking a maker demoted, a promoted member's own.
+        const outranking = (col: string) =>
+          'madeBy' in filter && filter.roles
+            ? sql`AND ${sql.ref(col)} IN (SELECT user_id FROM memberships WHERE account_id = ${filter.accountId} AND role IN (${sql.join(filter.roles.length ? filter.roles : [''])}))`
+            : sql``;
         const roots =
           'madeBy' in filter
-            ? sql`k.created_by = ${filter.madeBy} AND k.user_id <> ${filter.madeBy} AND k.account_id = ${filter.accountId}
-                ${filter.roles ? sql`AND k.user_id IN (SELECT user_id FROM memberships WHERE account_id = ${filter.accountId} AND role IN (${sql.join(filter.roles.length ? filter.roles : [''])}))` : sql``}`
+            ? sql`k.created_by = ${filter.madeBy} AND k.user_id <> ${filter.madeBy} AND k.account_id = ${filter.accountId} ${outranking('k.user_id')}`
             : sql`k.user_id = ${filter.madeFor} AND k.account_id = ${filter.accountId} AND k.created_by <> ${filter.madeFor}`;
+        const whose = 'madeFor' in filter ? sql`AND user_id = ${filter.madeFor}` : outranking('user_id');
         const r = await sql<{ id: string }>`
           WITH RECURSIVE made(id) AS (
             SELECT k.id FROM api_keys k WHERE ${roots}
@@ -158,7 +164,7 @@ export function keyRepo(db: Kysely<DB>): KeyRepo {
             SELECT k.id FROM api_keys k JOIN made ON k.created_with = made.id
           )
           UPDATE api_keys SET revoked_at = ${now}
-          WHERE id IN (SELECT id FROM made) AND revoked_at IS NULL
+          WHERE id IN (SELECT id FROM made) AND revoked_at IS NULL ${whose}
           RETURNING id`.execute(db);
         return r.rows.length;
       }

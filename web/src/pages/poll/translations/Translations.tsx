@@ -63,7 +63,11 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
     // Only the texts changed here: the merge leaves the others as stored, so a text another
     // editor saved since this page read it is not put back to what this page shows.
     const translations: Record<string, string> = {};
-    for (const r of rows) if (r.key.trim() && (!r.saved || r.value !== r.loaded)) translations[r.key.trim()] = r.value;
+    // A text left empty on a language new to this page is not sent: another editor may have
+    // added the language meanwhile, and its stored text would be written over.
+    for (const r of rows)
+      if (r.key.trim() && (r.saved ? r.value !== r.loaded : r.value !== '' || isKnown))
+        translations[r.key.trim()] = r.value;
     if (isKnown && !Object.keys(translations).length) return setSaved(`No ${saving} text changed.`);
     const { data } = await api.post('/poll/translations/update', { pollId: poll.id, language: saving, translations });
     // Another language chosen meanwhile keeps its own rows.
