@@ -3810,7 +3810,7 @@ export interface components {
             email: string;
             /** @enum {boolean} */
             removed: true;
-            /** @description keys revoked: the member’s keys made for this account (every key of theirs when they are left in no account), and the keys they made for its other members */
+            /** @description keys revoked: the member’s keys made for this account (every key of theirs when they are left in no account), the keys they made for its other members, and the keys made with those, on down */
             revokedKeys: number;
         };
     };
