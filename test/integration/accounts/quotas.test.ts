@@ -154,6 +154,23 @@ describe('GET /account/usage', () => {
   });
 });
 
+/** A synthetic poll of the account's with one slide to answer. */
+async function researchPoll(owner: TestAccount): Promise<string> {
+  const poll = (await newPoll(owner, { isSynthetic: true })).json().data.id as string;
+  const slide = await req('POST', '/slide', owner.key, { pollId: poll, type: 'star-rating', title: 'Rate' });
+  expect(slide.statusCode, slide.body).toBe(201);
+  return poll;
+}
+
+/** `held` until release(); `isLocked` once locked() is called. */
+function gates() {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => (locked = r));
+  return { held, release, locked, isLocked };
+}
+
 describe('synthetic participants per poll', () => {
   it(`are at most ${QUOTAS.syntheticParticipantsPerPoll} over all research runs; a run past it stores nothing`, async () => {
     const owner = await h.account({ name: 'Research' });
@@ -176,14 +193,8 @@ describe('synthetic participants per poll', () => {
     'a run holds up another run of the poll, not the answers of its respondents (PostgreSQL)',
     async () => {
       const owner = await h.account({ name: 'Research lock' });
-      const poll = (await newPoll(owner, { isSynthetic: true })).json().data.id as string;
-      expect(
-        (await req('POST', '/slide', owner.key, { pollId: poll, type: 'star-rating', title: 'Rate' })).statusCode,
-      ).toBe(201);
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
+      const poll = await researchPoll(owner);
+      const { held, release, locked, isLocked } = gates();
       // A run's lock, held open as a long run would hold it.
       const run = h.deps.store.transaction(async (store) => {
         await store.polls.lockForResearch(poll);
@@ -219,14 +230,8 @@ describe('synthetic participants per poll', () => {
     'a run whose poll is deleted while it waits for the lock answers 404 and stores nothing (PostgreSQL)',
     async () => {
       const owner = await h.account({ name: 'Research deleted' });
-      const poll = (await newPoll(owner, { isSynthetic: true })).json().data.id as string;
-      expect(
-        (await req('POST', '/slide', owner.key, { pollId: poll, type: 'star-rating', title: 'Rate' })).statusCode,
-      ).toBe(201);
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
+      const poll = await researchPoll(owner);
+      const { held, release, locked, isLocked } = gates();
       // A deletion under way: the poll's row lock is held, and the row goes when it commits.
       const deletion = h.database.db.transaction().execute(async (trx) => {
         await sql`SELECT id FROM polls WHERE id = ${poll} FOR UPDATE`.execute(trx);
