@@ -252,7 +252,7 @@ export function mergeTranslations(
 ): LanguageSettings {
   const base: LanguageSettings = current ?? { defaultLanguage: language, languages: {} };
   const existing = base.languages[language];
-  // Keys stored before they were trimmed are trimmed too, so a merge updates them, not adds beside them.
+  // A stored key with surrounding spaces is matched by its trimmed form: a merge updates it, not adds one beside it.
   const stored = Object.fromEntries(Object.entries(existing?.translations ?? {}).map(([k, v]) => [k.trim() || k, v]));
   const merged = { ...stored, ...cleanTranslations(translations, '/translations') };
   const languageCount = Object.keys(base.languages).length + (existing ? 0 : 1);

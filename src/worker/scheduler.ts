@@ -90,7 +90,13 @@ export const alertCheck = (): SchedulerTask => {
         (error: unknown) => ({ n: 0, error }),
       );
       const { n, error } = await first;
-      const again = await retryDeferred(deps, 50, ctx?.signal, (o) => logDeferred(o, ctx?.logger));
+      // The first pass's error is the one to log: a database that failed it fails this too.
+      const again = await retryDeferred(deps, 50, ctx?.signal, (o) => logDeferred(o, ctx?.logger)).catch(
+        (e: unknown) => {
+          if (error) return 0;
+          throw e;
+        },
+      );
       if (error) throw error;
       return n + again;
     },

@@ -513,7 +513,7 @@ describe('translations as stored', () => {
     expect(patched.languageSettings?.languages.de?.translations).toEqual({ q2: 'Ja' });
   });
 
-  it('updates a key stored before keys were trimmed, rather than adding one beside it', () => {
+  it('updates a stored untrimmed key rather than adding one beside it', () => {
     const current: LanguageSettings = {
       defaultLanguage: 'fr',
       languages: { fr: { enabled: true, translations: { ' title': 'Ancien', q1: 'Oui' } } },

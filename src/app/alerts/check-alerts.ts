@@ -100,6 +100,8 @@ type Plan = {
   now: Date;
   /** Once sent: those the mail server asked to try again later, kept to be sent it again. */
   deferred?: string[];
+  /** Stops renewing the endpoint's hold (kept from its claim through the send). */
+  release: () => Promise<void>;
 };
 
 /** Whether the endpoint is as a plan read it: no success, other scheduler or new URL since. */
@@ -137,9 +139,19 @@ async function planNext(
   });
   if (!claimed) return null;
   const { e, now, sequence } = claimed;
-  const content = await contentFor(deps.store, e, now);
-  const to = content ? await recipientsFor(deps.store, e.accountId) : [];
+  // Renewed from the claim on, however long the count of losses and the send take.
+  const release = keepHeld(deps, e.id, holdMs(windows, SENDING_HOLD_MS));
+  let content: AlertContent | undefined;
+  let to: string[];
+  try {
+    content = await contentFor(deps.store, e, now);
+    to = content ? await recipientsFor(deps.store, e.accountId) : [];
+  } catch (error) {
+    await release();
+    throw error;
+  }
   if (!content || !to.length) {
+    await release();
     await deps.store.transaction(async (store) => {
       const cur = await store.alerts.lockEndpoint(e.id);
       if (!unchangedSince(cur, e)) {
@@ -157,7 +169,7 @@ async function planNext(
     });
     return 'handled';
   }
-  return { id: newId('alr', now.getTime()), endpoint: e, kind: claimed.kind, sequence, to, content, now };
+  return { id: newId('alr', now.getTime()), endpoint: e, kind: claimed.kind, sequence, to, content, now, release };
 }
 
 /**
@@ -291,7 +303,7 @@ export async function checkAlerts(
       ...windows,
       deliveryTimeoutMs: deps.delivery.deliveryTimeoutMs,
     });
-    const release = keepHeld(deps, plan.endpoint.id, holdMs(windows, SENDING_HOLD_MS));
+    const release = plan.release;
     let refused: MailReceipt['refused'];
     try {
       ({ refused } = await mailer.send({ to: plan.to, ...mail }));

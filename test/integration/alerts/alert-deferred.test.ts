@@ -150,6 +150,24 @@ describe('alert email recipients deferred by the mail server', () => {
     expect(sink.refused.filter((a) => a === 'later@example.org')).toHaveLength(2);
   });
 
+  it('are not sent it again once they leave the account', async () => {
+    greylisted.set('leaving@example.org', 1);
+    const acct = await failingEndpoint(['stays@example.org', 'leaving@example.org']);
+    await h.member(acct.accountId, 'admin', 'leaving@example.org');
+    expect(await checkAlerts(deps())).toBe(1);
+    const removed = await h.app.inject({
+      method: 'DELETE',
+      url: `/members?accountId=${acct.accountId}&email=leaving@example.org`,
+      headers: bearer(acct.key),
+    });
+    expect(removed.statusCode, removed.body).toBe(200);
+    const outcomes: DeferredOutcome[] = [];
+    h.clock.advance(64 * PAUSE);
+    expect(await retryDeferred(deps(), 50, undefined, (o) => outcomes.push(o))).toBe(0);
+    expect(outcomes).toEqual([]);
+    expect(mailsTo('leaving@example.org')).toHaveLength(0);
+  });
+
   it(`are given up after ${DEFERRED_TRIES} sends in all, the last outcome saying so`, async () => {
     greylisted.set('never@example.org', 1_000);
     const acct = await failingEndpoint(['kept@example.org', 'never@example.org']);

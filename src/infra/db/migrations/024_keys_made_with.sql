@@ -1,5 +1,5 @@
 -- The key each key was made with (POST /keys). Whoever held that key saw the new one, so the
--- keys made with a key revoked for its maker's removal or demotion are revoked with it, and
+-- keys made with a key revoked for its maker's removal, demotion or promotion are revoked with it, and
 -- so on down (docs/operations.md, "API keys, members and the signing secret"). Keys made before
 -- hold null: only their maker is known.
 ALTER TABLE api_keys ADD COLUMN created_with text COLLATE "C";

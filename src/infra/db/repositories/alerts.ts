@@ -92,6 +92,18 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
         .executeTakeFirst();
       return r.numUpdatedRows > 0n;
     },
+    async dropDeferredRecipient(accountId, address) {
+      const gone = sql`deferred_recipients - ${address}::text`;
+      await db
+        .updateTable('alert_emails')
+        .set({
+          deferred_recipients: sql`CASE WHEN jsonb_array_length(${gone}) = 0 THEN NULL ELSE ${gone} END`,
+          deferred_until: sql`CASE WHEN jsonb_array_length(${gone}) = 0 THEN NULL ELSE deferred_until END`,
+        })
+        .where('account_id', '=', accountId)
+        .where(sql<boolean>`deferred_recipients @> ${JSON.stringify([address])}::jsonb`)
+        .execute();
+    },
     async list(accountId, page) {
       let q = db.selectFrom('alert_emails').selectAll().where('account_id', '=', accountId);
       if (page.startCursor) q = q.where('id', '<', page.startCursor);
