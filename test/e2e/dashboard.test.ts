@@ -298,6 +298,8 @@ describe('dashboard at /app', () => {
     await page.getByLabel('Title').fill('Checkout survey');
     await page.getByRole('button', { name: 'Preview' }).click();
     await page.getByRole('heading', { name: 'Preview — not saved yet' }).waitFor();
+    // The Preview button is gone: focus is on the step shown, not the page's body.
+    await expect.poll(() => page.evaluate('document.activeElement?.id'), { timeout: 5_000 }).toBe('poll-preview-title');
     const previewId = (await page.locator('.preview dd.mono').textContent())!;
     expect(previewId).toMatch(/^poll_/);
     expect(
@@ -433,6 +435,7 @@ describe('dashboard at /app', () => {
     await page.getByRole('heading', { name: 'Signing secret of Acme — shown only this once' }).waitFor();
     await shot('04-webhook-secret');
     await page.getByRole('button', { name: 'I have stored it' }).click();
+    await expect.poll(() => page.evaluate('document.activeElement?.id'), { timeout: 5_000 }).toBe('main');
     await page.getByLabel('Endpoint URL (public https)').fill(receiver.url('/gone'));
     await page.getByRole('button', { name: 'Create webhook' }).click();
     await page.getByRole('heading', { name: receiver.url('/gone') }).waitFor();
@@ -750,6 +753,7 @@ describe('dashboard at /app', () => {
     await shot('18-keys-new-key');
     await page.getByRole('button', { name: 'I have stored it' }).click();
     await shown.waitFor({ state: 'detached' });
+    await expect.poll(() => page.evaluate('document.activeElement?.id'), { timeout: 5_000 }).toBe('new-key-email');
     expect(await page.content()).not.toContain(newKey);
     // One more live key, and one more member.
     await expect

@@ -10,6 +10,7 @@ import { SignIn } from './pages/sign-in/SignIn';
 import { AccountSwitcher } from './ui/AccountSwitcher';
 import { SigningSecret } from './ui/SigningSecret';
 import { ApiError, createApi, errorText } from './ui/api';
+import { useFocusWhen } from './ui/hooks';
 import { ErrorNote, StatusNote } from './ui/components';
 import { Link, navigate, useRoute, BASE } from './ui/router';
 import { SessionContext, forget, planServed, storeAccount, storedAccount, storedKey, storeKey } from './ui/session';
@@ -26,6 +27,8 @@ export function App() {
 
   // The account's signing secret, shown once, with the account it signs for.
   const [secret, setSecret] = useState<{ value: string; accountId: string | null } | null>(null);
+  // Dismissed, its panel goes: focus moves to the page rather than its body.
+  useFocusWhen(!secret, main);
   // A key revoked while the dashboard is open signs it out at its next call, on any page.
   const api = useMemo(
     () =>

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState, type RefObject } from 'react';
 import { errorText } from './api';
 
 export type Loaded<T> = { data: T | undefined; error: string | null; loading: boolean; reload: () => void };
@@ -82,4 +82,19 @@ export function useCursorPages() {
     next: (endCursor: string | null) =>
       endCursor && setStack((s) => (s[s.length - 1] === endCursor ? s : [...s, endCursor])),
   };
+}
+
+/**
+ * Moves focus to `target` whenever `when` turns true, not at the first render: the control that
+ * had it (a dialog's button, say) unmounts, and focus would fall back to the page's body.
+ */
+export function useFocusWhen(when: boolean, target: RefObject<HTMLElement | null>): void {
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    if (when) target.current?.focus();
+  }, [when]);
 }

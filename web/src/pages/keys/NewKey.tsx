@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import type { Role } from '../../api/types';
 import { ErrorNote } from '../../ui/components';
-import { useAction } from '../../ui/hooks';
+import { useAction, useFocusWhen } from '../../ui/hooks';
 import { useSession } from '../../ui/session';
 import { keysApi, noHigher, roleLabel, ROLES_BY_RANK } from './keys-api';
 
@@ -35,6 +35,9 @@ export function NewKey({
   // A key still shown when the form goes (the user moved to another page) counts as dismissed:
   // it cannot be shown again either way.
   const shownFor = useRef<string | null>(null);
+  // The key stored, its panel goes: focus returns to the form, for the next key.
+  const emailInput = useRef<HTMLInputElement>(null);
+  useFocusWhen(!created, emailInput);
   const dismissed = useRef(onDismissed);
   dismissed.current = onDismissed;
   useEffect(
@@ -67,6 +70,7 @@ export function NewKey({
           <div>
             <label htmlFor="new-key-email">Member email</label>
             <input
+              ref={emailInput}
               id="new-key-email"
               type="email"
               required

@@ -1,7 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
 import type { CommitBody, Poll } from '../../api/types';
 import { ErrorNote } from '../../ui/components';
-import { useAction } from '../../ui/hooks';
+import { useAction, useFocusWhen } from '../../ui/hooks';
 import { href, navigate } from '../../ui/router';
 import { useSession } from '../../ui/session';
 
@@ -11,6 +11,11 @@ export function PollCreate({ onCreated }: { onCreated: () => void }) {
   const [title, setTitle] = useState('');
   const [anonymous, setAnonymous] = useState(false);
   const [preview, setPreview] = useState<Poll | null>(null);
+  // The button that moved between the two steps is gone: focus goes to the step shown.
+  const previewHeading = useRef<HTMLHeadingElement>(null);
+  const titleInput = useRef<HTMLInputElement>(null);
+  useFocusWhen(!!preview, previewHeading);
+  useFocusWhen(!preview, titleInput);
 
   const dryRun = useAction(async () => {
     const { data } = await api.post('/poll', {
@@ -43,6 +48,7 @@ export function PollCreate({ onCreated }: { onCreated: () => void }) {
       <form onSubmit={submit}>
         <label htmlFor="poll-title">Title</label>
         <input
+          ref={titleInput}
           id="poll-title"
           value={title}
           onChange={(e) => setTitle(e.target.value)}
@@ -68,7 +74,9 @@ export function PollCreate({ onCreated }: { onCreated: () => void }) {
       </form>
       {preview && (
         <section aria-labelledby="poll-preview-title" className="preview">
-          <h3 id="poll-preview-title">Preview — not saved yet</h3>
+          <h3 id="poll-preview-title" ref={previewHeading} tabIndex={-1}>
+            Preview — not saved yet
+          </h3>
           <dl className="facts">
             <dt>Title</dt>
             <dd>{preview.title}</dd>

@@ -1,7 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
 import type { Webhook } from '../../../api/types';
 import { ConfirmStep, ErrorNote, isoFromLocal, When } from '../../../ui/components';
-import { useAction } from '../../../ui/hooks';
+import { useAction, useFocusWhen } from '../../../ui/hooks';
 import { useSession } from '../../../ui/session';
 
 const queued = (n: number) => `${n} ${n === 1 ? 'delivery' : 'deliveries'} queued`;
@@ -23,6 +23,9 @@ export function RecoverForm({
   const [since, setSince] = useState('');
   const [until, setUntil] = useState('');
   const [asking, setAsking] = useState(false);
+  // Confirmed or cancelled, the confirmation goes: focus returns to the button that asked.
+  const ask = useRef<HTMLButtonElement>(null);
+  useFocusWhen(!asking, ask);
   const sinceIso = isoFromLocal(since);
   const untilIso = isoFromLocal(until);
   const recover = useAction(async () => {
@@ -92,7 +95,7 @@ export function RecoverForm({
         </ConfirmStep>
       ) : (
         <div className="actions">
-          <button type="submit" className="primary">
+          <button type="submit" className="primary" ref={ask}>
             Recover…
           </button>
           <button type="button" onClick={onCancel}>
