@@ -8,7 +8,7 @@ import type { Caller, Deps } from '../ports/index.js';
 import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
 import type { ResearchRun } from '../../domain/research.js';
 
-export type StartResearchInput = { pollId: string; participants?: number; seed?: number };
+export type StartResearchInput = { pollId: string; participants?: number; seed?: number; idempotencyKey?: string };
 
 /**
  * What one run writes in its one transaction, whatever the poll's slides: its answers, and their
@@ -17,8 +17,16 @@ export type StartResearchInput = { pollId: string; participants?: number; seed?:
 const MAX_RUN_ANSWERS = 20_000;
 const MAX_RUN_BYTES = 16 * 1024 * 1024;
 
-/** Generates synthetic respondents for a synthetic poll; the same seed gives the same answers. */
-export async function startResearch(deps: Deps, caller: Caller, input: StartResearchInput): Promise<ResearchRun> {
+/**
+ * Generates synthetic respondents for a synthetic poll; the same seed gives the same answers. A
+ * request sent again with the idempotency key of a run it made is answered with that run
+ * (`replayed`), under the poll's lock, so two sent at once make one run.
+ */
+export async function startResearch(
+  deps: Deps,
+  caller: Caller,
+  input: StartResearchInput,
+): Promise<{ run: ResearchRun; replayed: boolean }> {
   return deps.store.transaction(async (store) => {
     const poll = await requirePoll(store, caller, input.pollId, 'write');
     if (!poll.settings.isSynthetic)
@@ -28,6 +36,18 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
     // lets respondents' answers to the poll in meanwhile. A poll deleted since it was read is
     // gone for this run too, not a foreign-key failure of its inserts.
     if (!(await store.polls.lockForResearch(poll.id))) throw notFound('poll');
+    if (input.idempotencyKey !== undefined) {
+      const made = await store.research.byIdempotencyKey(poll.id, input.idempotencyKey);
+      if (made) {
+        const same = made.participants === count && (input.seed === undefined || input.seed === made.seed);
+        if (!same)
+          throw new DomainError(
+            'conflict',
+            `idempotencyKey made run ${made.id} of ${made.participants} participants (seed ${made.seed}); send a new key for another run`,
+          );
+        return { run: made, replayed: true };
+      }
+    }
     const quota = (deps.quotas ?? DEFAULT_QUOTAS).syntheticParticipantsPerPoll;
     const held = await store.research.participantsOf(poll.id);
     if (held + count > quota)
@@ -106,7 +126,7 @@ export async function startResearch(deps: Deps, caller: Caller, input: StartRese
       responsesCreated: responses.length,
       createdAt: now,
     };
-    await store.research.insert(run);
-    return run;
+    await store.research.insert(run, input.idempotencyKey);
+    return { run, replayed: false };
   });
 }

@@ -68,7 +68,9 @@ export interface SubmissionRepo {
 }
 
 export interface ResearchRepo {
-  insert(r: ResearchRun): Promise<void>;
+  insert(r: ResearchRun, idempotencyKey?: string): Promise<void>;
+  /** The poll's run made with this idempotency key, if any. */
+  byIdempotencyKey(pollId: string, key: string): Promise<ResearchRun | undefined>;
   /** The synthetic participants the poll's research runs made, in all. */
   participantsOf(pollId: string): Promise<number>;
 }

@@ -147,13 +147,14 @@ export const pollRoutes =
       {
         schema: {
           tags,
-          summary: 'Generate synthetic respondents for a synthetic poll',
+          summary: 'Generate synthetic respondents for a synthetic poll (201; 200 for a run its idempotencyKey made)',
           body: ResearchBody,
-          response: Answers({ 201: Data(ResearchRun) }),
+          response: Answers({ 200: Data(ResearchRun), 201: Data(ResearchRun) }),
         },
       },
       async (req, reply) => {
-        return reply.status(201).send({ data: await startResearch(deps, callerOf(req), req.body) });
+        const { run, replayed } = await startResearch(deps, callerOf(req), req.body);
+        return reply.status(replayed ? 200 : 201).send({ data: run });
       },
     );
 

@@ -85,6 +85,13 @@ export const ResearchBody = Strict({
   pollId: Type.String({ minLength: 1, maxLength: 100 }),
   participants: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
   seed: Opt(Type.Integer({ minimum: 0, maximum: 2147483647 })),
+  idempotencyKey: Opt(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'sent again with the same key, the request is answered 200 with the run it made, not a second run',
+    }),
+  ),
 });
 
 // ---- Answers ----------------------------------------------------------------------------------

@@ -117,6 +117,7 @@ export interface ResearchRunsTable {
   seed: number;
   responses_created: number;
   created_at: Time;
+  idempotency_key: string | null;
 }
 
 export interface WebhooksTable {

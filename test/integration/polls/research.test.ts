@@ -221,6 +221,30 @@ describe('synthetic polls and POST /research/start', () => {
     );
   });
 
+  it('a request sent again with its idempotencyKey is answered 200 with the run it made, not a second run', async () => {
+    const poll = await createPoll(acme, { title: 'Idempotent research', isSynthetic: true });
+    await addSlide(poll.id, { type: 'star-rating', title: 'Rate us' });
+    const body = { pollId: poll.id, participants: 3, idempotencyKey: 'nightly-2026-12-07' };
+    const first = await call('POST', '/research/start', acme.key, body);
+    expect(first.statusCode, first.body).toBe(201);
+    const again = await call('POST', '/research/start', acme.key, body);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json().data).toEqual(first.json().data);
+    const stored = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM participants WHERE poll_id = ${poll.id}`.execute(h.database.db);
+    expect(stored.rows[0]!.n).toBe(3);
+    // The key names that run: other parameters under it are a conflict; a new key, a new run.
+    const other = await call('POST', '/research/start', acme.key, { ...body, participants: 4 });
+    expect(expectProblem(other, 409, 'conflict').detail).toContain(first.json().data.id);
+    const next = await call('POST', '/research/start', acme.key, { ...body, idempotencyKey: 'nightly-2026-12-08' });
+    expect(next.statusCode, next.body).toBe(201);
+    // Keys are the poll's: the same key on another poll makes a run there.
+    const elsewhere = await createPoll(acme, { title: 'Other research', isSynthetic: true });
+    await addSlide(elsewhere.id, { type: 'star-rating', title: 'Rate us' });
+    expect((await call('POST', '/research/start', acme.key, { ...body, pollId: elsewhere.id })).statusCode).toBe(201);
+  });
+
   it('a run on a poll with no slide to answer is 409 conflict and stores nothing', async () => {
     const bare = await createPoll(acme, { title: 'Nothing to answer', isSynthetic: true });
     const empty = await call('POST', '/research/start', acme.key, { pollId: bare.id, participants: 10 });

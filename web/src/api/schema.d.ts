@@ -1065,7 +1065,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Generate synthetic respondents for a synthetic poll */
+        /** Generate synthetic respondents for a synthetic poll (201; 200 for a run its idempotencyKey made) */
         post: {
             parameters: {
                 query?: never;
@@ -1079,10 +1079,23 @@ export interface paths {
                         pollId: string;
                         participants?: number;
                         seed?: number;
+                        /** @description sent again with the same key, the request is answered 200 with the run it made, not a second run */
+                        idempotencyKey?: string;
                     };
                 };
             };
             responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["ResearchRun"];
+                        };
+                    };
+                };
                 /** @description Default Response */
                 201: {
                     headers: {

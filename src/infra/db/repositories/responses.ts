@@ -56,7 +56,7 @@ export function responseRepo(db: Kysely<DB>): ResponseRepo {
 
 export function researchRepo(db: Kysely<DB>): ResearchRepo {
   return {
-    async insert(r) {
+    async insert(r, idempotencyKey) {
       await db
         .insertInto('research_runs')
         .values({
@@ -67,8 +67,28 @@ export function researchRepo(db: Kysely<DB>): ResearchRepo {
           seed: r.seed,
           responses_created: r.responsesCreated,
           created_at: r.createdAt,
+          idempotency_key: idempotencyKey ?? null,
         })
         .execute();
+    },
+    async byIdempotencyKey(pollId, key) {
+      const r = await db
+        .selectFrom('research_runs')
+        .selectAll()
+        .where('poll_id', '=', pollId)
+        .where('idempotency_key', '=', key)
+        .executeTakeFirst();
+      return (
+        r && {
+          id: r.id,
+          pollId: r.poll_id,
+          accountId: r.account_id,
+          participants: r.participants,
+          seed: r.seed,
+          responsesCreated: r.responses_created,
+          createdAt: r.created_at,
+        }
+      );
     },
     async participantsOf(pollId) {
       const r = await db
