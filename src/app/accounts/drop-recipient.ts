@@ -8,7 +8,7 @@ import type { Store } from '../ports/index.js';
 export async function dropRecipient(store: Store, accountId: string, email: string, now: Date): Promise<void> {
   const address = email.trim().toLowerCase();
   // Nor is an email the mail server deferred for them sent to them again.
-  await store.alerts.dropDeferredRecipient(accountId, address);
+  await store.alerts.dropDeferredRecipient(accountId, address, now);
   const account = await store.accounts.get(accountId);
   const recipients = account?.notificationRecipients;
   if (!account || !recipients?.includes(address)) return;

@@ -196,13 +196,29 @@ async function record(deps: Deps, plan: Plan, mail: { subject: string; text: str
         details: plan.content,
         sentAt: plan.now,
       },
-      plan.deferred?.length
-        ? { recipients: plan.deferred, until: deferredUntil(deps.clock.now(), 1, deps.alerts!.reminderMs) }
-        : undefined,
+      await stillRecipients(deps, store, e.accountId, plan.deferred),
     );
     if (unchanged) await store.alerts.markAlerted(e.id, plan.sequence, plan.now);
     else if (cur) await store.alerts.hold(e.id, null);
   });
+}
+
+/**
+ * The deferred recipients to keep on an email: those still the account's, read in the record's
+ * transaction, so one who left while the email was out is not sent it again.
+ */
+async function stillRecipients(
+  deps: Deps,
+  store: Store,
+  accountId: string,
+  deferred: string[] | undefined,
+): Promise<{ recipients: string[]; until: Date } | undefined> {
+  if (!deferred?.length) return undefined;
+  const current = new Set((await recipientsFor(store, accountId)).map(comparableAddress));
+  const kept = deferred.filter((a) => current.has(comparableAddress(a)));
+  return kept.length
+    ? { recipients: kept, until: deferredUntil(deps.clock.now(), 1, deps.alerts!.reminderMs) }
+    : undefined;
 }
 
 /** Tries to record an email sent, RECORD_TRIES times over about a second and a half, then gives up with the error. */
@@ -299,13 +315,14 @@ export async function checkAlerts(
     const plan = await planNext(deps, windows);
     if (plan === null) break;
     if (plan === 'handled') continue;
-    const mail = composeAlertEmail(plan.content, plan.sequence, {
-      ...windows,
-      deliveryTimeoutMs: deps.delivery.deliveryTimeoutMs,
-    });
     const release = plan.release;
     let refused: MailReceipt['refused'];
+    let mail: ReturnType<typeof composeAlertEmail>;
     try {
+      mail = composeAlertEmail(plan.content, plan.sequence, {
+        ...windows,
+        deliveryTimeoutMs: deps.delivery.deliveryTimeoutMs,
+      });
       ({ refused } = await mailer.send({ to: plan.to, ...mail }));
       if (refused.length >= plan.to.length) throw new Error(`every recipient refused: ${refused[0]?.reason}`);
     } catch (error) {

@@ -98,9 +98,10 @@ export interface KeyRepo {
   ): Promise<Page<KeyView>>;
   /**
    * Revokes live keys: one, every key of a user, or a user's keys limited to one account; or
-   * keys someone saw when they were made, limited to one account, with every key made with one
-   * of them and so on down: those a user made for others (`madeBy`; only for members of these
-   * `roles`, if given), or a user's that another member made (`madeFor`).
+   * keys someone saw when they were made, limited to one account, and the keys made with those,
+   * on down: those a user made for others, all of them (`madeBy`) or only those of members of
+   * these `roles`; or a user's own that another member made (`madeFor`), and the user's own
+   * made with those.
    */
   revoke(
     filter:

@@ -58,7 +58,7 @@ export interface AlertRepo {
    */
   claimCandidates(now: Date, quietBefore: Date, reminderBefore: Date, limit: number): Promise<Endpoint[]>;
   /** Takes an address off the recipients the account's emails are still to be sent again. */
-  dropDeferredRecipient(accountId: string, address: string): Promise<void>;
+  dropDeferredRecipient(accountId: string, address: string, now: Date): Promise<void>;
   /** Keeps other checks off an endpoint until `until` (an email being sent, or a failed send's pause). */
   hold(endpointId: string, until: Date | null): Promise<void>;
   /** The endpoint, locked for the rest of the transaction. */

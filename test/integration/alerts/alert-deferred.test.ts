@@ -168,6 +168,39 @@ describe('alert email recipients deferred by the mail server', () => {
     expect(mailsTo('leaving@example.org')).toHaveLength(0);
   });
 
+  it('are not put back by a send under way when they leave meanwhile', async () => {
+    greylisted.set('mid@example.org', 1);
+    const acct = await failingEndpoint(['ok@example.org', 'mid@example.org']);
+    await h.member(acct.accountId, 'admin', 'mid@example.org');
+    expect(await checkAlerts(deps())).toBe(1);
+    const [email] = await storedOf(acct);
+    h.clock.advance(PAUSE);
+    const now = h.clock.now();
+    const heldUntil = new Date(now.getTime() + 1_000);
+    const [claimed] = await h.deps.store.alerts.claimDeferred(now, heldUntil, 50);
+    expect(claimed?.recipients).toEqual(['mid@example.org']);
+    const removed = await h.app.inject({
+      method: 'DELETE',
+      url: `/members?accountId=${acct.accountId}&email=mid@example.org`,
+      headers: bearer(acct.key),
+    });
+    expect(removed.statusCode, removed.body).toBe(200);
+    // The send under way was deferred again: its outcome is kept, without the address.
+    const settled = await h.deps.store.alerts.settleDeferred(email!.id, heldUntil, {
+      accepted: [],
+      deferred: ['mid@example.org'],
+      until: new Date(now.getTime() + 2 * PAUSE),
+      tries: 2,
+    });
+    expect(settled).toBe(true);
+    const row = await h.database.db
+      .selectFrom('alert_emails')
+      .select(['deferred_recipients', 'deferred_until'])
+      .where('id', '=', email!.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ deferred_recipients: null, deferred_until: null });
+  });
+
   it(`are given up after ${DEFERRED_TRIES} sends in all, the last outcome saying so`, async () => {
     greylisted.set('never@example.org', 1_000);
     const acct = await failingEndpoint(['kept@example.org', 'never@example.org']);

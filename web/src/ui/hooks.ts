@@ -89,12 +89,10 @@ export function useCursorPages() {
  * had it (a dialog's button, say) unmounts, and focus would fall back to the page's body.
  */
 export function useFocusWhen(when: boolean, target: RefObject<HTMLElement | null>): void {
-  const first = useRef(true);
+  // The value before, not a first-render flag: StrictMode runs a mount's effect twice.
+  const before = useRef(when);
   useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    if (when) target.current?.focus();
+    if (when && !before.current) target.current?.focus();
+    before.current = when;
   }, [when]);
 }

@@ -4,6 +4,3 @@
 -- hold null: only their maker is known.
 ALTER TABLE api_keys ADD COLUMN created_with text COLLATE "C";
 CREATE INDEX api_keys_created_with ON api_keys (created_with) WHERE created_with IS NOT NULL;
--- Those revocations start from every key a user made in an account, revoked ones included (the
--- index of migration 021 holds live keys only).
-CREATE INDEX api_keys_made_by_any ON api_keys (created_by, account_id) WHERE created_by IS NOT NULL;

@@ -61,6 +61,7 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
             .selectFrom('alert_emails')
             .select('id')
             .where('deferred_until', '<=', now)
+            .where('deferred_recipients', 'is not', null)
             .orderBy('deferred_until')
             .limit(limit)
             .forUpdate()
@@ -79,12 +80,18 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
       }));
     },
     async settleDeferred(id, heldUntil, o) {
+      // Deferred again: only those still on the email (one who left the account meanwhile was
+      // taken off it by dropDeferredRecipient).
+      const kept = sql<string>`(SELECT jsonb_agg(x) FROM jsonb_array_elements(${json(o.deferred)}::jsonb) x WHERE deferred_recipients @> jsonb_build_array(x))`;
       const r = await db
         .updateTable('alert_emails')
         .set({
           recipients: sql`recipients || ${JSON.stringify(o.accepted)}::jsonb`,
-          deferred_recipients: o.deferred.length ? json(o.deferred) : null,
-          deferred_until: o.deferred.length ? o.until : null,
+          deferred_recipients: o.deferred.length ? kept : null,
+          deferred_until:
+            o.deferred.length && o.until
+              ? sql<Date>`CASE WHEN ${kept} IS NULL THEN NULL ELSE ${o.until}::timestamptz END`
+              : null,
           deferred_tries: o.tries,
         })
         .where('id', '=', id)
@@ -92,13 +99,15 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
         .executeTakeFirst();
       return r.numUpdatedRows > 0n;
     },
-    async dropDeferredRecipient(accountId, address) {
+    async dropDeferredRecipient(accountId, address, now) {
       const gone = sql`deferred_recipients - ${address}::text`;
+      // An email under a send's claim (its hold still to run) keeps its deferred_until, so that
+      // the send's outcome is still recorded; it finds the address gone.
       await db
         .updateTable('alert_emails')
         .set({
           deferred_recipients: sql`CASE WHEN jsonb_array_length(${gone}) = 0 THEN NULL ELSE ${gone} END`,
-          deferred_until: sql`CASE WHEN jsonb_array_length(${gone}) = 0 THEN NULL ELSE deferred_until END`,
+          deferred_until: sql`CASE WHEN jsonb_array_length(${gone}) = 0 AND deferred_until <= ${now} THEN NULL ELSE deferred_until END`,
         })
         .where('account_id', '=', accountId)
         .where(sql<boolean>`deferred_recipients @> ${JSON.stringify([address])}::jsonb`)
