@@ -597,6 +597,33 @@ describe('dashboard at /app', () => {
     await goneCard.getByText('Send only if fully completed ·').waitFor();
     expect(await webhook(receiver.url('/gone'))).toMatchObject({ deliveryRule: 'complete' });
 
+    // An edit tells what changed against the webhook as its form opened: a URL another admin saves
+    // meanwhile, shown by a reload of the list, is not put back by a change of the rule.
+    const goneId = (await webhook(receiver.url('/gone'))).id;
+    const byId = page.locator('.webhooks > li', { hasText: goneId });
+    await byId.getByRole('button', { name: /^Edit webhook/ }).click();
+    const moveTo = async (url: string, deliveryRule?: string) => {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/webhooks/update',
+        headers: bearer(acct.key),
+        payload: { webhookId: goneId, url, ...(deliveryRule ? { deliveryRule } : {}) },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    await moveTo(receiver.url('/moved'));
+    await card.getByRole('button', { name: `Pause webhook ${receiver.url('/hook')}` }).click();
+    await byId.getByRole('heading', { name: receiver.url('/moved') }).waitFor();
+    await card.getByRole('button', { name: `Resume webhook ${receiver.url('/hook')}` }).click();
+    await card.getByRole('button', { name: `Pause webhook ${receiver.url('/hook')}` }).waitFor();
+    await byId.getByLabel('When to send').selectOption('partial');
+    await byId.getByRole('button', { name: 'Save changes' }).click();
+    await byId.getByText('Send if partially or fully completed ·').waitFor();
+    expect(await webhook(receiver.url('/moved'))).toMatchObject({ id: goneId, deliveryRule: 'partial' });
+    await moveTo(receiver.url('/gone'), 'complete');
+    await page.reload();
+    await goneCard.getByText('Send only if fully completed ·').waitFor();
+
     // Resend the delivered delivery from its detail: nothing goes out before Confirm.
     const sentBefore = (await receiver.waitFor(() => true)).filter((r) => r.path === '/hook');
     expect(sentBefore).toHaveLength(1);
