@@ -31,6 +31,9 @@ export class DomainError extends Error {
 
 export const notFound = (what: string) => new DomainError('not_found', `${what} not found`);
 
+/** An object key as one step of a FieldError path (RFC 6901: `~` and `/` escaped). */
+export const pointerStep = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
 export function invalid(path: string, message: string): DomainError {
   return new DomainError('validation_failed', `${path}: ${message}`, [{ path, message }]);
 }

@@ -1,8 +1,6 @@
-import { invalid } from './errors.js';
+import { invalid, pointerStep } from './errors.js';
 import type { LanguageSettings } from './poll.js';
 import { stripHtml } from './sanitize.js';
-
-const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
  * One language's translations as stored: keys trimmed, values plain text as titles are (HTML
@@ -13,7 +11,7 @@ export function cleanTranslations(translations: Record<string, string>, path: st
   const out: Record<string, string> = {};
   for (const [raw, value] of Object.entries(translations)) {
     const key = raw.trim();
-    const at = `${path}/${pointer(raw)}`;
+    const at = `${path}/${pointerStep(raw)}`;
     if (!key) throw invalid(at, 'a translation key must not be empty once trimmed');
     if (Object.hasOwn(out, key)) throw invalid(at, `names the key "${key}" again once trimmed`);
     out[key] = stripHtml(value);

@@ -5,7 +5,7 @@ import formatsModule from 'ajv-formats';
 const Ajv = AjvModule.default;
 const addFormats = formatsModule.default;
 import type { FastifySchemaCompiler } from 'fastify';
-import { invalid } from '../domain/errors.js';
+import { invalid, pointerStep } from '../domain/errors.js';
 import { MAX_NESTING } from '../domain/merge.js';
 import { UNSTORABLE_TEXT as UNSTORABLE } from '../domain/sanitize.js';
 
@@ -14,8 +14,6 @@ function ajv(opts: Options) {
   addFormats(instance);
   return instance;
 }
-
-const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Free-form values (metadata, answers) are stored as jsonb and walked recursively later. */
 const MAX_DEPTH = MAX_NESTING;
@@ -35,7 +33,7 @@ function unstorable(data: unknown): { path: string; message: string } | undefine
     } else if (value !== null && typeof value === 'object') {
       if (depth >= MAX_DEPTH) return { path: path || '/', message: `is nested more than ${MAX_DEPTH} levels deep` };
       for (const [k, v] of Object.entries(value)) {
-        const p = `${path}/${pointer(k.slice(0, 200))}`;
+        const p = `${path}/${pointerStep(k.slice(0, 200))}`;
         if (UNSTORABLE.test(k)) return { path: p, message: TEXT };
         stack.push([v, p, depth + 1]);
       }

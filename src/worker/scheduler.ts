@@ -71,18 +71,7 @@ export const alertCheck = (): SchedulerTask => {
             },
             'alert email sent',
           );
-          // A recipient the mail server refused (an unknown or full mailbox) never gets the email:
-          // the account's notification recipients need correcting.
-          if (email.refused.length)
-            ctx?.logger.warn(
-              { endpointId: email.endpointId, refused: email.refused },
-              'alert email refused for some recipients: correct the account notification recipients',
-            );
-          if (email.deferred.length)
-            ctx?.logger.warn(
-              { endpointId: email.endpointId, deferred: email.deferred },
-              'alert email deferred by the mail server for some recipients: sent to them again after a pause',
-            );
+          logMissed(ctx?.logger, { endpointId: email.endpointId }, email.refused, email.deferred);
         },
         unrecorded,
       ).then(
@@ -103,22 +92,37 @@ export const alertCheck = (): SchedulerTask => {
   };
 };
 
+/**
+ * The recipients a send of an alert email did not reach. One refused for good (an unknown
+ * mailbox) never gets it: the account's notification recipients need correcting. One deferred
+ * ("try again later") is sent it again after a pause.
+ */
+function logMissed(
+  logger: Logger | undefined,
+  at: object,
+  refused: DeferredOutcome['refused'],
+  deferred: DeferredOutcome['deferred'],
+  also: object = {},
+): void {
+  if (refused.length)
+    logger?.warn(
+      { ...at, refused },
+      'alert email refused for some recipients: correct the account notification recipients',
+    );
+  if (deferred.length)
+    logger?.warn(
+      { ...at, deferred, ...also },
+      'alert email deferred by the mail server for some recipients: sent to them again after a pause',
+    );
+}
+
 /** One send to an alert email's deferred recipients, as the operator reads it. */
 function logDeferred(o: DeferredOutcome, logger: Logger | undefined): void {
   const at = { alertId: o.alertId, endpointId: o.endpointId };
   if (o.sentTo.length)
     logger?.info({ ...at, recipients: o.sentTo.length }, 'alert email sent to recipients deferred before');
-  if (o.refused.length)
-    logger?.warn(
-      { ...at, refused: o.refused },
-      'alert email refused for some recipients: correct the account notification recipients',
-    );
-  if (o.deferred.length && o.retryAt)
-    logger?.warn(
-      { ...at, deferred: o.deferred, retryAt: o.retryAt.toISOString(), err: o.error },
-      'alert email deferred by the mail server for some recipients: sent to them again after a pause',
-    );
-  else if (o.deferred.length)
+  logMissed(logger, at, o.refused, o.retryAt ? o.deferred : [], { retryAt: o.retryAt?.toISOString(), err: o.error });
+  if (o.deferred.length && !o.retryAt)
     logger?.error(
       { ...at, deferred: o.deferred, err: o.error },
       `alert email deferred by the mail server for ${DEFERRED_TRIES} tries: given up for these recipients; check the account notification recipients and the mail server`,

@@ -6,7 +6,7 @@ import { describeConditions } from '../../domain/logic-eval.js';
 import type { Endpoint } from '../../domain/webhook.js';
 import type { Deps, MailReceipt, Store } from '../ports/index.js';
 import { MailServerUnavailableError } from '../ports/mail-server-unavailable.js';
-import { deferredUntil } from './retry-deferred.js';
+import { byReceipt, deferredUntil } from './retry-deferred.js';
 
 const WEEK_MS = 7 * 86_400_000;
 const RULE_WORDS = {
@@ -344,11 +344,7 @@ export async function checkAlerts(
     // Kept as sent: to those the mail server took. Those it refused for good are named in the
     // log line, not mailed again (the others have it already); those it asked to try again
     // later (4xx) are kept on the email and sent it again (retry-deferred.ts).
-    const gone = new Set(refused.map((r) => comparableAddress(r.address)));
-    const to = plan.to.filter((a) => !gone.has(comparableAddress(a)));
-    const deferred = plan.to.filter((a) =>
-      refused.some((r) => r.temporary && comparableAddress(r.address) === comparableAddress(a)),
-    );
+    const { took: to, deferred } = byReceipt(plan.to, refused);
     const done: UnrecordedAlert = { plan: { ...plan, to, deferred }, mail, refused };
     try {
       await recordRetrying(deps, done.plan, mail);

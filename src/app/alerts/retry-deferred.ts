@@ -18,6 +18,22 @@ export function deferredUntil(now: Date, tries: number, reminderMs: number): Dat
   return new Date(now.getTime() + Math.min(DEFERRED_PAUSE_MS, reminderMs) * 2 ** (tries - 1));
 }
 
+/**
+ * An email's recipients as one send left them: those the mail server took, and those it asked
+ * to try again later (4xx), each named as the account configured it, not as the server echoed
+ * it (punycode). Those refused for good are in neither.
+ */
+export function byReceipt(
+  recipients: string[],
+  refused: MailReceipt['refused'],
+): { took: string[]; deferred: string[] } {
+  const refusedAs = (a: string) => refused.find((r) => comparableAddress(r.address) === comparableAddress(a));
+  return {
+    took: recipients.filter((a) => !refusedAs(a)),
+    deferred: recipients.filter((a) => refusedAs(a)?.temporary),
+  };
+}
+
 /** What one send to an email's deferred recipients came to, for the log. */
 export type DeferredOutcome = {
   alertId: string;
@@ -78,7 +94,7 @@ export async function retryDeferred(
       // A mail server that cannot be reached answered nobody: no try is counted, and the pass
       // ends, as every other send would fail alike.
       const unavailable = error instanceof MailServerUnavailableError;
-      const retryAt = await settle([], alert.recipients, unavailable ? Math.max(1, alert.tries) : alert.tries + 1);
+      const retryAt = await settle([], alert.recipients, unavailable ? alert.tries : alert.tries + 1);
       const deferred = alert.recipients.map((address) => ({ address, reason: 'not sent', temporary: true }));
       onOutcome?.({
         alertId: alert.id,
@@ -92,10 +108,7 @@ export async function retryDeferred(
       if (unavailable) break;
       continue;
     }
-    // Named as the account configured them, not as the server echoed them (punycode).
-    const refusedAs = (a: string) => refused.find((r) => comparableAddress(r.address) === comparableAddress(a));
-    const sentTo = alert.recipients.filter((a) => !refusedAs(a));
-    const deferred = alert.recipients.filter((a) => refusedAs(a)?.temporary);
+    const { took: sentTo, deferred } = byReceipt(alert.recipients, refused);
     const retryAt = await settle(sentTo, deferred, alert.tries + 1);
     if (sentTo.length) sent++;
     onOutcome?.({
