@@ -1,4 +1,5 @@
 import { DomainError } from '../../domain/errors.js';
+import { CREATED, checkWindow } from '../../domain/time-window.js';
 import { requirePoll } from '../access.js';
 import type { Caller, Deps } from '../ports/index.js';
 import type { ExportSlots } from './export-slots.js';
@@ -7,8 +8,18 @@ const csvCell = (v: unknown): string => {
   let s = v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
   // A leading =, +, - or @ would run as a formula in a spreadsheet.
   if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  // Quoted also for ; and tab, which spreadsheets in some locales (or their text import) take as
+  // separators: unquoted, `x;=1+1` would split into a cell that starts with a formula.
+  return /[",;\t\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
+
+/** Answers read per page: a page is held in memory whole, and one answer may be ~150 KB. */
+export const EXPORT_PAGE_ROWS = 100;
+/** Text handed to the response at a time, so that what waits in its buffer stays small. */
+const CHUNK_CHARS = 64 * 1024;
+
+/** The answers an export holds: those created in the window, by default up to its start. */
+export type ExportWindow = { pollId: string; createdAfter?: Date | undefined; createdBefore?: Date | undefined };
 
 /** How often a running export checks its caller's key and access again. */
 export const EXPORT_RECHECK_MS = 5_000;
@@ -18,14 +29,24 @@ export const EXPORT_RECHECK_MS = 5_000;
  * holds one of its account's export slots from its first chunk until it ends or is abandoned.
  * Its caller is checked again every EXPORT_RECHECK_MS: a key revoked or a member removed
  * meanwhile ends the export at its next page, as it would refuse their next request.
+ * Its first chunk holds the header and the first page, so that a failure to read them is still
+ * an error answer rather than a file cut short. Without `createdBefore` it ends at the answers
+ * created by the time it started, so that it ends however fast answers arrive.
  */
 export async function* exportResponsesCsv(
   deps: Deps,
   caller: Caller,
-  pollId: string,
+  window: ExportWindow,
   slots: ExportSlots,
 ): AsyncGenerator<string> {
+  checkWindow({ start: window.createdAfter, end: window.createdBefore }, CREATED);
+  const { pollId } = window;
   const poll = await requirePoll(deps.store, caller, pollId, 'read');
+  const filter = {
+    pollId,
+    createdAfter: window.createdAfter,
+    createdBefore: window.createdBefore ?? new Date(deps.clock.now().getTime() + 1),
+  };
   const release = slots.take(poll.accountId);
   let checkedAt = deps.clock.now().getTime();
   const stillAllowed = async () => {
@@ -36,23 +57,25 @@ export async function* exportResponsesCsv(
     checkedAt = deps.clock.now().getTime();
   };
   try {
-    yield* rowsOf(deps, pollId, stillAllowed);
+    yield* rowsOf(deps, filter, stillAllowed);
   } finally {
     release();
   }
 }
 
-async function* rowsOf(deps: Deps, pollId: string, stillAllowed: () => Promise<void>): AsyncGenerator<string> {
-  const slides = new Map((await deps.store.slides.listByPoll(pollId)).map((s) => [s.id, s]));
-  yield (
+async function* rowsOf(
+  deps: Deps,
+  filter: { pollId: string; createdAfter?: Date | undefined; createdBefore: Date },
+  stillAllowed: () => Promise<void>,
+): AsyncGenerator<string> {
+  const slides = new Map((await deps.store.slides.listByPoll(filter.pollId)).map((s) => [s.id, s]));
+  let chunk =
     ['responseId', 'participantId', 'slideId', 'slideTitle', 'slideType', 'value', 'synthetic', 'createdAt'].join(',') +
-    '\r\n'
-  );
+    '\r\n';
   let cursor: string | undefined;
   for (;;) {
     await stillAllowed();
-    const page = await deps.store.responses.list({ pollId }, { startCursor: cursor, limit: 500 });
-    let chunk = '';
+    const page = await deps.store.responses.list(filter, { startCursor: cursor, limit: EXPORT_PAGE_ROWS });
     for (const r of page.data) {
       const slide = slides.get(r.slideId);
       chunk +=
@@ -68,8 +91,13 @@ async function* rowsOf(deps: Deps, pollId: string, stillAllowed: () => Promise<v
         ]
           .map(csvCell)
           .join(',') + '\r\n';
+      if (chunk.length >= CHUNK_CHARS) {
+        yield chunk;
+        chunk = '';
+      }
     }
     if (chunk) yield chunk;
+    chunk = '';
     if (!page.hasNextPage || !page.endCursor) return;
     cursor = page.endCursor;
   }

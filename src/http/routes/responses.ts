@@ -11,9 +11,10 @@ import { listResponses } from '../../app/responses/list-responses.js';
 import type { SubmissionQueue } from '../../app/responses/submission-queue.js';
 import { callerOf } from '../auth.js';
 import { queryEnd, queryInstant } from '../validation.js';
-import { PollPageQuery, PollQuery } from '../schemas/queries.js';
+import { PollPageQuery } from '../schemas/queries.js';
 import { Answers, Data, Page } from '../schemas/common.js';
 import {
+  ExportQuery,
   Participant,
   ParticipantEmails,
   ResponseRow,
@@ -107,8 +108,8 @@ export const responseRoutes =
       {
         schema: {
           tags,
-          summary: 'All responses of a poll as CSV (streamed)',
-          querystring: PollQuery,
+          summary: 'All responses of a poll as CSV (streamed), by default those created up to its start',
+          querystring: ExportQuery,
           response: Answers({
             // Streamed: the body is sent as it is read, never serialised against this schema.
             200: Type.Unsafe<string | Readable>({
@@ -119,20 +120,29 @@ export const responseRoutes =
         },
       },
       async (req, reply) => {
-        const rows = exportResponsesCsv(deps, callerOf(req), req.query.pollId, exports);
+        const { pollId, createdAfter, createdBefore } = req.query;
+        const window = {
+          pollId,
+          createdAfter: queryInstant(createdAfter, 'createdAfter'),
+          createdBefore: queryEnd(createdBefore, 'createdBefore'),
+        };
+        const rows = exportResponsesCsv(deps, callerOf(req), window, exports);
         // The export's slot is given back when the response ends, the client gone or not
         // (even before the first chunk): a stream destroyed before it reads the generator
         // would not end it. A return asked for while a chunk is being made runs after it.
         const end = () => void rows.return(undefined).catch(() => {});
         reply.raw.once('close', end);
-        // Pull the first chunk before answering so that a 404 is still a problem document.
+        // Pull the first chunk (the header and the first page) before answering, so that a 404
+        // or a storage failure is still a problem document.
         const first = await rows.next();
         if (reply.raw.destroyed || req.raw.destroyed) end();
+        // One chunk waiting at a time: chunks are up to 64 KiB of text (export-responses.ts).
         const stream = Readable.from(
           (async function* () {
             if (!first.done) yield first.value;
             yield* rows;
           })(),
+          { highWaterMark: 1 },
         );
         return reply
           .type('text/csv; charset=utf-8')

@@ -28,6 +28,13 @@ export const ResponsesQuery = Strict({
   ...pageQuery('rsp'),
 });
 
+/** A poll's CSV export: the answers created in the window, by default up to the export's start. */
+export const ExportQuery = Strict({
+  pollId: AnyId,
+  createdAfter: Type.Optional(DateTime),
+  createdBefore: Type.Optional(DateTime),
+});
+
 /** Participants of a poll or an account, paged by their place in the list. */
 export const ScopeQuery = Strict({
   pollId: Type.Optional(AnyId),

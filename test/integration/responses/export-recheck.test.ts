@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../../../src/app/access.js';
 import { removeMember } from '../../../src/app/accounts/remove-member.js';
-import { EXPORT_RECHECK_MS, exportResponsesCsv } from '../../../src/app/responses/export-responses.js';
+import {
+  EXPORT_PAGE_ROWS,
+  EXPORT_RECHECK_MS,
+  exportResponsesCsv,
+} from '../../../src/app/responses/export-responses.js';
 import { ExportSlots } from '../../../src/app/responses/export-slots.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { answer, visiblePoll } from '../../support/fixtures.js';
@@ -21,12 +25,18 @@ afterAll(() => h?.close());
 
 async function exporting(email: string) {
   const poll = await visiblePoll(h, acct);
+  // One page and one answer more: the first chunk is the header and the first page.
+  for (let i = 0; i < EXPORT_PAGE_ROWS; i++)
+    await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: `first page ${i}` }] });
   await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'hello' }] });
   const key = await h.member(acct.accountId, 'editor', email);
   const caller = await authenticate(h.deps, key);
-  const rows = exportResponsesCsv(h.deps, caller, poll.pollId, new ExportSlots());
-  expect((await rows.next()).value).toMatch(/^responseId,/);
-  return { rows, caller };
+  const rows = exportResponsesCsv(h.deps, caller, { pollId: poll.pollId }, new ExportSlots());
+  const first = (await rows.next()).value as string;
+  expect(first).toMatch(/^responseId,/);
+  expect(first).toContain('first page 99');
+  expect(first).not.toContain('hello');
+  return { rows, caller, poll };
 }
 
 describe('a CSV export under way', () => {
@@ -50,5 +60,15 @@ describe('a CSV export under way', () => {
     const next = await rows.next();
     expect(next.value).toContain('hello');
     expect((await rows.next()).done).toBe(true);
+  });
+
+  it('ends at the answers created by its start', async () => {
+    const { rows, poll } = await exporting('window.exporter@example.com');
+    h.clock.advance(1);
+    await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'after the start' }] });
+    let rest = '';
+    for await (const chunk of rows) rest += chunk;
+    expect(rest).toContain('hello');
+    expect(rest).not.toContain('after the start');
   });
 });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPORTS_PER_ACCOUNT } from '../../../src/app/responses/export-slots.js';
+import { idsMadeBefore } from '../../../src/domain/ids.js';
 import { harness, type Harness, type TestAccount } from '../../support/app.js';
 import { answer, visiblePoll } from '../../support/fixtures.js';
 import { until } from '../../support/e2e.js';
@@ -32,8 +33,11 @@ beforeAll(async () => {
   const poll = await visiblePoll(h, acme);
   big = poll.pollId;
   await answer(h, { pollId: big, participantId: 'p0', answers: [{ slideId: poll.q1, value: 'first' }] });
+  // Made at the clock's time, ids included: an export holds the answers created by its start.
+  const at = h.clock.now();
+  const idHead = `${idsMadeBefore('rsp', at.getTime())}Bulk`;
   await sql`INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, synthetic, created_at)
-    SELECT 'rsp_bulk' || lpad(k::text, 6, '0'), ${acme.accountId}, ${big}, 'p0', ${poll.q1}, to_jsonb(repeat('x', 8000)), '{}'::jsonb, false, now()
+    SELECT ${idHead} || lpad(k::text, 10, '0'), ${acme.accountId}, ${big}, 'p0', ${poll.q1}, to_jsonb(repeat('x', 8000)), '{}'::jsonb, false, ${at}
     FROM generate_series(1, 3000) k`.execute(h.database.db);
   small = (await visiblePoll(h, other)).pollId;
 });

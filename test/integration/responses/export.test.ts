@@ -141,6 +141,8 @@ describe('GET /responses/export', () => {
       '@SUM(A1:A2)',
       '\t=1+1',
       '=1,"2"\n3',
+      'x;=1+1;y',
+      'a\t=1+1',
     ];
     const ids: string[] = [];
     for (const value of values) {
@@ -171,10 +173,48 @@ describe('GET /responses/export', () => {
       `'@SUM(A1:A2)`,
       `'\t=1+1`,
       `'=1,"2"\n3`,
+      'x;=1+1;y',
+      'a\t=1+1',
     ]);
+    // Quoted, so that a spreadsheet splitting on ; or tab keeps the cell whole.
+    expect(res.body).toContain('"x;=1+1;y"');
+    expect(res.body).toContain('"a\t=1+1"');
     // No cell of the file starts with a formula character.
     for (const r of rows) for (const cell of r) expect(cell).not.toMatch(/^[=+\-@\t\r]/);
     expect(rows.at(-1)![1]).toBe(`'=cmd|"/c calc"!A1`);
+  });
+
+  it('holds the answers created in createdAfter..createdBefore; a swapped or malformed window is a 400', async () => {
+    const poll = await visiblePoll(h, acme);
+    const at = (value: string) => answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value }] });
+    h.clock.advance(1_000);
+    await at('early');
+    h.clock.advance(1_000);
+    const after = h.clock.now().toISOString();
+    h.clock.advance(1);
+    await at('inside');
+    h.clock.advance(1_000);
+    const before = h.clock.now().toISOString();
+    await at('late');
+    const url = `/responses/export?pollId=${poll.pollId}`;
+    const values = async (query: string) => {
+      const res = await call('GET', `${url}${query}`, acme.key);
+      expect(res.statusCode, res.body).toBe(200);
+      return parseCsv(res.body)
+        .slice(1)
+        .map((r) => r[5]);
+    };
+    expect(await values('')).toEqual(['early', 'inside', 'late']);
+    expect(await values(`&createdAfter=${after}&createdBefore=${before}`)).toEqual(['inside']);
+    expect(await values(`&createdBefore=${before}`)).toEqual(['early', 'inside']);
+    expect(await values(`&createdAfter=${after}`)).toEqual(['inside', 'late']);
+    const swapped = expectProblem(
+      await call('GET', `${url}&createdAfter=${before}&createdBefore=${after}`, acme.key),
+      400,
+      'validation_failed',
+    );
+    expect(JSON.stringify(swapped)).toContain('createdBefore');
+    expectProblem(await call('GET', `${url}&createdBefore=yesterday`, acme.key), 400, 'validation_failed');
   });
 
   it('multi-choice and numeric values are written as JSON', async () => {
@@ -218,7 +258,7 @@ describe('GET /responses/export', () => {
     expectProblem(await call('GET', '/responses/export', acme.key), 400, 'validation_failed');
   });
 
-  it('streams a poll with more rows than one page (500) in order', async () => {
+  it('streams a poll with more rows than one page (100) in order', async () => {
     const poll = await visiblePoll(h, acme);
     const ids: string[] = [];
     // 300 respondents who answer both slides (a submission answers each slide once).

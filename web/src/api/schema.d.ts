@@ -2659,11 +2659,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** All responses of a poll as CSV (streamed) */
+        /** All responses of a poll as CSV (streamed), by default those created up to its start */
         get: {
             parameters: {
                 query: {
                     pollId: string;
+                    createdAfter?: string;
+                    createdBefore?: string;
                 };
                 header?: never;
                 path?: never;
