@@ -6,6 +6,7 @@ import { seedDefaultAccount } from './app/accounts/seed-default-account.js';
 import { startAdminSocket } from './http/admin-socket.js';
 import { adminHandlers } from './admin-handlers.js';
 import { listening, starting } from './start-up.js';
+import { stopServing } from './stopping.js';
 import { runOperatorCommand } from './admin-command.js';
 import type { Clock, DeliverySettings, Deps } from './app/ports/index.js';
 import { adminSocketPath, checkServePorts, metricsOpenBeyondLoopback, type Config } from './config/index.js';
@@ -376,15 +377,7 @@ export async function serve(
   return {
     url,
     stopped: rt.stopped,
-    stop: () =>
-      (stopping ??= (async () => {
-        await admin?.close();
-        await app.close();
-        await worker?.stop();
-        await scrape?.close();
-        await rt.close();
-        rt.logger.info('canvass stopped');
-      })()),
+    stop: () => (stopping ??= stopServing(rt, { app, admin, worker, scrape }, config.deliveryTimeoutMs)),
   };
 }
 
