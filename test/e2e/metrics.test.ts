@@ -366,6 +366,10 @@ describe('the backlog gauges', () => {
     s = await scrape(api, null);
     expect(value(s, 'canvass_deliveries_due')).toBe(4);
     expect(value(s, 'canvass_delivery_oldest_due_seconds')).toBe(90);
+    // Counted up to a cap, so that a scrape's work stays bounded; the oldest is still found.
+    const capped = await queueBacklog(h.database.db, h.clock.now(), 3);
+    expect(capped.due).toBe(3);
+    expect(h.clock.now().getTime() - capped.oldestDueAt!.getTime()).toBe(90_000);
 
     const paused = await api.inject({
       method: 'POST',
