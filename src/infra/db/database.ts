@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { Kysely } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
 import { openEmbedded } from './embedded-client.js';
@@ -76,6 +76,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     const db = new Kysely<DB>({ dialect: new PipelinedPostgresDialect({ pool }) });
     try {
       const mode = opts.schema ?? 'check';
+      // Connected once whatever the mode, so that an unreachable database is named here.
+      if (mode === 'none') await sql`SELECT 1`.execute(db);
       if (mode === 'apply') await migrate(db);
       if (mode === 'check') {
         const pending = await pendingMigrations(db);
