@@ -9,7 +9,9 @@ type State = { lastLogged: number; suppressed: number; streak?: { since: number;
  * Error lines for work a loop retries (a claim, a result write, a scheduler task): during an
  * outage every turn fails the same way, so the first failure is logged and then at most one line
  * every 30 s per key, its `suppressedSinceLast` counting the failures not logged. With
- * `recovered`, the first success after failures says so once, with how many and for how long.
+ * `recovered`, the first success after failures says so once, with how many and for how long,
+ * and the next failure is logged at once, so that the log never ends on that line while the
+ * work fails (its loop retries once a second, which bounds such lines).
  */
 export function failureLog(
   logger: Logger,
@@ -46,8 +48,10 @@ export function failureLog(
       if (!streak) return;
       s.streak = undefined;
       streaks--;
-      if (opts.recovered)
-        logger.info({ ...fields, failures: streak.failures, ms: now() - streak.since }, opts.recovered);
+      if (!opts.recovered) return;
+      s.lastLogged = -Infinity;
+      s.suppressed = 0;
+      logger.info({ ...fields, failures: streak.failures, ms: now() - streak.since }, opts.recovered);
     },
   };
 }

@@ -39,12 +39,56 @@ describe('failureLog', () => {
     log.succeeded();
     expect(lines.map((l) => l.msg)).toEqual(['claiming deliveries failed', 'claiming deliveries again']);
     expect(lines[1]).toMatchObject({ level: 30, failures: 5, ms: 5_000 });
-    // A failure soon after is within the same 30 s: counted, not logged; a new streak after it.
+    // A failure soon after starts a new run: logged at once, then its own recovery.
     log.failed(new Error('down again'));
-    expect(lines).toHaveLength(2);
+    expect(lines[2]).toMatchObject({ level: 50, suppressedSinceLast: 0, err: { message: 'down again' } });
     t += 1_000;
     log.succeeded();
-    expect(lines[2]).toMatchObject({ msg: 'claiming deliveries again', failures: 1, ms: 1_000 });
+    expect(lines[3]).toMatchObject({ msg: 'claiming deliveries again', failures: 1, ms: 1_000 });
+  });
+
+  it('logs the first failure of a run that starts within 30 s of the last line, and throttles the rest of it', () => {
+    const { lines, logger } = logged();
+    let t = 0;
+    const log = failureLog(logger, 'claiming deliveries failed', {
+      now: () => t,
+      recovered: 'claiming deliveries again',
+    });
+    log.failed(new Error('down'));
+    t += 1_000;
+    log.failed(new Error('down'));
+    t += 1_000;
+    log.succeeded();
+    t += 1_000;
+    log.failed(new Error('down again'));
+    t += 1_000;
+    log.failed(new Error('down again'));
+    // The log's last word is the new run's failure, not "again".
+    expect(lines.map((l) => [l.msg, l.suppressedSinceLast])).toEqual([
+      ['claiming deliveries failed', 0],
+      ['claiming deliveries again', undefined],
+      ['claiming deliveries failed', 0],
+    ]);
+    t += FAILURE_LOG_EVERY_MS - 1_000;
+    log.failed(new Error('still down'));
+    expect(lines[3]).toMatchObject({ msg: 'claiming deliveries failed', suppressedSinceLast: 1 });
+  });
+
+  it('without a recovery line, keeps its 30 s across a success, counting what it left unlogged', () => {
+    const { lines, logger } = logged();
+    let t = 0;
+    const log = failureLog(logger, 'attempt failed to record', { now: () => t });
+    log.failed(new Error('a'));
+    t += 1_000;
+    log.failed(new Error('a'));
+    log.succeeded();
+    t += 1_000;
+    // A result write that fails now and then would otherwise log a line for each failure.
+    log.failed(new Error('a again'));
+    expect(lines).toHaveLength(1);
+    t += FAILURE_LOG_EVERY_MS;
+    log.failed(new Error('a again'));
+    expect(lines[1]).toMatchObject({ suppressedSinceLast: 2, err: { message: 'a again' } });
   });
 
   it('keeps each key to itself', () => {
