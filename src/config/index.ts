@@ -173,12 +173,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[A-Za-z0-9.:%_-]+$/.test(host))
     throw new ConfigError('HOST', `expected an address or host name, got "${host}"`);
   const port = int(env, 'PORT', 3000, 0, 65535);
-  const metricsPort = env.CANVASS_METRICS_PORT?.trim() ? int(env, 'CANVASS_METRICS_PORT', 0, 0, 65535) : undefined;
+  const metricsPort = env.CANVASS_METRICS_PORT ? int(env, 'CANVASS_METRICS_PORT', 0, 0, 65535) : undefined;
   const mailFrom = env.CANVASS_MAIL_FROM?.trim() || 'Canvass <alerts@localhost>';
   // One address, bare or in angle brackets after a display name (quoted where it holds a comma).
   const address = '[^\\s<>@,"]+@[^\\s<>@,"]+';
   if (!new RegExp(`^(?:${address}|(?:"[^"\\\\]*"|[^<>@,"]*)\\s*<${address}>)$`).test(mailFrom))
     throw new ConfigError('CANVASS_MAIL_FROM', `expected an address, as "Name <a@example.com>" or "a@example.com"`);
+  // Set but blank is an empty secret, not a wish for embedded storage: only unset means PGlite.
+  if (env.DATABASE_URL !== undefined && !env.DATABASE_URL.trim())
+    throw new ConfigError('DATABASE_URL', 'is set but blank; unset it for embedded storage (PGlite)');
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], true);
   const dataDir = path.resolve(env.CANVASS_DATA_DIR?.trim() || './data');
   const socketBytes = Buffer.byteLength(adminSocketPath({ dataDir }));

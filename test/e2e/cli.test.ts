@@ -146,8 +146,10 @@ describe('arguments and environment are checked before storage is touched', () =
         canvass(['serve'], { CANVASS_DATA_DIR: dir, PORT: '70000' }),
         canvass(['serve'], { CANVASS_DATA_DIR: dir, CANVASS_RETRY_LADDER_MS: '1,2' }),
         canvass(['serve'], { CANVASS_DATA_DIR: dir, DATABASE_URL: 'mysql://localhost/x' }),
+        // An empty secret: refused rather than taken for embedded storage (the directory stays unmade).
+        canvass(['serve'], { CANVASS_DATA_DIR: dir, DATABASE_URL: '' }),
       ]);
-      const [port, create, range, ladder, url] = runs as [Run, Run, Run, Run, Run];
+      const [port, create, range, ladder, url, blankUrl] = runs as [Run, Run, Run, Run, Run, Run];
       for (const run of runs) expect(run.code, run.stdout + run.stderr).not.toBe(0);
       expect(port.stderr).toMatch(/PORT/);
       expect(port.stderr).toMatch(/abc/);
@@ -156,6 +158,7 @@ describe('arguments and environment are checked before storage is touched', () =
       expect(range.stderr).toMatch(/PORT.*65535/);
       expect(ladder.stderr).toMatch(/CANVASS_RETRY_LADDER_MS/);
       expect(url.stderr).toMatch(/DATABASE_URL/);
+      expect(blankUrl.stderr).toMatch(/DATABASE_URL: is set but blank/);
       expect(existsSync(dir)).toBe(false);
     },
     SLOW,

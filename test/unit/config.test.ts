@@ -50,6 +50,22 @@ describe('values that would fail only later are refused at start, naming the var
     checkServePorts(loadConfig({ PORT: '4000', CANVASS_METRICS_PORT: '4001' }));
   });
 
+  it('a metrics port of spaces, as for every whole number (empty counts as unset)', () => {
+    refuses({ CANVASS_METRICS_PORT: '  ' }, 'CANVASS_METRICS_PORT');
+    refuses({ PORT: '  ' }, 'PORT');
+    expect(loadConfig({ CANVASS_METRICS_PORT: '' }).metricsPort).toBeUndefined();
+    expect(loadConfig({ CANVASS_METRICS_PORT: ' 9100 ' }).metricsPort).toBe(9100);
+  });
+
+  it('a DATABASE_URL set but blank (an empty secret), which would otherwise start embedded PGlite', () => {
+    for (const blank of ['', '   ', '\n']) {
+      refuses({ DATABASE_URL: blank }, 'DATABASE_URL');
+      expect(() => loadConfig({ DATABASE_URL: blank })).toThrow(/^DATABASE_URL: is set but blank/);
+    }
+    expect(loadConfig({}).databaseUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_URL: undefined }).databaseUrl).toBeUndefined();
+  });
+
   it('a DATABASE_URL or SMTP_URL naming no host (the client would fall back to localhost unseen)', () => {
     refuses({ DATABASE_URL: 'postgres://' }, 'DATABASE_URL');
     refuses({ DATABASE_URL: 'postgresql:///canvass' }, 'DATABASE_URL');
