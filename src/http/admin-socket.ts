@@ -65,13 +65,30 @@ export async function startAdminSocket(
   };
 }
 
-/** Sends one command to a running server's admin socket; throws with the server's message. */
-export function callAdminSocket(socketPath: string, command: string, args: object): Promise<unknown> {
+/** How long an operator command waits for the server's whole answer (a paused server never gives one). */
+export const ADMIN_CALL_TIMEOUT_MS = 30_000;
+
+/**
+ * Sends one command to a running server's admin socket; throws with the server's message, or
+ * once `timeoutMs` has passed without its whole answer, naming the socket.
+ */
+export function callAdminSocket(
+  socketPath: string,
+  command: string,
+  args: object,
+  timeoutMs = ADMIN_CALL_TIMEOUT_MS,
+): Promise<unknown> {
   return new Promise((resolve, reject) => {
+    const fail = (e: unknown) => {
+      clearTimeout(timer);
+      reject(e instanceof Error ? e : new Error(String(e)));
+    };
     const req = http.request({ socketPath, path: `/${command}`, method: 'POST' }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', fail);
       res.on('end', () => {
+        clearTimeout(timer);
         try {
           const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { result?: unknown; error?: string };
           if (res.statusCode === 200) resolve(body.result);
@@ -81,7 +98,16 @@ export function callAdminSocket(socketPath: string, command: string, args: objec
         }
       });
     });
-    req.on('error', reject);
+    const timer = setTimeout(() => {
+      fail(
+        new Error(
+          `the server at ${socketPath} did not answer within ${timeoutMs / 1000} s (a paused or stuck process?); ` +
+            'the command may still take effect there: check before trying it again',
+        ),
+      );
+      req.destroy();
+    }, timeoutMs);
+    req.on('error', fail);
     req.end(JSON.stringify(args));
   });
 }
