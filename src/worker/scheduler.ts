@@ -80,12 +80,14 @@ export const alertCheck = (): SchedulerTask => {
       );
       const { n, error } = await first;
       // The first pass's error is the one to log: a database that failed it fails this too.
-      const again = await retryDeferred(deps, 50, ctx?.signal, (o) => logDeferred(o, ctx?.logger)).catch(
-        (e: unknown) => {
-          if (error) return 0;
-          throw e;
-        },
-      );
+      // A send that some deferred recipient took is counted as an email of its own (docs/operations.md, Metrics).
+      const again = await retryDeferred(deps, 50, ctx?.signal, (o) => {
+        if (o.sentTo.length) ctx?.metrics?.alertEmailSent('deferred');
+        logDeferred(o, ctx?.logger);
+      }).catch((e: unknown) => {
+        if (error) return 0;
+        throw e;
+      });
       if (error) throw error;
       return n + again;
     },

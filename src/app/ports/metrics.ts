@@ -10,6 +10,9 @@ export type AttemptOutcomeLabel = Decision['next'] | 'cancelled' | 'lease_lost';
 
 export type AttemptTally = Record<AttemptOutcomeLabel, number>;
 
+/** An alert email as counted: its kind, or `deferred` for a send to recipients deferred before. */
+export type AlertEmailLabel = AlertEmail['kind'] | 'deferred';
+
 /**
  * What the processes count for operators. The worker and the HTTP layer report here from what
  * use cases return; no use case reports itself. One instance per process (main.ts builds it).
@@ -17,7 +20,8 @@ export type AttemptTally = Record<AttemptOutcomeLabel, number>;
 export interface Metrics {
   /** One recorded batch of attempts: how many came to each outcome, and each one's duration. */
   attemptsRecorded(tally: Readonly<AttemptTally>, durationsMs: readonly number[]): void;
-  alertEmailSent(kind: AlertEmail['kind']): void;
+  /** A failure alert email sent and recorded; `deferred`: sent again to recipients the mail server deferred. */
+  alertEmailSent(kind: AlertEmailLabel): void;
   /** An attempt never written and given back: its origin's connections all busy for a deadline. */
   attemptGivenBack(): void;
   /** An attempt that could not be prepared (its account's first signing secret not made), given back uncounted. */

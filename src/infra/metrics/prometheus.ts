@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AttemptOutcomeLabel, AttemptTally, Metrics } from '../../app/ports/metrics.js';
+import type { AlertEmailLabel, AttemptOutcomeLabel, AttemptTally, Metrics } from '../../app/ports/metrics.js';
 
 /** The unfinished deliveries a worker may claim now, and since when the oldest of them has been due. */
 export type Backlog = { due: number; oldestDueAt: Date | null };
@@ -16,6 +16,7 @@ const OUTCOMES: readonly AttemptOutcomeLabel[] = [
   'lease_lost',
 ];
 const FINISHED = ['delivered', 'rejected', 'given_up'] as const;
+const ALERT_EMAIL_LABELS: readonly AlertEmailLabel[] = ['first', 'reminder', 'deferred'];
 
 /**
  * The process's metrics in a registry of its own (docs/operations.md lists them). Counters are
@@ -62,7 +63,7 @@ export function prometheusMetrics(opts: {
   });
   const alertEmails = new Counter({
     name: 'canvass_alert_emails_total',
-    help: 'Failure alert emails sent, by kind: first or reminder',
+    help: 'Failure alert emails sent, by kind: first, reminder, or deferred (sent again to recipients the mail server deferred)',
     labelNames: ['kind'],
     registers,
   });
@@ -87,7 +88,7 @@ export function prometheusMetrics(opts: {
   // Every series exists from the start, so rate() and increase() see the first event too.
   for (const o of OUTCOMES) attempts.inc({ outcome: o }, 0);
   for (const s of FINISHED) finished.inc({ status: s }, 0);
-  for (const k of ['first', 'reminder']) alertEmails.inc({ kind: k }, 0);
+  for (const k of ALERT_EMAIL_LABELS) alertEmails.inc({ kind: k }, 0);
 
   // Made at a worker's first count, so a process without a worker (serve --no-worker) has neither.
   let sharing: { workers: Gauge; perOrigin: Gauge } | undefined;

@@ -2,6 +2,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { checkAlerts } from '../../../src/app/alerts/check-alerts.js';
 import { DEFERRED_TRIES, retryDeferred, type DeferredOutcome } from '../../../src/app/alerts/retry-deferred.js';
 import { smtpMailer } from '../../../src/infra/mail/mailer.js';
+import { prometheusMetrics } from '../../../src/infra/metrics/prometheus.js';
+import { alertCheck } from '../../../src/worker/scheduler.js';
+import { logged } from '../../support/logged.js';
 import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
 import { createWebhook, visiblePoll } from '../../support/fixtures.js';
 import { mailHeaders, startSmtpSink } from '../../support/smtp-sink.js';
@@ -148,6 +151,36 @@ describe('alert email recipients deferred by the mail server', () => {
     h.clock.advance(10 * PAUSE);
     expect(await retry()).toBe(0);
     expect(sink.refused.filter((a) => a === 'later@example.org')).toHaveLength(2);
+  });
+
+  it('are counted in canvass_alert_emails_total as kind="deferred" when the scheduler sends it again and one takes it', async () => {
+    greylisted.set('twice@example.org', 2);
+    const acct = await failingEndpoint(['first@example.org', 'twice@example.org']);
+    const metrics = prometheusMetrics({ now: () => h.clock.now() });
+    const emails = async () => {
+      const body = (await metrics.exposition()).body;
+      const of = (kind: string) =>
+        Number(new RegExp(`^canvass_alert_emails_total\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(body)?.[1]);
+      return { first: of('first'), reminder: of('reminder'), deferred: of('deferred') };
+    };
+    const { lines, logger } = logged();
+    const pass = () => alertCheck().run(deps(), { logger, metrics });
+    // Every kind is there from the start, at zero.
+    expect(await emails()).toEqual({ first: 0, reminder: 0, deferred: 0 });
+    await pass();
+    expect(await emails()).toEqual({ first: 1, reminder: 0, deferred: 0 });
+    // Deferred again: nobody took it, nothing counted.
+    h.clock.advance(PAUSE);
+    await pass();
+    expect(mailsTo('twice@example.org')).toHaveLength(0);
+    expect(await emails()).toEqual({ first: 1, reminder: 0, deferred: 0 });
+    // Taken at the third send (the reminder period has passed too: a reminder goes out first).
+    h.clock.advance(2 * PAUSE);
+    await pass();
+    expect(mailsTo('twice@example.org')).toHaveLength(2);
+    expect(await emails()).toEqual({ first: 1, reminder: 1, deferred: 1 });
+    expect(lines.filter((l) => l.msg === 'alert email sent to recipients deferred before')).toHaveLength(1);
+    expect((await storedOf(acct)).map((e) => e.kind).sort()).toEqual(['first', 'reminder']);
   });
 
   it('are not sent it again once they leave the account', async () => {
