@@ -100,6 +100,19 @@ function word(env: Env, name: string): string | undefined {
   return v;
 }
 
+/** Scrapes are not rate-limited, so the token alone stands against guesses: long enough to hold. */
+export const MIN_METRICS_TOKEN_CHARS = 16;
+
+function metricsToken(env: Env): string | undefined {
+  const token = word(env, 'CANVASS_METRICS_TOKEN');
+  if (token !== undefined && token.length < MIN_METRICS_TOKEN_CHARS)
+    throw new ConfigError(
+      'CANVASS_METRICS_TOKEN',
+      `must be at least ${MIN_METRICS_TOKEN_CHARS} characters (a random token: scrapes are not rate-limited), got ${token.length}`,
+    );
+  return token;
+}
+
 function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -216,7 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: int(env, 'CANVASS_WORKER_CONCURRENCY', 512, 1, 10_000),
     endpointConnections: int(env, 'CANVASS_ENDPOINT_CONNECTIONS', 32, 1, 1_024),
     workerBatchScheduling: bool(env, 'CANVASS_WORKER_BATCH_SCHEDULING', true),
-    metricsToken: word(env, 'CANVASS_METRICS_TOKEN'),
+    metricsToken: metricsToken(env),
     metricsPort,
     quotas: Object.freeze({
       pollsPerAccount: int(env, 'CANVASS_QUOTA_POLLS', DEFAULT_QUOTAS.pollsPerAccount, 1, 100_000_000),

@@ -26,7 +26,7 @@ import { startTestWorker } from '../support/worker.js';
  * warn lines captured from the logger the worker writes to; `canvass worker`'s own metrics port.
  */
 
-const TOKEN = 'scrape-token-7f3a';
+const TOKEN = 'scrape-token-7f3a-c2d9';
 
 type Sample = { name: string; labels: Record<string, string>; value: number };
 

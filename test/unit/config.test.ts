@@ -36,7 +36,11 @@ describe('values that would fail only later are refused at start, naming the var
   it('a metrics token that is blank or has a space in it (no bearer header can carry it)', () => {
     refuses({ CANVASS_METRICS_TOKEN: '   ' }, 'CANVASS_METRICS_TOKEN');
     refuses({ CANVASS_METRICS_TOKEN: 'two words' }, 'CANVASS_METRICS_TOKEN');
-    expect(loadConfig({ CANVASS_METRICS_TOKEN: ' s3cret ' }).metricsToken).toBe('s3cret');
+    expect(loadConfig({ CANVASS_METRICS_TOKEN: ' s3cret-scrape-token ' }).metricsToken).toBe('s3cret-scrape-token');
+    // Scrapes are not rate-limited: a short token could be guessed.
+    refuses({ CANVASS_METRICS_TOKEN: 's3cret' }, 'CANVASS_METRICS_TOKEN');
+    expect(() => loadConfig({ CANVASS_METRICS_TOKEN: 'x'.repeat(15) })).toThrow(/at least 16 characters/);
+    expect(loadConfig({ CANVASS_METRICS_TOKEN: 'x'.repeat(16) }).metricsToken).toBe('x'.repeat(16));
     expect(loadConfig({}).metricsToken).toBeUndefined();
   });
 
@@ -135,6 +139,6 @@ describe('GET /metrics open beyond loopback (a warning at start)', () => {
     for (const host of ['localhost', '::1', '0:0:0:0:0:0:0:1', '127.0.0.53', '::ffff:127.0.0.1'])
       expect(open({ HOST: host }), host).toBe(false);
     for (const host of ['0.0.0.0', '::', '10.0.0.5', 'api.example.com']) expect(open({ HOST: host }), host).toBe(true);
-    expect(open({ HOST: '0.0.0.0', CANVASS_METRICS_TOKEN: 'secret' })).toBe(false);
+    expect(open({ HOST: '0.0.0.0', CANVASS_METRICS_TOKEN: 'secret-scrape-token' })).toBe(false);
   });
 });
