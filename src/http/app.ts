@@ -5,7 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Deps } from '../app/ports/index.js';
 import type { SubmissionQueue } from '../app/responses/submission-queue.js';
 import { DomainError } from '../domain/errors.js';
-import { authHook } from './auth.js';
+import { authHook, keyLookups } from './auth.js';
 import { countingSubmissions, registerMetrics, type MetricsOptions } from './metrics.js';
 import { rateLimiter } from './rate-limit.js';
 import { frameworkErrors, refuseWhileClosing, registerErrorHandling } from './error-handler.js';
@@ -219,7 +219,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // (docs, health and unknown paths answer without a key).
   await app.register(async (api) => {
     const perMinute = opts.rateLimitPerMinute ?? 0;
-    api.addHook('onRequest', authHook(opts.deps, rateLimiter(perMinute), rateLimiter(perMinute * 16)));
+    // Keys are looked up a few at a time per address only where failures have a budget to pass.
+    const lookups = perMinute > 0 ? keyLookups() : undefined;
+    api.addHook('onRequest', authHook(opts.deps, rateLimiter(perMinute), rateLimiter(perMinute * 16), lookups));
     await api.register(pollRoutes(opts.deps));
     await api.register(slideRoutes(opts.deps));
     await api.register(accountRoutes(opts.deps));

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOOKUPS_PER_ADDRESS } from '../../src/http/auth.js';
 import { type App } from '../../src/http/app.js';
 import { bearer, harness, type Harness, type TestAccount, testApp } from '../support/app.js';
 
@@ -14,6 +15,9 @@ let h: Harness;
 let acme: TestAccount;
 let app: App;
 let lookups = 0;
+/** Lookups under way now, and the most seen at once. */
+let under = 0;
+let most = 0;
 
 beforeAll(async () => {
   h = await harness();
@@ -23,9 +27,14 @@ beforeAll(async () => {
     ...h.deps.store,
     keys: {
       ...keys,
-      findByHash: (hash: string) => {
+      findByHash: async (hash: string) => {
         lookups++;
-        return keys.findByHash(hash);
+        most = Math.max(most, ++under);
+        try {
+          return await keys.findByHash(hash);
+        } finally {
+          under--;
+        }
       },
     },
   };
@@ -139,5 +148,57 @@ describe('failed authentications are rate-limited per address', () => {
     for (let i = 0; i < BUDGET; i++) expect((await get(key, '203.0.113.9')).statusCode).toBe(200);
     // The key is now at its own budget; the address may still fail as often as the budget allows.
     for (let i = 0; i < BUDGET; i++) expect((await get(`${GUESS}z${i}`, '203.0.113.9')).statusCode).toBe(401);
+  });
+
+  it('looks up guesses sent at once a few at a time, so a burst passes the budget by LOOKUPS_PER_ADDRESS at most', async () => {
+    lookups = 0;
+    most = 0;
+    const codes = (await Promise.all(Array.from({ length: 200 }, (_, i) => get(`${GUESS}b${i}`, '203.0.113.60')))).map(
+      (r) => r.statusCode,
+    );
+    expect(most).toBeLessThanOrEqual(LOOKUPS_PER_ADDRESS);
+    expect(lookups).toBeLessThanOrEqual(BUDGET + LOOKUPS_PER_ADDRESS);
+    expect(codes.filter((c) => c === 401)).toHaveLength(lookups);
+    expect(codes.filter((c) => c === 429)).toHaveLength(200 - lookups);
+  });
+});
+
+describe('keys sent at once from one address', () => {
+  let roomy: App;
+  beforeAll(async () => {
+    const keys = h.deps.store.keys;
+    const store = {
+      ...h.deps.store,
+      keys: {
+        ...keys,
+        findByHash: async (hash: string) => {
+          most = Math.max(most, ++under);
+          try {
+            return await keys.findByHash(hash);
+          } finally {
+            under--;
+          }
+        },
+      },
+    };
+    roomy = await testApp({ deps: { ...h.deps, store }, logger: false, rateLimitPerMinute: 100_000 });
+    await roomy.ready();
+  });
+  afterAll(() => roomy?.close());
+
+  it('are all answered, LOOKUPS_PER_ADDRESS looked up at a time (a proxy’s clients share one address)', async () => {
+    most = 0;
+    const all = await Promise.all(
+      Array.from({ length: 150 }, () =>
+        roomy.inject({
+          url: `/polls?accountId=${acme.accountId}`,
+          headers: bearer(acme.key),
+          remoteAddress: '198.51.100.80',
+        }),
+      ),
+    );
+    expect(all.map((r) => r.statusCode)).toEqual(all.map(() => 200));
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(LOOKUPS_PER_ADDRESS);
   });
 });
