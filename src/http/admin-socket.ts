@@ -46,13 +46,16 @@ export async function startAdminSocket(
         );
     });
   });
-  // Made owner-only from the start (umask), not only after it exists (chmod).
+  // Made owner-only from the start (umask), not only after it exists (chmod). A socket is bound
+  // within listen()'s call, so the process-wide umask is put back before anything else runs.
   const umask = process.umask(0o177);
+  let bound: Promise<void>;
   try {
-    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socketPath, resolve));
+    bound = new Promise<void>((resolve, reject) => server.once('error', reject).listen(socketPath, resolve));
   } finally {
     process.umask(umask);
   }
+  await bound;
   chmodSync(socketPath, 0o600);
   return {
     close: () =>

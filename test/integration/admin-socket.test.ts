@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,9 +6,9 @@ import { afterEach, expect, it } from 'vitest';
 import { ADMIN_CALL_TIMEOUT_MS, callAdminSocket, startAdminSocket } from '../../src/http/admin-socket.js';
 
 /**
- * An operator command sent to a running server's admin socket (docs/operations.md, "API keys,
- * members and the signing secret") gives up on a server that took the connection but never
- * answers, naming the socket.
+ * The admin socket (docs/operations.md, "API keys, members and the signing secret"): an operator
+ * command gives up on a server that took the connection but never answers, naming the socket;
+ * the socket is owner-only from the start, without leaving the process's umask changed.
  */
 
 const dirs: string[] = [];
@@ -63,5 +63,20 @@ it('takes an answer that comes within the time, and the server message of a refu
     await expect(callAdminSocket(socketPath, 'nope', {}, 2_000)).rejects.toThrow('no such command: /nope');
   } finally {
     await admin.close();
+  }
+});
+
+it('binds the socket owner-only and puts the process umask back before its start goes on', async () => {
+  const socketPath = socketIn();
+  const mask = process.umask(0o022);
+  const starting = startAdminSocket(socketPath, {});
+  // What the start left in place while its listen completes: other work runs meanwhile.
+  const during = process.umask(mask);
+  const server = await starting;
+  try {
+    expect(during).toBe(0o022);
+    expect(statSync(socketPath).mode & 0o777).toBe(0o600);
+  } finally {
+    await server.close();
   }
 });
