@@ -288,6 +288,22 @@ describe('metrics and warn lines after a delivery run', () => {
     }
   });
 
+  it('counts a dashboard page opened by its own path as /app/*, and a missing dashboard file as unmatched', async () => {
+    const own = prometheusMetrics({ now: () => new Date() });
+    const app = await testApp({ deps: h.deps, logger: false, metrics: { metrics: own } });
+    try {
+      // The page (200), or "not built" (503) where the dashboard was not built.
+      const page = (await app.inject({ method: 'GET', url: '/app/polls/poll_123' })).statusCode;
+      expect([200, 503]).toContain(page);
+      expect((await app.inject({ method: 'GET', url: '/app/assets/gone.js' })).statusCode).toBe(404);
+      const s = await scrape(app, null);
+      expect(value(s, 'canvass_http_requests_total', { method: 'GET', route: '/app/*', status: String(page) })).toBe(1);
+      expect(value(s, 'canvass_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('is open without a token and not rate-limited, each app with a registry of its own', async () => {
     const own = prometheusMetrics({ now: () => new Date() });
     const limited = await testApp({ deps: h.deps, logger: false, rateLimitPerMinute: 1, metrics: { metrics: own } });
