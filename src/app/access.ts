@@ -90,8 +90,13 @@ export async function requirePoll(store: Store, caller: Caller, pollId: string, 
  * and read again under the lock, so concurrent changes to one poll (its settings, translations,
  * slide order, the point-of-sale rule) queue instead of overwriting each other.
  */
-export async function requirePollForUpdate(store: Store, caller: Caller, pollId: string): Promise<PollRow> {
-  await requirePoll(store, caller, pollId, 'write');
+export async function requirePollForUpdate(
+  store: Store,
+  caller: Caller,
+  pollId: string,
+  need: Need = 'write',
+): Promise<PollRow> {
+  await requirePoll(store, caller, pollId, need);
   await store.polls.lock(pollId);
   const poll = await store.polls.get(pollId);
   if (!poll) throw notFound('poll');

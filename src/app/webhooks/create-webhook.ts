@@ -1,6 +1,6 @@
 import { DomainError } from '../../domain/errors.js';
 import { newId, randomBase62 } from '../../domain/ids.js';
-import { requirePoll } from '../access.js';
+import { requirePoll, requirePollForUpdate } from '../access.js';
 import { checkTargetUrl } from './check-target.js';
 import { ensureSigningSecret } from '../accounts/ensure-signing-secret.js';
 import type { DeliveryRule, Endpoint, Webhook } from '../../domain/webhook.js';
@@ -18,9 +18,9 @@ export async function createWebhook(
   await requirePoll(deps.store, caller, input.pollId, 'manage_webhooks');
   const url = await checkTargetUrl(deps, input.url.trim(), '/url');
   return deps.store.transaction(async (store) => {
-    const poll = await requirePoll(store, caller, input.pollId, 'manage_webhooks');
-    // Locking the poll row serialises concurrent creations on one survey, so the cap holds.
-    await store.polls.lock(poll.id);
+    // Locking the poll row serialises concurrent creations on one survey, so the cap holds; read
+    // again under the lock, a poll deleted meanwhile is a 404.
+    const poll = await requirePollForUpdate(store, caller, input.pollId, 'manage_webhooks');
     if ((await store.webhooks.countByPoll(poll.id)) >= WEBHOOKS_PER_SURVEY) {
       throw new DomainError('limit_reached', `a survey has at most ${WEBHOOKS_PER_SURVEY} webhooks`);
     }
