@@ -105,7 +105,10 @@ export const WebhookDeleted = Type.Object(
   {
     id: Type.String(),
     deleted: Type.Literal(true),
-    cancelledDeliveries: Type.Integer({ description: 'pending deliveries of the webhook that were cancelled' }),
+    cancelledDeliveries: Type.Integer({
+      description:
+        'unfinished deliveries of the webhook that were cancelled: pending ones, and ones in flight, whose attempt may still reach the endpoint but decides nothing',
+    }),
   },
   { title: 'WebhookDeleted' },
 );
@@ -123,7 +126,10 @@ export const Delivery = Type.Object(
     type: StringEnum(['submitted-responses', 'completed-survey']),
     status: Outgoing(DeliveryStatus),
     attemptCount: Type.Integer(),
-    nextAttemptAt: Nullable(Instant),
+    nextAttemptAt: Nullable(
+      Instant,
+      'when the next attempt is due; for one in_flight, when its worker’s hold runs out (without a recorded result, it is sent again from then); null once finished, or while held by a paused webhook',
+    ),
     createdAt: Instant,
     finishedAt: Nullable(Instant),
     test: Type.Optional(

@@ -3596,7 +3596,7 @@ export interface components {
             id: string;
             /** @enum {boolean} */
             deleted: true;
-            /** @description pending deliveries of the webhook that were cancelled */
+            /** @description unfinished deliveries of the webhook that were cancelled: pending ones, and ones in flight, whose attempt may still reach the endpoint but decides nothing */
             cancelledDeliveries: number;
         };
         /** Delivery */
@@ -3615,7 +3615,10 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "in_flight" | "delivered" | "rejected" | "given_up" | "cancelled";
             attemptCount: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description when the next attempt is due; for one in_flight, when its worker’s hold runs out (without a recorded result, it is sent again from then); null once finished, or while held by a paused webhook
+             */
             nextAttemptAt: string | null;
             /** Format: date-time */
             createdAt: string;
@@ -3664,7 +3667,10 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "in_flight" | "delivered" | "rejected" | "given_up" | "cancelled";
             attemptCount: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description when the next attempt is due; for one in_flight, when its worker’s hold runs out (without a recorded result, it is sent again from then); null once finished, or while held by a paused webhook
+             */
             nextAttemptAt: string | null;
             /** Format: date-time */
             createdAt: string;
