@@ -235,6 +235,25 @@ describe('ResponseParser: refusals (the connection is dropped, the attempt fails
     );
   });
 
+  it.each(STEPS)('a head of exactly 16 KiB is read, one byte more refused (pieces of %s)', (step) => {
+    const head = (bytes: number) => {
+      const start = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Pad: ';
+      return `${start}${'a'.repeat(bytes - start.length)}\r\n\r\nok`;
+    };
+    expect(parse(head(16 * 1024), step).seen).toEqual({
+      heads: [{ status: 200, keepAliveMs: null }],
+      body: 'ok',
+      ends: [true],
+    });
+    expect(() => parse(head(16 * 1024 + 1), step)).toThrow(/head too large/);
+  });
+
+  it('interim heads sent a byte at a time, then the final one, are each read whole', () => {
+    const interim = `HTTP/1.1 103 Early Hints\r\n${'Link: </a.css>\r\n'.repeat(900)}\r\n`;
+    const { seen } = parse(`${interim.repeat(3)}HTTP/1.1 204 No Content\r\n\r\n`, 1);
+    expect(seen).toEqual({ heads: [{ status: 204, keepAliveMs: null }], body: '', ends: [true] });
+  });
+
   it('a head that never ends is refused past 16 KiB', () => {
     const parser = new ResponseParser({ head() {}, body() {}, end() {} });
     parser.feed(Buffer.from('HTTP/1.1 200 OK\r\n'));

@@ -82,7 +82,11 @@ type State = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'tr
 
 export class ResponseParser {
   private state: State = 'head';
-  private pending: Buffer | null = null; // head bytes not yet complete
+  // A head not yet complete, in pending[0, pendingBytes): a buffer of the largest head, appended
+  // to, so that a head sent a byte at a time costs each byte once rather than a copy per read.
+  private pending: Buffer | null = null;
+  private pendingBytes = 0;
+  private statusChecked = false;
   private line = ''; // chunk-size and trailer lines, across reads
   private remaining = 0; // body bytes left (length) or chunk bytes left (chunk-data)
   private lineBytes = 0; // bytes of the last head read and of its trailers
@@ -145,29 +149,44 @@ export class ResponseParser {
   }
 
   private readHead(chunk: Buffer, at: number): number {
-    let buf = chunk.subarray(at);
-    let searchFrom = 0;
-    if (this.pending) {
-      searchFrom = Math.max(0, this.pending.length - 3);
-      buf = Buffer.concat([this.pending, buf]);
+    if (!this.pendingBytes) {
+      // The usual case: the whole head in one read.
+      const end = chunk.indexOf(CRLFCRLF, at);
+      if (end >= 0 && end - at <= MAX_HEAD_BYTES) {
+        this.headRead(chunk.toString('latin1', at, end), end - at);
+        return end + 4;
+      }
     }
-    const end = buf.indexOf(CRLFCRLF, searchFrom);
-    if (end > MAX_HEAD_BYTES || (end < 0 && buf.length > MAX_HEAD_BYTES))
+    const buf = (this.pending ??= Buffer.allocUnsafe(MAX_HEAD_BYTES + 4));
+    const before = this.pendingBytes;
+    const copied = chunk.copy(buf, before, at, Math.min(chunk.length, at + buf.length - before));
+    this.pendingBytes += copied;
+    const end = buf.subarray(0, this.pendingBytes).indexOf(CRLFCRLF, Math.max(0, before - 3));
+    // Without its end yet, a head may hold the first 3 bytes of its blank line's CRLFCRLF too.
+    if (end > MAX_HEAD_BYTES || (end < 0 && this.pendingBytes > MAX_HEAD_BYTES + 3))
       throw new ResponseError('response head too large');
     if (end < 0) {
       // A status line is judged once whole, so one with a stray CR is refused without waiting
       // for a head end that may never come.
-      const lf = buf.indexOf(10);
-      if (lf >= 0) statusLine(buf.toString('latin1', 0, lf > 0 && buf[lf - 1] === 13 ? lf - 1 : lf + 1));
-      this.pending = Buffer.from(buf);
+      const lf = this.statusChecked ? -1 : buf.subarray(0, this.pendingBytes).indexOf(10, Math.max(0, before - 1));
+      if (lf >= 0) {
+        statusLine(buf.toString('latin1', 0, lf > 0 && buf[lf - 1] === 13 ? lf - 1 : lf + 1));
+        this.statusChecked = true;
+      }
       return chunk.length;
     }
-    const consumedFromChunk = end + 4 - (this.pending?.length ?? 0);
     this.pending = null;
-    this.lineBytes = end;
-    this.framed(end + 4);
-    this.parseHead(buf.toString('latin1', 0, end));
-    return at + consumedFromChunk;
+    this.pendingBytes = 0;
+    this.headRead(buf.toString('latin1', 0, end), end);
+    return at + end + 4 - before;
+  }
+
+  /** A whole head of `bytes` bytes before its blank line. */
+  private headRead(text: string, bytes: number): void {
+    this.statusChecked = false;
+    this.lineBytes = bytes;
+    this.framed(bytes + 4);
+    this.parseHead(text);
   }
 
   private parseHead(text: string): void {
