@@ -14,7 +14,7 @@ export type AdminHandler = (args: Record<string, unknown>) => Promise<unknown>;
 export async function startAdminSocket(
   socketPath: string,
   handlers: Record<string, AdminHandler>,
-): Promise<{ close(): Promise<void> }> {
+): Promise<{ close(): Promise<void>; closeAllConnections(): void }> {
   // A socket file left by a process that died: the data directory's lock says none is running.
   rmSync(socketPath, { force: true });
   const server = http.createServer((req, res) => {
@@ -65,6 +65,7 @@ export async function startAdminSocket(
           resolve();
         }),
       ),
+    closeAllConnections: () => server.closeAllConnections(),
   };
 }
 

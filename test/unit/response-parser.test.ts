@@ -248,6 +248,20 @@ describe('ResponseParser: refusals (the connection is dropped, the attempt fails
     expect(() => parse(head(16 * 1024 + 1), step)).toThrow(/head too large/);
   });
 
+  it('a head split early, then ended in a read that also holds a large body, is read with all its body', () => {
+    const body = 'b'.repeat(40_000);
+    const text = Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`, 'latin1');
+    const seen: Seen = { heads: [], body: '', ends: [] };
+    const parser = new ResponseParser({
+      head: (h) => seen.heads.push(h),
+      body: (c) => (seen.body += c.toString('latin1')),
+      end: (reusable) => seen.ends.push(reusable),
+    });
+    parser.feed(text.subarray(0, 10));
+    parser.feed(text.subarray(10));
+    expect(seen).toEqual({ heads: [{ status: 200, keepAliveMs: null }], body, ends: [true] });
+  });
+
   it('interim heads sent a byte at a time, then the final one, are each read whole', () => {
     const interim = `HTTP/1.1 103 Early Hints\r\n${'Link: </a.css>\r\n'.repeat(900)}\r\n`;
     const { seen } = parse(`${interim.repeat(3)}HTTP/1.1 204 No Content\r\n\r\n`, 1);

@@ -15,7 +15,7 @@ const csvCell = (v: unknown): string => {
 
 /** Answers read per page: a page is held in memory whole, and one answer may be ~150 KB. */
 export const EXPORT_PAGE_ROWS = 100;
-/** Text handed to the response at a time, so that what waits in its buffer stays small. */
+/** Text handed to the response at a time (about this many characters, and one row more), so that what waits in its buffer stays small. */
 const CHUNK_CHARS = 64 * 1024;
 
 /** The answers an export holds: those created in the window, by default up to its start. */
@@ -29,8 +29,8 @@ export const EXPORT_RECHECK_MS = 5_000;
  * holds one of its account's export slots from its first chunk until it ends or is abandoned.
  * Its caller is checked again every EXPORT_RECHECK_MS: a key revoked or a member removed
  * meanwhile ends the export at its next page, as it would refuse their next request.
- * Its first chunk holds the header and the first page, so that a failure to read them is still
- * an error answer rather than a file cut short. Without `createdBefore` it ends at the answers
+ * Its first chunk is made once the first page is read, so that a failure to read it is still an
+ * error answer rather than a file cut short. Without `createdBefore` it ends at the answers
  * created by the time it started, so that it ends however fast answers arrive.
  */
 export async function* exportResponsesCsv(

@@ -132,11 +132,11 @@ export const responseRoutes =
         // would not end it. A return asked for while a chunk is being made runs after it.
         const end = () => void rows.return(undefined).catch(() => {});
         reply.raw.once('close', end);
-        // Pull the first chunk (the header and the first page) before answering, so that a 404
-        // or a storage failure is still a problem document.
+        // Pull the first chunk (made once the first page is read) before answering, so that a
+        // 404 or a storage failure is still a problem document.
         const first = await rows.next();
         if (reply.raw.destroyed || req.raw.destroyed) end();
-        // One chunk waiting at a time: chunks are up to 64 KiB of text (export-responses.ts).
+        // One chunk waiting at a time: chunks are about 64K characters (export-responses.ts).
         const stream = Readable.from(
           (async function* () {
             if (!first.done) yield first.value;

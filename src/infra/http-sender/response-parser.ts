@@ -82,8 +82,8 @@ type State = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'tr
 
 export class ResponseParser {
   private state: State = 'head';
-  // A head not yet complete, in pending[0, pendingBytes): a buffer of the largest head, appended
-  // to, so that a head sent a byte at a time costs each byte once rather than a copy per read.
+  // A head not yet complete, in pending[0, pendingBytes): appended to (headRoom), so that a head
+  // sent a byte at a time costs each byte a bounded number of copies rather than one per read.
   private pending: Buffer | null = null;
   private pendingBytes = 0;
   private statusChecked = false;
@@ -157,8 +157,8 @@ export class ResponseParser {
         return end + 4;
       }
     }
-    const buf = (this.pending ??= Buffer.allocUnsafe(MAX_HEAD_BYTES + 4));
     const before = this.pendingBytes;
+    const buf = this.headRoom(before + chunk.length - at);
     const copied = chunk.copy(buf, before, at, Math.min(chunk.length, at + buf.length - before));
     this.pendingBytes += copied;
     const end = buf.subarray(0, this.pendingBytes).indexOf(CRLFCRLF, Math.max(0, before - 3));
@@ -179,6 +179,20 @@ export class ResponseParser {
     this.pendingBytes = 0;
     this.headRead(buf.toString('latin1', 0, end), end);
     return at + end + 4 - before;
+  }
+
+  /**
+   * The buffer of a head in pieces, grown by doubling up to the largest head (with its blank
+   * line) as bytes arrive: each byte is copied a bounded number of times, and a connection holds
+   * about what it has received.
+   */
+  private headRoom(wanted: number): Buffer {
+    const most = MAX_HEAD_BYTES + 4;
+    const had = this.pending;
+    if (had && (had.length >= wanted || had.length === most)) return had;
+    const grown = Buffer.allocUnsafe(Math.min(most, Math.max(wanted, (had?.length ?? 512) * 2)));
+    had?.copy(grown, 0, 0, this.pendingBytes);
+    return (this.pending = grown);
   }
 
   /** A whole head of `bytes` bytes before its blank line. */
