@@ -26,15 +26,23 @@ function refusedOf(info: SmtpInfo): MailReceipt['refused'] {
   });
 }
 
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * nodemailer's options for SMTP_URL. Waits are bounded: a mail server that hangs must not hold an
+ * alert check for minutes. Credentials over `smtp://` to a host other than this one require
+ * STARTTLS, so that a server, or someone on the path, that leaves it out of the greeting does not
+ * have them sent in the clear (nodemailer otherwise goes on without TLS).
+ */
+export function smtpOptions(url: string) {
+  const u = new URL(url);
+  const requireTLS = u.protocol === 'smtp:' && (u.username !== '' || u.password !== '') && !LOOPBACK.test(u.hostname);
+  return { url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000, requireTLS };
+}
+
 /** SMTP through nodemailer (SMTP_URL). */
 export function smtpMailer(url: string, from: string): Mailer {
-  // Bounded waits: a mail server that hangs must not hold an alert check for minutes.
-  const transport = nodemailer.createTransport({
-    url,
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 30_000,
-  } as Parameters<typeof nodemailer.createTransport>[0]);
+  const transport = nodemailer.createTransport(smtpOptions(url) as Parameters<typeof nodemailer.createTransport>[0]);
   return {
     // nodemailer sends to the recipients it can and names the others; the caller decides what
     // an email no one took means.
