@@ -130,4 +130,43 @@ describe('rules over the bounds', () => {
       h.deps.resolveHost = resolveHost;
     }
   });
+
+  it('looks their names up at once, each name once, and refuses with the first rule that fails', async () => {
+    const pollId = await poll();
+    const looked: string[] = [];
+    let under = 0;
+    let most = 0;
+    const resolveHost = h.deps.resolveHost;
+    h.deps.resolveHost = async (host) => {
+      looked.push(host);
+      most = Math.max(most, ++under);
+      await new Promise((r) => setTimeout(r, 20));
+      under--;
+      return [host.startsWith('inside') ? '10.0.0.7' : '93.184.216.34'];
+    };
+    try {
+      const hook = (host: string) => ({
+        match: 'any',
+        conditions: [{ op: 'contains', value: ['x'] }],
+        action: { type: 'trigger-webhook', url: `https://${host}/in` },
+      });
+      const res = await call('POST', '/slide', {
+        pollId,
+        type: 'short-answer',
+        title: 'Hooks',
+        logic: [
+          hook('out.example.com'),
+          hook('inside-1.example.com'),
+          hook('out.example.com'),
+          hook('inside-2.example.com'),
+        ],
+      });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'invalid_url', errors: [{ path: '/logic/1/action/url' }] });
+      expect([...looked].sort()).toEqual(['inside-1.example.com', 'inside-2.example.com', 'out.example.com']);
+      expect(most).toBe(3);
+    } finally {
+      h.deps.resolveHost = resolveHost;
+    }
+  });
 });

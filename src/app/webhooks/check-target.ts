@@ -36,7 +36,9 @@ type Rule = { action: Action; conditions?: readonly Condition[] };
 
 /**
  * Every trigger-webhook URL in a list of rules but those already `saved` in the list it replaces
- * (see checkRules). Rules over the logic size bounds are refused first, before any lookup.
+ * (see checkRules). Rules over the logic size bounds are refused first, before any lookup. The
+ * names are looked up at once, each name once, so that a name server that does not answer costs
+ * one wait rather than one per rule; the refusal is the first rule's that fails.
  */
 export async function checkRuleTargets(
   deps: Deps,
@@ -46,8 +48,21 @@ export async function checkRuleTargets(
 ): Promise<void> {
   checkLogicSize(rules, saved, basePath);
   const kept = savedUrls(saved);
-  for (const [i, r] of rules.entries()) {
-    if (r.action.type === 'trigger-webhook' && !kept.has(r.action.url))
-      await checkTargetUrl(deps, r.action.url, `${basePath}/${i}/action/url`, checkLogicUrl);
-  }
+  const lookups = new Map<string, Promise<string[]>>();
+  const resolveHost = deps.resolveHost;
+  const once: Deps = {
+    ...deps,
+    ...(resolveHost && {
+      resolveHost: (host: string) => lookups.get(host) ?? lookups.set(host, resolveHost(host)).get(host)!,
+    }),
+  };
+  const checked = await Promise.allSettled(
+    rules.map((r, i) =>
+      r.action.type === 'trigger-webhook' && !kept.has(r.action.url)
+        ? checkTargetUrl(once, r.action.url, `${basePath}/${i}/action/url`, checkLogicUrl)
+        : undefined,
+    ),
+  );
+  const refused = checked.find((c) => c.status === 'rejected');
+  if (refused) throw refused.reason;
 }
