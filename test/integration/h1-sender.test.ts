@@ -457,6 +457,26 @@ describe('h1 sender: connections', () => {
   });
 });
 
+describe('h1 sender: idle connections across origins', () => {
+  it('are kept up to maxIdleConnections, the least recently used closed first', async () => {
+    const servers = await Promise.all([0, 1, 2].map(() => raw((_q, socket) => socket.write(OK))));
+    const s = sender({ maxIdleConnections: 2 });
+    for (const r of servers) expect((await s.send(req(r.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    // The third origin's connection going idle closes the first's, the least recently used.
+    await waitUntil(() => servers[0]!.closed === 1, "the first origin's idle connection to close");
+    expect(servers.map((r) => r.closed)).toEqual([1, 0, 0]);
+    // The second is reused, and so becomes the most recently used: the first, dialled again, closes the third's.
+    expect((await s.send(req(servers[1]!.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    expect((await s.send(req(servers[0]!.port))).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    await waitUntil(() => servers[2]!.closed === 1, "the third origin's idle connection to close");
+    expect(servers.map((r) => [r.connections, r.closed])).toEqual([
+      [2, 1],
+      [1, 0],
+      [1, 1],
+    ]);
+  });
+});
+
 describe('h1 sender: answers', () => {
   it('chunked and close-delimited bodies: the status and the excerpt', async () => {
     const chunked = await raw((_q, socket) =>

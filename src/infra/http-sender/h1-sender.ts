@@ -2,26 +2,20 @@ import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import type { HttpSender, SendRequest, SendResult } from '../../app/ports/index.js';
 import { isIpLiteral } from '../../domain/ip-ranges.js';
-import {
-  answered,
-  answerSink,
-  failed,
-  framed,
-  newAttempt,
-  unsent,
-  type Answering,
-  type Attempt as AnyAttempt,
-} from './attempt.js';
+import { answered, answerSink, failed, framed, newAttempt, unsent } from './attempt.js';
 import { classifyError, ClosedError, DeadlineError } from './classify-error.js';
 import { guardedLookup } from './guarded-lookup.js';
 import { ResponseParser } from './response-parser.js';
 import { OriginQueue, type EndpointLoad } from './origin-queue.js';
+import type { Attempt, Conn, Origin } from './pool.js';
 import { parseTarget, type Target } from './target.js';
 
 // A connection idle this long is closed, and one the server keeps less long this much before the
 // server would, so a request seldom meets a closing socket (one that does is sent again: onClose).
 const IDLE_MS = 30_000;
 const KEEP_ALIVE_MARGIN_MS = 2_000;
+/** Idle connections kept across every origin by default (about 50 KB each, TLS included). */
+export const MAX_IDLE_CONNECTIONS = 2_048;
 
 export type SenderOptions = {
   allowPrivateTargets: boolean;
@@ -30,41 +24,12 @@ export type SenderOptions = {
    * per-endpoint concurrency bound, changed later with setConnectionsPerOrigin.
    */
   connectionsPerOrigin?: number;
+  /**
+   * Most idle connections kept across all origins (MAX_IDLE_CONNECTIONS): endpoints on many
+   * origins (ports, host names) would otherwise keep up to a pool each for IDLE_MS.
+   */
+  maxIdleConnections?: number;
   resolver?: Parameters<typeof guardedLookup>[0]['resolver'];
-};
-
-type Attempt = AnyAttempt<Conn>;
-
-type Conn = Answering & {
-  socket: tls.TLSSocket;
-  origin: Origin;
-  ready: boolean;
-  current: Attempt | null;
-  parser: ResponseParser | null;
-  /** Requests this connection has answered: a reused one may have been closed by the server. */
-  served: number;
-  idleUntil: number;
-  error: unknown;
-  /** Destroyed, its close not yet seen: no longer counted against the bound. */
-  dropped: boolean;
-  /** When it began to open (performance.now()). */
-  openedAt: number;
-};
-
-type Origin = {
-  key: string;
-  host: string;
-  port: number;
-  servername: string | undefined;
-  /** The deadline of the origin's latest attempt: also how long a connection may take to open. */
-  timeoutMs: number;
-  conns: Set<Conn>;
-  /** Ready connections with nothing to do, most recently used last. */
-  idle: Conn[];
-  queue: OriginQueue<Attempt>;
-  connecting: number;
-  /** Connections destroyed whose close is not yet seen (they are still in conns). */
-  dropped: number;
 };
 
 /**
@@ -101,6 +66,9 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
   const loads = new Map<string, EndpointLoad>();
   let closed = false;
   let allClosed: (() => void) | undefined;
+  // Every idle connection, least recently used first: past the bound, the first is closed.
+  const idleAll = new Set<Conn>();
+  const maxIdle = Math.max(1, opts.maxIdleConnections ?? MAX_IDLE_CONNECTIONS);
 
   const target = (url: string): Target => {
     let t = targets.get(url);
@@ -150,10 +118,14 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     while (o.queue.any()) {
       const conn = o.idle.pop();
       if (conn) {
+        idleAll.delete(conn);
         if (conn.socket.destroyed || !conn.socket.writable) continue;
         const a = o.queue.take(maxConns)!;
         if (framed(a)) assign(conn, a);
-        else o.idle.push(conn);
+        else {
+          o.idle.push(conn);
+          idleAll.add(conn);
+        }
         continue;
       }
       // More connections only for attempts that no connection being opened will take.
@@ -188,6 +160,12 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     if (serverIdle <= 0) return drop(conn);
     conn.idleUntil = Date.now() + Math.min(IDLE_MS, serverIdle);
     o.idle.push(conn);
+    idleAll.add(conn);
+    if (idleAll.size > maxIdle) {
+      const oldest = idleAll.values().next().value!;
+      idleAll.delete(oldest);
+      drop(oldest);
+    }
     pump(o);
   };
 
@@ -227,6 +205,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     if (conn.dropped) o.dropped--;
     const i = o.idle.indexOf(conn);
     if (i >= 0) o.idle.splice(i, 1);
+    idleAll.delete(conn);
     if (!conn.ready) {
       o.connecting--;
       // The last hope of this origin failed to open (refused, DNS, TLS, the SSRF guard): the
