@@ -7,7 +7,7 @@ One file, Python 3.8+ standard library only: copy it next to your code.
     try:
         verify_signature(secret, request.headers.get("X-Service-Signature"), raw_body)
     except WebhookVerificationError as e:
-        return 400, e.reason
+        return e.reason, 400
 
 The header is ``t=<ms>,v1=<hex>[,v1=<hex>...]``: each v1 is the lowercase hex HMAC-SHA256, keyed
 with the secret's UTF-8 bytes, of ``<t>.`` followed by the raw body; any matching v1 is enough.
@@ -15,6 +15,7 @@ with the secret's UTF-8 bytes, of ``<t>.`` followed by the raw body; any matchin
 
 import hashlib
 import hmac
+import math
 import re
 import time
 
@@ -53,21 +54,30 @@ def verify_signature(secret, header, raw_body, tolerance_ms=DEFAULT_TOLERANCE_MS
     if not isinstance(secret, (bytes, bytearray)) or not secret:
         raise TypeError("secret must be the signing secret (whsec_...)")
     if isinstance(raw_body, str):
-        raw_body = raw_body.encode("utf-8")
+        try:
+            raw_body = raw_body.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise TypeError("raw_body must be the request body as received: this str holds no UTF-8 text") from e
     if not isinstance(raw_body, (bytes, bytearray, memoryview)):
         raise TypeError("raw_body must be the request body as received (bytes or str), not parsed JSON")
     if not tolerance_ms >= 0:
         raise ValueError("tolerance_ms must be a number of milliseconds >= 0")
     if now_ms is None:
         now_ms = time.time_ns() // 1_000_000
+    # A time that is no number would pass every timestamp (nan compares false), so it is refused.
+    if isinstance(now_ms, bool) or not isinstance(now_ms, (int, float)) or not math.isfinite(now_ms):
+        raise ValueError("now_ms must be a finite number of milliseconds")
 
-    if isinstance(header, (bytes, bytearray)):
+    if isinstance(header, (list, tuple)):
+        header = ",".join(bytes(h).decode("latin-1") if isinstance(h, (bytes, bytearray)) else h for h in header)
+    elif isinstance(header, (bytes, bytearray)):
         header = bytes(header).decode("latin-1")
-    elif isinstance(header, (list, tuple)):
-        header = ",".join(header)
+    if header is not None and not isinstance(header, str):
+        raise TypeError("header must be the X-Service-Signature header value (str, bytes, or a list of them)")
     if not header:
         raise WebhookVerificationError("missing_header")
     t = None
+    ts = 0
     v1 = []
     for part in header.split(","):
         key, eq, value = part.partition("=")
@@ -77,9 +87,11 @@ def verify_signature(secret, header, raw_body, tolerance_ms=DEFAULT_TOLERANCE_MS
         value = value.strip(_WHITESPACE)
         if key == "t":
             t = value
+            ts += 1
         elif key == "v1":
             v1.append(value)
-    if t is None or not _T.fullmatch(t) or not v1:
+    # One t: verifiers that kept the first or the last of several would disagree.
+    if t is None or ts > 1 or not _T.fullmatch(t) or not v1:
         raise WebhookVerificationError("malformed_header")
     if abs(now_ms - int(t)) > tolerance_ms:
         raise WebhookVerificationError("timestamp_out_of_tolerance")

@@ -94,6 +94,7 @@ add('malformed: t of 17 digits', 'malformed_header', { header: `t=0${'1'.repeat(
 add('malformed: t in non-ASCII digits', 'malformed_header', { header: `t=١٧٦٧٢٢٥٦٠٠٠٠٠,v1=${good}` });
 add('malformed: keys are case-sensitive (T=)', 'malformed_header', { header: `T=${T},v1=${good}` });
 add('malformed: keys are case-sensitive (V1=)', 'malformed_header', { header: `t=${T},V1=${good}` });
+add('malformed: t twice, even the same', 'malformed_header', { header: `t=${T},v1=${good},t=${T}` });
 add('malformed: v0 instead of v1', 'malformed_header', { header: `t=${T},v0=${good}` });
 add('malformed: no = at all', 'malformed_header', { header: 'garbage' });
 add('malformed: only whitespace', 'malformed_header', { header: '   ' });

@@ -3,6 +3,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /** Why a request failed verification. */
 export type VerifyFailure = 'missing_header' | 'malformed_header' | 'timestamp_out_of_tolerance' | 'signature_mismatch';
 
+const MARK = Symbol.for('@canvass/verify:WebhookVerificationError');
+
 /** Thrown by verifySignature; `reason` says which check failed. */
 export class WebhookVerificationError extends Error {
   readonly reason: VerifyFailure;
@@ -11,6 +13,15 @@ export class WebhookVerificationError extends Error {
     super(`webhook signature verification failed: ${reason}`);
     this.name = 'WebhookVerificationError';
     this.reason = reason;
+    Object.defineProperty(this, MARK, { value: true });
+  }
+
+  /**
+   * The ES module and CommonJS builds each define this class: an app that loads both (ES modules
+   * beside a CommonJS plugin) still recognises either build's errors with `instanceof`.
+   */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARK] === true;
   }
 }
 
@@ -46,23 +57,35 @@ export function verifySignature(opts: VerifyOptions): void {
   const now = opts.now ?? Date.now();
   // Misuse, not a bad request: a missing secret or a parsed body would otherwise fail every delivery.
   if (typeof secret !== 'string' || secret === '') throw new TypeError('secret must be the signing secret (whsec_…)');
-  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array))
+  // Any byte view (a Buffer, a Uint8Array from another realm): Uint8Array alone misses the latter.
+  if (typeof rawBody !== 'string' && !ArrayBuffer.isView(rawBody))
     throw new TypeError('rawBody must be the request body as received (string, Buffer or Uint8Array), not parsed JSON');
-  if (!(toleranceMs >= 0)) throw new RangeError('toleranceMs must be a number of milliseconds ≥ 0');
+  if (typeof toleranceMs !== 'number' || !(toleranceMs >= 0))
+    throw new RangeError('toleranceMs must be a number of milliseconds ≥ 0');
+  // A time that is no number would pass every timestamp (NaN compares false), so it is refused.
+  if (typeof now !== 'number' || !Number.isFinite(now))
+    throw new RangeError('now must be a finite number of milliseconds');
+  const given = opts.header;
+  if (given != null && typeof given !== 'string' && !Array.isArray(given))
+    throw new TypeError('header must be the X-Service-Signature header value (a string, or an array of them)');
 
-  const header = typeof opts.header === 'string' || opts.header == null ? opts.header : opts.header.join(',');
+  const header = typeof given === 'string' || given == null ? given : given.join(',');
   if (!header) throw new WebhookVerificationError('missing_header');
   let t: string | undefined;
+  let ts = 0;
   const v1: string[] = [];
   for (const part of header.split(',')) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
     const key = part.slice(0, eq).trim();
     const value = part.slice(eq + 1).trim();
-    if (key === 't') t = value;
-    else if (key === 'v1') v1.push(value);
+    if (key === 't') {
+      t = value;
+      ts++;
+    } else if (key === 'v1') v1.push(value);
   }
-  if (t === undefined || !/^[0-9]{1,16}$/.test(t) || v1.length === 0)
+  // One t: verifiers that kept the first or the last of several would disagree.
+  if (t === undefined || ts > 1 || !/^[0-9]{1,16}$/.test(t) || v1.length === 0)
     throw new WebhookVerificationError('malformed_header');
   if (Math.abs(now - Number(t)) > toleranceMs) throw new WebhookVerificationError('timestamp_out_of_tolerance');
 
