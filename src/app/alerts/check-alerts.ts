@@ -6,6 +6,7 @@ import { describeConditions } from '../../domain/logic-eval.js';
 import type { Endpoint } from '../../domain/webhook.js';
 import type { Deps, MailReceipt, Store } from '../ports/index.js';
 import { MailServerUnavailableError } from '../ports/mail-server-unavailable.js';
+import { recipientsFor } from './recipients.js';
 import { byReceipt, deferredUntil } from './retry-deferred.js';
 
 const WEEK_MS = 7 * 86_400_000;
@@ -50,13 +51,6 @@ async function contentFor(store: Store, e: Endpoint, now: Date): Promise<AlertCo
     // Those lost at the URL the email names: a new URL starts the endpoint's alerts afresh.
     responsesLostPastWeek: await store.deliveries.countLost(e.id, new Date(now.getTime() - WEEK_MS), e.url),
   };
-}
-
-async function recipientsFor(store: Store, accountId: string): Promise<string[]> {
-  const account = await store.accounts.get(accountId);
-  if (account?.notificationRecipients?.length) return account.notificationRecipients;
-  const owner = await store.users.ownerEmail(accountId);
-  return owner ? [owner] : [];
 }
 
 /**

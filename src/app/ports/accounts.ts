@@ -30,6 +30,8 @@ export interface UserRepo {
   membership(accountId: string, userId: string): Promise<Membership | undefined>;
   memberships(userId: string): Promise<AccountMembership[]>;
   ownerEmail(accountId: string): Promise<string | undefined>;
+  /** The addresses of the account's members in one of `roles`. */
+  memberEmails(accountId: string, roles: readonly Role[]): Promise<string[]>;
   removeMembership(accountId: string, userId: string): Promise<void>;
   countOwners(accountId: string): Promise<number>;
 }

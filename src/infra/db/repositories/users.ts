@@ -59,6 +59,17 @@ export function userRepo(db: Kysely<DB>): UserRepo {
         accountName: r.name,
       }));
     },
+    async memberEmails(accountId, roles) {
+      if (!roles.length) return [];
+      const rows = await db
+        .selectFrom('memberships as m')
+        .innerJoin('users as u', 'u.id', 'm.user_id')
+        .select('u.email')
+        .where('m.account_id', '=', accountId)
+        .where('m.role', 'in', [...roles])
+        .execute();
+      return rows.map((r) => r.email);
+    },
     async ownerEmail(accountId) {
       const r = await db
         .selectFrom('memberships as m')
