@@ -1,3 +1,4 @@
+import { comparableAddress } from '../../domain/email-address.js';
 import type { Store } from '../ports/index.js';
 
 /**
@@ -7,11 +8,14 @@ import type { Store } from '../ports/index.js';
  */
 export async function dropRecipient(store: Store, accountId: string, email: string, now: Date): Promise<void> {
   const address = email.trim().toLowerCase();
-  // Nor is an email the mail server deferred for them sent to them again.
-  await store.alerts.dropDeferredRecipient(accountId, address, now);
+  // Compared as a mail server would: a member's internationalised domain (ann@exämple.de) and
+  // the same address listed in ASCII (ann@xn--exmple-cua.de) are one recipient.
+  const same = comparableAddress(address);
+  // Nor is an email the mail server deferred for them sent to them again, in either form.
+  for (const form of new Set([address, same])) await store.alerts.dropDeferredRecipient(accountId, form, now);
   const account = await store.accounts.get(accountId);
   const recipients = account?.notificationRecipients;
-  if (!account || !recipients?.includes(address)) return;
-  const left = recipients.filter((r) => r !== address);
+  if (!account || !recipients?.some((r) => comparableAddress(r) === same)) return;
+  const left = recipients.filter((r) => comparableAddress(r) !== same);
   await store.accounts.setDefaults(account.id, account.defaults, left.length ? left : null, now);
 }

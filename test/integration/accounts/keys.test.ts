@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeMember } from '../../../src/app/accounts/remove-member.js';
 import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
 
 // API keys can be listed (never shown again), made for members (no role above the caller's),
@@ -166,6 +167,20 @@ describe('removing a member', () => {
     expect((await settings(['also.alerted@example.com'])).statusCode).toBe(200);
     expect((await remove('also.alerted@example.com')).statusCode).toBe(200);
     expect(await recipients()).toBeNull();
+  });
+
+  it('takes their address off the recipients in either form of an internationalised domain', async () => {
+    const other = await h.account();
+    // An operator adds a member at an internationalised domain; the API lists the ASCII form.
+    await h.member(other.accountId, 'admin', 'ann@exämple.de');
+    const set = await req('PATCH', '/account/settings', other.key, {
+      accountId: other.accountId,
+      notificationRecipients: ['ann@xn--exmple-cua.de', 'ops@example.com'],
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    await removeMember(h.deps, 'operator', { accountId: other.accountId, email: 'ann@exämple.de' });
+    const after = (await req('GET', `/account/settings?accountId=${other.accountId}`, other.key)).json().data;
+    expect(after.notificationRecipients).toEqual(['ops@example.com']);
   });
 });
 
