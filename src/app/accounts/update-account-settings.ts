@@ -1,9 +1,13 @@
+import { rolesFor } from '../../domain/access.js';
+import { comparableAddress } from '../../domain/email-address.js';
+import { DomainError } from '../../domain/errors.js';
 import { deepMerge } from '../../domain/merge.js';
 import { checkTrimmedText } from '../../domain/poll.js';
 import { ACCOUNT_LEVEL_OBJECTS, type AccountDefaults } from '../../domain/poll-defaults.js';
 import { trimStrings } from '../../domain/sanitize.js';
 import { requireAccountLocked } from '../access.js';
 import type { Caller, Deps, Store } from '../ports/index.js';
+import { BELOW_WEBHOOKS } from '../alerts/recipients.js';
 import { type AccountSettings, read } from './get-account-settings.js';
 
 export type AccountSettingsPatch = AccountDefaults & { accountId: string; notificationRecipients?: string[] | null };
@@ -33,12 +37,32 @@ async function updateLocked(
     const merged = deepMerge(current[key] ?? {}, p[key]);
     if (Object.keys(merged).length) defaults[key] = merged;
   }
-  const recipients =
+  const listed =
     p.notificationRecipients === undefined
       ? current.notificationRecipients
-      : p.notificationRecipients === null
-        ? null
-        : [...new Set(p.notificationRecipients.map((e) => e.toLowerCase()))];
+      : p.notificationRecipients && [...new Set(p.notificationRecipients.map((e) => e.toLowerCase()))];
+  // An empty list is unset, as one emptied by a member's removal is: alerts go to the owner.
+  const recipients = listed?.length ? listed : null;
+  if (p.notificationRecipients) await refuseBelowWebhooks(store, patch.accountId, p.notificationRecipients);
   await store.accounts.setDefaults(patch.accountId, defaults, recipients, deps.clock.now());
   return { accountId: patch.accountId, ...defaults, notificationRecipients: recipients };
+}
+
+/**
+ * Failure alerts name the endpoints' URLs: a member whose role may not see them is refused as a
+ * recipient, naming the address, rather than left out of every email unsaid (alerts/recipients.ts).
+ */
+async function refuseBelowWebhooks(store: Store, accountId: string, given: readonly string[]): Promise<void> {
+  const below = new Set((await store.users.memberEmails(accountId, BELOW_WEBHOOKS)).map(comparableAddress));
+  const refused = [...given.entries()].filter(([, address]) => below.has(comparableAddress(address)));
+  if (!refused.length) return;
+  const needs = rolesFor('manage_webhooks').join(', ');
+  throw new DomainError(
+    'validation_failed',
+    `${refused.map(([, a]) => a).join(', ')}: alerts name webhook URLs, which this member's role may not see (needs one of: ${needs})`,
+    refused.map(([i]) => ({
+      path: `/notificationRecipients/${i}`,
+      message: 'a member whose role may not see webhook URLs',
+    })),
+  );
 }

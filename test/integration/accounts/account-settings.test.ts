@@ -90,6 +90,36 @@ describe('account-level defaults (PATCH /account/settings)', () => {
     });
   });
 
+  it('refuses as recipients members whose role may not see webhook URLs, naming them; an empty list is unset', async () => {
+    await h.member(brand.accountId, 'editor', 'brand.editor@example.com');
+    await h.member(brand.accountId, 'billing_admin', 'brand.billing@example.com');
+    const refused = expectProblem(
+      await call('PATCH', '/account/settings', brand.key, {
+        accountId: brand.accountId,
+        notificationRecipients: ['ops@example.com', 'Brand.Editor@example.com', 'brand.billing@example.com'],
+      }),
+      400,
+      'validation_failed',
+    );
+    expect(refused.detail).toContain('Brand.Editor@example.com');
+    expect(paths(refused)).toEqual(['/notificationRecipients/1']);
+    const kept = await call('PATCH', '/account/settings', brand.key, {
+      accountId: brand.accountId,
+      notificationRecipients: ['ops@example.com', 'brand.billing@example.com'],
+    });
+    expect(kept.statusCode, kept.body).toBe(200);
+    const emptied = await call('PATCH', '/account/settings', brand.key, {
+      accountId: brand.accountId,
+      notificationRecipients: [],
+    });
+    expect(emptied.json().data.notificationRecipients).toBeNull();
+    // Put back as the test before left it.
+    await call('PATCH', '/account/settings', brand.key, {
+      accountId: brand.accountId,
+      notificationRecipients: ['ops@example.com'],
+    });
+  });
+
   it('leaves other accounts alone', async () => {
     const poll = await createPoll(acme);
     expect(poll.displaySettings).toEqual(SPEC_DISPLAY);

@@ -153,7 +153,7 @@ describe('removing a member', () => {
   it('takes their address off the alert recipients, and a list left empty is unset', async () => {
     const other = await h.account();
     await h.member(other.accountId, 'admin', 'alerted@example.com');
-    await h.member(other.accountId, 'editor', 'also.alerted@example.com');
+    await h.member(other.accountId, 'billing_admin', 'also.alerted@example.com');
     const settings = (recipients: string[]) =>
       req('PATCH', '/account/settings', other.key, { accountId: other.accountId, notificationRecipients: recipients });
     const recipients = async () =>
