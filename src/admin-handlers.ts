@@ -29,6 +29,6 @@ export function adminHandlers(deps: Deps): Record<string, AdminHandler> {
       }),
     'keys.revoke': (a) => revokeKey(deps, 'operator', str(a, 'keyId')),
     'members.remove': (a) => removeMember(deps, 'operator', { accountId: str(a, 'accountId'), email: str(a, 'email') }),
-    'support.rotate-secret': (a) => rotateSigningSecret(deps, str(a, 'accountId')),
+    'support.rotate-secret': (a) => rotateSigningSecret(deps, str(a, 'accountId'), { force: a.force === true }),
   };
 }

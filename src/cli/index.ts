@@ -209,14 +209,15 @@ program
   .command('rotate-secret')
   .description("replace an account's webhook signing secret; queued retries use the new one at once")
   .requiredOption('--account <id>', 'account id')
+  .option('--force', "rotate within the last rotation's overlap, dropping the secret it gave out")
   .option('--json', 'print one JSON object')
-  .action((opts: { account: string; json?: boolean }) =>
+  .action((opts: { account: string; force?: boolean; json?: boolean }) =>
     admin(
       !!opts.json,
       'support.rotate-secret',
-      { accountId: opts.account },
-      (r: { accountId: string; signingSecret: string }) =>
-        `account ${r.accountId}: new signing secret ${r.signingSecret}`,
+      { accountId: opts.account, force: !!opts.force },
+      (r: { accountId: string; signingSecret: string; previousUntil: string }) =>
+        `account ${r.accountId}: new signing secret ${r.signingSecret}; the previous one signs alongside it until ${r.previousUntil}`,
     ),
   );
 

@@ -213,7 +213,7 @@ describe('logic-triggered deliveries end to end', () => {
     expectSigned(a1!, before.signingSecret);
     expectLogicHeaders(a1!, 1);
     // Rotated while the retry waits on the ladder (700 ms): the retry is signed with the new one.
-    const after = await rotateSigningSecret(h.deps, acct.accountId);
+    const after = await rotateSigningSecret(h.deps, acct.accountId, { force: true });
     const [, a2] = await waitAt('/flaky', 2);
     expectLogicHeaders(a2!, 2);
     expectSigned(a2!, after.signingSecret);

@@ -10,7 +10,18 @@ export interface AccountRepo {
   setPlan(id: string, plan: Plan, now: Date): Promise<boolean>;
   setDefaults(id: string, defaults: AccountDefaults, recipients: string[] | null, now: Date): Promise<void>;
   /** Rotates: the old secret signs alongside until the overlap ends (see overlapSince in DeliveryRepo.claim). */
-  setSigningSecret(id: string, secret: string, now: Date, overlapSince: Date): Promise<void>;
+  /**
+   * Replaces the signing secret, keeping the one it replaces for the overlap. Unless `force`, only
+   * when the last rotation was at or before `overlapSince` (or never); otherwise nothing changes
+   * and the time of the last rotation is returned.
+   */
+  setSigningSecret(
+    id: string,
+    secret: string,
+    now: Date,
+    overlapSince: Date,
+    force?: boolean,
+  ): Promise<{ rotated: true } | { rotated: false; lastRotatedAt: Date }>;
   /** Row lock for the rest of the transaction. */
   lock(id: string): Promise<void>;
   /** What the account holds of what its quotas count (live keys: those limited to it). */

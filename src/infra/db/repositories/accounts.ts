@@ -78,10 +78,10 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
         .executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
     },
-    async setSigningSecret(id, secret, now, overlapSince) {
+    async setSigningSecret(id, secret, now, overlapSince, force = false) {
       // The secret it replaces is kept, with the time, for the rotation's overlap; within a
-      // running overlap the secret receivers held before it is kept instead.
-      await db
+      // running overlap (forced) the secret receivers held before it is kept instead.
+      let q = db
         .updateTable('accounts')
         .set((eb) => ({
           previous_signing_secret: eb
@@ -94,8 +94,19 @@ export function accountRepo(db: Kysely<DB>): AccountRepo {
           signing_secret: secret,
           updated_at: now,
         }))
+        .where('id', '=', id);
+      if (!force)
+        q = q.where((eb) =>
+          eb.or([eb('signing_secret_rotated_at', 'is', null), eb('signing_secret_rotated_at', '<=', overlapSince)]),
+        );
+      const r = await q.executeTakeFirst();
+      if (r.numUpdatedRows > 0n) return { rotated: true };
+      const last = await db
+        .selectFrom('accounts')
+        .select('signing_secret_rotated_at')
         .where('id', '=', id)
-        .execute();
+        .executeTakeFirst();
+      return { rotated: false, lastRotatedAt: new Date(last?.signing_secret_rotated_at ?? now) };
     },
   };
 }
