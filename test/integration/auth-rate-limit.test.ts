@@ -19,11 +19,10 @@ let lookups = 0;
 let under = 0;
 let most = 0;
 
-beforeAll(async () => {
-  h = await harness();
-  acme = await h.account();
+/** The harness's store, its key lookups counted (lookups, under, most). */
+function watchedStore() {
   const keys = h.deps.store.keys;
-  const store = {
+  return {
     ...h.deps.store,
     keys: {
       ...keys,
@@ -38,7 +37,12 @@ beforeAll(async () => {
       },
     },
   };
-  app = await testApp({ deps: { ...h.deps, store }, logger: false, rateLimitPerMinute: BUDGET });
+}
+
+beforeAll(async () => {
+  h = await harness();
+  acme = await h.account();
+  app = await testApp({ deps: { ...h.deps, store: watchedStore() }, logger: false, rateLimitPerMinute: BUDGET });
   await app.ready();
 });
 afterAll(async () => {
@@ -166,22 +170,7 @@ describe('failed authentications are rate-limited per address', () => {
 describe('keys sent at once from one address', () => {
   let roomy: App;
   beforeAll(async () => {
-    const keys = h.deps.store.keys;
-    const store = {
-      ...h.deps.store,
-      keys: {
-        ...keys,
-        findByHash: async (hash: string) => {
-          most = Math.max(most, ++under);
-          try {
-            return await keys.findByHash(hash);
-          } finally {
-            under--;
-          }
-        },
-      },
-    };
-    roomy = await testApp({ deps: { ...h.deps, store }, logger: false, rateLimitPerMinute: 100_000 });
+    roomy = await testApp({ deps: { ...h.deps, store: watchedStore() }, logger: false, rateLimitPerMinute: 100_000 });
     await roomy.ready();
   });
   afterAll(() => roomy?.close());
