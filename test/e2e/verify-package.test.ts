@@ -156,6 +156,37 @@ describe('@canvass/verify from its tarball', () => {
     );
   });
 
+  it('recognises either build’s errors with instanceof, in an app that loads both; a subclass keeps the usual test', async () => {
+    writeFileSync(
+      path.join(project, 'both.mjs'),
+      `import { createRequire } from 'node:module';
+import * as esm from '@canvass/verify';
+const cjs = createRequire(import.meta.url)('@canvass/verify');
+const thrown = (lib) => { try { lib.verifySignature({ secret: 's', header: undefined, rawBody: '' }); } catch (e) { return e; } };
+class Mine extends esm.WebhookVerificationError {}
+console.log(JSON.stringify({
+  distinct: esm.WebhookVerificationError !== cjs.WebhookVerificationError,
+  cjsAsEsm: thrown(cjs) instanceof esm.WebhookVerificationError,
+  esmAsCjs: thrown(esm) instanceof cjs.WebhookVerificationError,
+  isError: thrown(cjs) instanceof Error,
+  otherError: new Error('x') instanceof esm.WebhookVerificationError,
+  baseAsMine: thrown(esm) instanceof Mine,
+  mineAsMine: new Mine('missing_header') instanceof Mine,
+}));
+`,
+    );
+    const { stdout } = await run(process.execPath, ['both.mjs'], { cwd: project, env });
+    expect(JSON.parse(stdout)).toEqual({
+      distinct: true,
+      cjsAsEsm: true,
+      esmAsCjs: true,
+      isError: true,
+      otherError: false,
+      baseAsMine: false,
+      mineAsMine: true,
+    });
+  });
+
   it('gives TypeScript its types for import and for require', async () => {
     writeFileSync(
       path.join(project, 'esm.mts'),

@@ -3,10 +3,8 @@ import { createHmac } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import type * as esm from '@canvass/verify';
 import { verifySignature, WebhookVerificationError } from '@canvass/verify';
 
 // One file of vectors holds every verifier to the same verdicts: the package here, the Python
@@ -81,21 +79,10 @@ describe('misuse', () => {
     expect(() => verifySignature({ secret, header, rawBody: '{}', now: T })).not.toThrow();
   });
 
-  it('@canvass/verify takes bytes from another realm, and its errors are instances in both builds', () => {
+  it('@canvass/verify takes bytes from another realm', () => {
     const foreign = vm.runInNewContext('new Uint8Array([123, 125])') as Uint8Array;
     expect(foreign instanceof Uint8Array).toBe(false);
     expect(() => verifySignature({ secret, header: sign('{}'), rawBody: foreign, now: T })).not.toThrow();
-    const cjs = createRequire(import.meta.url)('@canvass/verify') as typeof esm;
-    expect(cjs.WebhookVerificationError).not.toBe(WebhookVerificationError);
-    let thrown: unknown;
-    try {
-      cjs.verifySignature({ secret, header: undefined, rawBody: '{}', now: T });
-    } catch (e) {
-      thrown = e;
-    }
-    expect(thrown).toBeInstanceOf(WebhookVerificationError);
-    expect(thrown).toBeInstanceOf(cjs.WebhookVerificationError);
-    expect(new Error('other')).not.toBeInstanceOf(WebhookVerificationError);
   });
 
   it('canvass_verify.py refuses a time that is no number, a header of another type, and a str that is no text', () => {

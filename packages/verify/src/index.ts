@@ -21,6 +21,8 @@ export class WebhookVerificationError extends Error {
    * beside a CommonJS plugin) still recognises either build's errors with `instanceof`.
    */
   static [Symbol.hasInstance](value: unknown): boolean {
+    // A subclass keeps the usual test: not every error of this class is one of the subclass's.
+    if (this !== WebhookVerificationError) return Function.prototype[Symbol.hasInstance].call(this, value);
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARK] === true;
   }
 }

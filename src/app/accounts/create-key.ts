@@ -24,9 +24,12 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
       throw new DomainError('role_forbidden', `the ${own} role may not give or change a role higher than its own`);
     }
     if (actor !== 'operator') await checkKeyQuotas(store, input.accountId, !membership, deps.quotas);
-    if (!membership)
+    if (!membership) {
       await store.users.addMembership({ accountId: input.accountId, userId, role: input.role, createdAt: now });
-    else if (membership.role !== input.role) {
+      // Listed as an alert recipient before joining in a role that may not see webhook URLs,
+      // which the alerts name: taken off the list, as on a demotion.
+      if (!may(input.role, 'manage_webhooks')) await dropRecipient(store, input.accountId, input.email, now);
+    } else if (membership.role !== input.role) {
       if (membership.role === 'owner' && (await store.users.countOwners(input.accountId)) === 1) {
         throw new DomainError('conflict', 'this is the account’s only owner; make another member owner first');
       }

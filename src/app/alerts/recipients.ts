@@ -9,14 +9,17 @@ export const BELOW_WEBHOOKS = ROLES.filter((r) => !rolesFor('manage_webhooks').i
  * Where an account's failure alerts go: its notificationRecipients, or its first owner. A listed
  * address that is a member whose role may not see webhook URLs (an editor, a read-only member)
  * is left out, whenever it was listed or joined: the alerts name the endpoints' URLs (README).
- * Addresses that are no member's (an operations mailbox) stay.
+ * Addresses that are no member's (an operations mailbox) stay; with none left, the owner.
  */
 export async function recipientsFor(store: Store, accountId: string): Promise<string[]> {
   const account = await store.accounts.get(accountId);
-  if (!account?.notificationRecipients?.length) {
-    const owner = await store.users.ownerEmail(accountId);
-    return owner ? [owner] : [];
+  const listed = account?.notificationRecipients ?? [];
+  if (listed.length) {
+    const below = new Set((await store.users.memberEmails(accountId, BELOW_WEBHOOKS)).map(comparableAddress));
+    const kept = listed.filter((a) => !below.has(comparableAddress(a)));
+    if (kept.length) return kept;
   }
-  const below = new Set((await store.users.memberEmails(accountId, BELOW_WEBHOOKS)).map(comparableAddress));
-  return account.notificationRecipients.filter((a) => !below.has(comparableAddress(a)));
+  // None listed, or none left: the owner, as for an unset list.
+  const owner = await store.users.ownerEmail(accountId);
+  return owner ? [owner] : [];
 }

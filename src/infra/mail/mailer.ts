@@ -36,7 +36,8 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
  */
 export function smtpOptions(url: string) {
   const u = new URL(url);
-  const requireTLS = u.protocol === 'smtp:' && (u.username !== '' || u.password !== '') && !LOOPBACK.test(u.hostname);
+  // nodemailer logs in only with both; with either alone it sends no credentials at all.
+  const requireTLS = u.protocol === 'smtp:' && u.username !== '' && u.password !== '' && !LOOPBACK.test(u.hostname);
   return { url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000, requireTLS };
 }
 
