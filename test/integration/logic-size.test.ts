@@ -140,7 +140,8 @@ describe('rules over the bounds', () => {
     h.deps.resolveHost = async (host) => {
       looked.push(host);
       most = Math.max(most, ++under);
-      await new Promise((r) => setTimeout(r, 20));
+      // The first rule's refusal comes last: the refusal is still the first rule's.
+      await new Promise((r) => setTimeout(r, host === 'inside-1.example.com' ? 60 : 20));
       under--;
       return [host.startsWith('inside') ? '10.0.0.7' : '93.184.216.34'];
     };
@@ -165,6 +166,20 @@ describe('rules over the bounds', () => {
       expect(res.json()).toMatchObject({ code: 'invalid_url', errors: [{ path: '/logic/1/action/url' }] });
       expect([...looked].sort()).toEqual(['inside-1.example.com', 'inside-2.example.com', 'out.example.com']);
       expect(most).toBe(3);
+      // A URL refused for its form is answered before any name is looked up.
+      looked.length = 0;
+      const badForm = await call('POST', '/slide', {
+        pollId,
+        type: 'short-answer',
+        title: 'Hooks',
+        logic: [
+          hook('out.example.com'),
+          { ...hook('x'), action: { type: 'trigger-webhook', url: 'http://plain.example.com/in' } },
+        ],
+      });
+      expect(badForm.statusCode, badForm.body).toBe(400);
+      expect(badForm.json()).toMatchObject({ code: 'invalid_url', errors: [{ path: '/logic/1/action/url' }] });
+      expect(looked).toEqual([]);
     } finally {
       h.deps.resolveHost = resolveHost;
     }

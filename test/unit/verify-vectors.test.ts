@@ -130,6 +130,11 @@ describe('the bash recipe in docs/receiving-webhooks.md', () => {
       expect(run(`t=${stale},v1=${v1(stale)}`).stdout.trim()).toBe('timestamp out of tolerance');
       expect(run(`t=${now},v1=${v1(now)},t=${now}`).stdout.trim()).toBe('malformed header');
       expect(run(`t=${now},v1=${v1(now + 1)}`).stdout.trim()).toBe('invalid');
+      // Spaces and tabs around the parts and their =, as the libraries read them.
+      for (const sig of [`t=${now}, v1=${v1(now)}`, `\tt =${now} ,v1= ${v1(now)} `, `v1=${v1(now)},t=${now}`])
+        expect(run(sig).stdout.trim(), sig).toBe('valid');
+      // A second t, even empty, as the libraries refuse it.
+      expect(run(`t=${now},v1=${v1(now)},t=`).stdout.trim()).toBe('malformed header');
       const marker = path.join(dir, 'ran');
       const injected = run(`t=a[$(touch ${marker})],v1=00`);
       expect(injected.stdout.trim()).toBe('malformed header');

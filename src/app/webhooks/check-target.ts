@@ -56,13 +56,14 @@ export async function checkRuleTargets(
       resolveHost: (host: string) => lookups.get(host) ?? lookups.set(host, resolveHost(host)).get(host)!,
     }),
   };
-  const checked = await Promise.allSettled(
-    rules.map((r, i) =>
-      r.action.type === 'trigger-webhook' && !kept.has(r.action.url)
-        ? checkTargetUrl(once, r.action.url, `${basePath}/${i}/action/url`, checkLogicUrl)
-        : undefined,
-    ),
+  const targets = rules.flatMap((r, i) =>
+    r.action.type === 'trigger-webhook' && !kept.has(r.action.url)
+      ? [{ url: r.action.url, path: `${basePath}/${i}/action/url` }]
+      : [],
   );
+  // Every URL's form first, so that one refused for it answers before any lookup is waited for.
+  for (const t of targets) checkLogicUrl(t.url, deps.urlPolicy, t.path);
+  const checked = await Promise.allSettled(targets.map((t) => checkTargetUrl(once, t.url, t.path, checkLogicUrl)));
   const refused = checked.find((c) => c.status === 'rejected');
   if (refused) throw refused.reason;
 }

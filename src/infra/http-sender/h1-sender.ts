@@ -118,14 +118,15 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     while (o.queue.any()) {
       const conn = o.idle.pop();
       if (conn) {
-        idleAll.delete(conn);
-        if (conn.socket.destroyed || !conn.socket.writable) continue;
-        const a = o.queue.take(maxConns)!;
-        if (framed(a)) assign(conn, a);
-        else {
-          o.idle.push(conn);
-          idleAll.add(conn);
+        if (conn.socket.destroyed || !conn.socket.writable) {
+          idleAll.delete(conn);
+          continue;
         }
+        const a = o.queue.take(maxConns)!;
+        if (framed(a)) {
+          idleAll.delete(conn);
+          assign(conn, a);
+        } else o.idle.push(conn);
         continue;
       }
       // More connections only for attempts that no connection being opened will take.
@@ -161,12 +162,13 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
     conn.idleUntil = Date.now() + Math.min(IDLE_MS, serverIdle);
     o.idle.push(conn);
     idleAll.add(conn);
-    if (idleAll.size > maxIdle) {
+    // After the pump, which may hand this connection straight to a waiting attempt.
+    pump(o);
+    while (idleAll.size > maxIdle) {
       const oldest = idleAll.values().next().value!;
       idleAll.delete(oldest);
       drop(oldest);
     }
-    pump(o);
   };
 
   // The connection's request is done with: its endpoint holds one connection fewer.
