@@ -23,7 +23,8 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
     if (!noHigher(input.role, own) || (membership && !noHigher(membership.role, own))) {
       throw new DomainError('role_forbidden', `the ${own} role may not give or change a role higher than its own`);
     }
-    if (actor !== 'operator') await checkKeyQuotas(store, input.accountId, !membership, deps.quotas);
+    const quotas = deps.quotas ?? DEFAULT_QUOTAS;
+    if (actor !== 'operator' && !membership) await checkMembersQuota(store, input.accountId, quotas);
     if (!membership) {
       await store.users.addMembership({ accountId: input.accountId, userId, role: input.role, createdAt: now });
       // Listed as an alert recipient before joining in a role that may not see webhook URLs,
@@ -42,6 +43,9 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
         now,
       );
     }
+    // After the role change's revocations, which may free the room its new key needs: a
+    // compromised admin can be demoted at the quota.
+    if (actor !== 'operator') await checkLiveKeysQuota(store, input.accountId, quotas);
     const apiKey =
       actor === 'operator'
         ? await issueKey(store, userId, now)
@@ -51,19 +55,21 @@ export async function createKey(deps: Deps, actor: Actor, input: { accountId: st
 }
 
 /**
- * An API caller's key (limited to this account, so a budget of the rate limit of its own) and
- * new member count against the account's quotas; the operator's do not. Runs under the
- * account's lock, so concurrent calls cannot pass it together.
+ * An API caller's new member and key (limited to this account, so a budget of the rate limit of
+ * its own) count against the account's quotas; the operator's do not. Checked under the
+ * account's lock, so concurrent calls cannot pass them together; counted as GET /account/usage
+ * counts them, by the one statement both read.
  */
-async function checkKeyQuotas(store: Store, accountId: string, newMember: boolean, quotas: Quotas = DEFAULT_QUOTAS) {
-  // Counted as GET /account/usage counts them, by the one statement both read.
-  const used = await store.accounts.usage(accountId);
-  if (newMember && used.members >= quotas.membersPerAccount)
+async function checkMembersQuota(store: Store, accountId: string, quotas: Quotas) {
+  if ((await store.accounts.usage(accountId)).members >= quotas.membersPerAccount)
     throw new DomainError(
       'limit_reached',
       `an account has at most ${quotas.membersPerAccount} members; remove one first`,
     );
-  if (used.liveKeys >= quotas.liveKeysPerAccount)
+}
+
+async function checkLiveKeysQuota(store: Store, accountId: string, quotas: Quotas) {
+  if ((await store.accounts.usage(accountId)).liveKeys >= quotas.liveKeysPerAccount)
     throw new DomainError(
       'limit_reached',
       `an account has at most ${quotas.liveKeysPerAccount} live keys; revoke one first`,

@@ -82,6 +82,39 @@ describe('members and live keys per account', () => {
     expect((await make('k1@example.com')).statusCode).toBe(201);
   });
 
+  it('a role change at the live-keys quota counts the keys it revokes first: an admin is demoted at the quota', async () => {
+    const acct = await h.account({ name: 'Demotion' });
+    const boss = await req('POST', '/keys', acct.key, {
+      accountId: acct.accountId,
+      email: 'boss@example.com',
+      role: 'admin',
+    });
+    expect(boss.statusCode, boss.body).toBe(201);
+    const bossKey = boss.json().data.apiKey as string;
+    const made = await req('POST', '/keys', bossKey, {
+      accountId: acct.accountId,
+      email: 'made@example.com',
+      role: 'editor',
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    // At the quota: the demotion revokes the key the admin made, which makes room for the new one.
+    const demoted = await req('POST', '/keys', acct.key, {
+      accountId: acct.accountId,
+      email: 'boss@example.com',
+      role: 'read_only',
+    });
+    expect(demoted.statusCode, demoted.body).toBe(201);
+    expect(demoted.json().data).toMatchObject({ role: 'read_only' });
+    const madeKey = made.json().data.apiKey as string;
+    expect((await req('GET', `/polls?accountId=${acct.accountId}`, madeKey)).statusCode).toBe(401);
+    // A new member's key still meets the quota.
+    expectProblem(
+      await req('POST', '/keys', acct.key, { accountId: acct.accountId, email: 'third@example.com', role: 'editor' }),
+      409,
+      'limit_reached',
+    );
+  });
+
   it(`an account has at most ${QUOTAS.membersPerAccount} members; a new key for a member is not a new member`, async () => {
     const acct = await h.account({ name: 'Members' });
     // The owner and two more fill it; the operator's keys count against neither quota.
