@@ -15,11 +15,16 @@ export async function recipientsFor(store: Store, accountId: string): Promise<st
   const account = await store.accounts.get(accountId);
   const listed = account?.notificationRecipients ?? [];
   if (listed.length) {
-    const below = new Set((await store.users.memberEmails(accountId, BELOW_WEBHOOKS)).map(comparableAddress));
-    const kept = listed.filter((a) => !below.has(comparableAddress(a)));
+    const kept = await withoutLowerMembers(store, accountId, listed);
     if (kept.length) return kept;
   }
   // None listed, or none left: the owner, as for an unset list.
   const owner = await store.users.ownerEmail(accountId);
   return owner ? [owner] : [];
+}
+
+/** `addresses` less those of the account's members whose role may not see webhook URLs. */
+export async function withoutLowerMembers(store: Store, accountId: string, addresses: readonly string[]) {
+  const below = new Set((await store.users.memberEmails(accountId, BELOW_WEBHOOKS)).map(comparableAddress));
+  return addresses.filter((a) => !below.has(comparableAddress(a)));
 }

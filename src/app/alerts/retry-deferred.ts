@@ -1,5 +1,6 @@
 import { comparableAddress } from '../../domain/email-address.js';
 import type { Deps, MailReceipt } from '../ports/index.js';
+import { withoutLowerMembers } from './recipients.js';
 import { MailServerUnavailableError } from '../ports/mail-server-unavailable.js';
 
 /**
@@ -82,10 +83,16 @@ export async function retryDeferred(
       });
       return retryAt;
     };
+    // One who joined in a role that may not see webhook URLs since is sent it no more.
+    const to = await withoutLowerMembers(deps.store, alert.accountId, alert.recipients);
+    if (!to.length) {
+      await settle([], [], alert.tries);
+      continue;
+    }
     let refused: MailReceipt['refused'];
     try {
       ({ refused } = await mailer.send({
-        to: alert.recipients,
+        to,
         subject: alert.subject,
         text: alert.text,
         html: alert.html,
@@ -94,8 +101,8 @@ export async function retryDeferred(
       // A mail server that cannot be reached answered nobody: no try is counted, and the pass
       // ends, as every other send would fail alike.
       const unavailable = error instanceof MailServerUnavailableError;
-      const retryAt = await settle([], alert.recipients, unavailable ? alert.tries : alert.tries + 1);
-      const deferred = alert.recipients.map((address) => ({ address, reason: 'not sent', temporary: true }));
+      const retryAt = await settle([], to, unavailable ? alert.tries : alert.tries + 1);
+      const deferred = to.map((address) => ({ address, reason: 'not sent', temporary: true }));
       onOutcome?.({
         alertId: alert.id,
         endpointId: alert.endpointId,
@@ -108,7 +115,7 @@ export async function retryDeferred(
       if (unavailable) break;
       continue;
     }
-    const { took: sentTo, deferred } = byReceipt(alert.recipients, refused);
+    const { took: sentTo, deferred } = byReceipt(to, refused);
     const retryAt = await settle(sentTo, deferred, alert.tries + 1);
     if (sentTo.length) sent++;
     onOutcome?.({

@@ -22,6 +22,7 @@ export interface Mailer {
 /** An alert email sent whose mail server asked to be tried again later for some recipients. */
 export type DeferredAlert = {
   id: string;
+  accountId: string;
   endpointId: string;
   /** Those still to be sent it. */
   recipients: string[];

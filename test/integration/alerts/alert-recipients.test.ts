@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { checkAlerts } from '../../../src/app/alerts/check-alerts.js';
+import { retryDeferred } from '../../../src/app/alerts/retry-deferred.js';
 import { smtpMailer } from '../../../src/infra/mail/mailer.js';
 import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
 import { createWebhook, visiblePoll } from '../../support/fixtures.js';
@@ -73,4 +75,21 @@ it('takes an address off the list when its owner joins in a role that may not se
   expect(set.statusCode, set.body).toBe(200);
   await h.member(acct.accountId, 'read_only', 'joiner@example.org');
   expect((await h.deps.store.accounts.get(acct.accountId))!.notificationRecipients).toEqual(['ops@example.org']);
+});
+
+it('sends an email again to deferred addresses less those of members who may not see webhook URLs', async () => {
+  const acct = await h.account();
+  await h.member(acct.accountId, 'editor', 'late.editor@example.org');
+  await listAsStored(acct, ['ops@example.org']);
+  await failingEndpoint(acct);
+  // Deferred as a state the join could not clean: the address became an editor's meanwhile.
+  await sql`UPDATE alert_emails SET deferred_recipients = '["again@example.org", "late.editor@example.org"]'::jsonb,
+    deferred_until = ${h.clock.now()}, deferred_tries = 1 WHERE account_id = ${acct.accountId}`.execute(h.database.db);
+  const before = sink.messages.length;
+  expect(await retryDeferred({ ...h.deps, mailer, alerts: WINDOWS })).toBe(1);
+  const sent = sink.messages.slice(before);
+  expect(sent.map((m) => m.to)).toEqual([['again@example.org']]);
+  const [stored] = (await h.deps.store.alerts.list(acct.accountId, { limit: 10 })).data;
+  expect(stored!.recipients).toContain('again@example.org');
+  expect(stored!.recipients).not.toContain('late.editor@example.org');
 });

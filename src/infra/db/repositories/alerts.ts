@@ -67,10 +67,20 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
             .forUpdate()
             .skipLocked(),
         )
-        .returning(['id', 'endpoint_id', 'deferred_recipients', 'deferred_tries', 'subject', 'text_body', 'html_body'])
+        .returning([
+          'id',
+          'account_id',
+          'endpoint_id',
+          'deferred_recipients',
+          'deferred_tries',
+          'subject',
+          'text_body',
+          'html_body',
+        ])
         .execute();
       return rows.map((r) => ({
         id: r.id,
+        accountId: r.account_id,
         endpointId: r.endpoint_id,
         recipients: r.deferred_recipients ?? [],
         tries: r.deferred_tries,
