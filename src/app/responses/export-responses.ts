@@ -19,7 +19,13 @@ export const EXPORT_PAGE_ROWS = 100;
 const CHUNK_CHARS = 64 * 1024;
 
 /** The answers an export holds: those created in the window, by default up to its start. */
-export type ExportWindow = { pollId: string; createdAfter?: Date | undefined; createdBefore?: Date | undefined };
+export type ExportWindow = {
+  pollId: string;
+  createdAfter?: Date | undefined;
+  createdBefore?: Date | undefined;
+  /** Starts the file with a byte order mark: Excel reads a file opened from disk as UTF-8 only with it. */
+  bom?: boolean | undefined;
+};
 
 /** How often a running export checks its caller's key and access again. */
 export const EXPORT_RECHECK_MS = 5_000;
@@ -57,7 +63,7 @@ export async function* exportResponsesCsv(
     checkedAt = deps.clock.now().getTime();
   };
   try {
-    yield* rowsOf(deps, filter, stillAllowed);
+    yield* rowsOf(deps, filter, stillAllowed, window.bom ? '\uFEFF' : '');
   } finally {
     release();
   }
@@ -67,9 +73,11 @@ async function* rowsOf(
   deps: Deps,
   filter: { pollId: string; createdAfter?: Date | undefined; createdBefore: Date },
   stillAllowed: () => Promise<void>,
+  start: string,
 ): AsyncGenerator<string> {
   const slides = new Map((await deps.store.slides.listByPoll(filter.pollId)).map((s) => [s.id, s]));
   let chunk =
+    start +
     ['responseId', 'participantId', 'slideId', 'slideTitle', 'slideType', 'value', 'synthetic', 'createdAt'].join(',') +
     '\r\n';
   let cursor: string | undefined;

@@ -120,9 +120,10 @@ export const responseRoutes =
         },
       },
       async (req, reply) => {
-        const { pollId, createdAfter, createdBefore } = req.query;
+        const { pollId, createdAfter, createdBefore, bom } = req.query;
         const window = {
           pollId,
+          bom,
           createdAfter: queryInstant(createdAfter, 'createdAfter'),
           createdBefore: queryEnd(createdBefore, 'createdBefore'),
         };

@@ -33,6 +33,12 @@ export const ExportQuery = Strict({
   pollId: AnyId,
   createdAfter: Type.Optional(DateTime),
   createdBefore: Type.Optional(DateTime),
+  bom: Type.Optional(
+    Type.Boolean({
+      description:
+        'start the file with a UTF-8 byte order mark, by which Excel reads it as UTF-8 when opened from disk',
+    }),
+  ),
 });
 
 /** Participants of a poll or an account, paged by their place in the list. */

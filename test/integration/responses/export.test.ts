@@ -217,6 +217,22 @@ describe('GET /responses/export', () => {
     expectProblem(await call('GET', `${url}&createdBefore=yesterday`, acme.key), 400, 'validation_failed');
   });
 
+  it('starts with a UTF-8 byte order mark only when asked (bom=true), for spreadsheets opened from disk', async () => {
+    const poll = await visiblePoll(h, acme);
+    await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'Zoë' }] });
+    const plain = await call('GET', `/responses/export?pollId=${poll.pollId}`, acme.key);
+    expect(plain.rawPayload.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]))).toBe(false);
+    const marked = await call('GET', `/responses/export?pollId=${poll.pollId}&bom=true`, acme.key);
+    expect(marked.statusCode).toBe(200);
+    expect(marked.rawPayload.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]))).toBe(true);
+    expect(marked.body.slice(1)).toBe(plain.body);
+    expectProblem(
+      await call('GET', `/responses/export?pollId=${poll.pollId}&bom=maybe`, acme.key),
+      400,
+      'validation_failed',
+    );
+  });
+
   it('multi-choice and numeric values are written as JSON', async () => {
     const poll = await visiblePoll(h, acme);
     const pick = await slide(poll.pollId, {

@@ -2666,6 +2666,8 @@ export interface paths {
                     pollId: string;
                     createdAfter?: string;
                     createdBefore?: string;
+                    /** @description start the file with a UTF-8 byte order mark, by which Excel reads it as UTF-8 when opened from disk */
+                    bom?: boolean;
                 };
                 header?: never;
                 path?: never;
