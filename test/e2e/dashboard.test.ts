@@ -520,7 +520,9 @@ describe('dashboard at /app', () => {
     ]);
     expect(download.suggestedFilename()).toBe(`responses-${pollId}.csv`);
     const csv = readFileSync((await download.path())!, 'utf8');
-    expect(csv.split('\n')[0]).toMatch(/^responseId,participantId,slideId/);
+    // A byte order mark first, for a spreadsheet opened from disk.
+    expect(csv.charCodeAt(0)).toBe(0xfeff);
+    expect(csv.slice(1).split('\n')[0]).toMatch(/^responseId,participantId,slideId/);
     expect(csv).toContain(',ann,');
 
     // Alerts: the failing endpoint is alerted once the quiet period has passed.

@@ -39,7 +39,8 @@ export function Responses({ pollId }: { pollId: string }) {
   const [received, setReceived] = useState(0);
   const exported = useAction(async () => {
     setReceived(0);
-    const { blob, filename } = await api.download('/responses/export', { pollId }, setReceived);
+    // With a byte order mark: the file is for a person, whose spreadsheet reads it as UTF-8 only so.
+    const { blob, filename } = await api.download('/responses/export', { pollId, bom: true }, setReceived);
     saveBlob(blob, filename);
   });
 
