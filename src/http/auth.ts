@@ -53,18 +53,18 @@ export function authHook(
     // rotated within one block still run out.
     const failures = `auth-failed:${req.ip}`;
     const blockFailures = `auth-failed:${addressBucket(req.ip)}`;
-    wideLimit.check(blockFailures);
-    limit.check(failures);
+    const withinBudget = () => {
+      wideLimit.check(blockFailures);
+      limit.check(failures);
+    };
+    withinBudget();
     // Counted once a lookup fails, not reserved before it: behind a proxy every client shares
     // one address, and good keys in flight must not spend its budget. Guesses sent at once pass
     // the budget by as many as are looked up at once: a few per address (keyLookups), the rest
     // waiting their turn and then meeting the budget as it stands.
     const turn = lookups && (await takeTurn(lookups, req.ip, addressBucket(req.ip)));
     try {
-      if (turn) {
-        wideLimit.check(blockFailures);
-        limit.check(failures);
-      }
+      if (turn) withinBudget();
       req.caller = await authenticate(deps, key);
     } catch (err) {
       if (err instanceof DomainError && err.code === 'unauthenticated') {

@@ -1,5 +1,4 @@
 import { rolesFor } from '../../domain/access.js';
-import { comparableAddress } from '../../domain/email-address.js';
 import { DomainError } from '../../domain/errors.js';
 import { deepMerge } from '../../domain/merge.js';
 import { checkTrimmedText } from '../../domain/poll.js';
@@ -7,7 +6,7 @@ import { ACCOUNT_LEVEL_OBJECTS, type AccountDefaults } from '../../domain/poll-d
 import { trimStrings } from '../../domain/sanitize.js';
 import { requireAccountLocked } from '../access.js';
 import type { Caller, Deps, Store } from '../ports/index.js';
-import { BELOW_WEBHOOKS } from '../alerts/recipients.js';
+import { withoutLowerMembers } from '../alerts/recipients.js';
 import { type AccountSettings, read } from './get-account-settings.js';
 
 export type AccountSettingsPatch = AccountDefaults & { accountId: string; notificationRecipients?: string[] | null };
@@ -53,8 +52,8 @@ async function updateLocked(
  * recipient, naming the address, rather than left out of every email unsaid (alerts/recipients.ts).
  */
 async function refuseBelowWebhooks(store: Store, accountId: string, given: readonly string[]): Promise<void> {
-  const below = new Set((await store.users.memberEmails(accountId, BELOW_WEBHOOKS)).map(comparableAddress));
-  const refused = [...given.entries()].filter(([, address]) => below.has(comparableAddress(address)));
+  const kept = new Set(await withoutLowerMembers(store, accountId, given));
+  const refused = [...given.entries()].filter(([, address]) => !kept.has(address));
   if (!refused.length) return;
   const needs = rolesFor('manage_webhooks').join(', ');
   throw new DomainError(

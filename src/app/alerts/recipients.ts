@@ -3,7 +3,7 @@ import { comparableAddress } from '../../domain/email-address.js';
 import type { Store } from '../ports/index.js';
 
 /** Roles that may not see webhook URLs, which failure alerts name. */
-export const BELOW_WEBHOOKS = ROLES.filter((r) => !rolesFor('manage_webhooks').includes(r));
+const BELOW_WEBHOOKS = ROLES.filter((r) => !rolesFor('manage_webhooks').includes(r));
 
 /**
  * Where an account's failure alerts go: its notificationRecipients, or its first owner. A listed
