@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { PLANS, ROLES, type Plan, type Role } from '../domain/access.js';
-import { isAddress } from '../domain/email-address.js';
+import { isMemberAddress } from '../domain/email-address.js';
 import { idPattern } from '../domain/ids.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import {
@@ -23,18 +23,10 @@ const oneOf =
     return v as T;
   };
 
-/**
- * An operator's email: an address the payloads would find (internationalised ones included,
- * which the API's schema does not take), or a name at a host without dots (`owner@localhost`),
- * so that a typo cannot become an owner whom failure alerts never reach.
- */
+/** An operator's email, by the grammar the API takes (isMemberAddress). */
 const emailArg = (v: string): string => {
   const email = v.trim();
-  if (
-    email.length > 320 ||
-    !(isAddress(email) || /^[^\s@"]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(email))
-  )
-    throw new InvalidArgumentError('must be an email address');
+  if (!isMemberAddress(email)) throw new InvalidArgumentError('must be an email address');
   return email;
 };
 

@@ -1,4 +1,4 @@
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 
 /**
  * Email addresses as the payload's `email`/`emails` and `GET /emails` find them, and as an
@@ -102,6 +102,32 @@ export function addressesIn(text: string, take: (address: string) => boolean): b
     if (address.length <= MAX_ADDRESS_LENGTH && !take(address)) return false;
   }
   return true;
+}
+
+/** A name at a host without dots (`owner@localhost`, `ops@intranet`): a domain of one label. */
+const DOTLESS = new RegExp(`^[${LOCAL}${WORD}]+@${label(`[A-Za-z0-9${WORD}]`, `[A-Za-z0-9${WORD}-]`)}$`, 'u');
+
+/**
+ * A member's or alert recipient's address, as the API, the CLI and the dashboard take it: one
+ * the payloads would find (internationalised ones included), or a name at a host without dots,
+ * as operators name their own machines. Anything else is refused, so that a typo cannot become a
+ * member whom failure alerts never reach.
+ */
+export const isMemberAddress = (value: string): boolean =>
+  value.length <= MAX_ADDRESS_LENGTH && (isAddress(value) || (DOTLESS.test(value) && unmixed(value)));
+
+/**
+ * The forms an address may be stored or asked for under, lower case, each once: as given, then
+ * with its domain in ASCII (punycode), then in Unicode. `ann@exämple.de` and
+ * `ann@xn--exmple-cua.de` name one member.
+ */
+export function addressForms(address: string): string[] {
+  const lower = address.toLowerCase();
+  const at = lower.lastIndexOf('@');
+  if (at < 0) return [lower];
+  const [local, domain] = [lower.slice(0, at), lower.slice(at + 1)];
+  const forms = [lower, `${local}@${domainToASCII(domain) || domain}`, `${local}@${domainToUnicode(domain) || domain}`];
+  return [...new Set(forms)];
 }
 
 /** An address as a mail server may echo it: the domain in ASCII (punycode), lower case. */

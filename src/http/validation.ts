@@ -5,6 +5,7 @@ import formatsModule from 'ajv-formats';
 const Ajv = AjvModule.default;
 const addFormats = formatsModule.default;
 import type { FastifySchemaCompiler } from 'fastify';
+import { isMemberAddress } from '../domain/email-address.js';
 import { invalid, pointerStep } from '../domain/errors.js';
 import { MAX_NESTING } from '../domain/merge.js';
 import { UNSTORABLE_TEXT as UNSTORABLE } from '../domain/sanitize.js';
@@ -12,6 +13,9 @@ import { UNSTORABLE_TEXT as UNSTORABLE } from '../domain/sanitize.js';
 function ajv(opts: Options) {
   const instance = new Ajv({ allErrors: true, strict: false, useDefaults: true, ...opts });
   addFormats(instance);
+  // A member's address as the CLI takes it too (internationalised, or at a host without dots),
+  // rather than ajv-formats' ASCII-only grammar: one member, one grammar (README, API overview).
+  instance.addFormat('email', isMemberAddress);
   return instance;
 }
 

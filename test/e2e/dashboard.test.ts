@@ -726,7 +726,8 @@ describe('dashboard at /app', () => {
   });
 
   it('creates a key shown once, revokes it behind Confirm, removes a member; keeps the last owner; signs out on its own key', async () => {
-    const newEditor = 'new-editor@example.com';
+    // Internationalised, as the API takes it (an input of type email would refuse its local part).
+    const newEditor = 'jörg-editor@exämple.de';
     const accountsStatus = async (key: string) => (await fetch(`${base}/accounts`, { headers: bearer(key) })).status;
     const nav = page.getByRole('navigation', { name: 'Main' });
 

@@ -1,4 +1,5 @@
 import { hashApiKey, keyPrefix, newApiKey } from '../../domain/api-key.js';
+import { addressForms } from '../../domain/email-address.js';
 import { newId, newOpaqueId } from '../../domain/ids.js';
 import type { Store } from '../ports/index.js';
 
@@ -29,9 +30,13 @@ export async function issueKey(
   return apiKey;
 }
 
+/**
+ * The user of an address, made if new. An address with its domain in Unicode or in ASCII
+ * (punycode) is one user: found under either form, and stored as first given.
+ */
 export async function userFor(store: Store, email: string, now: Date): Promise<string> {
   const normalised = email.trim().toLowerCase();
-  const existing = await store.users.findByEmail(normalised);
+  const existing = await store.users.findByEmail(addressForms(normalised));
   if (existing) return existing.id;
   return store.users.insertOrFind({ id: newOpaqueId('usr'), email: normalised, createdAt: now });
 }

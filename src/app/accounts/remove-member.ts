@@ -1,4 +1,5 @@
 import { noHigher } from '../../domain/access.js';
+import { addressForms } from '../../domain/email-address.js';
 import { DomainError, notFound } from '../../domain/errors.js';
 import { lockedRole, type Actor } from '../access.js';
 import { dropRecipient } from './drop-recipient.js';
@@ -18,8 +19,8 @@ export async function removeMember(
   return deps.store.transaction(async (store) => {
     // Removals and role changes of one account queue on its lock, so "the last owner stays" holds.
     const own = await lockedRole(store, actor, input.accountId);
-    const email = input.email.trim().toLowerCase();
-    const user = await store.users.findByEmail(email);
+    // Either form of an internationalised domain names the member.
+    const user = await store.users.findByEmail(addressForms(input.email.trim()));
     const membership = user && (await store.users.membership(input.accountId, user.id));
     if (!user || !membership) throw notFound('member');
     if (!noHigher(membership.role, own)) {
@@ -38,7 +39,7 @@ export async function removeMember(
         : await store.keys.revoke({ userId: user.id }, now)) +
       (await store.keys.revoke({ madeBy: user.id, accountId: input.accountId }, now));
     // Nor do they go on getting the account's failure alerts, which name its endpoints' URLs.
-    await dropRecipient(store, input.accountId, email, now);
-    return { accountId: input.accountId, email, removed: true as const, revokedKeys };
+    await dropRecipient(store, input.accountId, user.email, now);
+    return { accountId: input.accountId, email: user.email, removed: true as const, revokedKeys };
   });
 }

@@ -33,7 +33,8 @@ export interface AccountRepo {
 export type AccountMembership = Membership & { accountName: string };
 
 export interface UserRepo {
-  findByEmail(email: string): Promise<{ id: string; email: string } | undefined>;
+  /** The user stored under any of `emails` (the forms of one address), the first form's when two are. */
+  findByEmail(emails: readonly string[]): Promise<{ id: string; email: string } | undefined>;
   /** Inserts the user unless one has the email already (a concurrent insert included); the stored user's id. */
   insertOrFind(u: { id: string; email: string; createdAt: Date }): Promise<string>;
   addMembership(m: { accountId: string; userId: string; role: Role; createdAt: Date }): Promise<void>;

@@ -39,7 +39,12 @@ export const ShortText = (max = 200) => Type.String({ maxLength: max });
 export const httpsUrl = (description = 'a public https:// URL') =>
   Type.String({ minLength: 1, maxLength: 2048, description });
 export const HttpsUrl = httpsUrl();
-export const Email = Type.String({ format: 'email', maxLength: 320 });
+export const Email = Type.String({
+  format: 'email',
+  maxLength: 320,
+  description:
+    'An email address: internationalised ones (RFC 6531) are taken, and so is a name at a host without dots (`owner@localhost`). Compared without case, a domain in Unicode or in ASCII (punycode) naming one address.',
+});
 export const DateTime = Type.String({ format: 'date-time' });
 
 export const Literals = <T extends string>(...values: T[]) => Type.Union(values.map((v) => Type.Literal(v)));

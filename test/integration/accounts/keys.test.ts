@@ -182,6 +182,45 @@ describe('removing a member', () => {
     const after = (await req('GET', `/account/settings?accountId=${other.accountId}`, other.key)).json().data;
     expect(after.notificationRecipients).toEqual(['ops@example.com']);
   });
+
+  it('works for the addresses the CLI takes: internationalised ones and hosts without dots, either form naming one member', async () => {
+    const other = await h.account();
+    const make = (email: string) =>
+      req('POST', '/keys', other.key, { accountId: other.accountId, email, role: 'admin' });
+    const members = async () =>
+      ((await req('GET', `/keys?accountId=${other.accountId}`, other.key)).json().data as { email: string }[])
+        .map((k) => k.email)
+        .sort();
+    for (const email of ['jörg@exämple.de', 'ops@intranet']) {
+      const made = await make(email);
+      expect(made.statusCode, made.body).toBe(201);
+    }
+    // The same address with its domain in ASCII is the same member, who gets a second key.
+    expect((await make('JÖRG@xn--exmple-cua.de')).statusCode).toBe(201);
+    const listed = await members();
+    expect(listed.filter((e) => e === 'jörg@exämple.de')).toHaveLength(2);
+    expect(listed).not.toContain('jörg@xn--exmple-cua.de');
+    // Alerts may go to such members, and they can be removed by either form.
+    const set = await req('PATCH', '/account/settings', other.key, {
+      accountId: other.accountId,
+      notificationRecipients: ['jörg@exämple.de', 'ops@intranet'],
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const remove = (email: string) =>
+      req('DELETE', `/members?accountId=${other.accountId}&email=${encodeURIComponent(email)}`, other.key);
+    const gone = await remove('jörg@xn--exmple-cua.de');
+    expect(gone.statusCode, gone.body).toBe(200);
+    expect(gone.json().data.revokedKeys).toBe(2);
+    expect((await remove('ops@intranet')).statusCode).toBe(200);
+    expect(await members()).not.toContain('ops@intranet');
+    const after = (await req('GET', `/account/settings?accountId=${other.accountId}`, other.key)).json().data;
+    expect(after.notificationRecipients).toBeNull();
+    // What is no address stays a 400 naming the field.
+    for (const bad of ['bob', 'e@@example.com', 'ann @example.com', '"ann"@example.com']) {
+      const res = await make(bad);
+      expect([res.statusCode, res.json().code], bad).toEqual([400, 'validation_failed']);
+    }
+  });
 });
 
 describe('keys a member made for other members', () => {

@@ -2845,7 +2845,10 @@ export interface paths {
                 content: {
                     "application/json": {
                         accountId: string;
-                        /** Format: email */
+                        /**
+                         * Format: email
+                         * @description An email address: internationalised ones (RFC 6531) are taken, and so is a name at a host without dots (`owner@localhost`). Compared without case, a domain in Unicode or in ASCII (punycode) naming one address.
+                         */
                         email: string;
                         role: "owner" | "admin" | "billing_admin" | "editor" | "read_only";
                     };
@@ -2946,6 +2949,7 @@ export interface paths {
             parameters: {
                 query: {
                     accountId: string;
+                    /** @description An email address: internationalised ones (RFC 6531) are taken, and so is a name at a host without dots (`owner@localhost`). Compared without case, a domain in Unicode or in ASCII (punycode) naming one address. */
                     email: string;
                 };
                 header?: never;

@@ -5,8 +5,11 @@ import type { DB } from '../schema.js';
 
 export function userRepo(db: Kysely<DB>): UserRepo {
   return {
-    findByEmail: (email) =>
-      db.selectFrom('users').select(['id', 'email']).where('email', '=', email).executeTakeFirst(),
+    async findByEmail(emails) {
+      if (!emails.length) return undefined;
+      const rows = await db.selectFrom('users').select(['id', 'email']).where('email', 'in', emails).execute();
+      return emails.map((e) => rows.find((r) => r.email === e)).find((r) => r !== undefined);
+    },
     async insertOrFind(u) {
       // Two requests naming one new email at once (in two accounts, whose locks do not meet):
       // the second waits for the first's insert and then reads its row, rather than failing.

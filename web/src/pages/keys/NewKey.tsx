@@ -69,12 +69,15 @@ export function NewKey({
         <div className="new-key-fields">
           <div>
             <label htmlFor="new-key-email">Member email</label>
+            {/* Text, not type="email": browsers refuse the internationalised addresses the API takes. */}
             <input
               ref={emailInput}
               id="new-key-email"
-              type="email"
+              type="text"
+              inputMode="email"
               required
               autoComplete="off"
+              spellCheck={false}
               value={email}
               onChange={(e) => setEmail(e.target.value)}
               aria-describedby="new-key-help"
