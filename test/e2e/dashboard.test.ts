@@ -322,7 +322,16 @@ describe('dashboard at /app', () => {
             .isVisible,
         (v) => v === true,
       );
+    // One update at a time: the switch waits for its update's answer before it moves again.
+    let answerUpdate!: () => void;
+    const updating = new Promise<void>((r) => (answerUpdate = r));
+    const isUpdate = (u: URL) => u.pathname === '/poll/update';
+    await page.route(isUpdate, async (r) => (await updating, await r.continue()));
     await visible.check();
+    expect(await visible.isDisabled()).toBe(true);
+    answerUpdate();
+    await expect.poll(() => visible.isDisabled(), { timeout: 5_000 }).toBe(false);
+    await page.unroute(isUpdate);
     await untilVisible('poll visible');
 
     // A choice slide with question logic.
@@ -336,6 +345,11 @@ describe('dashboard at /app', () => {
     await page.getByRole('button', { name: 'Add slide' }).click();
     await page.getByText('If the answer equals "Bad" → end the survey').waitFor();
     await shot('03-slides');
+    // The poll's overview counts it, without a reload.
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await expect
+      .poll(() => page.locator('dl.facts dt:text-is("Slides") + dd').textContent(), { timeout: 5_000 })
+      .toBe('1');
     const slides = (
       await h.app.inject({ method: 'GET', url: `/slides?pollId=${pollId}`, headers: bearer(acct.key) })
     ).json().data as { id: string; logic: unknown }[];
@@ -424,6 +438,29 @@ describe('dashboard at /app', () => {
     await page.getByRole('button', { name: 'Add', exact: true }).click();
     expect(await page.getByLabel('Text for title').inputValue()).toBe('saved elsewhere');
     expect(await page.getByLabel('Text for q1').inputValue()).toBe('second text');
+    // A save that fails shows its error alone, not beside the last one's "Saved".
+    await page.getByLabel('Text for q1').fill('third text');
+    await page.getByRole('button', { name: `Save ${other}` }).click();
+    await page.getByText(`Saved the ${other} translations.`).waitFor();
+    const isSave = (u: URL) => u.pathname === '/poll/translations/update';
+    await page.route(isSave, (r) =>
+      r.fulfill({
+        status: 503,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({
+          type: 'about:blank',
+          title: 'Service Unavailable',
+          status: 503,
+          detail: 'save refused',
+        }),
+      }),
+    );
+    await page.getByLabel('Text for q1').fill('fourth text');
+    await page.getByRole('button', { name: `Save ${other}` }).click();
+    await page.getByText('save refused').waitFor();
+    expect(await page.getByText(/^Saved the/).count()).toBe(0);
+    await page.unroute(isSave);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !e.includes('503')));
 
     // Webhooks: the first shows the account's signing secret once; a second one fails for good.
     await page.getByRole('link', { name: 'Webhooks' }).click();
@@ -434,6 +471,19 @@ describe('dashboard at /app', () => {
     // It names the account it signs for.
     await page.getByRole('heading', { name: 'Signing secret of Acme — shown only this once' }).waitFor();
     await shot('04-webhook-secret');
+    // A copy the browser refuses (no clipboard outside a secure context) says so.
+    await page.evaluate('navigator.clipboard.writeText = () => Promise.reject(new Error("refused"))');
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByText('The browser would not copy it').waitFor();
+    // Another account chosen meanwhile keeps it until dismissed: it is never shown again.
+    await switcher.selectOption(beta.accountId);
+    await page.getByText('No polls yet').waitFor();
+    expect(await page.getByTestId('signing-secret').textContent()).toBe(secret);
+    await switcher.selectOption(acct.accountId);
+    await page.getByRole('link', { name: 'Checkout survey' }).click();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Endpoint URL (public https)').waitFor();
+    expect(await page.getByTestId('signing-secret').textContent()).toBe(secret);
     await page.getByRole('button', { name: 'I have stored it' }).click();
     await expect.poll(() => page.evaluate('document.activeElement?.id'), { timeout: 5_000 }).toBe('main');
     await page.getByLabel('Endpoint URL (public https)').fill(receiver.url('/gone'));
@@ -662,7 +712,8 @@ describe('dashboard at /app', () => {
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await card.getByRole('button', { name: `Send a test event to ${receiver.url('/hook')}` }).click();
     await card.getByRole('button', { name: 'Confirm' }).click();
-    await card.getByText(/^Test event queued as delivery dlv_/).waitFor();
+    const queued = (await card.getByText(/^Test event queued as delivery dlv_/).textContent())!;
+    const testDelivery = /dlv_\w+/.exec(queued)![0];
     const tested = await receiver.waitFor((r) => r.filter((x) => x.path === '/hook').length === 3);
     expect(JSON.parse(tested.filter((r) => r.path === '/hook')[2]!.rawBody).participantId).toMatch(/^test_/);
     await page.getByRole('link', { name: 'Deliveries' }).click();
@@ -670,6 +721,24 @@ describe('dashboard at /app', () => {
       .locator('table.deliveries tbody tr', { hasText: 'test' })
       .locator('.badge', { hasText: 'test' })
       .waitFor();
+    // Another delivery's detail is its own: a resend's message on the one before does not follow.
+    const logRows = page.locator('table.deliveries tbody tr');
+    const isTest = page.locator('.badge', { hasText: 'test' });
+    await logRows
+      .filter({ hasText: 'delivered' })
+      .filter({ hasNot: isTest })
+      .first()
+      .getByRole('button', { name: /^View delivery/ })
+      .click();
+    await detail.getByRole('button', { name: 'Resend' }).click();
+    await detail.getByRole('button', { name: 'Confirm' }).click();
+    await detail.getByText(/^Resent as attempt \d+\.$/).waitFor();
+    await logRows
+      .filter({ has: isTest })
+      .getByRole('button', { name: /^View delivery/ })
+      .click();
+    await detail.locator('#delivery-title', { hasText: testDelivery }).waitFor();
+    expect(await detail.getByText(/^Resent as/).count()).toBe(0);
 
     // The account's log, several statuses at once: the failing webhook's rejected delivery.
     // Its rows name each poll by its title, even when the polls answer after the log.
@@ -1106,6 +1175,17 @@ describe('dashboard at /app', () => {
       })
       .waitFor();
 
+    // A log whose load hangs is not asked again at each 5 s refresh meanwhile: the loads would
+    // pile up on the browser's connections, and the one left running never show its error.
+    await hang(DELIVERY_LOG.rowsPath);
+    await tab.getByRole('button', { name: 'Refresh', exact: true }).click();
+    await expect.poll(() => held(DELIVERY_LOG.rowsPath)).toBe(1);
+    for (let i = 0; i < 5; i++) {
+      await slow.clock.fastForward(5_500);
+      await taskTurns(tab);
+    }
+    expect(held(DELIVERY_LOG.rowsPath)).toBe(1);
+
     for (const route of [...hung.values()].flat()) await route.abort().catch(() => undefined);
     await slow.close();
     expect(errors).toEqual([]);
@@ -1226,6 +1306,54 @@ describe('dashboard at /app', () => {
       await taskTurns(tab);
       expect(await tab.getByTestId('signing-secret').count()).toBe(0);
       await tab.unroute(isCreate);
+    } finally {
+      await tab.close();
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('forgets a key the page opens on after 30 minutes without use; a late 401 of a key signed out signs out no one', async () => {
+    const tab = await context.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await signIn(tab);
+      const usedAgo = (minutes: number) =>
+        tab.evaluate(`sessionStorage.setItem('canvass.usedAt', String(Date.now() - ${minutes * 60_000}))`);
+      // Used a minute ago: the page opened again keeps it.
+      await usedAgo(1);
+      await tab.reload();
+      await tab.getByRole('heading', { name: 'Polls', level: 1 }).waitFor();
+      // Unused for 31 minutes (as in a closed tab reopened, or a session restored): forgotten.
+      await usedAgo(31);
+      await tab.reload();
+      await tab.getByText('Signed out: the key went unused for 30 minutes in this tab.').waitFor();
+      expect(await tab.evaluate("sessionStorage.getItem('canvass.apiKey')")).toBeNull();
+
+      // Another key's call, answered 401 after it signed out and this key signed in.
+      const other = await h.account({ name: 'Theta' });
+      const late: { fulfill(o: object): Promise<void> }[] = [];
+      const isPolls = (u: URL) => u.pathname === '/polls';
+      await tab.route(isPolls, (r) =>
+        r.request().headers()['authorization'] === `Bearer ${other.key}` ? void late.push(r) : r.continue(),
+      );
+      await tab.getByLabel('API key').fill(other.key);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => late.length).toBeGreaterThan(0);
+      await tab.getByRole('button', { name: 'Sign out' }).click();
+      await tab.getByLabel('API key').fill(acct.key);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      await tab.getByRole('link', { name: 'Checkout survey' }).waitFor();
+      for (const r of late)
+        await r.fulfill({
+          status: 401,
+          contentType: 'application/problem+json',
+          body: JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, code: 'unauthenticated' }),
+        });
+      await taskTurns(tab);
+      expect(await tab.evaluate("sessionStorage.getItem('canvass.apiKey')")).toBe(acct.key);
+      expect(await tab.getByRole('button', { name: 'Sign out' }).count()).toBe(1);
+      await tab.unroute(isPolls);
     } finally {
       await tab.close();
     }

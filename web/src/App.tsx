@@ -13,17 +13,52 @@ import { ApiError, createApi, errorText } from './ui/api';
 import { useFocusWhen } from './ui/hooks';
 import { ErrorNote, StatusNote } from './ui/components';
 import { Link, navigate, useRoute, BASE } from './ui/router';
-import { SessionContext, forget, planServed, storeAccount, storedAccount, storedKey, storeKey } from './ui/session';
+import {
+  SessionContext,
+  forget,
+  IDLE_MS,
+  markUsed,
+  planServed,
+  restoredKey,
+  storeAccount,
+  storedAccount,
+  storedKey,
+  storeKey,
+} from './ui/session';
+
+/** The key kept in the tab as the page opened, read once (restoredKey forgets an expired one). */
+const restored = restoredKey();
 
 export function App() {
-  const [key, setKey] = useState<string | null>(() => storedKey());
+  const [key, setKey] = useState<string | null>(restored.key);
   const [accounts, setAccounts] = useState<Membership[] | null>(null);
   const [accountId, setAccountId] = useState<string | null>(() => storedAccount());
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(
+    restored.expired
+      ? `Signed out: the key went unused for ${IDLE_MS / 60_000} minutes in this tab. Sign in again.`
+      : null,
+  );
   const [loadError, setLoadError] = useState<string | null>(null);
   const [loadAttempt, setLoadAttempt] = useState(0);
   const route = useRoute();
   const main = useRef<HTMLElement>(null);
+
+  // A click or a key pressed is use: the key kept stays good for IDLE_MS after the last one.
+  useEffect(() => {
+    if (!key) return;
+    let last = 0;
+    const used = () => {
+      if (Date.now() - last < 10_000) return;
+      last = Date.now();
+      markUsed(last);
+    };
+    window.addEventListener('pointerdown', used, true);
+    window.addEventListener('keydown', used, true);
+    return () => {
+      window.removeEventListener('pointerdown', used, true);
+      window.removeEventListener('keydown', used, true);
+    };
+  }, [key]);
 
   // The account's signing secret, shown once, with the account it signs for.
   const [secret, setSecret] = useState<{ value: string; accountId: string | null } | null>(null);
@@ -39,7 +74,10 @@ export function App() {
             onSigningSecret: (value, forAccount) => {
               if (storedKey() === key) setSecret({ value, accountId: forAccount });
             },
-            onUnauthorized: () => signOut('That API key is no longer accepted; sign in again.'),
+            // Nor does a late 401 of a key signed out sign out the next one.
+            onUnauthorized: () => {
+              if (storedKey() === key) signOut('That API key is no longer accepted; sign in again.');
+            },
             onNotFound: () => checkMembership.current(),
           })
         : null,
@@ -162,8 +200,8 @@ export function App() {
     storeAccount(id);
     setAccountId(id);
     setLeft(null);
-    // A signing secret shown once belongs to the account it was made for.
-    setSecret(null);
+    // A signing secret shown once stays until dismissed: its panel names the account it signs
+    // for, and it is never shown again.
     navigate(`${BASE}/`);
   };
 

@@ -13,13 +13,14 @@ export function SigningSecret({
   accountName: string | null;
   onDismiss: () => void;
 }) {
-  const [copied, setCopied] = useState(false);
+  const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
   const copy = async () => {
     try {
+      // No clipboard outside a secure context (a plain http address other than this machine).
       await navigator.clipboard.writeText(secret);
-      setCopied(true);
+      setCopied('yes');
     } catch {
-      setCopied(false);
+      setCopied('failed');
     }
   };
   return (
@@ -34,12 +35,17 @@ export function SigningSecret({
       </code>
       <div className="actions">
         <button type="button" onClick={() => void copy()}>
-          {copied ? 'Copied' : 'Copy'}
+          {copied === 'yes' ? 'Copied' : 'Copy'}
         </button>
         <button type="button" onClick={onDismiss}>
           I have stored it
         </button>
       </div>
+      {copied === 'failed' && (
+        <p className="error" role="alert">
+          The browser would not copy it: select the secret above and copy it by hand.
+        </p>
+      )}
     </div>
   );
 }

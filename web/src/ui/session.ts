@@ -1,5 +1,7 @@
-// The signed-in session: the API key, kept only in this browser tab's sessionStorage (closing
-// the tab forgets it), and the context every signed-in view reads the client and account from.
+// The signed-in session: the API key, kept only in this browser tab's sessionStorage, and the
+// context every signed-in view reads the client and account from. A browser may give a closed
+// tab's sessionStorage back (a tab reopened, a session restored), so a key not used for IDLE_MS
+// is forgotten when the page opens again.
 
 import { createContext, useContext } from 'react';
 import type { Membership } from '../api/types';
@@ -21,6 +23,10 @@ export function useSession(): Session {
 
 const KEY = 'canvass.apiKey';
 const ACCOUNT = 'canvass.accountId';
+const USED = 'canvass.usedAt';
+
+/** How long a key kept in the tab may go unused (no click, no key pressed) and still open it again. */
+export const IDLE_MS = 30 * 60 * 1000;
 
 function read(name: string): string | null {
   try {
@@ -33,8 +39,31 @@ function read(name: string): string | null {
 export const storedKey = (): string | null => read(KEY);
 export const storedAccount = (): string | null => read(ACCOUNT);
 
+/**
+ * The key kept in this tab when the page opens, unless it went unused for IDLE_MS, when it is
+ * forgotten (`expired`).
+ */
+export function restoredKey(now = Date.now()): { key: string | null; expired: boolean } {
+  const key = read(KEY);
+  if (!key) return { key: null, expired: false };
+  const usedAt = Number(read(USED));
+  if (Number.isFinite(usedAt) && usedAt > 0 && now - usedAt <= IDLE_MS) return { key, expired: false };
+  forget();
+  return { key: null, expired: true };
+}
+
+/** Marks the kept key as used now. */
+export function markUsed(now = Date.now()): void {
+  try {
+    if (read(KEY)) sessionStorage.setItem(USED, String(now));
+  } catch {
+    // Storage refused (full, or disabled): the key is then forgotten at the next page load.
+  }
+}
+
 export function storeKey(key: string): void {
   sessionStorage.setItem(KEY, key);
+  markUsed();
 }
 
 export function storeAccount(accountId: string): void {
@@ -44,4 +73,5 @@ export function storeAccount(accountId: string): void {
 export function forget(): void {
   sessionStorage.removeItem(KEY);
   sessionStorage.removeItem(ACCOUNT);
+  sessionStorage.removeItem(USED);
 }

@@ -52,7 +52,7 @@ function AccountDeliveries() {
       }),
     JSON.stringify([account.accountId, status, fromIso, toIso, pages.cursor]),
   );
-  const refresh = useRefresh(log.reload);
+  const refresh = useRefresh(log.reload, log.loading);
 
   // Any filter change starts again from the first page.
   const filter = (change: () => void) => {

@@ -85,7 +85,8 @@ export function PollPage({ pollId, section }: { pollId: string; section: PollSec
             type="checkbox"
             role="switch"
             checked={visible ?? p.isVisible}
-            disabled={!canWrite}
+            // One update at a time: two out at once may be applied in either order.
+            disabled={!canWrite || visibility.busy}
             onChange={(e) => void visibility.go(e.target.checked)}
           />
           <span>Visible to respondents</span>
@@ -101,7 +102,7 @@ export function PollPage({ pollId, section }: { pollId: string; section: PollSec
       </nav>
       <div className="section-body">
         {section === 'overview' && <PollOverview poll={p} />}
-        {section === 'slides' && <Slides pollId={pollId} />}
+        {section === 'slides' && <Slides pollId={pollId} onChanged={poll.reload} />}
         {section === 'translations' && <Translations poll={p} onChanged={poll.reload} />}
         {section === 'responses' && <Responses pollId={pollId} />}
         {(section === 'webhooks' || section === 'deliveries') && !canWebhooks && (

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import type { Membership } from '../../api/types';
 import { createApi, errorText } from '../../ui/api';
 import { ErrorNote } from '../../ui/components';
+import { IDLE_MS } from '../../ui/session';
 import './sign-in.css';
 
 /** Asks for an API key and checks it with GET /accounts before keeping it. */
@@ -34,7 +35,10 @@ export function SignIn({
   return (
     <main id="main" className="signin">
       <h1>Canvass dashboard</h1>
-      <p>Sign in with an API key (cvk_…). It is kept only in this browser tab and forgotten when you close it.</p>
+      <p>
+        Sign in with an API key (cvk_…). It is kept only in this browser tab until you sign out; the page opened again
+        after {IDLE_MS / 60_000} minutes without use asks for it again.
+      </p>
       {notice && <p className="notice">{notice}</p>}
       <form onSubmit={submit} className="card">
         <label htmlFor="api-key">API key</label>

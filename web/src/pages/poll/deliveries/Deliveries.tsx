@@ -36,7 +36,7 @@ export function Deliveries({ pollId }: { pollId: string }) {
       }),
     JSON.stringify([pollId, webhookId, status, fromIso, toIso, pages.cursor]),
   );
-  const refresh = useRefresh(log.reload);
+  const refresh = useRefresh(log.reload, log.loading);
 
   // A saved webhook's current URL; a logic-triggered delivery's own (its source is in the Event column).
   const endpointOf = (d: { webhookId: string | null; url: string }) =>

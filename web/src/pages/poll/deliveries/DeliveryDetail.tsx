@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { DeliveryStatus } from '../../../api/types';
 import { Badge, ConfirmButton, ErrorNote, StatusNote, When } from '../../../ui/components';
 import { useAction, useLoad } from '../../../ui/hooks';
@@ -26,8 +26,11 @@ export function DeliveryDetail({
   const [message, setMessage] = useState<string | null>(null);
   const detail = useLoad(() => api.get('/webhooks/delivery', { deliveryId }).then((r) => r.data), deliveryId);
   const { reload } = detail;
+  // Reloaded with its list, unless its own last load is still out (as the list's, Refresh.tsx).
+  const loading = useRef(detail.loading);
+  loading.current = detail.loading;
   useEffect(() => {
-    if (refresh) reload();
+    if (refresh && !loading.current) reload();
   }, [refresh, reload]);
   const resend = useAction(async () => {
     setMessage(null);
@@ -48,7 +51,8 @@ export function DeliveryDetail({
         </button>
       </div>
       {message && <StatusNote>{message}</StatusNote>}
-      <ErrorNote>{detail.error ?? resend.error}</ErrorNote>
+      <ErrorNote>{detail.error}</ErrorNote>
+      <ErrorNote>{resend.error}</ErrorNote>
       {!d && !detail.error && <StatusNote>Loading the delivery…</StatusNote>}
       {d && (
         <>

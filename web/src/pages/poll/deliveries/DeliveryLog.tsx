@@ -84,7 +84,13 @@ export function DeliveryLogResults({
         />
       )}
       {open && (
-        <DeliveryDetail deliveryId={open} refresh={refreshTick} onClose={() => onOpen(null)} onChanged={log.reload} />
+        <DeliveryDetail
+          key={open}
+          deliveryId={open}
+          refresh={refreshTick}
+          onClose={() => onOpen(null)}
+          onChanged={log.reload}
+        />
       )}
     </>
   );

@@ -1,18 +1,22 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 
 const REFRESH_MS = 5000;
 
 /**
  * A delivery log's refreshing: by hand, or every 5 s while the tab is visible. `tick` counts
- * the refreshes, so an open delivery's detail reloads with its list.
+ * the refreshes, so an open delivery's detail reloads with its list. A tick while the list's
+ * last load is still out (`busy`) is skipped: on a slow server, loads replaced every 5 s would
+ * pile up on the browser's connections, and the one left running never show its error.
  */
-export function useRefresh(reload: () => void) {
+export function useRefresh(reload: () => void, busy: boolean) {
   const [auto, setAuto] = useState(true);
   const [tick, setTick] = useState(0);
+  const loading = useRef(busy);
+  loading.current = busy;
   useEffect(() => {
     if (!auto) return;
     const t = setInterval(() => {
-      if (document.visibilityState === 'visible') {
+      if (document.visibilityState === 'visible' && !loading.current) {
         reload();
         setTick((n) => n + 1);
       }

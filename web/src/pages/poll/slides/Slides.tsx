@@ -8,13 +8,20 @@ import { SlideForm } from './SlideForm';
 import './slides.css';
 
 /** A poll's slides in order (GET /slides), each with its answers and logic; add and delete. */
-export function Slides({ pollId }: { pollId: string }) {
+export function Slides({
+  pollId,
+  onChanged,
+}: {
+  pollId: string;
+  /** The poll as loaded counts its slides. */ onChanged: () => void;
+}) {
   const { api, account } = useSession();
   const slides = useLoad(() => api.get('/slides', { pollId }).then((r) => r.data), pollId);
   const remove = useAction(async (slide: Slide) => {
     if (!window.confirm(`Delete the slide “${slide.title}”?`)) return;
     await api.del('/slide', { slideId: slide.id });
     slides.reload();
+    onChanged();
   });
   const list = slides.data ?? [];
   const canWrite = account.role !== 'read_only';
@@ -25,7 +32,8 @@ export function Slides({ pollId }: { pollId: string }) {
   return (
     <section aria-labelledby="slides-title">
       <h2 id="slides-title">Slides</h2>
-      <ErrorNote>{slides.error ?? remove.error}</ErrorNote>
+      <ErrorNote>{slides.error}</ErrorNote>
+      <ErrorNote>{remove.error}</ErrorNote>
       {slides.loading && !slides.data && <StatusNote>Loading slides…</StatusNote>}
       {slides.data && list.length === 0 && <p>No slides yet. Respondents need at least one to answer.</p>}
       <ol className="slides">
@@ -73,7 +81,7 @@ export function Slides({ pollId }: { pollId: string }) {
           </li>
         ))}
       </ol>
-      {canWrite && <SlideForm pollId={pollId} slides={list} onAdded={slides.reload} />}
+      {canWrite && <SlideForm pollId={pollId} slides={list} onAdded={() => (slides.reload(), onChanged())} />}
     </section>
   );
 }

@@ -59,6 +59,8 @@ export function Translations({ poll, onChanged }: { poll: Poll; onChanged: () =>
 
   const save = useAction(async () => {
     if (!rows) return;
+    // A save that fails shows its error alone, not beside the last one's "Saved".
+    setSaved(null);
     const saving = language;
     // Only the texts changed here: the merge leaves the others as stored, so a text another
     // editor saved since this page read it is not put back to what this page shows.

@@ -120,7 +120,8 @@ export function WebhookCard({
         </button>
       </div>
       {message && <StatusNote>{message}</StatusNote>}
-      <ErrorNote>{pause.error ?? test.error}</ErrorNote>
+      <ErrorNote>{pause.error}</ErrorNote>
+      <ErrorNote>{test.error}</ErrorNote>
       {open === 'edit' && (
         <WebhookEdit
           webhook={w}

@@ -17,6 +17,7 @@ export function Webhooks({ pollId }: { pollId: string }) {
 
   const create = useAction(async () => {
     // A signingSecret in the answer is shown by the app (SigningSecret), once.
+    setMessage(null);
     try {
       const res = await api.post('/webhooks', { pollId, url, deliveryRule: rule });
       setUrl('');
@@ -29,6 +30,7 @@ export function Webhooks({ pollId }: { pollId: string }) {
   });
   const remove = useAction(async (w: Webhook) => {
     if (!window.confirm(`Delete the webhook to ${w.url}? Its pending deliveries are cancelled.`)) return;
+    setMessage(null);
     const { data } = await api.del('/webhooks', { id: w.id });
     setMessage(`Deleted the webhook to ${w.url}; ${data.cancelledDeliveries} pending deliveries cancelled.`);
     hooks.reload();
@@ -44,7 +46,8 @@ export function Webhooks({ pollId }: { pollId: string }) {
     <section aria-labelledby="webhooks-title">
       <h2 id="webhooks-title">Webhooks</h2>
       {message && <StatusNote>{message}</StatusNote>}
-      <ErrorNote>{hooks.error ?? remove.error}</ErrorNote>
+      <ErrorNote>{hooks.error}</ErrorNote>
+      <ErrorNote>{remove.error}</ErrorNote>
       {hooks.loading && !hooks.data && <StatusNote>Loading webhooks…</StatusNote>}
       {hooks.data && list.length === 0 && <p>No webhooks on this poll yet.</p>}
       <ul className="webhooks">
