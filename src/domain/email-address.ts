@@ -104,6 +104,8 @@ export function addressesIn(text: string, take: (address: string) => boolean): b
   return true;
 }
 
+/** A local part that neither starts nor ends with a dot, nor holds two in a row (RFC 5322 dot-atom). */
+const DOT_ATOM_LOCAL = /^(?!\.)(?![^@]*\.\.)[^@]*[^.@]@/;
 /** A name at a host without dots (`owner@localhost`, `ops@intranet`): a domain of one label. */
 const DOTLESS = new RegExp(`^[${LOCAL}${WORD}]+@${label(`[A-Za-z0-9${WORD}]`, `[A-Za-z0-9${WORD}-]`)}$`, 'u');
 
@@ -114,7 +116,9 @@ const DOTLESS = new RegExp(`^[${LOCAL}${WORD}]+@${label(`[A-Za-z0-9${WORD}]`, `[
  * member whom failure alerts never reach.
  */
 export const isMemberAddress = (value: string): boolean =>
-  value.length <= MAX_ADDRESS_LENGTH && (isAddress(value) || (DOTLESS.test(value) && unmixed(value)));
+  value.length <= MAX_ADDRESS_LENGTH &&
+  DOT_ATOM_LOCAL.test(value) &&
+  (isAddress(value) || (DOTLESS.test(value) && unmixed(value)));
 
 /**
  * The forms an address may be stored or asked for under, lower case, each once: as given, then

@@ -328,9 +328,17 @@ describe('dashboard at /app', () => {
     const isUpdate = (u: URL) => u.pathname === '/poll/update';
     await page.route(isUpdate, async (r) => (await updating, await r.continue()));
     await visible.check();
-    expect(await visible.isDisabled()).toBe(true);
+    expect(await visible.getAttribute('aria-disabled')).toBe('true');
+    // A click meanwhile sends nothing, and leaves the switch as its update will.
+    const updates = { n: 0 };
+    const countUpdates = (r: { url(): string }) => void (new URL(r.url()).pathname === '/poll/update' && updates.n++);
+    page.on('request', countUpdates);
+    await visible.click({ force: true });
+    expect(await visible.isChecked()).toBe(true);
     answerUpdate();
-    await expect.poll(() => visible.isDisabled(), { timeout: 5_000 }).toBe(false);
+    await expect.poll(() => visible.getAttribute('aria-disabled'), { timeout: 5_000 }).toBeNull();
+    page.off('request', countUpdates);
+    expect(updates.n).toBe(0);
     await page.unroute(isUpdate);
     await untilVisible('poll visible');
 
@@ -859,17 +867,19 @@ describe('dashboard at /app', () => {
       .poll(usageText, { timeout: 5_000 })
       .toContain(`${before.liveKeys.used + 1} of ${before.liveKeys.quota}. Members: ${before.members.used + 1} of`);
 
-    // Another key for a member offers the member's own role, and names a change of it.
-    await page.getByLabel('Member email').fill(newEditor.toUpperCase());
+    // Another key for a member offers the member's own role, and names a change of it, whatever
+    // the case and the form of the domain (Unicode or ASCII) typed.
+    const typedAgain = 'JÖRG-EDITOR@XN--EXMPLE-CUA.DE';
+    await page.getByLabel('Member email').fill(typedAgain);
     const memberRole = page.getByTestId('new-key-member-role');
     await expect
       .poll(() => memberRole.textContent(), { timeout: 5_000 })
-      .toBe(`${newEditor.toUpperCase()} is a member as editor; the key keeps that role.`);
+      .toBe(`${typedAgain} is a member as editor; the key keeps that role.`);
     expect(await role.inputValue()).toBe('editor');
     await role.selectOption('read_only');
     await expect
       .poll(() => memberRole.textContent(), { timeout: 5_000 })
-      .toBe(`${newEditor.toUpperCase()} is a member as editor: this key makes them read only.`);
+      .toBe(`${typedAgain} is a member as editor: this key makes them read only.`);
     await page.getByLabel('Member email').fill('');
     await memberRole.waitFor({ state: 'detached' });
 

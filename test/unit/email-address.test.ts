@@ -31,6 +31,10 @@ describe('isMemberAddress', () => {
       '"ann"@example.com',
       'ann\u0001@localhost',
       '<ann>@localhost',
+      '.ann@example.com',
+      'ann.@example.com',
+      'a..b@example.com',
+      'ann.@localhost',
       ' ann@example.com',
       `${'a'.repeat(250)}@localhost`,
     ])

@@ -1,4 +1,4 @@
-import { comparableAddress } from '../../domain/email-address.js';
+import { addressForms, comparableAddress } from '../../domain/email-address.js';
 import type { Store } from '../ports/index.js';
 
 /**
@@ -11,8 +11,8 @@ export async function dropRecipient(store: Store, accountId: string, email: stri
   // Compared as a mail server would: a member's internationalised domain (ann@exämple.de) and
   // the same address listed in ASCII (ann@xn--exmple-cua.de) are one recipient.
   const same = comparableAddress(address);
-  // Nor is an email the mail server deferred for them sent to them again, in either form.
-  for (const form of new Set([address, same])) await store.alerts.dropDeferredRecipient(accountId, form, now);
+  // Nor is an email the mail server deferred for them sent to them again, in any form.
+  for (const form of addressForms(address)) await store.alerts.dropDeferredRecipient(accountId, form, now);
   const account = await store.accounts.get(accountId);
   const recipients = account?.notificationRecipients;
   if (!account || !recipients?.some((r) => comparableAddress(r) === same)) return;

@@ -1,4 +1,5 @@
 import { rolesFor } from '../../domain/access.js';
+import { comparableAddress } from '../../domain/email-address.js';
 import { DomainError } from '../../domain/errors.js';
 import { deepMerge } from '../../domain/merge.js';
 import { checkTrimmedText } from '../../domain/poll.js';
@@ -39,7 +40,7 @@ async function updateLocked(
   const listed =
     p.notificationRecipients === undefined
       ? current.notificationRecipients
-      : p.notificationRecipients && [...new Set(p.notificationRecipients.map((e) => e.toLowerCase()))];
+      : p.notificationRecipients && onePerMailbox(p.notificationRecipients);
   // An empty list is unset, as one emptied by a member's removal is: alerts go to the owner.
   const recipients = listed?.length ? listed : null;
   if (p.notificationRecipients) await refuseBelowWebhooks(store, patch.accountId, p.notificationRecipients);
@@ -64,4 +65,11 @@ async function refuseBelowWebhooks(store: Store, accountId: string, given: reado
       message: 'a member whose role may not see webhook URLs',
     })),
   );
+}
+
+/** Each mailbox once, as first listed (lower case): both forms of an internationalised domain are one. */
+function onePerMailbox(addresses: readonly string[]): string[] {
+  const seen = new Map<string, string>();
+  for (const a of addresses) if (!seen.has(comparableAddress(a))) seen.set(comparableAddress(a), a.toLowerCase());
+  return [...seen.values()];
 }

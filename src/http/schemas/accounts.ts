@@ -11,7 +11,7 @@ export const AccountSettingsBody = Strict({
   smsDisplaySettings: Opt(SmsDisplaySettings),
   visibilitySettings: Opt(VisibilitySettings),
   notificationRecipients: Opt(
-    Type.Union([Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: 50 }), Type.Null()]),
+    Type.Union([Type.Array(Type.String({ format: 'email', maxLength: 254 }), { maxItems: 50 }), Type.Null()]),
   ),
 });
 

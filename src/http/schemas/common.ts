@@ -41,7 +41,7 @@ export const httpsUrl = (description = 'a public https:// URL') =>
 export const HttpsUrl = httpsUrl();
 export const Email = Type.String({
   format: 'email',
-  maxLength: 320,
+  maxLength: 254,
   description:
     'An email address: internationalised ones (RFC 6531) are taken, and so is a name at a host without dots (`owner@localhost`). Compared without case, a domain in Unicode or in ASCII (punycode) naming one address.',
 });

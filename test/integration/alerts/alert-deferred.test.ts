@@ -201,6 +201,23 @@ describe('alert email recipients deferred by the mail server', () => {
     expect(mailsTo('leaving@example.org')).toHaveLength(0);
   });
 
+  it('are not sent it again once they leave, listed with their domain in Unicode and stored in ASCII', async () => {
+    for (const form of ['gone@exämple.de', 'gone@xn--exmple-cua.de']) greylisted.set(form, 1);
+    const acct = await failingEndpoint(['stays@example.org', 'gone@exämple.de']);
+    await h.member(acct.accountId, 'admin', 'gone@xn--exmple-cua.de');
+    expect(await checkAlerts(deps())).toBe(1);
+    const removed = await h.app.inject({
+      method: 'DELETE',
+      url: `/members?accountId=${acct.accountId}&email=${encodeURIComponent('gone@exämple.de')}`,
+      headers: bearer(acct.key),
+    });
+    expect(removed.statusCode, removed.body).toBe(200);
+    const outcomes: DeferredOutcome[] = [];
+    h.clock.advance(64 * PAUSE);
+    expect(await retryDeferred(deps(), 50, undefined, (o) => outcomes.push(o))).toBe(0);
+    expect(outcomes).toEqual([]);
+  });
+
   it('are not put back by a send under way when they leave meanwhile', async () => {
     greylisted.set('mid@example.org', 1);
     const acct = await failingEndpoint(['ok@example.org', 'mid@example.org']);

@@ -46,8 +46,14 @@ export const storedAccount = (): string | null => read(ACCOUNT);
 export function restoredKey(now = Date.now()): { key: string | null; expired: boolean } {
   const key = read(KEY);
   if (!key) return { key: null, expired: false };
-  const usedAt = Number(read(USED));
-  if (Number.isFinite(usedAt) && usedAt > 0 && now - usedAt <= IDLE_MS) return { key, expired: false };
+  const used = read(USED);
+  // A key kept without a time of use (stored by a dashboard that kept none) counts as used now.
+  if (used === null) {
+    markUsed(now);
+    return { key, expired: false };
+  }
+  const usedAt = Number(used);
+  if (Number.isFinite(usedAt) && now - usedAt <= IDLE_MS) return { key, expired: false };
   forget();
   return { key: null, expired: true };
 }

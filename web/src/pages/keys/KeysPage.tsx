@@ -6,6 +6,7 @@ import { useAccountUsage } from '../../ui/usage';
 import { allKeys, KEY_ROLES, keysApi, noHigher, roleLabel, type ApiKey } from './keys-api';
 import { Members } from './Members';
 import { NewKey } from './NewKey';
+import { comparableAddress } from '../../ui/address';
 import './keys.css';
 
 export type KeysPageProps = {
@@ -41,7 +42,8 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
   // A prefix is the key's first characters: the session key starts with its own row's.
   const isSession = (k: ApiKey) => !!k.prefix && sessionKey.startsWith(k.prefix);
   const me = every.data?.find(isSession)?.email ?? null;
-  const members = new Map((every.data ?? []).map((k) => [k.email.toLowerCase(), k.role] as const));
+  const members = new Map((every.data ?? []).map((k) => [comparableAddress(k.email), k.role] as const));
+  const isMe = (email: string) => me !== null && comparableAddress(email) === comparableAddress(me);
 
   const reload = () => {
     list.reload();
@@ -82,7 +84,7 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
         onCreated={reload}
         // A key made for oneself sets one's own role: the accounts are listed again once the key
         // shown is dismissed, or left behind (listing them shows nothing else meanwhile).
-        onDismissed={(email) => email === me && onAccountsChanged()}
+        onDismissed={(email) => isMe(email) && onAccountsChanged()}
       />
 
       <h2 id="keys-title">API keys</h2>
@@ -131,7 +133,7 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
         keys={every.data}
         error={every.error}
         me={me}
-        onRemoved={(email) => (email === me ? onAccountsChanged() : reload())}
+        onRemoved={(email) => (isMe(email) ? onAccountsChanged() : reload())}
       />
     </>
   );

@@ -3,6 +3,7 @@ import type { Role } from '../../api/types';
 import { ErrorNote } from '../../ui/components';
 import { useAction, useFocusWhen } from '../../ui/hooks';
 import { useSession } from '../../ui/session';
+import { comparableAddress } from '../../ui/address';
 import { keysApi, noHigher, roleLabel, ROLES_BY_RANK } from './keys-api';
 
 type Created = { email: string; role: Role; apiKey: string };
@@ -21,13 +22,13 @@ export function NewKey({
   onCreated: (email: string) => void;
   /** Called with the member's email once the key shown has been dismissed. */
   onDismissed: (email: string) => void;
-  /** The account's members and their roles, by lower-cased email. */
+  /** The account's members and their roles, by comparableAddress. */
   members: ReadonlyMap<string, Role>;
 }) {
   const { api, account } = useSession();
   const roles = ROLES_BY_RANK.filter((r) => noHigher(r, account.role));
   const [email, setEmail] = useState('');
-  const existing = members.get(email.trim().toLowerCase());
+  const existing = members.get(comparableAddress(email));
   // A role the user picked; until then, an existing member's own, or the lowest: a higher one is a choice.
   const [chosen, setChosen] = useState<Role | null>(null);
   const role = chosen ?? (existing && roles.includes(existing) ? existing : 'read_only');

@@ -85,9 +85,11 @@ export function PollPage({ pollId, section }: { pollId: string; section: PollSec
             type="checkbox"
             role="switch"
             checked={visible ?? p.isVisible}
-            // One update at a time: two out at once may be applied in either order.
-            disabled={!canWrite || visibility.busy}
-            onChange={(e) => void visibility.go(e.target.checked)}
+            disabled={!canWrite}
+            // One update at a time: two out at once may be applied in either order. Marked, not
+            // disabled, so that the switch keeps the keyboard's focus meanwhile.
+            aria-disabled={visibility.busy || undefined}
+            onChange={(e) => void (!visibility.busy && visibility.go(e.target.checked))}
           />
           <span>Visible to respondents</span>
         </label>
