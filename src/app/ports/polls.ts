@@ -25,7 +25,10 @@ export interface PollRepo {
    * the poll is gone (deleted since it was read).
    */
   lockForResearch(id: string): Promise<boolean>;
-  /** Polls with their slides (in order) and webhooks, in one round trip: what submissions need. Unknown ids are left out. */
+  /**
+   * Polls with their slides (in order) and webhooks, in one round trip: what submissions need,
+   * less the translations (`languageSettings` is left out). Unknown ids are left out.
+   */
   /** With `keyShare`, under a key share lock on each poll (a submission's read). */
   getForSubmission(ids: string[], keyShare?: boolean): Promise<PollForSubmission[]>;
   /** Which of these polls are anonymous (settings.anonymous), read without the rest of them. */
@@ -34,7 +37,11 @@ export interface PollRepo {
   delete(id: string, accountId: string, at: Date): Promise<boolean>;
   /** The account a deleted poll id belonged to: such an id is never given to another account. */
   ownerOfDeleted(id: string): Promise<string | undefined>;
-  listByAccount(accountId: string, page: PageRequest): Promise<Page<PollRow>>;
+  /**
+   * A page of the account's polls, ending early (with hasNextPage) before the polls whose
+   * stored bodies would pass `maxBytes` together; the first is always listed.
+   */
+  listByAccount(accountId: string, page: PageRequest, maxBytes: number): Promise<Page<PollRow>>;
 }
 
 export interface SlideRepo {

@@ -99,6 +99,8 @@ export const pollRoutes =
         schema: {
           tags,
           summary: "List an account's polls",
+          description:
+            "A page ends early, with hasNextPage, before its polls' stored settings pass 8 MiB (a poll keeps up to 1 MiB of translations); one poll is always listed.",
           querystring: Strict({ accountId: AnyId, ...pageQuery('poll') }),
           response: Answers({ 200: Page(PollItem) }),
         },

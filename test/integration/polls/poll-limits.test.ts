@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_WEBHOOK_TARGETS } from '../../../src/domain/logic.js';
 import { sql } from 'kysely';
 import { MAX_POLL_SLIDE_BYTES, MAX_SLIDES, slideBytes, type Slide } from '../../../src/domain/slide.js';
+import { POLLS_PAGE_BYTES } from '../../../src/app/polls/list-polls.js';
 import { acme, call, createPoll, expectProblem, h, usePollsApi } from '../../support/polls-api.js';
 
 /**
@@ -131,5 +132,39 @@ describe('a poll', () => {
       const after = await post('/slide', { pollId, type: 'short-answer', title: 'D' });
       expect(after.statusCode, after.body).toBe(201);
     });
+  });
+});
+
+describe('GET /polls', () => {
+  it(`ends a page early before its polls' stored bodies pass ${POLLS_PAGE_BYTES / 2 ** 20} MiB, and the next page goes on from there`, async () => {
+    const acct = await h.account({ name: 'Many translations' });
+    // Ten polls of about 0.9 MB of translations each: about 9 MB in all.
+    const text = 'x'.repeat(10_000);
+    const translations = Object.fromEntries(Array.from({ length: 90 }, (_, i) => [`t${i}`, text]));
+    const made: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const poll = await createPoll(acct, {
+        title: `Translated ${i}`,
+        languageSettings: { defaultLanguage: 'en', languages: { fr: { enabled: true, translations } } },
+      });
+      made.push(poll.id);
+    }
+    const list = (cursor?: string) =>
+      call('GET', `/polls?accountId=${acct.accountId}&limit=100${cursor ? `&startCursor=${cursor}` : ''}`, acct.key);
+    const first = await list();
+    expect(first.statusCode, first.body.slice(0, 300)).toBe(200);
+    const page = first.json() as { data: { id: string }[]; hasNextPage: boolean; endCursor: string };
+    expect(page.data.length).toBeGreaterThan(0);
+    expect(page.data.length).toBeLessThan(10);
+    expect(first.body.length).toBeLessThan(POLLS_PAGE_BYTES + 1024 * 1024);
+    expect(page.hasNextPage).toBe(true);
+    expect(page.endCursor).toBe(page.data[page.data.length - 1]!.id);
+    const rest = (await list(page.endCursor)).json() as { data: { id: string }[]; hasNextPage: boolean };
+    expect(rest.hasNextPage).toBe(false);
+    expect([...page.data, ...rest.data].map((p) => p.id)).toEqual([...made].sort());
+    // A submission's read of the polls leaves their translations behind.
+    const [read] = await h.deps.store.polls.getForSubmission([made[0]!]);
+    expect(read!.poll.title).toBe('Translated 0');
+    expect(read!.poll.languageSettings).toBeUndefined();
   });
 });

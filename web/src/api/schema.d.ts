@@ -785,7 +785,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List an account's polls */
+        /**
+         * List an account's polls
+         * @description A page ends early, with hasNextPage, before its polls' stored settings pass 8 MiB (a poll keeps up to 1 MiB of translations); one poll is always listed.
+         */
         get: {
             parameters: {
                 query: {

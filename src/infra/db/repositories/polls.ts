@@ -8,7 +8,7 @@ import { executeTogether } from '../pipelined-driver.js';
 
 /** A row as json_agg renders it: times arrive as strings. */
 type JsonRow<T> = Omit<Selectable<T>, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string };
-import { json, toPage } from './page.js';
+import { json } from './page.js';
 
 const toPoll = (r: Selectable<PollsTable>): PollRow => ({
   id: r.id,
@@ -39,7 +39,8 @@ function bodyOf(p: PollBody): PollBody {
 
 export function pollRepo(db: Kysely<DB>): PollRepo {
   // One round trip for a whole group of submissions: slides and webhooks come along as JSON
-  // arrays of their rows. `p.id COLLATE "default"`: a poll's id is in "C", its slides' and
+  // arrays of their rows. The poll's translations (up to 1 MiB), which no submission, payload
+  // or test event reads, stay behind. `p.id COLLATE "default"`: a poll's id is in "C", its slides' and
   // webhooks' poll_id in the default collation, and compared in "C" the lookup could not use
   // their poll_id indexes (a scan of every slide and webhook per poll; see docs/performance.md).
   async function forSubmission(ids: string[], lock: ReturnType<typeof sql>) {
@@ -47,7 +48,7 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
     const r = await sql<
       Selectable<PollsTable> & { slide_rows: JsonRow<SlidesTable>[]; webhook_rows: JsonRow<WebhooksTable>[] }
     >`
-      SELECT p.*,
+      SELECT p.id, p.account_id, p.title, p.is_visible, p.body - 'languageSettings' AS body, p.created_at, p.updated_at,
         (SELECT coalesce(json_agg(s ORDER BY s.idx, s.id), '[]'::json) FROM slides s WHERE s.poll_id = p.id COLLATE "default") AS slide_rows,
         (SELECT coalesce(json_agg(w ORDER BY w.id), '[]'::json) FROM webhooks w WHERE w.poll_id = p.id COLLATE "default") AS webhook_rows
       FROM polls p WHERE p.id = ANY(${ids}::text[])
@@ -139,14 +140,36 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
       const r = await db.selectFrom('deleted_polls').select('account_id').where('id', '=', id).executeTakeFirst();
       return r?.account_id;
     },
-    async listByAccount(accountId, page) {
-      let q = db.selectFrom('polls').selectAll().where('account_id', '=', accountId);
+    async listByAccount(accountId, page, maxBytes) {
+      // Sizes first, so that no more bodies are read than the page may hold.
+      let q = db
+        .selectFrom('polls')
+        .select(['id', sql<number>`octet_length(body::text)`.as('bytes')])
+        .where('account_id', '=', accountId);
       if (page.startCursor) q = q.where('id', '>', page.startCursor);
-      const rows = await q
+      const sizes = await q
         .orderBy('id')
         .limit(page.limit + 1)
         .execute();
-      return toPage(rows.map(toPoll), page);
+      const ids: string[] = [];
+      let total = 0;
+      for (const s of sizes.slice(0, page.limit)) {
+        if (ids.length && total + Number(s.bytes) > maxBytes) break;
+        total += Number(s.bytes);
+        ids.push(s.id);
+      }
+      const rows = ids.length
+        ? await db
+            .selectFrom('polls')
+            .selectAll()
+            .where('account_id', '=', accountId)
+            .where('id', 'in', ids)
+            .orderBy('id')
+            .execute()
+        : [];
+      // A poll deleted between the two reads is left out; the cursor still moves past it.
+      const endCursor = ids.length ? ids[ids.length - 1]! : null;
+      return { data: rows.map(toPoll), hasNextPage: sizes.length > ids.length, endCursor };
     },
   };
 }
