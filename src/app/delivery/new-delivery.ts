@@ -9,6 +9,12 @@ import type { PollRow } from '../ports/index.js';
 export type Target = { endpointId: string; webhookId: string | null; source: DeliverySource; url: string };
 
 /**
+ * The bodies made for one submission's targets, by event: each of its targets of one event (20
+ * complete webhooks, 50 Trigger webhook targets) is sent the same bytes, made once and held once.
+ */
+export type EventBodies = Map<EventType, { responses: readonly ResponseRow[]; body: string }>;
+
+/**
  * One event to one endpoint. The body is serialised here, once: every attempt sends these
  * exact bytes, so a consumer's signature check and deduplication see the same event.
  */
@@ -22,7 +28,29 @@ export function newDelivery(input: {
   type: EventType;
   target: Target;
   at: Date;
+  bodies?: EventBodies;
 }): NewDelivery {
+  const made = input.bodies?.get(input.type);
+  const body = made?.responses === input.responses ? made.body : eventBody(input);
+  if (!made) input.bodies?.set(input.type, { responses: input.responses, body });
+  return {
+    id: newId('dlv', input.at.getTime()),
+    accountId: input.poll.accountId,
+    pollId: input.poll.id,
+    webhookId: input.target.webhookId,
+    endpointId: input.target.endpointId,
+    source: input.target.source,
+    url: input.target.url,
+    participantId: input.participant.id,
+    type: input.type,
+    body,
+    createdAt: input.at,
+    nextAttemptAt: input.at,
+  };
+}
+
+/** The payload of one event, serialised. */
+function eventBody(input: Parameters<typeof newDelivery>[0]): string {
   const bySlide = new Map(input.slides.map((s) => [s.id, s]));
   const answers = input.responses.flatMap((r) => {
     const slide = bySlide.get(r.slideId);
@@ -45,18 +73,5 @@ export function newDelivery(input: {
     complete: input.participant.complete,
     at: input.at,
   });
-  return {
-    id: newId('dlv', input.at.getTime()),
-    accountId: input.poll.accountId,
-    pollId: input.poll.id,
-    webhookId: input.target.webhookId,
-    endpointId: input.target.endpointId,
-    source: input.target.source,
-    url: input.target.url,
-    participantId: input.participant.id,
-    type: input.type,
-    body: JSON.stringify(payload),
-    createdAt: input.at,
-    nextAttemptAt: input.at,
-  };
+  return JSON.stringify(payload);
 }

@@ -3,7 +3,7 @@ import { firingQuestionRules, firingSurveyRules, navigation } from '../../domain
 import type { Slide } from '../../domain/slide.js';
 import type { DeliverySource } from '../../domain/webhook.js';
 import type { NewDelivery } from '../../domain/delivery.js';
-import { newDelivery } from '../delivery/new-delivery.js';
+import { newDelivery, type EventBodies } from '../delivery/new-delivery.js';
 import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
 import type { PollRow, Store } from '../ports/index.js';
 
@@ -17,6 +17,8 @@ type Ctx = {
   all: ResponseRow[];
   newlyComplete: boolean;
   now: Date;
+  /** The submission's bodies made so far, which its targets of one event share. */
+  bodies?: EventBodies;
 };
 
 /**
@@ -87,6 +89,7 @@ export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
         type: t.type,
         target: { endpointId, webhookId: null, source: t.source, url: t.url },
         at: ctx.now,
+        bodies: ctx.bodies,
       }),
     );
   }

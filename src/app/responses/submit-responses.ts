@@ -13,7 +13,8 @@ import { newId, newRandomId } from '../../domain/ids.js';
 import { closedBySchedule } from '../../domain/schedule.js';
 import { NON_ANSWERABLE } from '../../domain/slide.js';
 import type { Batch, NewDelivery } from '../../domain/delivery.js';
-import { newDelivery } from '../delivery/new-delivery.js';
+import type { EventBodies } from '../delivery/new-delivery.js';
+import { forWebhooks } from './webhook-deliveries.js';
 import { planLogic } from './plan-logic.js';
 import { membershipOf } from '../access.js';
 import { authorize } from '../../domain/access.js';
@@ -237,8 +238,9 @@ async function writeGroup(
     const batches: Batch[] = [];
     const deliveries: NewDelivery[] = [];
     for (const w of work) {
-      forWebhooks(deps, w, now, batches, deliveries);
-      const logic = await planLogic(store, { ...w, now });
+      const bodies: EventBodies = new Map();
+      forWebhooks(deps, w, now, batches, deliveries, bodies);
+      const logic = await planLogic(store, { ...w, now, bodies });
       deliveries.push(...logic.deliveries);
       out[w.at] = {
         ok: true,
@@ -362,35 +364,4 @@ function merged(w: Work, stored: ParticipantRow, now: Date): ParticipantRow {
   return w.input.participantMetadata
     ? { ...stored, metadata: { ...stored.metadata, ...w.input.participantMetadata }, updatedAt: now }
     : stored;
-}
-
-function forWebhooks(deps: Deps, w: Work, now: Date, batches: Batch[], deliveries: NewDelivery[]): void {
-  const window = deps.delivery.batchWindowMs;
-  const ctx = { poll: w.poll, slides: w.slides, participant: w.participant, respondent: w.all };
-  for (const hook of w.webhooks) {
-    const target = { endpointId: hook.id, webhookId: hook.id, source: 'webhook' as const, url: hook.url };
-    if (hook.deliveryRule === 'complete') {
-      // "Send only if fully completed": once, when the respondent reaches the end.
-      if (w.newlyComplete)
-        deliveries.push(newDelivery({ ...ctx, responses: w.all, type: 'completed-survey', target, at: now }));
-    } else if (w.responses.length || w.newlyComplete) {
-      // "On every submission": one that stores no answer but completes the respondent goes out
-      // too, with no answers and `submissionsComplete: true`. One that changes nothing does not.
-      if (window === 0)
-        deliveries.push(newDelivery({ ...ctx, responses: w.responses, type: 'submitted-responses', target, at: now }));
-      else {
-        batches.push({
-          id: newId('bat', now.getTime()),
-          webhookId: hook.id,
-          endpointId: hook.id,
-          accountId: w.poll.accountId,
-          pollId: w.poll.id,
-          participantId: w.participant.id,
-          responseIds: w.responses.map((r) => r.id),
-          flushAt: new Date(now.getTime() + window),
-          createdAt: now,
-        });
-      }
-    }
-  }
 }

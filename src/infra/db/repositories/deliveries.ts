@@ -60,15 +60,38 @@ const toAttempt = (r: Selectable<AttemptsTable>): Attempt => ({
  * when the deliveries are there. A row with a lease token is queued as a claim leaves it:
  * leased for its first attempt until nextAttemptAt.
  */
-export function deliveryInserts(rows: readonly NewDelivery[]) {
+/** Each distinct body of a set of deliveries once (`bodies`), and each delivery's place among them, from 1 (`at`). */
+export type SharedBodies = { bodies: string[]; at: number[] };
+
+/**
+ * The bodies `rows` share, if any do: one event sent to several targets (a submission's
+ * complete webhooks and Trigger webhook targets) has one body of up to 1 MiB, which a statement's
+ * parameter would otherwise carry once per delivery. newDelivery hands an event's targets one
+ * string, so bodies are compared by identity with the last few distinct ones: no body is hashed.
+ */
+export function sharedBodies(rows: readonly NewDelivery[]): SharedBodies | undefined {
+  const bodies: string[] = [];
+  const at: number[] = [];
+  for (const r of rows) {
+    let i = bodies.length - 1;
+    while (i >= 0 && i >= bodies.length - 4 && bodies[i] !== r.body) i--;
+    if (i < 0 || i < bodies.length - 4) i = bodies.push(r.body) - 1;
+    at.push(i + 1);
+  }
+  return bodies.length < rows.length ? { bodies, at } : undefined;
+}
+
+export function deliveryInserts(rows: readonly NewDelivery[], shared?: SharedBodies) {
   const d = <T>(f: (x: NewDelivery) => T) => rows.map(f);
+  // With `shared`, each distinct body travels once and each row names its own by place.
+  const body = shared ? sql`(${shared.bodies}::text[])[v.body]` : sql`v.body`;
   return sql`new_deliveries AS (
       INSERT INTO deliveries (id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, status, body, created_at)
-      SELECT id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, 'pending', body, created_at
+      SELECT id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, 'pending', ${body}, created_at
       FROM unnest(
         ${d((x) => x.id)}::text[], ${d((x) => x.accountId)}::text[], ${d((x) => x.pollId)}::text[], ${d((x) => x.webhookId)}::text[],
         ${d((x) => x.endpointId)}::text[], ${d((x) => x.source)}::text[], ${d((x) => x.url)}::text[], ${d((x) => x.participantId)}::text[],
-        ${d((x) => x.type)}::text[], ${d((x) => x.body)}::text[], ${d((x) => iso(x.createdAt))}::timestamptz[]
+        ${d((x) => x.type)}::text[], ${shared ? sql`${shared.at}::int[]` : sql`${d((x) => x.body)}::text[]`}, ${d((x) => iso(x.createdAt))}::timestamptz[]
       ) AS v(id, account_id, poll_id, webhook_id, endpoint_id, source, url, participant_id, type, body, created_at)
     ), queued AS (
       INSERT INTO delivery_queue (delivery_id, next_attempt_at, lease_token, attempt_count)

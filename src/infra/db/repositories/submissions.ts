@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { SubmissionRepo } from '../../../app/ports/index.js';
 import type { DB, ParticipantsTable, ResponsesTable } from '../schema.js';
 import { executeThenCommit, executeTogether } from '../pipelined-driver.js';
-import { deliveryInserts } from './deliveries.js';
+import { deliveryInserts, sharedBodies } from './deliveries.js';
 import { cmp, iso, json } from './page.js';
 import { toParticipant } from './participants.js';
 import { metadataOnce, respondentAnswers } from './response-metadata.js';
@@ -160,11 +160,13 @@ export function submissionRepo(db: Kysely<DB>, opts: { commitEarly: boolean }): 
           ) AS v(id, webhook_id, endpoint_id, account_id, poll_id, participant_id, response_ids, flush_at, created_at)
           ON CONFLICT (webhook_id, participant_id) DO UPDATE SET response_ids = batches.response_ids || excluded.response_ids
         )`);
-      if (deliveries.length) ctes.push(deliveryInserts(deliveries));
-      // Named when it only inserts; each set of CTEs is a text of its own (b: batches, d: deliveries).
+      const shared = sharedBodies(deliveries);
+      if (deliveries.length) ctes.push(deliveryInserts(deliveries, shared));
+      // Named when it only inserts; each set of CTEs is a text of its own (b: batches, d:
+      // deliveries, s: with bodies shared).
       const named = participants.length
         ? ''
-        : `/* prepared:submission-outcome-${bs.length ? 'b' : ''}${deliveries.length ? 'd' : ''} */ `;
+        : `/* prepared:submission-outcome-${bs.length ? 'b' : ''}${deliveries.length ? 'd' : ''}${shared ? 's' : ''} */ `;
       const write = sql`${sql.raw(named)}WITH ${sql.join(ctes, sql`, `)} SELECT 1`;
       // The group's last statement: COMMIT goes with it, unless the transaction is another's (store.ts).
       if (opts.commitEarly) await executeThenCommit(db, write.compile(db)).catch(staleRead);
