@@ -35,23 +35,27 @@ export interface WebhookRepo {
   delete(id: string): Promise<boolean>;
 }
 
+/** A logic-triggered endpoint as first made: its key (account, poll, source, slide, URL) and a new id. */
+export type LogicEndpoint = Omit<
+  Endpoint,
+  | 'state'
+  | 'lastSuccessAt'
+  | 'lastGivenUpAt'
+  | 'lastFailure'
+  | 'alertEmailsSent'
+  | 'lastAlertAt'
+  | 'webhookId'
+  | 'quietSince'
+>;
+
 export interface EndpointRepo {
   insert(e: Endpoint): Promise<void>;
   getMany(accountId: string, ids: string[]): Promise<Endpoint[]>;
-  /** The endpoint of a logic-triggered URL, made on first use. */
-  ensureLogic(
-    e: Omit<
-      Endpoint,
-      | 'state'
-      | 'lastSuccessAt'
-      | 'lastGivenUpAt'
-      | 'lastFailure'
-      | 'alertEmailsSent'
-      | 'lastAlertAt'
-      | 'webhookId'
-      | 'quietSince'
-    >,
-  ): Promise<string>;
+  /**
+   * The endpoints of logic-triggered URLs, made on first use: their ids, in the order asked.
+   * One lookup for all of them, however many a submission fires.
+   */
+  ensureLogic(es: readonly LogicEndpoint[]): Promise<string[]>;
   /**
    * A delivery to the endpoint given up on. With `url`, the one the attempt went to, only while
    * the endpoint still points there: a failure of its old URL says nothing of a new one.

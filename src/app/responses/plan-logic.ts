@@ -70,9 +70,9 @@ export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
     }
   }
 
-  const deliveries: NewDelivery[] = [];
-  for (const t of targets.values()) {
-    const endpointId = await store.endpoints.ensureLogic({
+  const fired = [...targets.values()];
+  const endpointIds = await store.endpoints.ensureLogic(
+    fired.map((t) => ({
       id: newId('end', ctx.now.getTime()),
       accountId: ctx.poll.accountId,
       pollId: ctx.poll.id,
@@ -80,7 +80,11 @@ export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
       slideId: t.slideId,
       url: t.url,
       createdAt: ctx.now,
-    });
+    })),
+  );
+  const deliveries: NewDelivery[] = [];
+  for (const [i, t] of fired.entries()) {
+    const endpointId = endpointIds[i]!;
     deliveries.push(
       newDelivery({
         ...ctx,

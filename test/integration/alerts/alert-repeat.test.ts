@@ -319,15 +319,19 @@ describe('a Trigger webhook action removed while its endpoint is due an alert', 
       expect(res.statusCode, res.body).toBe(200);
     };
     await setActions([{ on: 'complete', action: { type: 'trigger-webhook', url } }]);
-    const endpointId = await h.deps.store.endpoints.ensureLogic({
-      id: 'end_removed_action',
-      accountId: acct.accountId,
-      pollId: poll.pollId,
-      source: 'survey-logic',
-      slideId: null,
-      url,
-      createdAt: h.clock.now(),
-    });
+    const endpointId = (
+      await h.deps.store.endpoints.ensureLogic([
+        {
+          id: 'end_removed_action',
+          accountId: acct.accountId,
+          pollId: poll.pollId,
+          source: 'survey-logic',
+          slideId: null,
+          url,
+          createdAt: h.clock.now(),
+        },
+      ])
+    )[0]!;
     await h.deps.store.endpoints.recordGivenUp(endpointId, h.clock.now(), 'HTTP 404');
     // A delivery to it lost, as a give-up records one.
     await sql`INSERT INTO deliveries (id, account_id, poll_id, endpoint_id, source, url, participant_id, type, status, body, created_at, finished_at)

@@ -149,10 +149,36 @@ describe('logic endpoints', () => {
       url: HOOK_URL,
       createdAt: new Date(),
     };
-    const ofA = await h.deps.store.endpoints.ensureLogic({ ...base, id: 'end_a', accountId: a.accountId });
-    const ofB = await h.deps.store.endpoints.ensureLogic({ ...base, id: 'end_b', accountId: b.accountId });
-    expect([ofA, ofB]).toEqual(['end_a', 'end_b']);
-    expect(await h.deps.store.endpoints.ensureLogic({ ...base, id: 'end_c', accountId: b.accountId })).toBe('end_b');
+    const ofA = await h.deps.store.endpoints.ensureLogic([{ ...base, id: 'end_a', accountId: a.accountId }]);
+    const ofB = await h.deps.store.endpoints.ensureLogic([{ ...base, id: 'end_b', accountId: b.accountId }]);
+    expect([ofA, ofB]).toEqual([['end_a'], ['end_b']]);
+    expect(await h.deps.store.endpoints.ensureLogic([{ ...base, id: 'end_c', accountId: b.accountId }])).toEqual([
+      'end_b',
+    ]);
     expect(await h.deps.store.endpoints.getMany(b.accountId, ['end_a', 'end_b'])).toHaveLength(1);
+  });
+
+  it('are found or made all at once, each key once, in the order asked', async () => {
+    const at = new Date();
+    const of = (id: string, url: string, slideId: string | null = null) => ({
+      id,
+      accountId: a.accountId,
+      pollId: 'poll_many_targets',
+      source: slideId ? ('question-logic' as const) : ('survey-logic' as const),
+      slideId,
+      url,
+      createdAt: at,
+    });
+    expect(await h.deps.store.endpoints.ensureLogic([of('end_m0', `${HOOK_URL}/0`)])).toEqual(['end_m0']);
+    // One known, two new (one of them asked twice), and a question's target at a URL a survey rule has too.
+    const ids = await h.deps.store.endpoints.ensureLogic([
+      of('end_m1', `${HOOK_URL}/1`),
+      of('end_mx', `${HOOK_URL}/0`),
+      of('end_m2', `${HOOK_URL}/2`),
+      of('end_m1b', `${HOOK_URL}/1`),
+      of('end_mq', `${HOOK_URL}/0`, 'sld_question'),
+    ]);
+    expect(ids).toEqual(['end_m1', 'end_m0', 'end_m2', 'end_m1', 'end_mq']);
+    expect(await h.deps.store.endpoints.getMany(a.accountId, ['end_mx', 'end_m1b'])).toEqual([]);
   });
 });
