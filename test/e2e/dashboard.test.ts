@@ -569,6 +569,14 @@ describe('dashboard at /app', () => {
     await page.getByLabel('Created after').fill('2999-01-01T00:00:00');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByText('No responses in this time range.').waitFor();
+    // The export follows the time range applied: none of its answers are in it.
+    const [ranged] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV of this time range' }).click(),
+    ]);
+    const rangedCsv = readFileSync((await ranged.path())!, 'utf8');
+    expect(rangedCsv.slice(1).split('\n')[0]).toMatch(/^responseId,participantId,slideId/);
+    expect(rangedCsv).not.toContain(',ann,');
     await page.getByRole('button', { name: 'Clear' }).click();
     await page.locator('table tbody tr', { hasText: 'Great' }).waitFor();
     await shot('06-responses');

@@ -22,7 +22,7 @@ function size(bytes: number): string {
   return bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** A poll's responses with time filters and cursor paging; CSV export of all of them. */
+/** A poll's responses with time filters and cursor paging; CSV export of them, in the time range applied. */
 export function Responses({ pollId }: { pollId: string }) {
   const { api } = useSession();
   const [after, setAfter] = useState('');
@@ -40,7 +40,12 @@ export function Responses({ pollId }: { pollId: string }) {
   const exported = useAction(async () => {
     setReceived(0);
     // With a byte order mark: the file is for a person, whose spreadsheet reads it as UTF-8 only so.
-    const { blob, filename } = await api.download('/responses/export', { pollId, bom: true }, setReceived);
+    const { createdAfter, createdBefore } = filters;
+    const { blob, filename } = await api.download(
+      '/responses/export',
+      { pollId, bom: true, createdAfter, createdBefore },
+      setReceived,
+    );
     saveBlob(blob, filename);
   });
 
@@ -65,7 +70,11 @@ export function Responses({ pollId }: { pollId: string }) {
       <div className="row">
         <h2 id="responses-title">Responses</h2>
         <button type="button" onClick={() => void exported.go()} disabled={exported.busy}>
-          {exported.busy ? `Exporting…${received ? ` ${size(received)}` : ''}` : 'Export CSV'}
+          {exported.busy
+            ? `Exporting…${received ? ` ${size(received)}` : ''}`
+            : filters.createdAfter || filters.createdBefore
+              ? 'Export CSV of this time range'
+              : 'Export CSV'}
         </button>
       </div>
       <ErrorNote>{exported.error}</ErrorNote>
