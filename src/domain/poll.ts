@@ -60,7 +60,7 @@ export type PollInput = {
 /** Caps of a poll's languageSettings: the request schema's, and a translations merge's result. */
 export const MAX_LANGUAGES = 100;
 export const MAX_TRANSLATIONS = 2000;
-/** The most a poll's languageSettings may hold as JSON: the whole poll is read on every submission. */
+/** The most a poll's languageSettings may hold as JSON: `GET /poll` and `GET /polls` answer it whole. */
 export const MAX_LANGUAGE_SETTINGS_BYTES = 1_048_576;
 
 export function cleanTitle(raw: string): string {

@@ -4,7 +4,7 @@ import type { Slide } from '../../domain/slide.js';
 import type { DeliverySource } from '../../domain/webhook.js';
 import type { NewDelivery } from '../../domain/delivery.js';
 import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
-import type { PollRow } from '../ports/index.js';
+import type { SubmittedPoll } from '../ports/index.js';
 
 export type Target = { endpointId: string; webhookId: string | null; source: DeliverySource; url: string };
 
@@ -19,7 +19,7 @@ export type EventBodies = Map<EventType, { responses: readonly ResponseRow[]; bo
  * exact bytes, so a consumer's signature check and deduplication see the same event.
  */
 export function newDelivery(input: {
-  poll: PollRow;
+  poll: SubmittedPoll;
   slides: readonly Slide[];
   participant: ParticipantRow;
   responses: readonly ResponseRow[];

@@ -5,7 +5,9 @@ import type { Page, PageRequest } from './common.js';
 
 export type PollRow = Omit<Poll, 'slides'>;
 
-export type PollForSubmission = { poll: PollRow; slides: Slide[]; webhooks: Webhook[] };
+/** A poll as a submission reads it: without its translations, which no submission or payload uses. */
+export type SubmittedPoll = Omit<PollRow, 'languageSettings'>;
+export type PollForSubmission = { poll: SubmittedPoll; slides: Slide[]; webhooks: Webhook[] };
 
 export interface PollRepo {
   /**

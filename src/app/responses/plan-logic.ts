@@ -5,12 +5,20 @@ import type { DeliverySource } from '../../domain/webhook.js';
 import type { NewDelivery } from '../../domain/delivery.js';
 import { newDelivery, type EventBodies } from '../delivery/new-delivery.js';
 import type { ParticipantRow, ResponseRow } from '../../domain/response.js';
-import type { PollRow, Store } from '../ports/index.js';
+import type { LogicEndpoint, SubmittedPoll } from '../ports/index.js';
 
-export type LogicPlan = { nextSlideId: string | null; ended: boolean; deliveries: NewDelivery[] };
+/** A Trigger webhook action whose conditions hold: a delivery to its URL's endpoint. */
+export type LogicTarget = {
+  source: DeliverySource;
+  slideId: string | null;
+  url: string;
+  type: 'submitted-responses' | 'completed-survey';
+};
+
+export type LogicPlan = { nextSlideId: string | null; ended: boolean; targets: LogicTarget[] };
 
 type Ctx = {
-  poll: PollRow;
+  poll: SubmittedPoll;
   slides: Slide[];
   participant: ParticipantRow;
   responses: ResponseRow[];
@@ -23,15 +31,12 @@ type Ctx = {
 
 /**
  * Question logic and survey action logic for one submission: trigger-webhook actions whose
- * conditions hold become deliveries (same payload, signature and ladder as saved webhooks),
- * and the other actions tell the widget what comes next. The caller stores the deliveries.
+ * conditions hold are its targets (logicDeliveries makes their deliveries, with the same payload,
+ * signature and ladder as saved webhooks), and the other actions tell the widget what comes next.
  */
-export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
+export function planLogic(ctx: Ctx): LogicPlan {
   const bySlide = new Map(ctx.slides.map((s) => [s.id, s]));
-  const targets = new Map<
-    string,
-    { source: DeliverySource; slideId: string | null; url: string; type: 'submitted-responses' | 'completed-survey' }
-  >();
+  const targets = new Map<string, LogicTarget>();
   let nav = { nextSlideId: null as string | null, ended: false };
 
   for (const r of ctx.responses) {
@@ -70,32 +75,35 @@ export async function planLogic(store: Store, ctx: Ctx): Promise<LogicPlan> {
     }
   }
 
-  const fired = [...targets.values()];
-  const endpointIds = await store.endpoints.ensureLogic(
-    fired.map((t) => ({
-      id: newId('end', ctx.now.getTime()),
-      accountId: ctx.poll.accountId,
-      pollId: ctx.poll.id,
-      source: t.source,
-      slideId: t.slideId,
-      url: t.url,
-      createdAt: ctx.now,
-    })),
+  return { ...nav, targets: [...targets.values()] };
+}
+
+/** The endpoint a target is sent to, as made on its first use (EndpointRepo.ensureLogic). */
+export const logicEndpoint = (poll: { id: string; accountId: string }, t: LogicTarget, now: Date): LogicEndpoint => ({
+  id: newId('end', now.getTime()),
+  accountId: poll.accountId,
+  pollId: poll.id,
+  source: t.source,
+  slideId: t.slideId,
+  url: t.url,
+  createdAt: now,
+});
+
+/** One submission's deliveries to its targets, each to its endpoint (`endpointIds`, in order). */
+export function logicDeliveries(
+  ctx: Ctx,
+  targets: readonly LogicTarget[],
+  endpointIds: readonly string[],
+): NewDelivery[] {
+  return targets.map((t, i) =>
+    newDelivery({
+      ...ctx,
+      responses: t.type === 'completed-survey' ? ctx.all : ctx.responses,
+      respondent: ctx.all,
+      type: t.type,
+      target: { endpointId: endpointIds[i]!, webhookId: null, source: t.source, url: t.url },
+      at: ctx.now,
+      bodies: ctx.bodies,
+    }),
   );
-  const deliveries: NewDelivery[] = [];
-  for (const [i, t] of fired.entries()) {
-    const endpointId = endpointIds[i]!;
-    deliveries.push(
-      newDelivery({
-        ...ctx,
-        responses: t.type === 'completed-survey' ? ctx.all : ctx.responses,
-        respondent: ctx.all,
-        type: t.type,
-        target: { endpointId, webhookId: null, source: t.source, url: t.url },
-        at: ctx.now,
-        bodies: ctx.bodies,
-      }),
-    );
-  }
-  return { ...nav, deliveries };
 }

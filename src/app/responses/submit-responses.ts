@@ -15,7 +15,7 @@ import { NON_ANSWERABLE } from '../../domain/slide.js';
 import type { Batch, NewDelivery } from '../../domain/delivery.js';
 import type { EventBodies } from '../delivery/new-delivery.js';
 import { forWebhooks } from './webhook-deliveries.js';
-import { planLogic } from './plan-logic.js';
+import { logicDeliveries, logicEndpoint, planLogic } from './plan-logic.js';
 import { membershipOf } from '../access.js';
 import { authorize } from '../../domain/access.js';
 import type { Caller, Deps, PollForSubmission, Store } from '../ports/index.js';
@@ -237,11 +237,18 @@ async function writeGroup(
 
     const batches: Batch[] = [];
     const deliveries: NewDelivery[] = [];
-    for (const w of work) {
+    const plans = work.map((w) => planLogic({ ...w, now }));
+    // The endpoints of every target the group fires, at once and in key order (endpoints.ts).
+    const endpointIds = await store.endpoints.ensureLogic(
+      plans.flatMap((p, i) => p.targets.map((t) => logicEndpoint(work[i]!.poll, t, now))),
+    );
+    let taken = 0;
+    for (const [i, w] of work.entries()) {
       const bodies: EventBodies = new Map();
       forWebhooks(deps, w, now, batches, deliveries, bodies);
-      const logic = await planLogic(store, { ...w, now, bodies });
-      deliveries.push(...logic.deliveries);
+      const logic = plans[i]!;
+      const ids = endpointIds.slice(taken, (taken += logic.targets.length));
+      deliveries.push(...logicDeliveries({ ...w, now, bodies }, logic.targets, ids));
       out[w.at] = {
         ok: true,
         value: {

@@ -10,14 +10,31 @@ import { createWebhook, visiblePoll } from '../../support/fixtures.js';
 let h: Harness;
 let acct: TestAccount;
 beforeAll(async () => {
-  h = await harness();
+  // No batch window: a partial webhook's delivery is made with the submission, beside the others.
+  h = await harness({ delivery: { batchWindowMs: 0 } });
   acct = await h.account();
 });
 afterAll(() => h?.close());
 
 describe('deliveries of one event to many targets', () => {
-  it('are each stored with the event body, complete webhooks and Trigger webhook targets alike', async () => {
+  it("are each stored with their event's body: complete webhooks and survey targets one, the partial webhook and the question's target the other", async () => {
     const poll = await visiblePoll(h, acct);
+    const question = await h.app.inject({
+      method: 'POST',
+      url: '/slide/update',
+      headers: bearer(acct.key),
+      payload: {
+        slideId: poll.q1,
+        logic: [
+          {
+            match: 'all',
+            conditions: [{ op: 'answered' }],
+            action: { type: 'trigger-webhook', url: 'https://hooks.example.com/question' },
+          },
+        ],
+      },
+    });
+    expect(question.statusCode, question.body).toBe(200);
     for (let i = 0; i < 3; i++)
       await createWebhook(h, acct, poll.pollId, `https://hooks.example.com/complete/${i}`, 'complete');
     await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/partial', 'partial');
@@ -35,8 +52,7 @@ describe('deliveries of one event to many targets', () => {
       },
     });
     expect(logic.statusCode, logic.body).toBe(200);
-    // Large enough that a copy per target would show: about 200 KB of answers.
-    const long = 'long answer '.repeat(8_000);
+    const long = 'long answer '.repeat(1_000);
     const submitted = await h.app.inject({
       method: 'POST',
       url: '/participant/responses',
@@ -57,9 +73,12 @@ describe('deliveries of one event to many targets', () => {
     const [first] = completed;
     expect(JSON.parse(first!.body)).toMatchObject({ type: 'completed-survey', pollId: poll.pollId });
     for (const r of completed) expect(r.body).toBe(first!.body);
-    // The partial webhook's event is its own.
-    const partial = rows.filter((r) => r.url.endsWith('/partial'));
-    if (partial.length) expect(JSON.parse(partial[0]!.body).type).toBe('submitted-responses');
+    // The submission's own event: to the partial webhook and to the question's target.
+    const own = rows.filter((r) => r.type === 'submitted-responses');
+    expect(own.map((r) => r.url)).toEqual(['https://hooks.example.com/partial', 'https://hooks.example.com/question']);
+    expect(JSON.parse(own[0]!.body)).toMatchObject({ type: 'submitted-responses', pollId: poll.pollId });
+    expect(own[1]!.body).toBe(own[0]!.body);
+    expect(rows).toHaveLength(7);
   });
 });
 

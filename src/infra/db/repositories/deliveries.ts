@@ -54,20 +54,15 @@ const toAttempt = (r: Selectable<AttemptsTable>): Attempt => ({
   responseExcerpt: r.response_excerpt,
 });
 
-/**
- * CTEs that insert deliveries with their queue rows, for a statement of the caller's (which
- * commits both or neither). The queue rows' foreign key is checked at the end of the statement,
- * when the deliveries are there. A row with a lease token is queued as a claim leaves it:
- * leased for its first attempt until nextAttemptAt.
- */
 /** Each distinct body of a set of deliveries once (`bodies`), and each delivery's place among them, from 1 (`at`). */
 export type SharedBodies = { bodies: string[]; at: number[] };
 
 /**
  * The bodies `rows` share, if any do: one event sent to several targets (a submission's
  * complete webhooks and Trigger webhook targets) has one body of up to 1 MiB, which a statement's
- * parameter would otherwise carry once per delivery. newDelivery hands an event's targets one
- * string, so bodies are compared by identity with the last few distinct ones: no body is hashed.
+ * parameter would otherwise carry once per delivery. Each body is compared with the last few
+ * distinct ones only, not hashed: newDelivery hands an event's targets one string, which `===`
+ * matches at once, and distinct bodies differ within their first few dozen characters.
  */
 export function sharedBodies(rows: readonly NewDelivery[]): SharedBodies | undefined {
   const bodies: string[] = [];
@@ -81,6 +76,12 @@ export function sharedBodies(rows: readonly NewDelivery[]): SharedBodies | undef
   return bodies.length < rows.length ? { bodies, at } : undefined;
 }
 
+/**
+ * CTEs that insert deliveries with their queue rows, for a statement of the caller's (which
+ * commits both or neither). The queue rows' foreign key is checked at the end of the statement,
+ * when the deliveries are there. A row with a lease token is queued as a claim leaves it:
+ * leased for its first attempt until nextAttemptAt.
+ */
 export function deliveryInserts(rows: readonly NewDelivery[], shared?: SharedBodies) {
   const d = <T>(f: (x: NewDelivery) => T) => rows.map(f);
   // With `shared`, each distinct body travels once and each row names its own by place.

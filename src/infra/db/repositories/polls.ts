@@ -141,7 +141,8 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
       return r?.account_id;
     },
     async listByAccount(accountId, page, maxBytes) {
-      // Sizes first, so that no more bodies are read than the page may hold.
+      // Sizes first (PostgreSQL renders each listed body to count it), so that only the bodies
+      // the page may hold come to this process.
       let q = db
         .selectFrom('polls')
         .select(['id', sql<number>`octet_length(body::text)`.as('bytes')])

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { DELIVERY_STATUSES, type DeliveryStatus } from '../../api/types';
+import { DELIVERY_STATUSES, type AnswerOf, type DeliveryStatus } from '../../api/types';
 import { isoFromLocal, RoleNotice } from '../../ui/components';
 import { afterLabels, useCursorPages, useLoad } from '../../ui/hooks';
 import { Link } from '../../ui/router';
@@ -9,6 +9,8 @@ import { CreatedWindow, DeliveryLogResults } from '../poll/deliveries/DeliveryLo
 import { RefreshControls, useRefresh } from '../poll/deliveries/Refresh';
 import '../poll/deliveries/deliveries.css';
 import './deliveries-page.css';
+
+type PollsPage = AnswerOf<'get', '/polls'>;
 
 const FAILED: DeliveryStatus[] = ['rejected', 'given_up'];
 
@@ -32,11 +34,22 @@ function AccountDeliveries() {
   const [open, setOpen] = useState<string | null>(null);
   const pages = useCursorPages();
 
-  // Poll titles for the Poll column: the account's first 100 polls; any other shows its id.
-  const polls = useLoad(
-    () => api.get('/polls', { accountId: account.accountId, limit: 100 }).then((r) => r.data),
-    account.accountId,
-  );
+  // Poll titles for the Poll column: the account's first 100 polls, over as many pages as the
+  // API gives them in (a page ends early past 8 MiB of settings); any other shows its id.
+  const polls = useLoad(async () => {
+    const found: PollsPage['data'] = [];
+    let cursor: string | null = null;
+    do {
+      const page: PollsPage = await api.get('/polls', {
+        accountId: account.accountId,
+        limit: 100,
+        startCursor: cursor,
+      });
+      found.push(...page.data);
+      cursor = page.hasNextPage ? page.endCursor : null;
+    } while (cursor && found.length < 100);
+    return found.slice(0, 100);
+  }, account.accountId);
   const fromIso = isoFromLocal(from);
   const toIso = isoFromLocal(to);
   const status = statuses.join(',');
