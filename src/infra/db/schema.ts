@@ -61,6 +61,8 @@ export interface PollsTable {
   title: string;
   is_visible: boolean;
   body: Json<Record<string, unknown>>;
+  /** octet_length(body::text), kept by a trigger (migration 027); null for a poll stored before it. */
+  body_bytes: Generated<number | null>;
   created_at: Time;
   updated_at: Time;
 }

@@ -162,6 +162,22 @@ describe('GET /polls', () => {
     const rest = (await list(page.endCursor)).json() as { data: { id: string }[]; hasNextPage: boolean };
     expect(rest.hasNextPage).toBe(false);
     expect([...page.data, ...rest.data].map((p) => p.id)).toEqual([...made].sort());
+    // The sizes are kept with the polls as they are written (migration 027), and are what a page
+    // is cut by: the first poll weighed as 8 MiB leaves the next to the next page.
+    const stamped = await call('POST', '/poll/update', acct.key, {
+      pollId: made[1],
+      languageSettings: { defaultLanguage: 'en', languages: { de: { enabled: true, translations: { t0: 'kurz' } } } },
+    });
+    expect(stamped.statusCode, stamped.body).toBe(200);
+    const sizes = await sql<{ kept: number | null; printed: number }>`
+      SELECT body_bytes AS kept, octet_length(body::text) AS printed FROM polls WHERE id = ANY(${made}::text[])`.execute(
+      h.database.db,
+    );
+    expect(sizes.rows).toHaveLength(10);
+    for (const s of sizes.rows) expect(s.kept).toBe(s.printed);
+    await sql`UPDATE polls SET body_bytes = ${POLLS_PAGE_BYTES} WHERE id = ${made[0]}`.execute(h.database.db);
+    const cut = (await list()).json() as { data: { id: string }[]; hasNextPage: boolean; endCursor: string };
+    expect([cut.data.map((p) => p.id), cut.hasNextPage, cut.endCursor]).toEqual([[made[0]], true, made[0]]);
     // A submission's read of the polls leaves their translations behind.
     const [read] = await h.deps.store.polls.getForSubmission([made[0]!]);
     expect(read!.poll.title).toBe('Translated 0');

@@ -141,11 +141,11 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
       return r?.account_id;
     },
     async listByAccount(accountId, page, maxBytes) {
-      // Sizes first (PostgreSQL renders each listed body to count it), so that only the bodies
-      // the page may hold come to this process.
+      // Sizes first, as the trigger of migration 027 keeps them, so that only the bodies the page
+      // may hold are read; a poll stored before it is counted here.
       let q = db
         .selectFrom('polls')
-        .select(['id', sql<number>`octet_length(body::text)`.as('bytes')])
+        .select(['id', sql<number>`coalesce(body_bytes, octet_length(body::text))`.as('bytes')])
         .where('account_id', '=', accountId);
       if (page.startCursor) q = q.where('id', '>', page.startCursor);
       const sizes = await q

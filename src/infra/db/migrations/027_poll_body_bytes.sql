@@ -1,0 +1,14 @@
+-- A poll's stored settings, in bytes as PostgreSQL prints them, so that `GET /polls` can end a
+-- page before 8 MiB of them without printing every listed poll to count it (docs/operations.md,
+-- "Memory"). A trigger keeps it, so every writer does; a poll stored before this migration has
+-- none, and is counted when listed (or when next written).
+ALTER TABLE polls ADD COLUMN body_bytes integer;
+
+CREATE FUNCTION count_poll_body_bytes() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.body_bytes := octet_length(NEW.body::text);
+  RETURN NEW;
+END $$;
+
+CREATE TRIGGER polls_body_bytes BEFORE INSERT OR UPDATE OF body ON polls
+  FOR EACH ROW EXECUTE FUNCTION count_poll_body_bytes();
