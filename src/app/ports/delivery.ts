@@ -53,7 +53,7 @@ export interface EndpointRepo {
   getMany(accountId: string, ids: string[]): Promise<Endpoint[]>;
   /**
    * The endpoints of logic-triggered URLs, made on first use: their ids, in the order asked.
-   * One lookup for all of them, however many a submission fires.
+   * One lookup for all of them, however many a group of submissions fires.
    */
   ensureLogic(es: readonly LogicEndpoint[]): Promise<string[]>;
   /**

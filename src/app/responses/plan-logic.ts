@@ -78,7 +78,7 @@ export function planLogic(ctx: Ctx): LogicPlan {
   return { ...nav, targets: [...targets.values()] };
 }
 
-/** The endpoint a target is sent to, as made on its first use (EndpointRepo.ensureLogic). */
+/** The endpoint a target is sent to, as made on its first use. */
 export const logicEndpoint = (poll: { id: string; accountId: string }, t: LogicTarget, now: Date): LogicEndpoint => ({
   id: newId('end', now.getTime()),
   accountId: poll.accountId,

@@ -238,7 +238,7 @@ async function writeGroup(
     const batches: Batch[] = [];
     const deliveries: NewDelivery[] = [];
     const plans = work.map((w) => planLogic({ ...w, now }));
-    // The endpoints of every target the group fires, at once and in key order (endpoints.ts).
+    // The endpoints of every target the group fires, at once, new ones made in key order.
     const endpointIds = await store.endpoints.ensureLogic(
       plans.flatMap((p, i) => p.targets.map((t) => logicEndpoint(work[i]!.poll, t, now))),
     );

@@ -61,7 +61,7 @@ export interface PollsTable {
   title: string;
   is_visible: boolean;
   body: Json<Record<string, unknown>>;
-  /** octet_length(body::text), kept by a trigger (migration 027); null for a poll stored before it. */
+  /** octet_length(body::text), kept by a trigger; null only for a poll an older process wrote. */
   body_bytes: Generated<number | null>;
   created_at: Time;
   updated_at: Time;

@@ -166,7 +166,11 @@ describe('GET /polls', () => {
     // is cut by: the first poll weighed as 8 MiB leaves the next to the next page.
     const stamped = await call('POST', '/poll/update', acct.key, {
       pollId: made[1],
-      languageSettings: { defaultLanguage: 'en', languages: { de: { enabled: true, translations: { t0: 'kurz' } } } },
+      // Its translations rewritten, as large as before and a little larger.
+      languageSettings: {
+        defaultLanguage: 'en',
+        languages: { de: { enabled: true, translations: { ...translations, extra: 'y'.repeat(5_000) } } },
+      },
     });
     expect(stamped.statusCode, stamped.body).toBe(200);
     const sizes = await sql<{ kept: number | null; printed: number }>`
@@ -175,9 +179,16 @@ describe('GET /polls', () => {
     );
     expect(sizes.rows).toHaveLength(10);
     for (const s of sizes.rows) expect(s.kept).toBe(s.printed);
+    const listed = async () => ((await list()).json() as { data: { id: string }[] }).data.map((p) => p.id);
+    const byKept = await listed();
+    expect(byKept.length).toBeLessThan(10);
+    // A poll without a kept size (one an older process wrote) is counted as it is listed.
+    await sql`UPDATE polls SET body_bytes = NULL WHERE id = ANY(${made}::text[])`.execute(h.database.db);
+    expect(await listed()).toEqual(byKept);
     await sql`UPDATE polls SET body_bytes = ${POLLS_PAGE_BYTES} WHERE id = ${made[0]}`.execute(h.database.db);
     const cut = (await list()).json() as { data: { id: string }[]; hasNextPage: boolean; endCursor: string };
     expect([cut.data.map((p) => p.id), cut.hasNextPage, cut.endCursor]).toEqual([[made[0]], true, made[0]]);
+
     // A submission's read of the polls leaves their translations behind.
     const [read] = await h.deps.store.polls.getForSubmission([made[0]!]);
     expect(read!.poll.title).toBe('Translated 0');

@@ -52,19 +52,31 @@ describe('deliveries of one event to many targets', () => {
       },
     });
     expect(logic.statusCode, logic.body).toBe(200);
-    const long = 'long answer '.repeat(1_000);
-    const submitted = await h.app.inject({
-      method: 'POST',
-      url: '/participant/responses',
-      payload: { pollId: poll.pollId, complete: true, answers: [{ slideId: poll.q1, value: long.slice(0, 9_999) }] },
+    // An earlier submission first, so that the completion's answers (all of the respondent's)
+    // and this submission's own differ.
+    const send = async (payload: object) => {
+      const res = await h.app.inject({ method: 'POST', url: '/participant/responses', payload });
+      expect(res.statusCode, res.body).toBe(201);
+    };
+    await send({
+      pollId: poll.pollId,
+      participantId: 'ann',
+      answers: [{ slideId: poll.q2, value: 'ann@example.com' }],
     });
-    expect(submitted.statusCode, submitted.body).toBe(201);
+    const long = 'long answer '.repeat(1_000).slice(0, 9_999);
+    await send({
+      pollId: poll.pollId,
+      participantId: 'ann',
+      complete: true,
+      answers: [{ slideId: poll.q1, value: long }],
+    });
     const rows = await h.database.db
       .selectFrom('deliveries')
       .select(['url', 'type', 'body'])
       .where('poll_id', '=', poll.pollId)
       .orderBy('url')
       .execute();
+    const answered = (r: { body: string }) => Object.keys(JSON.parse(r.body).responses).sort();
     const completed = rows.filter((r) => r.type === 'completed-survey');
     expect(completed.map((r) => r.url)).toEqual([
       ...[0, 1, 2].map((i) => `https://hooks.example.com/complete/${i}`),
@@ -72,13 +84,15 @@ describe('deliveries of one event to many targets', () => {
     ]);
     const [first] = completed;
     expect(JSON.parse(first!.body)).toMatchObject({ type: 'completed-survey', pollId: poll.pollId });
+    expect(answered(first!)).toEqual([poll.q1, poll.q2].sort());
     for (const r of completed) expect(r.body).toBe(first!.body);
-    // The submission's own event: to the partial webhook and to the question's target.
-    const own = rows.filter((r) => r.type === 'submitted-responses');
+    // The last submission's own event: to the partial webhook and to the question's target.
+    const own = rows.filter((r) => r.type === 'submitted-responses' && answered(r).includes(poll.q1));
     expect(own.map((r) => r.url)).toEqual(['https://hooks.example.com/partial', 'https://hooks.example.com/question']);
-    expect(JSON.parse(own[0]!.body)).toMatchObject({ type: 'submitted-responses', pollId: poll.pollId });
+    expect(answered(own[0]!)).toEqual([poll.q1]);
     expect(own[1]!.body).toBe(own[0]!.body);
-    expect(rows).toHaveLength(7);
+    // And the first submission's, to the partial webhook alone.
+    expect(rows).toHaveLength(8);
   });
 });
 

@@ -177,6 +177,68 @@ describe('a group of submissions', () => {
   });
 });
 
+describe('Trigger webhook targets fired by a group', () => {
+  it('send each delivery to the endpoint of its own poll, source and URL, one endpoint per target', async () => {
+    const logicOn = async (pollId: string, urls: string[]) => {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/poll/update',
+        headers: { authorization: `Bearer ${acme.key}` },
+        payload: {
+          pollId,
+          actionLogic: urls.map((url) => ({ on: 'complete', action: { type: 'trigger-webhook', url } })),
+        },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    const one = await visiblePoll(h, acme);
+    const two = await visiblePoll(h, acme);
+    await logicOn(one.pollId, ['https://hooks.example.com/shared', 'https://hooks.example.com/one']);
+    await logicOn(two.pollId, ['https://hooks.example.com/shared']);
+    const sub = (pollId: string, slideId: string, complete: boolean): Submission => ({
+      caller: null,
+      input: { pollId, answers: [{ slideId, value: 'hi' }], complete },
+    });
+    // Fire 0, 2, 1 and 2 targets: the second and fourth the same ones, of one poll.
+    const results = await submitGroup(h.deps, [
+      sub(one.pollId, one.q1, false),
+      sub(one.pollId, one.q1, true),
+      sub(two.pollId, two.q1, true),
+      sub(one.pollId, one.q1, true),
+    ]);
+    expect(results.map((r) => r.ok)).toEqual([true, true, true, true]);
+    const sent = await sql<{
+      participant_id: string;
+      url: string;
+      poll_id: string;
+      endpoint_poll: string;
+      endpoint_url: string;
+      endpoint_source: string;
+    }>`
+      SELECT d.participant_id, d.url, d.poll_id, e.poll_id AS endpoint_poll, e.url AS endpoint_url, e.source AS endpoint_source
+      FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id
+      WHERE d.poll_id IN (${one.pollId}, ${two.pollId}) AND d.source = 'survey-logic'`.execute(h.database.db);
+    const of = (i: number) =>
+      sent.rows
+        .filter((r) => r.participant_id === (results[i]!.ok ? results[i]!.value.participantId : ''))
+        .map((r) => r.url)
+        .sort();
+    expect([of(0), of(1), of(2), of(3)]).toEqual([
+      [],
+      ['https://hooks.example.com/one', 'https://hooks.example.com/shared'],
+      ['https://hooks.example.com/shared'],
+      ['https://hooks.example.com/one', 'https://hooks.example.com/shared'],
+    ]);
+    for (const r of sent.rows)
+      expect([r.endpoint_poll, r.endpoint_url, r.endpoint_source]).toEqual([r.poll_id, r.url, 'survey-logic']);
+    const endpoints = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM endpoints WHERE poll_id IN (${one.pollId}, ${two.pollId}) AND webhook_id IS NULL`.execute(
+      h.database.db,
+    );
+    expect(endpoints.rows[0]!.n).toBe(3);
+  });
+});
+
 describe('a respondent who completes the poll in one submission', () => {
   it('is inserted complete and not updated after; one who completes later is updated once', async () => {
     const p = await pollWithHooks();

@@ -1,7 +1,9 @@
 -- A poll's stored settings, in bytes as PostgreSQL prints them, so that `GET /polls` can end a
 -- page before 8 MiB of them without printing every listed poll to count it (docs/operations.md,
--- "Memory"). A trigger keeps it, so every writer does; a poll stored before this migration has
--- none, and is counted when listed (or when next written).
+-- "Memory"). A trigger keeps it, so every writer does, processes of the version before this one
+-- included; the polls stored already are counted here, once. A poll with none (written by an
+-- older process between the column and the trigger, which this migration's transaction rules
+-- out) would be counted when listed.
 ALTER TABLE polls ADD COLUMN body_bytes integer;
 
 CREATE FUNCTION count_poll_body_bytes() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -12,3 +14,5 @@ END $$;
 
 CREATE TRIGGER polls_body_bytes BEFORE INSERT OR UPDATE OF body ON polls
   FOR EACH ROW EXECUTE FUNCTION count_poll_body_bytes();
+
+UPDATE polls SET body_bytes = octet_length(body::text);

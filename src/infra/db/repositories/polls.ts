@@ -141,8 +141,8 @@ export function pollRepo(db: Kysely<DB>): PollRepo {
       return r?.account_id;
     },
     async listByAccount(accountId, page, maxBytes) {
-      // Sizes first, as the trigger of migration 027 keeps them, so that only the bodies the page
-      // may hold are read; a poll stored before it is counted here.
+      // Sizes first, as a trigger keeps them with each poll (docs/operations.md, "Memory"), so
+      // that only the bodies the page may hold are read; a poll without one is counted here.
       let q = db
         .selectFrom('polls')
         .select(['id', sql<number>`coalesce(body_bytes, octet_length(body::text))`.as('bytes')])

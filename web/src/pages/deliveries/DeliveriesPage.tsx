@@ -12,6 +12,9 @@ import './deliveries-page.css';
 
 type PollsPage = AnswerOf<'get', '/polls'>;
 
+/** How many pages of polls the Poll column's titles are read from at most. */
+const TITLE_PAGES = 3;
+
 const FAILED: DeliveryStatus[] = ['rejected', 'given_up'];
 
 /**
@@ -34,21 +37,23 @@ function AccountDeliveries() {
   const [open, setOpen] = useState<string | null>(null);
   const pages = useCursorPages();
 
-  // Poll titles for the Poll column: the account's first 100 polls, over as many pages as the
-  // API gives them in (a page ends early past 8 MiB of settings); any other shows its id.
+  // Poll titles for the Poll column: the account's first 100 polls, over up to TITLE_PAGES pages
+  // (a page ends early past 8 MiB of settings, and polls come with their translations, so more
+  // pages would hold the log back for tens of MiB); any other poll shows its id.
   const polls = useLoad(async () => {
     const found: PollsPage['data'] = [];
     let cursor: string | null = null;
-    do {
+    for (let read = 0; read < TITLE_PAGES && found.length < 100; read++) {
       const page: PollsPage = await api.get('/polls', {
         accountId: account.accountId,
-        limit: 100,
+        limit: 100 - found.length,
         startCursor: cursor,
       });
       found.push(...page.data);
-      cursor = page.hasNextPage ? page.endCursor : null;
-    } while (cursor && found.length < 100);
-    return found.slice(0, 100);
+      if (!page.hasNextPage || !page.endCursor || page.endCursor === cursor) break;
+      cursor = page.endCursor;
+    }
+    return found;
   }, account.accountId);
   const fromIso = isoFromLocal(from);
   const toIso = isoFromLocal(to);
