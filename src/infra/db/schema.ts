@@ -61,7 +61,7 @@ export interface PollsTable {
   title: string;
   is_visible: boolean;
   body: Json<Record<string, unknown>>;
-  /** octet_length(body::text), kept by a trigger; null only for a poll an older process wrote. */
+  /** octet_length(body::text), kept by a trigger (counted as listed where null). */
   body_bytes: Generated<number | null>;
   created_at: Time;
   updated_at: Time;

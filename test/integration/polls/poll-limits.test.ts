@@ -182,7 +182,7 @@ describe('GET /polls', () => {
     const listed = async () => ((await list()).json() as { data: { id: string }[] }).data.map((p) => p.id);
     const byKept = await listed();
     expect(byKept.length).toBeLessThan(10);
-    // A poll without a kept size (one an older process wrote) is counted as it is listed.
+    // A poll without a kept size is counted as it is listed.
     await sql`UPDATE polls SET body_bytes = NULL WHERE id = ANY(${made}::text[])`.execute(h.database.db);
     expect(await listed()).toEqual(byKept);
     await sql`UPDATE polls SET body_bytes = ${POLLS_PAGE_BYTES} WHERE id = ${made[0]}`.execute(h.database.db);

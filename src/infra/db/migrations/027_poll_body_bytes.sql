@@ -1,9 +1,8 @@
 -- A poll's stored settings, in bytes as PostgreSQL prints them, so that `GET /polls` can end a
 -- page before 8 MiB of them without printing every listed poll to count it (docs/operations.md,
 -- "Memory"). A trigger keeps it, so every writer does, processes of the version before this one
--- included; the polls stored already are counted here, once. A poll with none (written by an
--- older process between the column and the trigger, which this migration's transaction rules
--- out) would be counted when listed.
+-- included, and the polls stored already are counted here, in the same transaction. The column
+-- stays nullable: a poll without a count is counted as it is listed.
 ALTER TABLE polls ADD COLUMN body_bytes integer;
 
 CREATE FUNCTION count_poll_body_bytes() RETURNS trigger LANGUAGE plpgsql AS $$
