@@ -1197,6 +1197,8 @@ describe('dashboard at /app', () => {
     await detail.getByRole('button', { name: 'Resend' }).click();
     await detail.getByRole('button', { name: 'Confirm' }).click();
     await expect.poll(() => held('/webhooks/delivery/resend')).toBe(1);
+    // The log's refresh that this move of the clock starts, awaited below.
+    const refreshed = tab.waitForResponse((r) => new URL(r.url()).pathname === DELIVERY_LOG.rowsPath);
     await slow.clock.fastForward(30_500);
     await detail
       .getByRole('alert')
@@ -1208,11 +1210,9 @@ describe('dashboard at /app', () => {
 
     // A log whose load hangs is not asked again at each 5 s refresh meanwhile: the loads would
     // pile up on the browser's connections, and the one left running never show its error.
-    // First a load answered, so that none is on its way when the log hangs (the clock stands
-    // still between the test's moves, so no refresh starts another meanwhile).
-    const answered = tab.waitForResponse((r) => new URL(r.url()).pathname === DELIVERY_LOG.rowsPath);
-    await tab.getByRole('button', { name: 'Refresh', exact: true }).click();
-    await (await answered).finished();
+    // The last refresh answered first, so that no load is on its way when the log hangs (the
+    // clock stands still between the test's moves, so no refresh starts another meanwhile).
+    await (await refreshed).finished();
     await taskTurns(tab);
     await hang(DELIVERY_LOG.rowsPath);
     await tab.getByRole('button', { name: 'Refresh', exact: true }).click();

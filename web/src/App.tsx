@@ -26,11 +26,15 @@ import {
   storeKey,
 } from './ui/session';
 
-/** The key kept in the tab as the page opened, read once (restoredKey forgets an expired one). */
-const restored = restoredKey();
-
 export function App() {
-  const [key, setKey] = useState<string | null>(restored.key);
+  // The key kept in the tab as the page opened: read as it first renders, and an expired one
+  // forgotten once rendered (a read that forgets would find nothing the second time StrictMode
+  // renders, and lose the notice).
+  const [restored] = useState(() => restoredKey());
+  useEffect(() => {
+    if (restored.expired) forget();
+  }, [restored]);
+  const [key, setKey] = useState<string | null>(restored.expired ? null : restored.key);
   const [accounts, setAccounts] = useState<Membership[] | null>(null);
   const [accountId, setAccountId] = useState<string | null>(() => storedAccount());
   const [notice, setNotice] = useState<string | null>(

@@ -70,6 +70,9 @@ async function refuseBelowWebhooks(store: Store, accountId: string, given: reado
 /** Each mailbox once, as first listed (lower case): both forms of an internationalised domain are one. */
 function onePerMailbox(addresses: readonly string[]): string[] {
   const seen = new Map<string, string>();
-  for (const a of addresses) if (!seen.has(comparableAddress(a))) seen.set(comparableAddress(a), a.toLowerCase());
+  for (const a of addresses) {
+    const mailbox = comparableAddress(a);
+    if (!seen.has(mailbox)) seen.set(mailbox, a.toLowerCase());
+  }
   return [...seen.values()];
 }

@@ -34,7 +34,12 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
     };
     // `load` is recreated on each render; `key` says when what it loads has changed.
   }, [key, tick]);
-  const reload = useCallback(() => setTick((t) => t + 1), []);
+  // Loading from the render the reload is asked in, not only once its effect has run: a refresh
+  // that skips a tick while a load is out (the delivery log's) must not see the gap between the two.
+  const reload = useCallback(() => {
+    setState((s) => ({ ...s, loading: true }));
+    setTick((t) => t + 1);
+  }, []);
   // Another key's data is never handed out, even while this key loads: a pager would read the
   // last page's cursor from it, and a Next clicked then open a page of the old filter.
   const data = state.dataKey === key ? state.data : undefined;

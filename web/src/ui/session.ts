@@ -40,8 +40,8 @@ export const storedKey = (): string | null => read(KEY);
 export const storedAccount = (): string | null => read(ACCOUNT);
 
 /**
- * The key kept in this tab when the page opens, unless it went unused for IDLE_MS, when it is
- * forgotten (`expired`).
+ * The key kept in this tab when the page opens, and whether it went unused for IDLE_MS
+ * (`expired`: the caller forgets it).
  */
 export function restoredKey(now = Date.now()): { key: string | null; expired: boolean } {
   const key = read(KEY);
@@ -53,9 +53,7 @@ export function restoredKey(now = Date.now()): { key: string | null; expired: bo
     return { key, expired: false };
   }
   const usedAt = Number(used);
-  if (Number.isFinite(usedAt) && now - usedAt <= IDLE_MS) return { key, expired: false };
-  forget();
-  return { key: null, expired: true };
+  return { key, expired: !(Number.isFinite(usedAt) && now - usedAt <= IDLE_MS) };
 }
 
 /** Marks the kept key as used now. */
