@@ -26,7 +26,8 @@ export async function listDeliveries(
   if (filter.webhookId) {
     const w = await deps.store.webhooks.get(filter.webhookId);
     // A deleted webhook's log stays readable through its poll.
-    if (!w) throw notFound('webhook');
+    // A webhook named beside another poll matches nothing: a 404, not an empty log.
+    if (!w || (filter.pollId !== undefined && filter.pollId !== w.pollId)) throw notFound('webhook');
     accountId = (
       await requireAccount(deps.store, caller, w.accountId, 'manage_webhooks').catch((e: unknown) => {
         throw e instanceof DomainError && e.code === 'not_found' ? notFound('webhook') : e;

@@ -14,12 +14,15 @@ import { requireWebhook } from './webhook-view.js';
  */
 export async function sendTestEvent(deps: Deps, caller: Caller, webhookId: string): Promise<DeliveryView> {
   return deps.store.transaction(async (store) => {
-    // Locked, then read again under the lock: a deletion waits for the test event and cancels
-    // it, or the test event waits for the deletion and finds the webhook gone.
-    await requireWebhook(store, caller, webhookId);
+    // The poll is read under a key share lock, as a submission reads it: a change under way
+    // (made anonymous, say) is waited for and its settings used, or waits for this delivery and
+    // withholds its addresses. Then the webhook is locked and read again: a deletion waits for
+    // the test event and cancels it, or the test event waits for the deletion and finds the
+    // webhook gone. Poll before webhook, the order a poll's deletion takes them in.
+    const { pollId } = await requireWebhook(store, caller, webhookId);
+    const [found] = await store.polls.getForSubmission([pollId], true);
     await store.webhooks.lock(webhookId);
     const w = await requireWebhook(store, caller, webhookId);
-    const [found] = await store.polls.getForSubmission([w.pollId]);
     if (!found) throw notFound('webhook');
     const now = deps.clock.now();
     const participantId = `test_${randomBase62(16)}`;

@@ -6,7 +6,8 @@ import { bearer, harness } from '../../support/app.js';
 import { answer, createWebhook, visiblePoll } from '../../support/fixtures.js';
 
 // A test event (POST /webhooks/test) carries no respondent's answer: when its endpoint refuses it,
-// no response is lost, so it counts in neither the alert's trigger nor its "responses lost".
+// no response is lost, so it counts in neither the alert's trigger nor its "responses lost"; when
+// its endpoint takes it, that says nothing of the respondents' deliveries, so it clears no alert.
 it("a refused test event charges no endpoint and is not lost; a respondent's refused delivery is", async () => {
   const h = await harness();
   try {
@@ -50,6 +51,60 @@ it("a refused test event charges no endpoint and is not lost; a respondent's ref
     await refuse(real!.id);
     expect(await lastGivenUp()).not.toBeNull();
     expect(await lost()).toBe(1);
+  } finally {
+    await h.close();
+  }
+});
+
+it("a test event taken by an alerted endpoint clears no alert; a respondent's delivery taken does", async () => {
+  const h = await harness();
+  try {
+    const acct = await h.account();
+    const poll = await visiblePoll(h, acct);
+    const hook = (await createWebhook(h, acct, poll.pollId, 'https://hooks.example.com/not-yet', 'complete')).data.id;
+    const answerWith = async (deliveryId: string, statusCode: number) => {
+      const [claimed] = (await claimDeliveries(h.deps, 1000)).filter((d) => d.id === deliveryId);
+      const sent = { outcome: { kind: 'response' as const, statusCode }, durationMs: 5, excerpt: null };
+      const [report] = await recordAttempts(h.deps, [{ delivery: claimed!, sentAt: h.clock.now(), sent }]);
+      expect(report).toMatchObject({ applied: true });
+    };
+    const health = async () =>
+      (
+        (await h.app.inject({ url: `/webhooks?pollId=${poll.pollId}`, headers: bearer(acct.key) })).json().data as {
+          health: { state: string; lastSuccessAt: string | null; alertEmailsSent: number };
+        }[]
+      )[0]!.health;
+    const respondentDelivery = async () => {
+      await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'x' }], complete: true });
+      const queued = await sql<{ id: string }>`SELECT delivery_id AS id FROM delivery_queue
+        WHERE delivery_id IN (SELECT id FROM deliveries WHERE endpoint_id = ${hook} AND participant_id NOT LIKE 'test_%')`.execute(
+        h.database.db,
+      );
+      expect(queued.rows).toHaveLength(1);
+      return queued.rows[0]!.id;
+    };
+
+    await answerWith(await respondentDelivery(), 404);
+    // The alert check emailed about the refused delivery (as alerts.test.ts shows it doing).
+    await sql`UPDATE endpoints SET state = 'alerted', alert_emails_sent = 1, last_alert_at = now() WHERE id = ${hook}`.execute(
+      h.database.db,
+    );
+    h.clock.advance(2_000);
+    const test = await h.app.inject({
+      method: 'POST',
+      url: '/webhooks/test',
+      headers: bearer(acct.key),
+      payload: { webhookId: hook },
+    });
+    expect(test.statusCode, test.body).toBe(202);
+    await answerWith(test.json().data.id as string, 200);
+    expect((await h.deps.store.deliveries.get(test.json().data.id as string))?.status).toBe('delivered');
+    expect(await health()).toMatchObject({ state: 'alerted', lastSuccessAt: null, alertEmailsSent: 1 });
+
+    h.clock.advance(2_000);
+    await answerWith(await respondentDelivery(), 200);
+    expect(await health()).toMatchObject({ state: 'healthy', alertEmailsSent: 0 });
+    expect((await health()).lastSuccessAt).not.toBeNull();
   } finally {
     await h.close();
   }

@@ -403,6 +403,17 @@ describe('GET /webhooks', () => {
       (await call('GET', `/webhooks?pollId=${pollA}&accountId=${pager.accountId}`, pager.key)).json().data.length,
     ).toBeGreaterThan(0);
   });
+
+  it('a webhook’s delivery log named beside another poll → 404, not an empty log; beside its own, its log', async () => {
+    const ofA = created.find((c) => c.pollId === pollA)!.id;
+    expectProblem(
+      await call('GET', `/webhooks/deliveries?webhookId=${ofA}&pollId=${pollB}`, pager.key),
+      404,
+      'not_found',
+    );
+    const own = await call('GET', `/webhooks/deliveries?webhookId=${ofA}&pollId=${pollA}`, pager.key);
+    expect(own.statusCode, own.body).toBe(200);
+  });
 });
 
 describe('DELETE /webhooks', () => {
