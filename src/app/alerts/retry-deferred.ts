@@ -11,7 +11,7 @@ import { MailServerUnavailableError } from '../ports/mail-server-unavailable.js'
  */
 export const DEFERRED_TRIES = 6;
 const DEFERRED_PAUSE_MS = 300_000;
-/** How long an email being sent again is held from other schedulers: longer than SMTP's timeouts. */
+/** How long an email being sent again is held from other schedulers, renewed while its send runs. */
 const RESENDING_HOLD_MS = 120_000;
 
 /** When recipients deferred after `tries` sends are due again. */
@@ -51,8 +51,37 @@ export type DeferredOutcome = {
 };
 
 /**
- * Sends each due email again to its deferred recipients, one claim at a time (its hold outlasts
- * one send's SMTP timeouts, not a batch's), and keeps what came of it only while the claim is
+ * Renews a claimed email's hold while its send runs, however long SMTP takes (a first send's
+ * hold is renewed alike): another scheduler finds it still held and sends it to no one meanwhile.
+ * The returned stop ends the renewals and gives the hold's end as last written, which the
+ * send's outcome is kept under. A process that dies stops renewing, and the hold runs out.
+ */
+function keepDeferredHeld(deps: Deps, id: string, heldUntil: Date, ms: number): () => Promise<Date> {
+  let held = heldUntil;
+  let renewing = Promise.resolve();
+  const timer = setInterval(
+    () => {
+      // One at a time, each from the hold the last wrote; one that fails leaves that hold to run.
+      renewing = renewing
+        .then(async () => {
+          const until = new Date(deps.clock.now().getTime() + ms);
+          if (await deps.store.alerts.renewDeferred(id, held, until)) held = until;
+        })
+        .catch(() => {});
+    },
+    Math.max(250, Math.min(ms / 4, 5_000)),
+  );
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await renewing;
+    return held;
+  };
+}
+
+/**
+ * Sends each due email again to its deferred recipients, one claim at a time (its hold renewed
+ * while it sends, not held through a batch), and keeps what came of it only while the claim is
  * still its own. The email went to the others already; a process killed between a send and its
  * record sends it to those recipients again once the hold runs out (a repeat, never a loss).
  */
@@ -69,7 +98,8 @@ export async function retryDeferred(
   // A stop sends nothing further: what is not claimed stays due.
   for (let n = 0; n < limit && !signal?.aborted; n++) {
     const now = deps.clock.now();
-    const heldUntil = new Date(now.getTime() + Math.min(RESENDING_HOLD_MS, windows.reminderMs));
+    const holdMs = Math.min(RESENDING_HOLD_MS, windows.reminderMs);
+    let heldUntil = new Date(now.getTime() + holdMs);
     const [alert] = await deps.store.alerts.claimDeferred(now, heldUntil, 1);
     if (!alert) break;
     const settle = async (accepted: string[], deferred: string[], tries: number) => {
@@ -90,13 +120,16 @@ export async function retryDeferred(
       continue;
     }
     let refused: MailReceipt['refused'];
+    const stopHolding = keepDeferredHeld(deps, alert.id, heldUntil, holdMs);
     try {
-      ({ refused } = await mailer.send({
-        to,
-        subject: alert.subject,
-        text: alert.text,
-        html: alert.html,
-      }));
+      ({ refused } = await mailer
+        .send({
+          to,
+          subject: alert.subject,
+          text: alert.text,
+          html: alert.html,
+        })
+        .finally(async () => (heldUntil = await stopHolding())));
     } catch (error) {
       // A mail server that cannot be reached answered nobody: no try is counted, and the pass
       // ends, as every other send would fail alike.

@@ -46,6 +46,8 @@ export interface AlertRepo {
    * `until`. Only while the email is still held until `heldUntil` (claimed by this try); false
    * when another scheduler has claimed it since.
    */
+  /** Moves the email's hold on to `until` while it is still held until `heldUntil` (by this send); false if not. */
+  renewDeferred(id: string, heldUntil: Date, until: Date): Promise<boolean>;
   settleDeferred(
     id: string,
     heldUntil: Date,

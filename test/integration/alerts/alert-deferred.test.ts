@@ -241,6 +241,50 @@ describe('alert email recipients deferred by the mail server', () => {
     expect(row).toEqual({ deferred_recipients: null, deferred_until: null });
   });
 
+  it('are sent it again by one scheduler at a time, however long the send takes', async () => {
+    greylisted.set('slow@example.org', 1);
+    const acct = await failingEndpoint(['here@example.org', 'slow@example.org']);
+    expect(await checkAlerts(deps())).toBe(1);
+    const [email] = await storedOf(acct);
+    // A hold of 1 s, renewed every 250 ms while the send runs; the send waits for the gate.
+    const short = { ...WINDOWS, reminderMs: 1_000 };
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let sending = false;
+    const slow = {
+      send: async (mail: Parameters<typeof mailer.send>[0]) => {
+        sending = true;
+        await gate;
+        return mailer.send(mail);
+      },
+      close: async () => {},
+    };
+    h.clock.advance(PAUSE);
+    const first = retryDeferred({ ...deps(), alerts: short, mailer: slow });
+    await expect.poll(() => sending, { timeout: 10_000 }).toBe(true);
+    // The send outlasts the hold it was claimed with; its renewals keep the email its own.
+    h.clock.advance(5_000);
+    const heldUntil = async () =>
+      (
+        await h.database.db
+          .selectFrom('alert_emails')
+          .select('deferred_until')
+          .where('id', '=', email!.id)
+          .executeTakeFirstOrThrow()
+      ).deferred_until;
+    await expect
+      .poll(async () => (await heldUntil())!.getTime() > h.clock.now().getTime(), { timeout: 10_000 })
+      .toBe(true);
+    expect(await retryDeferred({ ...deps(), alerts: short })).toBe(0);
+    expect(mailsTo('slow@example.org')).toHaveLength(0);
+    open();
+    expect(await first).toBe(1);
+    expect(mailsTo('slow@example.org')).toHaveLength(1);
+    // Its outcome is kept under the hold it renewed.
+    expect((await storedOf(acct))[0]!.recipients).toEqual(['here@example.org', 'slow@example.org']);
+    expect(await heldUntil()).toBeNull();
+  });
+
   it(`are given up after ${DEFERRED_TRIES} sends in all, the last outcome saying so`, async () => {
     greylisted.set('never@example.org', 1_000);
     const acct = await failingEndpoint(['kept@example.org', 'never@example.org']);

@@ -89,6 +89,15 @@ export function alertRepo(db: Kysely<DB>): AlertRepo {
         html: r.html_body,
       }));
     },
+    async renewDeferred(id, heldUntil, until) {
+      const r = await db
+        .updateTable('alert_emails')
+        .set({ deferred_until: until })
+        .where('id', '=', id)
+        .where('deferred_until', '=', heldUntil)
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
     async settleDeferred(id, heldUntil, o) {
       // Deferred again: only those still on the email (one who left the account meanwhile was
       // taken off it by dropDeferredRecipient).
