@@ -661,6 +661,26 @@ describe('h1 sender: failures to connect, and closing', () => {
     expect(r.requests).toHaveLength(0);
   });
 
+  it('close() ends once the last connection has closed behind attempts given back while queued', async () => {
+    // One connection: /second waits behind /first, is given back unsent at a stop, and /first's
+    // answer then closes the connection. Nothing is left to close, so close() resolves.
+    const r = await raw((q, socket) => {
+      if (q.includes('/first'))
+        setTimeout(() => socket.end('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok'), 100);
+    });
+    const s = createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: 1 });
+    const first = s.send(req(r.port, { path: '/first' }));
+    await waitUntil(() => r.requests.length === 1, 'the first request to arrive');
+    const second = s.send(req(r.port, { path: '/second' }));
+    s.giveBackQueued!();
+    expect(await second).toMatchObject({ outcome: { kind: 'error', error: 'timeout' }, unsent: true });
+    expect((await first).outcome).toEqual({ kind: 'response', statusCode: 200 });
+    await waitUntil(() => r.closed === 1, 'the connection to close');
+    await sleep(20); // the client's own close event, a turn after the server's
+    await s.close(); // hangs (the test's timeout) if the origin is kept
+    expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/first']);
+  });
+
   it('close() lets attempts in flight finish, then refuses new ones', async () => {
     const r = await raw((_q, socket) => setTimeout(() => socket.write(OK), 150));
     const s = createH1Sender({ allowPrivateTargets: true });

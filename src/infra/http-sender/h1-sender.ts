@@ -233,7 +233,9 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
         o.queue.unshift(a);
       } else failed(a, conn.error ?? new ClosedError());
     }
-    if (!o.conns.size && !o.queue.length) origins.delete(o.key);
+    // Attempts settled while queued (given back, past their deadline) do not keep the origin:
+    // with no connection left, nothing would ever remove it, and close() would wait for it.
+    if (!o.conns.size && !o.queue.any()) origins.delete(o.key);
     else if (conn.ready) pump(o);
     if (closed && !origins.size) allClosed?.();
   };
@@ -373,6 +375,7 @@ export function createH1Sender(opts: SenderOptions): H1Sender {
         for (const o of origins.values()) {
           for (const a of o.queue.takeAll()) failed(a, new ClosedError());
           for (const c of [...o.conns]) if (!c.current) drop(c);
+          if (!o.conns.size) origins.delete(o.key);
         }
         if (!origins.size) resolve();
       });
