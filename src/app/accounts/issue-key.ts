@@ -1,5 +1,5 @@
 import { hashApiKey, keyPrefix, newApiKey } from '../../domain/api-key.js';
-import { addressForms } from '../../domain/email-address.js';
+import { addressForms, comparableAddress } from '../../domain/email-address.js';
 import { newId, newOpaqueId } from '../../domain/ids.js';
 import type { Store } from '../ports/index.js';
 
@@ -38,5 +38,10 @@ export async function userFor(store: Store, email: string, now: Date): Promise<s
   const normalised = email.trim().toLowerCase();
   const existing = await store.users.findByEmail(addressForms(normalised));
   if (existing) return existing.id;
-  return store.users.insertOrFind({ id: newOpaqueId('usr'), email: normalised, createdAt: now });
+  return store.users.insertOrFind({
+    id: newOpaqueId('usr'),
+    email: normalised,
+    mailbox: comparableAddress(normalised),
+    createdAt: now,
+  });
 }

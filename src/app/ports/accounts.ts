@@ -35,8 +35,11 @@ export type AccountMembership = Membership & { accountName: string };
 export interface UserRepo {
   /** The user stored under any of `emails` (the forms of one address), the first form's when two are. */
   findByEmail(emails: readonly string[]): Promise<{ id: string; email: string } | undefined>;
-  /** Inserts the user unless one has the email already (a concurrent insert included); the stored user's id. */
-  insertOrFind(u: { id: string; email: string; createdAt: Date }): Promise<string>;
+  /**
+   * Inserts the user unless one has the email or the mailbox already (a concurrent insert
+   * included); the stored user's id. `mailbox` is the address's key, `comparableAddress`.
+   */
+  insertOrFind(u: { id: string; email: string; mailbox: string; createdAt: Date }): Promise<string>;
   addMembership(m: { accountId: string; userId: string; role: Role; createdAt: Date }): Promise<void>;
   setRole(accountId: string, userId: string, role: Role): Promise<void>;
   membership(accountId: string, userId: string): Promise<Membership | undefined>;

@@ -26,6 +26,8 @@ export interface AccountUsageTable {
 export interface UsersTable {
   id: string;
   email: string;
+  /** The address's mailbox key (migration 028): null for a user stored before it, unless lower-case ASCII. */
+  mailbox: string | null;
   created_at: Time;
 }
 

@@ -11,16 +11,22 @@ export function userRepo(db: Kysely<DB>): UserRepo {
       return emails.map((e) => rows.find((r) => r.email === e)).find((r) => r !== undefined);
     },
     async insertOrFind(u) {
-      // Two requests naming one new email at once (in two accounts, whose locks do not meet):
-      // the second waits for the first's insert and then reads its row, rather than failing.
+      // Two requests naming one new mailbox at once (in two accounts, whose locks do not meet),
+      // in one form or in two: the second waits for the first's insert and then reads its row,
+      // rather than failing or making a second user.
       const inserted = await db
         .insertInto('users')
-        .values({ id: u.id, email: u.email, created_at: u.createdAt })
-        .onConflict((oc) => oc.column('email').doNothing())
+        .values({ id: u.id, email: u.email, mailbox: u.mailbox, created_at: u.createdAt })
+        .onConflict((oc) => oc.doNothing())
         .returning('id')
         .executeTakeFirst();
       if (inserted) return inserted.id;
-      const stored = await db.selectFrom('users').select('id').where('email', '=', u.email).executeTakeFirstOrThrow();
+      const stored = await db
+        .selectFrom('users')
+        .select('id')
+        .where((eb) => eb.or([eb('email', '=', u.email), eb('mailbox', '=', u.mailbox)]))
+        .orderBy('id')
+        .executeTakeFirstOrThrow();
       return stored.id;
     },
     async addMembership(m) {
