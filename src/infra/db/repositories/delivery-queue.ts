@@ -190,8 +190,7 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
      * - A retry stays in the queue with its next due time. A finished delivery leaves the
      *   queue and its outcome goes on the delivery row (a HOT update: migration 004).
      * - A busy endpoint's health row is written about once a second rather than once per
-     *   batch (rows healthy with a success under a second old are skipped), and never for a
-     *   test event, which says nothing of the respondents' deliveries; so concurrent
+     *   batch (rows healthy with a success under a second old are skipped), so concurrent
      *   workers do not queue on it; the rows are locked in id order (ORDER BY ... FOR UPDATE,
      *   whatever order the update's plan would take), so two records cannot deadlock.
      */
@@ -239,10 +238,6 @@ export function deliveryQueue(db: Kysely<DB>): Pick<DeliveryRepo, 'claim' | 'rec
             WHERE x.id IN (SELECT endpoint_id FROM finished WHERE status = 'delivered')
               AND (x.last_success_at IS NULL OR x.last_success_at < ${iso(new Date(now.getTime() - 1000))}::timestamptz
                    OR x.state <> 'healthy' OR x.alert_emails_sent <> 0 OR x.last_given_up_at > x.last_success_at)
-              -- Only a respondent's delivery shows the endpoint takes them: a test event's
-              -- success clears no alert. Asked only of the endpoints the filters above leave.
-              AND EXISTS (SELECT 1 FROM finished f WHERE f.endpoint_id = x.id AND f.status = 'delivered'
-                AND NOT EXISTS (SELECT 1 FROM delivery_events ev WHERE ev.delivery_id = f.id COLLATE "default" AND ev.kind = 'test'))
             ORDER BY x.id
             FOR UPDATE
           )
