@@ -130,14 +130,26 @@ export function addressForms(address: string): string[] {
   const at = lower.lastIndexOf('@');
   if (at < 0) return [lower];
   const [local, domain] = [lower.slice(0, at), lower.slice(at + 1)];
-  const forms = [lower, `${local}@${domainToASCII(domain) || domain}`, `${local}@${domainToUnicode(domain) || domain}`];
+  const forms = [lower, `${local}@${asciiDomain(domain)}`, `${local}@${unicodeDomain(domain)}`];
   return [...new Set(forms)];
 }
 
-/** An address as a mail server may echo it: the domain in ASCII (punycode), lower case. */
+/**
+ * A domain in ASCII (punycode). Only one with letters beyond ASCII is converted: the converter
+ * reads a domain of digits as an IPv4 address (`1234` as `0.0.4.210`, `127.1` as `127.0.0.1`),
+ * which would make two members of two addresses.
+ */
+const asciiDomain = (domain: string): string =>
+  /[\u0080-\u{10ffff}]/u.test(domain) ? domainToASCII(domain) || domain : domain;
+/** A domain in Unicode, converted only when a label of it is punycode (`xn--`), for the same reason. */
+const unicodeDomain = (domain: string): string =>
+  /(?:^|\.)xn--/i.test(domain) ? domainToUnicode(domain) || domain : domain;
+
+/**
+ * An address as a mail server may echo it, and a member's mailbox key (`users.mailbox`): lower
+ * case, the domain in ASCII (punycode).
+ */
 export function comparableAddress(address: string): string {
   const at = address.lastIndexOf('@');
-  return at < 0
-    ? address
-    : `${address.slice(0, at)}@${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`.toLowerCase();
+  return at < 0 ? address : `${address.slice(0, at)}@${asciiDomain(address.slice(at + 1))}`.toLowerCase();
 }

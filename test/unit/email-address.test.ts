@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressForms, isMemberAddress } from '../../src/domain/email-address.js';
+import { addressForms, comparableAddress, isMemberAddress } from '../../src/domain/email-address.js';
 
 describe('isMemberAddress', () => {
   it('takes what the payloads find, internationalised addresses included', () => {
@@ -48,5 +48,15 @@ describe('addressForms', () => {
     expect(addressForms('ann@xn--exmple-cua.de')).toEqual(['ann@xn--exmple-cua.de', 'ann@exämple.de']);
     expect(addressForms('Ann@Example.com')).toEqual(['ann@example.com']);
     expect(addressForms('owner@localhost')).toEqual(['owner@localhost']);
+  });
+
+  it('leaves a domain of digits as written, never read as an IPv4 address', () => {
+    // `ops@1234` and `ops@0.0.4.210` are two members; so are `a@127.1` and `a@127.0.0.1`.
+    for (const address of ['ops@1234', 'a@127.1', 'a@0x7f.1']) {
+      expect(isMemberAddress(address), address).toBe(true);
+      expect(addressForms(address)).toEqual([address]);
+      expect(comparableAddress(address)).toBe(address);
+    }
+    expect(comparableAddress('Jörg@Exämple.DE')).toBe('jörg@xn--exmple-cua.de');
   });
 });

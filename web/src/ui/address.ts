@@ -5,7 +5,9 @@
 export function comparableAddress(email: string): string {
   const lower = email.trim().toLowerCase();
   const at = lower.lastIndexOf('@');
-  if (at < 0) return lower;
+  // Only a domain with letters beyond ASCII is converted, as on the server: the URL parser
+  // reads a domain of digits as an IPv4 address.
+  if (at < 0 || !/[\u0080-\u{10ffff}]/u.test(lower.slice(at + 1))) return lower;
   try {
     // The URL parser turns a host into its ASCII form, as the server's domainToASCII does.
     return `${lower.slice(0, at)}@${new URL(`http://${lower.slice(at + 1)}`).hostname}`;
