@@ -58,16 +58,20 @@ export type DeferredOutcome = {
  */
 function keepDeferredHeld(deps: Deps, id: string, heldUntil: Date, ms: number): () => Promise<Date> {
   let held = heldUntil;
-  let renewing = Promise.resolve();
+  let renewing: Promise<void> | null = null;
   const timer = setInterval(
     () => {
-      // One at a time, each from the hold the last wrote; one that fails leaves that hold to run.
-      renewing = renewing
-        .then(async () => {
-          const until = new Date(deps.clock.now().getTime() + ms);
-          if (await deps.store.alerts.renewDeferred(id, held, until)) held = until;
-        })
-        .catch(() => {});
+      // One at a time, each from the hold the last wrote (a tick while one is out is skipped, so
+      // a stalled database piles none up); one that fails leaves that hold to run.
+      if (renewing) return;
+      const until = new Date(deps.clock.now().getTime() + ms);
+      renewing = deps.store.alerts
+        .renewDeferred(id, held, until)
+        .then(
+          (renewed) => void (renewed && (held = until)),
+          () => {},
+        )
+        .finally(() => (renewing = null));
     },
     Math.max(250, Math.min(ms / 4, 5_000)),
   );
@@ -120,16 +124,13 @@ export async function retryDeferred(
       continue;
     }
     let refused: MailReceipt['refused'];
-    const stopHolding = keepDeferredHeld(deps, alert.id, heldUntil, holdMs);
     try {
-      ({ refused } = await mailer
-        .send({
-          to,
-          subject: alert.subject,
-          text: alert.text,
-          html: alert.html,
-        })
-        .finally(async () => (heldUntil = await stopHolding())));
+      const stopHolding = keepDeferredHeld(deps, alert.id, heldUntil, holdMs);
+      try {
+        ({ refused } = await mailer.send({ to, subject: alert.subject, text: alert.text, html: alert.html }));
+      } finally {
+        heldUntil = await stopHolding();
+      }
     } catch (error) {
       // A mail server that cannot be reached answered nobody: no try is counted, and the pass
       // ends, as every other send would fail alike.

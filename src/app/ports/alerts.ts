@@ -41,13 +41,13 @@ export interface AlertRepo {
    * other scheduler sends them meanwhile (skipping those another holds).
    */
   claimDeferred(now: Date, holdUntil: Date, limit: number): Promise<DeferredAlert[]>;
+  /** Moves the email's hold on to `until` while it is still held until `heldUntil` (by this send); false if not. */
+  renewDeferred(id: string, heldUntil: Date, until: Date): Promise<boolean>;
   /**
    * After a try: `accepted` join the email's recipients; `deferred`, if any, are due again at
    * `until`. Only while the email is still held until `heldUntil` (claimed by this try); false
    * when another scheduler has claimed it since.
    */
-  /** Moves the email's hold on to `until` while it is still held until `heldUntil` (by this send); false if not. */
-  renewDeferred(id: string, heldUntil: Date, until: Date): Promise<boolean>;
   settleDeferred(
     id: string,
     heldUntil: Date,
