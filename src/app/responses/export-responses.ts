@@ -36,8 +36,8 @@ export const EXPORT_RECHECK_MS = 5_000;
  * Its caller is checked again every EXPORT_RECHECK_MS: a key revoked or a member removed
  * meanwhile ends the export at its next page, as it would refuse their next request.
  * Its first chunk is made once the first page is read, so that a failure to read it is still an
- * error answer rather than a file cut short. Without `createdBefore` it ends at the answers
- * created by the time it started, so that it ends however fast answers arrive.
+ * error answer rather than a file cut short. It ends at the answers created by the time it
+ * started (or before `createdBefore`, if earlier), so that it ends however fast answers arrive.
  */
 export async function* exportResponsesCsv(
   deps: Deps,
@@ -48,10 +48,13 @@ export async function* exportResponsesCsv(
   checkWindow({ start: window.createdAfter, end: window.createdBefore }, CREATED);
   const { pollId } = window;
   const poll = await requirePoll(deps.store, caller, pollId, 'read');
+  // Never past the answers created by its start, whatever createdBefore says: it ends however
+  // fast answers arrive, and holds its slot no longer than its file takes.
+  const started = deps.clock.now().getTime() + 1;
   const filter = {
     pollId,
     createdAfter: window.createdAfter,
-    createdBefore: window.createdBefore ?? new Date(deps.clock.now().getTime() + 1),
+    createdBefore: new Date(Math.min(window.createdBefore?.getTime() ?? started, started)),
   };
   const release = slots.take(poll.accountId);
   let checkedAt = deps.clock.now().getTime();

@@ -12,6 +12,12 @@ export type ParticipantEmails = { pollId: string; participantId: string; email: 
  * always listed.
  */
 export const EMAILS_PAGE_BYTES = 8 * MAX_RESPONDENT_BYTES;
+/**
+ * What each answer weighs beside its value: the row that carries it (its ids, slide, time),
+ * read and held as the value is. A respondent of 1,000 one-byte answers weighs about 0.5 MB, not
+ * 1 KB, so that a page never reads more than about 16,000 rows of them.
+ */
+export const ANSWER_ROW_BYTES = 512;
 
 /** Addresses found per participant, by the webhook payload's rule (extractEmails); none for an anonymous poll. */
 export async function listEmails(
@@ -24,7 +30,9 @@ export async function listEmails(
   const found = await deps.store.responses.listParticipantsWithBytes(s, page);
   // Anonymous polls' answers are not read (their addresses are never listed): they weigh nothing.
   const anonymous = await deps.store.polls.anonymousAmong([...new Set(found.data.map((f) => f.participant.pollId))]);
-  const kept = withinBytes(found.data.map((f) => (anonymous.has(f.participant.pollId) ? { ...f, storedBytes: 0 } : f)));
+  const kept = withinBytes(
+    found.data.map((f) => (anonymous.has(f.participant.pollId) ? { ...f, storedBytes: 0, answers: 0 } : f)),
+  );
   const participants = kept.map((k) => k.participant);
   const trimmed = kept.length < found.data.length;
   const answers = byRespondent(
@@ -46,12 +54,15 @@ export async function listEmails(
   };
 }
 
-/** The first participants whose stored answers fit EMAILS_PAGE_BYTES; one not yet counted weighs as much as it may hold. */
-function withinBytes<T extends { storedBytes: number | null }>(rows: readonly T[]): T[] {
+/**
+ * The first participants whose stored answers fit EMAILS_PAGE_BYTES, each answer with its row's
+ * ANSWER_ROW_BYTES; one whose values are not yet counted weighs as much as they may hold.
+ */
+function withinBytes<T extends { storedBytes: number | null; answers: number }>(rows: readonly T[]): T[] {
   let total = 0;
   const out: T[] = [];
   for (const r of rows) {
-    const bytes = r.storedBytes ?? MAX_RESPONDENT_BYTES;
+    const bytes = (r.storedBytes ?? MAX_RESPONDENT_BYTES) + r.answers * ANSWER_ROW_BYTES;
     if (out.length && total + bytes > EMAILS_PAGE_BYTES) break;
     total += bytes;
     out.push(r);

@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-async function exporting(email: string) {
+async function exporting(email: string, createdBefore?: Date) {
   const poll = await visiblePoll(h, acct);
   // One page and one answer more: the first chunk is the header and the first page.
   for (let i = 0; i < EXPORT_PAGE_ROWS; i++)
@@ -31,7 +31,7 @@ async function exporting(email: string) {
   await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'hello' }] });
   const key = await h.member(acct.accountId, 'editor', email);
   const caller = await authenticate(h.deps, key);
-  const rows = exportResponsesCsv(h.deps, caller, { pollId: poll.pollId }, new ExportSlots());
+  const rows = exportResponsesCsv(h.deps, caller, { pollId: poll.pollId, createdBefore }, new ExportSlots());
   const first = (await rows.next()).value as string;
   expect(first).toMatch(/^responseId,/);
   expect(first).toContain('first page 99');
@@ -62,8 +62,14 @@ describe('a CSV export under way', () => {
     expect((await rows.next()).done).toBe(true);
   });
 
-  it('ends at the answers created by its start', async () => {
-    const { rows, poll } = await exporting('window.exporter@example.com');
+  it.each([
+    ['without createdBefore', undefined],
+    ['with a createdBefore still to come', new Date('9999-01-01T00:00:00Z')],
+  ])('ends at the answers created by its start, %s', async (_, createdBefore) => {
+    const { rows, poll } = await exporting(
+      `window.exporter.${createdBefore ? 'later' : 'open'}@example.com`,
+      createdBefore,
+    );
     h.clock.advance(1);
     await answer(h, { pollId: poll.pollId, answers: [{ slideId: poll.q1, value: 'after the start' }] });
     let rest = '';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EMAILS_PAGE_BYTES } from '../../../src/app/responses/list-emails.js';
+import { ANSWER_ROW_BYTES, EMAILS_PAGE_BYTES } from '../../../src/app/responses/list-emails.js';
 import { MAX_RESPONDENT_BYTES } from '../../../src/domain/answer.js';
 import type { TestAccount } from '../../support/app.js';
 import { answer, visiblePoll } from '../../support/fixtures.js';
@@ -283,8 +283,9 @@ describe('GET /emails', () => {
         answers: [{ slideId: poll.q2, value: `${id}@example.com` }],
       });
     }
-    // As counted by submissions: a third of the page each for r0..r2; r3 never counted; r4 small.
-    const third = Math.floor(EMAILS_PAGE_BYTES / 3);
+    // As counted by submissions: a third of the page each for r0..r2 (their one answer's row
+    // included); r3 never counted; r4 small.
+    const third = Math.floor(EMAILS_PAGE_BYTES / 3) - ANSWER_ROW_BYTES;
     await sql`UPDATE participants SET answer_bytes = CASE id WHEN 'r3' THEN NULL WHEN 'r4' THEN 10 ELSE ${third} END
       WHERE poll_id = ${poll.pollId}`.execute(h.database.db);
     const pages: string[][] = [];
@@ -305,6 +306,45 @@ describe('GET /emails', () => {
       ['r0 r0@example.com', 'r1 r1@example.com', 'r2 r2@example.com'],
       ['r3 r3@example.com', 'r4 r4@example.com'],
     ]);
+  });
+
+  it(`weighs each answer's row too (${ANSWER_ROW_BYTES} bytes): respondents of many small answers end a page early`, async () => {
+    const poll = await visiblePoll(h, acme);
+    const ids = Array.from({ length: 20 }, (_, i) => `many${String(i).padStart(2, '0')}`);
+    for (const id of ids) {
+      h.clock.advance(1);
+      await answer(h, {
+        pollId: poll.pollId,
+        participantId: id,
+        answers: [{ slideId: poll.q2, value: `${id}@example.com` }],
+      });
+    }
+    // 999 more one-byte answers each (star ratings, say), as the public endpoint would store them.
+    await sql`INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, metadata_from, synthetic, created_at)
+      SELECT r.id || '_' || g, r.account_id, r.poll_id, r.participant_id, ${poll.q1}, '1'::jsonb, '{}'::jsonb, NULL, false, r.created_at
+      FROM responses r, generate_series(1, 999) g WHERE r.poll_id = ${poll.pollId}`.execute(h.database.db);
+    const weight = async (id: string) =>
+      (
+        await sql<{
+          b: number;
+        }>`SELECT answer_bytes AS b FROM participants WHERE poll_id = ${poll.pollId} AND id = ${id}`.execute(
+          h.database.db,
+        )
+      ).rows[0]!.b +
+      1_000 * ANSWER_ROW_BYTES;
+    const perPage = Math.floor(EMAILS_PAGE_BYTES / (await weight(ids[0]!)));
+    expect(perPage).toBeLessThan(ids.length);
+    const first = await call('GET', `/emails?pollId=${poll.pollId}&limit=100`, acme.key);
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json()).toMatchObject({ hasNextPage: true });
+    expect(first.json().data.map((d: { participantId: string }) => d.participantId)).toEqual(ids.slice(0, perPage));
+    expect(first.json().data[0].email).toBe(`${ids[0]}@example.com`);
+    const rest = await call(
+      'GET',
+      `/emails?pollId=${poll.pollId}&limit=100&startCursor=${first.json().endCursor}`,
+      acme.key,
+    );
+    expect(rest.json().data.map((d: { participantId: string }) => d.participantId)).toEqual(ids.slice(perPage));
   });
 
   it("weighs an anonymous poll's respondents as nothing: their answers are not read", async () => {
