@@ -1446,4 +1446,81 @@ describe('dashboard at /app', () => {
     }
     expect(errors).toEqual([]);
   });
+  it('makes no key while the members are unread, nor for a member above the caller, and says so when a new key cannot be copied', async () => {
+    const tab = await context.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await signIn(tab);
+      // The members (every key, read 100 a page) held: an existing member's role is not known yet,
+      // and a key made now would set it unseen.
+      const everyKey = (u: URL) => u.pathname === '/keys' && u.searchParams.get('limit') === '100';
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      await tab.route(everyKey, async (r) => {
+        await held;
+        await r.continue();
+      });
+      await tab.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Keys' }).click();
+      await tab.getByLabel('Member email').fill(ownerEmail);
+      const create = tab.getByRole('button', { name: 'Create key' });
+      const unknown = tab.getByTestId('new-key-members-unknown');
+      expect(await unknown.textContent()).toContain('Reading the members');
+      expect(await create.isDisabled()).toBe(true);
+      expect(await tab.getByTestId('new-key-member-role').count()).toBe(0);
+      release();
+      await tab.getByTestId('new-key-member-role').waitFor();
+      expect(await unknown.count()).toBe(0);
+      expect(await create.isDisabled()).toBe(false);
+      await tab.unroute(everyKey);
+
+      // Members that could not be read: still no key, and the form says why.
+      await tab.route(everyKey, (r) =>
+        r.fulfill({
+          status: 500,
+          contentType: 'application/problem+json',
+          body: JSON.stringify({
+            type: 'about:blank',
+            title: 'Internal Server Error',
+            status: 500,
+            detail: 'injected',
+          }),
+        }),
+      );
+      await tab.reload();
+      await tab.getByLabel('Member email').fill(ownerEmail);
+      await expect.poll(() => unknown.textContent(), { timeout: 10_000 }).toContain('could not be read');
+      expect(await create.isDisabled()).toBe(true);
+      await tab.unroute(everyKey);
+      await tab.reload();
+
+      // A new key the browser will not copy: the panel says so, since it is shown only this once.
+      await tab.getByLabel('Member email').fill('copy-refused@example.com');
+      await unknown.waitFor({ state: 'detached' });
+      await tab.evaluate('navigator.clipboard.writeText = () => Promise.reject(new Error("refused"))');
+      await create.click();
+      await tab.getByTestId('new-api-key').waitFor();
+      await tab.getByRole('button', { name: 'Copy', exact: true }).click();
+      await tab.getByText('The browser would not copy it: select the key above and copy it by hand.').waitFor();
+      await tab.getByRole('button', { name: 'I have stored it' }).click();
+
+      // An admin may make no key for the owner: the form names the owner's role and makes none.
+      const adminKey = await h.member(acct.accountId, 'admin', 'keys-form-admin@example.com');
+      await tab.evaluate('sessionStorage.clear()');
+      await tab.goto(`${base}/app/`);
+      await tab.getByLabel('API key').fill(adminKey);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      await tab.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Keys' }).click();
+      await tab.getByLabel('Member email').fill(ownerEmail);
+      await expect
+        .poll(() => tab.getByTestId('new-key-member-role').textContent(), { timeout: 10_000 })
+        .toBe(
+          `${ownerEmail} is a member as owner, above your role: only a member of that role or higher can make them a key.`,
+        );
+      expect(await create.isDisabled()).toBe(true);
+    } finally {
+      await tab.close();
+    }
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

@@ -80,7 +80,9 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
       )}
       <ErrorNote>{usage.error}</ErrorNote>
       <NewKey
-        members={members}
+        // Unknown until every key is read: a key's role becomes its member's, so a member's role
+        // must be known before one is made.
+        members={every.data ? members : every.error ? 'unread' : 'reading'}
         onCreated={reload}
         // A key made for oneself sets one's own role: the accounts are listed again once the key
         // shown is dismissed, or left behind (listing them shows nothing else meanwhile).

@@ -22,13 +22,19 @@ export function NewKey({
   onCreated: (email: string) => void;
   /** Called with the member's email once the key shown has been dismissed. */
   onDismissed: (email: string) => void;
-  /** The account's members and their roles, by comparableAddress. */
-  members: ReadonlyMap<string, Role>;
+  /**
+   * The account's members and their roles, by comparableAddress; or why they are not known yet.
+   * No key is made meanwhile: its role would become a member's unseen (an admin made read-only).
+   */
+  members: ReadonlyMap<string, Role> | 'reading' | 'unread';
 }) {
   const { api, account } = useSession();
   const roles = ROLES_BY_RANK.filter((r) => noHigher(r, account.role));
   const [email, setEmail] = useState('');
-  const existing = members.get(comparableAddress(email));
+  const known = typeof members !== 'string';
+  const existing = known ? members.get(comparableAddress(email)) : undefined;
+  // A member above the caller keeps their role: the API refuses any key for them.
+  const above = existing !== undefined && !roles.includes(existing);
   // A role the user picked; until then, an existing member's own, or the lowest: a higher one is a choice.
   const [chosen, setChosen] = useState<Role | null>(null);
   const role = chosen ?? (existing && roles.includes(existing) ? existing : 'read_only');
@@ -104,15 +110,24 @@ export function NewKey({
           A new email becomes a member of {account.accountName}. A member who has keys already gets one more, and this
           role becomes theirs. No role above yours ({roleLabel(account.role)}).
         </small>
+        {!known && (
+          <p data-testid="new-key-members-unknown">
+            {members === 'reading'
+              ? 'Reading the members, to tell whether this email is one and with which role…'
+              : 'The members could not be read, so a key could change a member’s role unseen: reload the page to make one.'}
+          </p>
+        )}
         {existing && (
           <p className={existing === role ? undefined : 'role-change'} data-testid="new-key-member-role">
-            {existing === role
-              ? `${email.trim()} is a member as ${roleLabel(existing)}; the key keeps that role.`
-              : `${email.trim()} is a member as ${roleLabel(existing)}: this key makes them ${roleLabel(role)}.`}
+            {above
+              ? `${email.trim()} is a member as ${roleLabel(existing)}, above your role: only a member of that role or higher can make them a key.`
+              : existing === role
+                ? `${email.trim()} is a member as ${roleLabel(existing)}; the key keeps that role.`
+                : `${email.trim()} is a member as ${roleLabel(existing)}: this key makes them ${roleLabel(role)}.`}
           </p>
         )}
         <ErrorNote>{create.error}</ErrorNote>
-        <button type="submit" className="primary" disabled={create.busy || !!created}>
+        <button type="submit" className="primary" disabled={create.busy || !!created || !known || above}>
           {create.busy ? 'Creating…' : 'Create key'}
         </button>
         {created && <small>Store the key below before creating another.</small>}
@@ -133,14 +148,15 @@ export function NewKey({
 
 /** A new key, returned once by POST /keys: shown here once, never again. */
 function KeyShownOnce({ created, onDismiss }: { created: Created; onDismiss: () => void }) {
-  const [copied, setCopied] = useState(false);
+  const [copied, setCopied] = useState<boolean | 'failed'>(false);
   const title = useId();
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(created.apiKey);
       setCopied(true);
     } catch {
-      setCopied(false);
+      // No clipboard outside a secure context, or one the user refused: the key is shown once.
+      setCopied('failed');
     }
   };
   return (
@@ -155,12 +171,17 @@ function KeyShownOnce({ created, onDismiss }: { created: Created; onDismiss: () 
       </code>
       <div className="actions">
         <button type="button" onClick={() => void copy()}>
-          {copied ? 'Copied' : 'Copy'}
+          {copied === true ? 'Copied' : 'Copy'}
         </button>
         <button type="button" onClick={onDismiss}>
           I have stored it
         </button>
       </div>
+      {copied === 'failed' && (
+        <p className="error" role="alert">
+          The browser would not copy it: select the key above and copy it by hand.
+        </p>
+      )}
     </div>
   );
 }
