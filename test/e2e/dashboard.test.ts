@@ -1446,7 +1446,7 @@ describe('dashboard at /app', () => {
     }
     expect(errors).toEqual([]);
   });
-  it('makes no key while the members are unread, nor for a member above the caller, and says so when a new key cannot be copied', async () => {
+  it('makes no key while the members are unread, nor for a member above the caller; says so when a new key cannot be copied; a held Enter confirms nothing', async () => {
     const tab = await context.newPage();
     const errors: string[] = [];
     tab.on('pageerror', (e) => errors.push(e.message));
@@ -1503,6 +1503,23 @@ describe('dashboard at /app', () => {
       await tab.getByRole('button', { name: 'Copy', exact: true }).click();
       await tab.getByText('The browser would not copy it: select the key above and copy it by hand.').waitFor();
       await tab.getByRole('button', { name: 'I have stored it' }).click();
+
+      // Enter held on Revoke opens the confirmation; its repeats do not confirm it.
+      const refused = tab.locator('table.keys tbody tr', { hasText: 'copy-refused@example.com' });
+      await refused.getByRole('button', { name: /^Revoke key/ }).focus();
+      await tab.keyboard.down('Enter');
+      const confirm = refused.getByRole('button', { name: 'Confirm' });
+      await confirm.waitFor();
+      await expect.poll(() => confirm.evaluate((b) => b === document.activeElement), { timeout: 5_000 }).toBe(true);
+      await tab.keyboard.down('Enter'); // a repeat: the key is still down
+      await tab.keyboard.down('Enter');
+      await tab.keyboard.up('Enter');
+      await taskTurns(tab);
+      expect(await confirm.isVisible()).toBe(true);
+      expect(await refused.locator('.badge', { hasText: 'revoked' }).count()).toBe(0);
+      // A fresh press confirms.
+      await tab.keyboard.press('Enter');
+      await refused.locator('.badge', { hasText: 'revoked' }).waitFor();
 
       // An admin may make no key for the owner: the form names the owner's role and makes none.
       const adminKey = await h.member(acct.accountId, 'admin', 'keys-form-admin@example.com');

@@ -110,6 +110,9 @@ export function ConfirmStep({
       aria-labelledby={id}
       onKeyDown={(e) => {
         if (e.key === 'Escape' && !busy) onCancel();
+        // Enter held down on the button that opened the step repeats onto Confirm, which has
+        // the focus: only a fresh press confirms.
+        if (e.key === 'Enter' && e.repeat) e.preventDefault();
       }}
     >
       <p id={id}>{children}</p>
