@@ -190,4 +190,46 @@ describe('keys sent at once from one address', () => {
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(LOOKUPS_PER_ADDRESS);
   });
+
+  it('past 1,024 waiting for their turn, are refused at once with 429 and Retry-After: 1; those waiting are answered', async () => {
+    // Lookups held until the gate opens: LOOKUPS_PER_ADDRESS under way, the rest waiting their turn.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const keys = h.deps.store.keys;
+    let held = 0;
+    const gated = await testApp({
+      deps: {
+        ...h.deps,
+        store: {
+          ...h.deps.store,
+          keys: { ...keys, findByHash: async (hash: string) => (held++, await gate, keys.findByHash(hash)) },
+        },
+      },
+      logger: false,
+      rateLimitPerMinute: 100_000,
+    });
+    try {
+      await gated.ready();
+      const over = 10;
+      const sent = Array.from({ length: LOOKUPS_PER_ADDRESS + 1_024 + over }, () =>
+        gated.inject({
+          url: `/polls?accountId=${acme.accountId}`,
+          headers: bearer(acme.key),
+          remoteAddress: '198.51.100.81',
+        }),
+      );
+      const refused: { statusCode: number; headers: Record<string, unknown> }[] = [];
+      for (const p of sent) void p.then((r) => r.statusCode === 429 && refused.push(r));
+      await expect.poll(() => refused.length, { timeout: 10_000 }).toBe(over);
+      expect(held).toBe(LOOKUPS_PER_ADDRESS);
+      for (const r of refused) expect(r.headers['retry-after']).toBe('1');
+      open();
+      const all = await Promise.all(sent);
+      expect(all.filter((r) => r.statusCode === 200)).toHaveLength(LOOKUPS_PER_ADDRESS + 1_024);
+      expect(all.filter((r) => r.statusCode === 429)).toHaveLength(over);
+    } finally {
+      open();
+      await gated.close();
+    }
+  });
 });
