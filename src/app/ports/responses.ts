@@ -14,12 +14,14 @@ export interface ResponseRepo {
   listParticipants(filter: { pollId?: string; accountId?: string }, page: PageRequest): Promise<Page<ParticipantRow>>;
   /**
    * A page as listParticipants gives it, each participant with what their stored answers hold
-   * as counted by submissions (answer_bytes; null: not counted yet) and how many they are.
+   * as counted by submissions (answer_bytes; null: not counted yet).
    */
   listParticipantsWithBytes(
     filter: { pollId?: string; accountId?: string },
     page: PageRequest,
-  ): Promise<Page<{ participant: ParticipantRow; storedBytes: number | null; answers: number }>>;
+  ): Promise<Page<{ participant: ParticipantRow; storedBytes: number | null }>>;
+  /** How many answers each respondent has stored, in the order given. */
+  answerCounts(respondents: readonly { pollId: string; participantId: string }[]): Promise<number[]>;
   /** The answers of several respondents in one read, in id order. */
   ofParticipants(respondents: readonly { pollId: string; participantId: string }[]): Promise<ResponseRow[]>;
 }

@@ -18,7 +18,7 @@ export const EXPORT_PAGE_ROWS = 100;
 /** Text handed to the response at a time (about this many characters, and one row more), so that what waits in its buffer stays small. */
 const CHUNK_CHARS = 64 * 1024;
 
-/** The answers an export holds: those created in the window, by default up to its start. */
+/** The answers an export holds: those created by its start, within the window given. */
 export type ExportWindow = {
   pollId: string;
   createdAfter?: Date | undefined;

@@ -85,24 +85,20 @@ export function participantReads(db: Kysely<DB>) {
       page: { startCursor?: string | undefined; limit: number },
     ) {
       const found = await pageOfParticipants(db, f, page);
-      // Each respondent's count of answers, by the (poll_id, participant_id) index.
-      const counts = found.data.length
-        ? (
-            await sql<{ n: number }>`
-              SELECT (SELECT count(*)::int FROM responses r WHERE r.poll_id = v.poll_id AND r.participant_id = v.id) AS n
-              FROM unnest(${found.data.map((r) => r.poll_id)}::text[], ${found.data.map((r) => r.id)}::text[])
-                WITH ORDINALITY AS v(poll_id, id, i)
-              ORDER BY v.i`.execute(db)
-          ).rows
-        : [];
       return {
         ...found,
-        data: found.data.map((r, i) => ({
-          participant: toParticipant(r),
-          storedBytes: r.answer_bytes,
-          answers: counts[i]?.n ?? 0,
-        })),
+        data: found.data.map((r) => ({ participant: toParticipant(r), storedBytes: r.answer_bytes })),
       };
+    },
+    async answerCounts(respondents: readonly { pollId: string; participantId: string }[]) {
+      if (!respondents.length) return [];
+      // One count per respondent, in the order asked, by the (poll_id, participant_id) index.
+      const r = await sql<{ n: number }>`
+        SELECT (SELECT count(*)::int FROM responses r WHERE r.poll_id = v.poll_id AND r.participant_id = v.id) AS n
+        FROM unnest(${respondents.map((x) => x.pollId)}::text[], ${respondents.map((x) => x.participantId)}::text[])
+          WITH ORDINALITY AS v(poll_id, id, i)
+        ORDER BY v.i`.execute(db);
+      return r.rows.map((x) => x.n);
     },
     async ofParticipants(respondents: readonly { pollId: string; participantId: string }[]) {
       if (!respondents.length) return [];
