@@ -135,12 +135,16 @@ export function addressForms(address: string): string[] {
 }
 
 /**
- * A domain in ASCII (punycode). Only one with letters beyond ASCII is converted: the converter
- * reads a domain of digits as an IPv4 address (`1234` as `0.0.4.210`, `127.1` as `127.0.0.1`),
- * which would make two members of two addresses.
+ * A domain in ASCII (punycode). The converter reads a domain of digits as an IPv4 address (`1234`
+ * as `0.0.4.210`, `127.1` as `127.0.0.1`, and so full-width `１２３４` too), which would make one
+ * member of two addresses: only a domain with characters beyond ASCII is converted, and one that
+ * comes out as an IPv4 address is kept as written.
  */
-const asciiDomain = (domain: string): string =>
-  /[\u0080-\u{10ffff}]/u.test(domain) ? domainToASCII(domain) || domain : domain;
+function asciiDomain(domain: string): string {
+  if (!/[\u0080-\u{10ffff}]/u.test(domain)) return domain;
+  const ascii = domainToASCII(domain);
+  return ascii && !/^\d+\.\d+\.\d+\.\d+$/.test(ascii) ? ascii : domain;
+}
 /** A domain in Unicode, converted only when a label of it is punycode (`xn--`), for the same reason. */
 const unicodeDomain = (domain: string): string =>
   /(?:^|\.)xn--/i.test(domain) ? domainToUnicode(domain) || domain : domain;

@@ -52,7 +52,7 @@ describe('addressForms', () => {
 
   it('leaves a domain of digits as written, never read as an IPv4 address', () => {
     // `ops@1234` and `ops@0.0.4.210` are two members; so are `a@127.1` and `a@127.0.0.1`.
-    for (const address of ['ops@1234', 'a@127.1', 'a@0x7f.1']) {
+    for (const address of ['ops@1234', 'a@127.1', 'a@0x7f.1', 'ops@１２３４', 'a@１２７.１']) {
       expect(isMemberAddress(address), address).toBe(true);
       expect(addressForms(address)).toEqual([address]);
       expect(comparableAddress(address)).toBe(address);

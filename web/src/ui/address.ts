@@ -10,7 +10,9 @@ export function comparableAddress(email: string): string {
   if (at < 0 || !/[\u0080-\u{10ffff}]/u.test(lower.slice(at + 1))) return lower;
   try {
     // The URL parser turns a host into its ASCII form, as the server's domainToASCII does.
-    return `${lower.slice(0, at)}@${new URL(`http://${lower.slice(at + 1)}`).hostname}`;
+    const host = new URL(`http://${lower.slice(at + 1)}`).hostname;
+    // Digits of another script read as an IPv4 address are kept as written, as on the server.
+    return /^\d+\.\d+\.\d+\.\d+$/.test(host) ? lower : `${lower.slice(0, at)}@${host}`;
   } catch {
     return lower;
   }
