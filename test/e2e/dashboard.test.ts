@@ -1498,11 +1498,18 @@ describe('dashboard at /app', () => {
       await tab.getByLabel('Member email').fill('copy-refused@example.com');
       await unknown.waitFor({ state: 'detached' });
       await tab.evaluate('navigator.clipboard.writeText = () => Promise.reject(new Error("refused"))');
+      // The members read again after the key fails: the list read before misses the new member.
+      await tab.route(everyKey, (r) => r.fulfill({ status: 500, body: 'injected' }));
       await create.click();
       await tab.getByTestId('new-api-key').waitFor();
       await tab.getByRole('button', { name: 'Copy', exact: true }).click();
       await tab.getByText('The browser would not copy it: select the key above and copy it by hand.').waitFor();
       await tab.getByRole('button', { name: 'I have stored it' }).click();
+      await tab.getByLabel('Member email').fill('copy-refused@example.com');
+      await expect.poll(() => unknown.textContent(), { timeout: 10_000 }).toContain('could not be read');
+      expect(await create.isDisabled()).toBe(true);
+      await tab.unroute(everyKey);
+      await tab.reload();
 
       // Enter held on Revoke opens the confirmation; its repeats do not confirm it.
       const refused = tab.locator('table.keys tbody tr', { hasText: 'copy-refused@example.com' });

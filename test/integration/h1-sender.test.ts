@@ -675,8 +675,9 @@ describe('h1 sender: failures to connect, and closing', () => {
     s.giveBackQueued!();
     expect(await second).toMatchObject({ outcome: { kind: 'error', error: 'timeout' }, unsent: true });
     expect((await first).outcome).toEqual({ kind: 'response', statusCode: 200 });
-    // The client closed the connection: its own close event ran in that turn of the event loop,
-    // before the server (in this process too) could read the end of the connection.
+    // The server ended the connection and the client then closed its side: the client's close
+    // event ran in that turn of the event loop, before the server (in this process too) could
+    // read the end of the connection.
     await waitUntil(() => r.closed === 1, 'the connection to close');
     await s.close(); // hangs (the test's timeout) if the origin is kept
     expect(r.requests.map((q) => q.split(' ')[1])).toEqual(['/first']);

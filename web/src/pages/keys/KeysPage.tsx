@@ -80,9 +80,10 @@ function AccountKeys({ sessionKey, onSignOut, onAccountsChanged }: KeysPageProps
       )}
       <ErrorNote>{usage.error}</ErrorNote>
       <NewKey
-        // Unknown until every key is read: a key's role becomes its member's, so a member's role
-        // must be known before one is made.
-        members={every.data ? members : every.error ? 'unread' : 'reading'}
+        // Unknown while every key is read, and after a read that failed (what an earlier read
+        // found may miss a member made since): a key's role becomes its member's, so a member's
+        // role must be known before one is made.
+        members={every.loading ? 'reading' : every.error ? 'unread' : every.data ? members : 'reading'}
         onCreated={reload}
         // A key made for oneself sets one's own role: the accounts are listed again once the key
         // shown is dismissed, or left behind (listing them shows nothing else meanwhile).
