@@ -1,10 +1,17 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { flushDueBatches } from '../../../src/app/delivery/flush-batches.js';
-import { bearer, harness } from '../../support/app.js';
+import { bearer, harness, type Harness, type TestAccount } from '../../support/app.js';
 import { onPostgres } from '../../support/db.js';
 import { holdTransaction } from '../../support/hold.js';
 import { untilSettledOrWaiting } from '../../support/races.js';
+
+/** A call of the API with the account's key that must succeed; its `data`. */
+const okAs = (h: Harness, acct: TestAccount) => async (method: 'POST' | 'GET', url: string, payload?: object) => {
+  const res = await h.app.inject({ method, url, headers: bearer(acct.key), ...(payload ? { payload } : {}) });
+  expect(res.statusCode, res.body).toBeLessThan(300);
+  return res.json().data;
+};
 
 // "For a survey in anonymous mode, `email` is always null and `emails` is always []": on every
 // path that makes a delivery, not only a saved webhook's submission at once.
@@ -13,11 +20,7 @@ describe('an anonymous poll', () => {
     const h = await harness({ delivery: { batchWindowMs: 1_000 } });
     try {
       const acct = await h.account();
-      const ok = async (method: 'POST' | 'GET', url: string, payload?: object) => {
-        const res = await h.app.inject({ method, url, headers: bearer(acct.key), ...(payload ? { payload } : {}) });
-        expect(res.statusCode, res.body).toBeLessThan(300);
-        return res.json().data;
-      };
+      const ok = okAs(h, acct);
       const hook = (path: string) => ({ type: 'trigger-webhook', url: `https://hooks.example.com/${path}` });
       const poll = await ok('POST', '/poll', {
         accountId: acct.accountId,
@@ -77,11 +80,7 @@ describe('an anonymous poll', () => {
     const h = await harness();
     try {
       const acct = await h.account();
-      const ok = async (method: 'POST' | 'GET', url: string, payload?: object) => {
-        const res = await h.app.inject({ method, url, headers: bearer(acct.key), ...(payload ? { payload } : {}) });
-        expect(res.statusCode, res.body).toBeLessThan(300);
-        return res.json().data;
-      };
+      const ok = okAs(h, acct);
       const poll = await ok('POST', '/poll', { accountId: acct.accountId, title: 'Soon anonymous' });
       await ok('POST', '/slide', { pollId: poll.id, type: 'email-capture', title: 'Email?' });
       const hook = await ok('POST', '/webhooks', {

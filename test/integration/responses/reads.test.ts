@@ -193,6 +193,18 @@ describe('GET /responses', () => {
   });
 });
 
+/** Respondents of the poll, a millisecond apart, each answering its address (`<id>@example.com`). */
+async function withAddresses(poll: Awaited<ReturnType<typeof visiblePoll>>, ids: readonly string[]) {
+  for (const id of ids) {
+    h.clock.advance(1);
+    await answer(h, {
+      pollId: poll.pollId,
+      participantId: id,
+      answers: [{ slideId: poll.q2, value: `${id}@example.com` }],
+    });
+  }
+}
+
 describe('GET /emails', () => {
   it('gives email/emails per participant: answers, then participant metadata, then response metadata', async () => {
     const poll = await visiblePoll(h, acme);
@@ -275,14 +287,7 @@ describe('GET /emails', () => {
   it(`ends a page early once its respondents' stored answers would pass ${EMAILS_PAGE_BYTES} bytes; one not counted weighs ${MAX_RESPONDENT_BYTES}`, async () => {
     const poll = await visiblePoll(h, acme);
     const ids = ['r0', 'r1', 'r2', 'r3', 'r4'];
-    for (const id of ids) {
-      h.clock.advance(1);
-      await answer(h, {
-        pollId: poll.pollId,
-        participantId: id,
-        answers: [{ slideId: poll.q2, value: `${id}@example.com` }],
-      });
-    }
+    await withAddresses(poll, ids);
     // As counted by submissions: a third of the page each for r0..r2 (their one answer's row
     // included); r3 never counted; r4 small.
     const third = Math.floor(EMAILS_PAGE_BYTES / 3) - ANSWER_ROW_BYTES;
@@ -311,14 +316,7 @@ describe('GET /emails', () => {
   it(`weighs each answer's row too (${ANSWER_ROW_BYTES} bytes): respondents of many small answers end a page early`, async () => {
     const poll = await visiblePoll(h, acme);
     const ids = Array.from({ length: 20 }, (_, i) => `many${String(i).padStart(2, '0')}`);
-    for (const id of ids) {
-      h.clock.advance(1);
-      await answer(h, {
-        pollId: poll.pollId,
-        participantId: id,
-        answers: [{ slideId: poll.q2, value: `${id}@example.com` }],
-      });
-    }
+    await withAddresses(poll, ids);
     // 999 more one-byte answers each (star ratings, say), as the public endpoint would store them.
     await sql`INSERT INTO responses (id, account_id, poll_id, participant_id, slide_id, value, metadata, metadata_from, synthetic, created_at)
       SELECT r.id || '_' || g, r.account_id, r.poll_id, r.participant_id, ${poll.q1}, '1'::jsonb, '{}'::jsonb, NULL, false, r.created_at
@@ -349,14 +347,7 @@ describe('GET /emails', () => {
 
   it("weighs an anonymous poll's respondents as nothing: their answers are not read", async () => {
     const poll = await visiblePoll(h, acme, { settings: { anonymous: true } });
-    for (const id of ['a0', 'a1', 'a2']) {
-      h.clock.advance(1);
-      await answer(h, {
-        pollId: poll.pollId,
-        participantId: id,
-        answers: [{ slideId: poll.q2, value: `${id}@example.com` }],
-      });
-    }
+    await withAddresses(poll, ['a0', 'a1', 'a2']);
     await sql`UPDATE participants SET answer_bytes = ${EMAILS_PAGE_BYTES} WHERE poll_id = ${poll.pollId}`.execute(
       h.database.db,
     );
