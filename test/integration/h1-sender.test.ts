@@ -664,9 +664,9 @@ describe('h1 sender: failures to connect, and closing', () => {
   it('close() ends once the last connection has closed behind attempts given back while queued', async () => {
     // One connection: /second waits behind /first, is given back unsent at a stop, and /first's
     // answer then closes the connection. Nothing is left to close, so close() resolves.
+    let held: tls.TLSSocket | undefined;
     const r = await raw((q, socket) => {
-      if (q.includes('/first'))
-        setTimeout(() => socket.end('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok'), 100);
+      if (q.includes('/first')) held = socket; // answered once /second is given back
     });
     const s = createH1Sender({ allowPrivateTargets: true, connectionsPerOrigin: 1 });
     const first = s.send(req(r.port, { path: '/first' }));
@@ -674,6 +674,7 @@ describe('h1 sender: failures to connect, and closing', () => {
     const second = s.send(req(r.port, { path: '/second' }));
     s.giveBackQueued!();
     expect(await second).toMatchObject({ outcome: { kind: 'error', error: 'timeout' }, unsent: true });
+    held!.end('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok');
     expect((await first).outcome).toEqual({ kind: 'response', statusCode: 200 });
     // The server ended the connection and the client then closed its side: the client's close
     // event ran in that turn of the event loop, before the server (in this process too) could

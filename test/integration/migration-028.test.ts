@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userFor } from '../../src/app/accounts/issue-key.js';
+import { addressForms, comparableAddress } from '../../src/domain/email-address.js';
 import { openDatabase, type Database } from '../../src/infra/db/database.js';
 import { migrate, migrationNames } from '../../src/infra/db/migrate.js';
 import { createStore } from '../../src/infra/db/store.js';
@@ -57,6 +58,16 @@ describe('migration 028 (one user per mailbox)', () => {
     expect(second).toBe(first);
     const stored = await sql<{ email: string }>`SELECT email FROM users WHERE email LIKE 'zoë@%'`.execute(database.db);
     expect(stored.rows).toEqual([{ email: 'zoë@exämple.de' }]);
+  });
+
+  it('finds a member under an address written another way that names the same mailbox', async () => {
+    const store = createStore(database.db);
+    // Full-width letters map to ASCII ones in a domain: `ｅxample.com` is `example.com`.
+    const id = await userFor(store, 'wide@ｅxample.com', now);
+    for (const asked of ['wide@example.com', 'WIDE@Example.COM']) {
+      expect((await store.users.findByEmail(addressForms(asked), comparableAddress(asked)))?.id, asked).toBe(id);
+      expect(await userFor(store, asked, now)).toBe(id);
+    }
   });
 
   it.runIf(onPostgres)('makes one user of two forms of a new address given at once', async () => {

@@ -36,7 +36,7 @@ export async function issueKey(
  */
 export async function userFor(store: Store, email: string, now: Date): Promise<string> {
   const normalised = email.trim().toLowerCase();
-  const existing = await store.users.findByEmail(addressForms(normalised));
+  const existing = await store.users.findByEmail(addressForms(normalised), comparableAddress(normalised));
   if (existing) return existing.id;
   return store.users.insertOrFind({
     id: newOpaqueId('usr'),

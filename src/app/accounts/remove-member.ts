@@ -1,5 +1,5 @@
 import { noHigher } from '../../domain/access.js';
-import { addressForms } from '../../domain/email-address.js';
+import { addressForms, comparableAddress } from '../../domain/email-address.js';
 import { DomainError, notFound } from '../../domain/errors.js';
 import { lockedRole, type Actor } from '../access.js';
 import { dropRecipient } from './drop-recipient.js';
@@ -20,7 +20,8 @@ export async function removeMember(
     // Removals and role changes of one account queue on its lock, so "the last owner stays" holds.
     const own = await lockedRole(store, actor, input.accountId);
     // Either form of an internationalised domain names the member.
-    const user = await store.users.findByEmail(addressForms(input.email.trim()));
+    const email = input.email.trim();
+    const user = await store.users.findByEmail(addressForms(email), comparableAddress(email));
     const membership = user && (await store.users.membership(input.accountId, user.id));
     if (!user || !membership) throw notFound('member');
     if (!noHigher(membership.role, own)) {

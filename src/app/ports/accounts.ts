@@ -33,8 +33,12 @@ export interface AccountRepo {
 export type AccountMembership = Membership & { accountName: string };
 
 export interface UserRepo {
-  /** The user stored under any of `emails` (the forms of one address), the first form's when two are. */
-  findByEmail(emails: readonly string[]): Promise<{ id: string; email: string } | undefined>;
+  /**
+   * The user stored under any of `emails` (the forms of one address), the first form's when two
+   * are; else the one whose mailbox key is `mailbox` (an address written another way that names
+   * the same mailbox, `a@ｅxample.com` for `a@example.com`).
+   */
+  findByEmail(emails: readonly string[], mailbox?: string): Promise<{ id: string; email: string } | undefined>;
   /**
    * Inserts the user unless one has the email or the mailbox already (a concurrent insert
    * included); the stored user's id. `mailbox` is the address's key, `comparableAddress`.

@@ -28,7 +28,7 @@ export const ResponsesQuery = Strict({
   ...pageQuery('rsp'),
 });
 
-/** A poll's CSV export: the answers created in the window, by default up to the export's start. */
+/** A poll's CSV export: the answers created by the export's start, within the window given if any. */
 export const ExportQuery = Strict({
   pollId: AnyId,
   createdAfter: Type.Optional(DateTime),

@@ -26,7 +26,7 @@ export interface AccountUsageTable {
 export interface UsersTable {
   id: string;
   email: string;
-  /** The address's mailbox key (migration 028): null for a user stored before it, unless lower-case ASCII. */
+  /** The address's mailbox key (migration 028): null for a user stored before it (unless lower-case ASCII) or by a process on older code. */
   mailbox: string | null;
   created_at: Time;
 }

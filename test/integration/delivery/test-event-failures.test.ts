@@ -82,7 +82,7 @@ it("a refused test event charges no endpoint and is not lost; a respondent's ref
 
 it('a test event taken by an alerted endpoint clears its alert, as any successful delivery does', async () => {
   await answerWith(await respondentDelivery(), 404);
-  // The alert check emailed about the refused delivery (as alerts.test.ts shows it doing).
+  // The alert check emailed about the refused delivery (README, failure alerts).
   await sql`UPDATE endpoints SET state = 'alerted', alert_emails_sent = 1, last_alert_at = now() WHERE id = ${hook}`.execute(
     h.database.db,
   );

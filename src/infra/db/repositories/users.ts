@@ -5,10 +5,19 @@ import type { DB } from '../schema.js';
 
 export function userRepo(db: Kysely<DB>): UserRepo {
   return {
-    async findByEmail(emails) {
+    async findByEmail(emails, mailbox) {
       if (!emails.length) return undefined;
-      const rows = await db.selectFrom('users').select(['id', 'email']).where('email', 'in', emails).execute();
-      return emails.map((e) => rows.find((r) => r.email === e)).find((r) => r !== undefined);
+      const rows = await db
+        .selectFrom('users')
+        .select(['id', 'email', 'mailbox'])
+        .where((eb) =>
+          mailbox ? eb.or([eb('email', 'in', emails), eb('mailbox', '=', mailbox)]) : eb('email', 'in', emails),
+        )
+        .execute();
+      const found =
+        emails.map((e) => rows.find((r) => r.email === e)).find((r) => r !== undefined) ??
+        rows.find((r) => r.mailbox === mailbox);
+      return found && { id: found.id, email: found.email };
     },
     async insertOrFind(u) {
       // Two requests naming one new mailbox at once (in two accounts, whose locks do not meet),
