@@ -1547,4 +1547,32 @@ describe('dashboard at /app', () => {
     }
     expect(errors).toEqual([]);
   }, 60_000);
+  it('says when a poll could not be read again after a change, rather than showing it as read before', async () => {
+    const made = await h.app.inject({
+      method: 'POST',
+      url: '/poll',
+      headers: bearer(acct.key),
+      payload: { accountId: acct.accountId, title: 'Read again' },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const pollId = made.json().data.id as string;
+    const tab = await context.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await signIn(tab);
+      await tab.goto(`${base}/app/polls/${pollId}`);
+      await tab.getByRole('heading', { name: 'Read again', level: 1 }).waitFor();
+      // The update goes through; the poll's reload after it fails.
+      const isPoll = (u: URL) => u.pathname === '/poll';
+      await tab.route(isPoll, (r) => r.fulfill({ status: 500, body: 'injected' }));
+      await tab.getByRole('switch', { name: 'Visible to respondents' }).check();
+      await tab.getByText('The poll could not be read again, and may show what it was').waitFor();
+      expect(await tab.getByRole('heading', { name: 'Read again', level: 1 }).count()).toBe(1);
+      await tab.unroute(isPoll);
+    } finally {
+      await tab.close();
+    }
+    expect(errors).toEqual([]);
+  });
 });

@@ -95,6 +95,8 @@ export function PollPage({ pollId, section }: { pollId: string; section: PollSec
         </label>
       </div>
       <ErrorNote>{visibility.error}</ErrorNote>
+      {/* A reload that failed (after a change here) keeps the poll as last read: say it may be stale. */}
+      <ErrorNote>{poll.error && `The poll could not be read again, and may show what it was: ${poll.error}`}</ErrorNote>
       <nav aria-label="Poll sections" className="tabs">
         {POLL_SECTIONS.map((s) => (
           <Link key={s} to={{ name: 'poll', pollId, section: s }} current={s === section}>
