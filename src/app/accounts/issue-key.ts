@@ -36,12 +36,8 @@ export async function issueKey(
  */
 export async function userFor(store: Store, email: string, now: Date): Promise<string> {
   const normalised = email.trim().toLowerCase();
-  const existing = await store.users.findByEmail(addressForms(normalised), comparableAddress(normalised));
+  const mailbox = comparableAddress(normalised);
+  const existing = await store.users.findByEmail(addressForms(normalised), mailbox);
   if (existing) return existing.id;
-  return store.users.insertOrFind({
-    id: newOpaqueId('usr'),
-    email: normalised,
-    mailbox: comparableAddress(normalised),
-    createdAt: now,
-  });
+  return store.users.insertOrFind({ id: newOpaqueId('usr'), email: normalised, mailbox, createdAt: now });
 }

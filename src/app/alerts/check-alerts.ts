@@ -6,6 +6,7 @@ import { describeConditions } from '../../domain/logic-eval.js';
 import type { Endpoint } from '../../domain/webhook.js';
 import type { Deps, MailReceipt, Store } from '../ports/index.js';
 import { MailServerUnavailableError } from '../ports/mail-server-unavailable.js';
+import { keepRenewing } from './keep-renewing.js';
 import { recipientsFor } from './recipients.js';
 import { byReceipt, deferredUntil } from './retry-deferred.js';
 
@@ -61,27 +62,9 @@ const holdMs = (w: { reminderMs: number }, ms: number) => Math.min(ms, w.reminde
 const SENDING_HOLD_MS = 120_000;
 const FAILED_SEND_PAUSE_MS = 300_000;
 
-/**
- * Keeps an endpoint held while its email is out, however long SMTP takes: the hold is renewed
- * every quarter of its length (at least every 5 s, at most every 250 ms), so no other scheduler
- * finds it run out and mails it again. A process that dies stops renewing, and the hold runs
- * out as set.
- */
-function keepHeld(deps: Deps, endpointId: string, ms: number): () => Promise<void> {
-  let renewing = Promise.resolve();
-  const timer = setInterval(
-    () => {
-      // One that fails leaves the hold set before it, three quarters of it still to run; the next tries again.
-      renewing = deps.store.alerts.hold(endpointId, new Date(deps.clock.now().getTime() + ms)).catch(() => {});
-    },
-    Math.max(250, Math.min(ms / 4, 5_000)),
-  );
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await renewing;
-  };
-}
+/** Keeps an endpoint held while its email is out, so no other scheduler finds it run out and mails it again. */
+const keepHeld = (deps: Deps, endpointId: string, ms: number) =>
+  keepRenewing(() => deps.store.alerts.hold(endpointId, new Date(deps.clock.now().getTime() + ms)), ms);
 
 type Plan = {
   /** The email's id, made once: a record tried again inserts it once. */

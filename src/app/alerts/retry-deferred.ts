@@ -1,5 +1,6 @@
 import { comparableAddress } from '../../domain/email-address.js';
 import type { Deps, MailReceipt } from '../ports/index.js';
+import { keepRenewing } from './keep-renewing.js';
 import { withoutLowerMembers } from './recipients.js';
 import { MailServerUnavailableError } from '../ports/mail-server-unavailable.js';
 
@@ -51,34 +52,18 @@ export type DeferredOutcome = {
 };
 
 /**
- * Renews a claimed email's hold while its send runs, however long SMTP takes (a first send's
- * hold is renewed alike): another scheduler finds it still held and sends it to no one meanwhile.
- * The returned stop ends the renewals and gives the hold's end as last written, which the
- * send's outcome is kept under. A process that dies stops renewing, and the hold runs out.
+ * Keeps a claimed email held while its send runs (keepRenewing): another scheduler finds it still
+ * held and sends it to no one meanwhile. Each renewal moves on the hold the last one wrote; the
+ * returned stop gives the hold's end as last written, which the send's outcome is kept under.
  */
 function keepDeferredHeld(deps: Deps, id: string, heldUntil: Date, ms: number): () => Promise<Date> {
   let held = heldUntil;
-  let renewing: Promise<void> | null = null;
-  const timer = setInterval(
-    () => {
-      // One at a time, each from the hold the last wrote (a tick while one is out is skipped, so
-      // a stalled database piles none up); one that fails leaves that hold to run.
-      if (renewing) return;
-      const until = new Date(deps.clock.now().getTime() + ms);
-      renewing = deps.store.alerts
-        .renewDeferred(id, held, until)
-        .then(
-          (renewed) => void (renewed && (held = until)),
-          () => {},
-        )
-        .finally(() => (renewing = null));
-    },
-    Math.max(250, Math.min(ms / 4, 5_000)),
-  );
-  timer.unref();
+  const stop = keepRenewing(async () => {
+    const until = new Date(deps.clock.now().getTime() + ms);
+    if (await deps.store.alerts.renewDeferred(id, held, until)) held = until;
+  }, ms);
   return async () => {
-    clearInterval(timer);
-    await renewing;
+    await stop();
     return held;
   };
 }
